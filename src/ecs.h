@@ -1,0 +1,246 @@
+/*
+** ecs.h -- public C interface of the ecs core.
+**
+** The core knows nothing of Lua. It allocates only through an allocator
+** with lua_Alloc's signature (so a Lua binding can pass Lua's own allocator
+** and see every byte), returns an ecs_err from every fallible function and
+** never longjmps. There is no global mutable state: everything lives in an
+** ecs_world.
+*/
+#ifndef ECS_H
+#define ECS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+** Entities
+** An entity is a 30-bit id: generation (8 bits) << 22 | index (22 bits).
+** Index 0 is never handed out, so ECS_NULL (id 0) means "no entity".
+** --------------------------------------------------------------------- */
+typedef uint32_t ecs_entity;
+
+#define ECS_INDEX_BITS 22
+#define ECS_GENERATION_BITS 8
+#define ECS_INDEX_MASK ((1u << ECS_INDEX_BITS) - 1u)
+#define ECS_GENERATION_MASK ((1u << ECS_GENERATION_BITS) - 1u)
+#define ECS_ID_MASK ((1u << (ECS_INDEX_BITS + ECS_GENERATION_BITS)) - 1u)
+/* largest index, and so the most entities alive at once: 4194303 */
+#define ECS_MAX_ENTITIES ECS_INDEX_MASK
+/* freed indices are reused only while at least this many are waiting */
+#define ECS_MINIMUM_FREE_INDICES 1024u
+#define ECS_NULL ((ecs_entity)0)
+
+#define ecs_entity_index(e) ((uint32_t)(e) & ECS_INDEX_MASK)
+#define ecs_entity_generation(e) \
+  (((uint32_t)(e) >> ECS_INDEX_BITS) & ECS_GENERATION_MASK)
+#define ecs_make_entity(index, gen) \
+  ((ecs_entity)((((uint32_t)(gen) & ECS_GENERATION_MASK) << ECS_INDEX_BITS) | \
+                ((uint32_t)(index) & ECS_INDEX_MASK)))
+
+/* ------------------------------------------------------------------------
+** Errors: one table, one message per code (specs match the texts).
+** --------------------------------------------------------------------- */
+#define ECS_ERRORS(X)                                           \
+  X(OK, "ok")                                                   \
+  X(NOMEM, "not enough memory")                                 \
+  X(FULL, "too many entities (limit 4194303)")                  \
+  X(DEAD, "entity is not alive")                                \
+  X(MISSING, "entity does not have the component")              \
+  X(EXISTS, "a component with this name already exists")        \
+  X(SCHEMA, "invalid component schema")                         \
+  X(CYCLE, "parenting would create a cycle")                    \
+  X(LOCKED, "world is locked by an iteration in progress")      \
+  X(INVALID, "invalid argument")
+
+typedef enum ecs_err {
+#define ECS__ENUM(name, msg) ECS_ERR_##name,
+  ECS_ERRORS(ECS__ENUM)
+#undef ECS__ENUM
+  ECS_ERR__COUNT
+} ecs_err;
+
+/* @return the fixed message for err ("unknown error" if out of range). */
+const char *ecs_strerror(ecs_err err);
+
+/* ------------------------------------------------------------------------
+** Allocation: lua_Alloc's contract. nsize == 0 frees and returns NULL;
+** otherwise returns a block of nsize bytes holding the first
+** min(osize, nsize) bytes of ptr, or NULL (ptr untouched) on failure.
+** --------------------------------------------------------------------- */
+typedef void *(*ecs_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* ------------------------------------------------------------------------
+** Worlds
+** --------------------------------------------------------------------- */
+typedef struct ecs_world ecs_world;
+
+/*
+** The first member of every ecs_world: what ecs_alive needs, public so that
+** it can be inlined. Do not write to it.
+** slot[i] is the generation of the live entity at index i, or
+** ECS_SLOT_FREE | generation when index i is free (or was never used), so a
+** free slot never equals an 8-bit generation.
+*/
+typedef struct ecs_world_head {
+  uint16_t *slot;
+  uint32_t slot_count; /* indices [0, slot_count) have a slot */
+} ecs_world_head;
+
+#define ECS_SLOT_FREE 0x100u
+
+/*
+** Create an empty world.
+** @param alloc allocator (lua_Alloc-compatible); NULL uses realloc/free.
+** @param ud    passed to alloc unchanged.
+** @return the world, or NULL when out of memory.
+*/
+ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud);
+
+/* Free a world and everything it owns. NULL is a no-op. */
+void ecs_world_free(ecs_world *w);
+
+/* The world's allocator (for plugins that allocate on its behalf). */
+ecs_alloc_fn ecs_world_allocator(const ecs_world *w, void **ud);
+
+/* ------------------------------------------------------------------------
+** Field types of component columns: X(NAME, lowercase name, C type)
+** A "lua" field holds a reference (uint32_t, 0 = nil) that the binding maps
+** to a Lua value; the core only stores, moves and reports dropped refs.
+** --------------------------------------------------------------------- */
+#define ECS_TYPES(X)             \
+  X(F32, "f32", float)           \
+  X(F64, "f64", double)          \
+  X(I8, "i8", int8_t)            \
+  X(I16, "i16", int16_t)         \
+  X(I32, "i32", int32_t)         \
+  X(I64, "i64", int64_t)         \
+  X(U8, "u8", uint8_t)           \
+  X(U16, "u16", uint16_t)        \
+  X(U32, "u32", uint32_t)        \
+  X(BOOL, "bool", uint8_t)       \
+  X(ENTITY, "entity", ecs_entity) \
+  X(LUA, "lua", uint32_t)
+
+typedef enum ecs_type {
+#define ECS__TYPE(name, text, ctype) ECS_##name,
+  ECS_TYPES(ECS__TYPE)
+#undef ECS__TYPE
+  ECS_TYPE__COUNT
+} ecs_type;
+
+/* @return the size in bytes of one value of type t (0 if out of range). */
+size_t ecs_type_size(ecs_type t);
+/* @return "f32", "entity", ... (NULL if out of range). */
+const char *ecs_type_name(ecs_type t);
+/* @return the type named by the first len bytes of s, or -1. */
+int ecs_type_parse(const char *s, size_t len);
+
+/* ------------------------------------------------------------------------
+** Managers. Every manager a world owns (generic components, the transform,
+** names, C plugins) is registered with it under a unique name together
+** with a class; the world calls the class to collect garbage, check
+** invariants and free the manager when the world goes.
+** --------------------------------------------------------------------- */
+typedef struct ecs_manager_class {
+  const char *kind; /* "component", "transform", a plugin's own word */
+  /* reclaim up to budget records of dead entities (SIZE_MAX = all);
+  ** @return how many were reclaimed. May be NULL. */
+  size_t (*gc)(ecs_world *w, void *self, size_t budget);
+  /* @return NULL or the first violated invariant. May be NULL. */
+  const char *(*check)(const ecs_world *w, const void *self);
+  /* release everything self owns, self included. Required. */
+  void (*free)(ecs_world *w, void *self);
+} ecs_manager_class;
+
+/*
+** Register self under name (copied). The world owns self from here on and
+** frees it through cls->free, even when registration fails.
+** @return ECS_ERR_EXISTS if the name is taken, ECS_ERR_NOMEM.
+*/
+ecs_err ecs_manager_register(ecs_world *w, const char *name,
+                             const ecs_manager_class *cls, void *self);
+
+/* @return the manager registered under name, or NULL. */
+void *ecs_manager_find(const ecs_world *w, const char *name,
+                       const ecs_manager_class **cls);
+
+/* Number of registered managers; ecs_manager_at(w, i) for i below it. */
+size_t ecs_manager_count(const ecs_world *w);
+void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
+                     const ecs_manager_class **cls);
+
+/* Run every manager's gc with the given budget each; @return total. */
+size_t ecs_world_gc(ecs_world *w, size_t budget);
+
+/* ------------------------------------------------------------------------
+** Entity manager (Bitsquid part 1)
+** --------------------------------------------------------------------- */
+
+/*
+** True when e is alive in w: one bounds check, one array read, one compare.
+** False for ECS_NULL, destroyed and stale handles, and forged ids whose
+** generation is ahead of the slot's.
+*/
+static inline bool ecs_alive(const ecs_world *w, ecs_entity e) {
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  uint32_t i = ecs_entity_index(e);
+  return i < h->slot_count && h->slot[i] == ((uint32_t)e >> ECS_INDEX_BITS);
+}
+
+/*
+** Create one entity.
+** @param out receives the new entity.
+** @return ECS_ERR_OK, ECS_ERR_NOMEM, or ECS_ERR_FULL when 4194303 entities
+**         are alive. On error nothing changed.
+*/
+ecs_err ecs_create(ecs_world *w, ecs_entity *out);
+
+/*
+** Create n entities, all or nothing.
+** @param out array of at least n entities.
+*/
+ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n);
+
+/*
+** Destroy e. Its index joins the free queue with the next generation.
+** @return true if e was alive; false (and nothing happens) for a dead,
+**         stale or null handle: never a double free.
+*/
+bool ecs_destroy(ecs_world *w, ecs_entity e);
+
+/* Destroy every alive entity in es. @return how many were destroyed. */
+size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n);
+
+/* Number of live entities. */
+size_t ecs_count(const ecs_world *w);
+
+/* Number of indices waiting in the free queue. */
+size_t ecs_free_count(const ecs_world *w);
+
+/*
+** Iterate live entities in index order.
+** Start with *cursor = 0; each call stores the next live entity in *out and
+** returns true, or returns false at the end. Destroying entities during the
+** walk is allowed; entities created during it are visited only if they take
+** an index above the cursor.
+*/
+bool ecs_next_entity(const ecs_world *w, uint32_t *cursor, ecs_entity *out);
+
+/*
+** Check every invariant of the world: the entity manager, then every
+** registered manager's class check.
+** @return NULL if consistent, else a static text naming the first violation.
+*/
+const char *ecs_world_check(const ecs_world *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

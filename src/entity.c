@@ -1,0 +1,213 @@
+/*
+** entity.c -- the entity manager (Bitsquid, "Building a Data-Oriented
+** Entity System", part 1).
+**
+** An entity is an index into the slot array plus a generation. slot[i]
+** holds the generation of the entity alive at index i; when index i is free
+** it holds ECS_SLOT_FREE | next generation, which no 8-bit generation
+** equals, so ecs_alive stays one read and one compare and rejects forged
+** handles whose generation is ahead of the live one.
+**
+** Freed indices wait in a FIFO ring and are reused only while at least
+** ECS_MINIMUM_FREE_INDICES are waiting, so an index runs 256 laps of a
+** queue of 1024 before an id can come back. When no fresh index is left the
+** queue is used whatever its length; when both are exhausted, ECS_ERR_FULL.
+**
+** Invariant: the ring's capacity is at least slot_count, so every index can
+** be queued at once and destroy never allocates.
+*/
+#include <string.h>
+
+#include "ecs_private.h"
+
+#define MIN_SLOTS 64u
+
+void ecsi_entities_free(ecs_world *w) {
+  ecsi_free(w, w->head.slot, (size_t)w->slot_cap * sizeof(uint16_t));
+  ecsi_free(w, w->free.item, (size_t)w->free.cap * sizeof(uint32_t));
+  w->head.slot = NULL;
+  w->free.item = NULL;
+  w->head.slot_count = w->slot_cap = w->free.cap = 0;
+  w->free.len = w->free.head = 0;
+  w->live = 0;
+}
+
+/* Fresh indices left: [slot_count, ECS_MAX_ENTITIES]; index 0 is reserved. */
+static uint32_t fresh_left(const ecs_world *w) {
+  uint32_t used = w->head.slot_count ? w->head.slot_count : 1u;
+  return ECS_MAX_ENTITIES + 1u - used;
+}
+
+/*
+** Grow the ring to hold at least need items, keeping FIFO order: the
+** wrapped tail [0, head + len - cap) moves after the old end.
+*/
+static ecs_err queue_reserve(ecs_world *w, uint32_t need) {
+  ecsi_queue *q = &w->free;
+  uint32_t ocap = q->cap;
+  void *p = q->item;
+  ecs_err err;
+  if (need <= ocap) return ECS_ERR_OK;
+  err = ecsi_grow(w, &p, &q->cap, need, sizeof(uint32_t), MIN_SLOTS);
+  if (err != ECS_ERR_OK) return err;
+  q->item = (uint32_t *)p;
+  if (q->head + q->len > ocap) { /* wrapped: unwrap into the new space */
+    uint32_t tail = q->head + q->len - ocap;
+    memcpy(q->item + ocap, q->item, (size_t)tail * sizeof(uint32_t));
+  }
+  return ECS_ERR_OK;
+}
+
+/*
+** Make room for n more fresh indices (slots and ring), all or nothing.
+** The ring is grown first: if the slot array then fails to grow, the larger
+** ring is harmless.
+*/
+static ecs_err reserve_fresh(ecs_world *w, uint32_t n) {
+  uint32_t start = w->head.slot_count ? w->head.slot_count : 1u;
+  uint32_t need = start + n;
+  void *p = w->head.slot;
+  uint32_t ocap = w->slot_cap;
+  ecs_err err;
+  if (n == 0) return ECS_ERR_OK;
+  err = queue_reserve(w, need);
+  if (err != ECS_ERR_OK) return err;
+  err = ecsi_grow(w, &p, &w->slot_cap, need, sizeof(uint16_t), MIN_SLOTS);
+  if (err != ECS_ERR_OK) return err;
+  w->head.slot = (uint16_t *)p;
+  if (ocap == 0) { /* index 0 is reserved forever */
+    w->head.slot[0] = ECS_SLOT_FREE;
+    w->head.slot_count = 1;
+  }
+  return ECS_ERR_OK;
+}
+
+static uint32_t queue_pop(ecs_world *w) {
+  ecsi_queue *q = &w->free;
+  uint32_t i = q->item[q->head];
+  q->head = (q->head + 1) & (q->cap - 1);
+  q->len--;
+  return i;
+}
+
+/* Take one index by the reuse policy; room must have been reserved. */
+static ecs_entity take(ecs_world *w) {
+  uint32_t i;
+  if (w->free.len >= ECS_MINIMUM_FREE_INDICES || fresh_left(w) == 0) {
+    i = queue_pop(w);
+    w->head.slot[i] = (uint16_t)(w->head.slot[i] & ECS_GENERATION_MASK);
+  } else {
+    i = w->head.slot_count++;
+    w->head.slot[i] = 0;
+  }
+  w->live++;
+  return ecs_make_entity(i, w->head.slot[i]);
+}
+
+/*
+** How many of the next n creations will take a fresh index: fresh indices
+** are used while fewer than the minimum are queued, and creating does not
+** add to the queue, so that is min(fresh left, n) when the queue is short,
+** and at most n - (queued - minimum + 1) otherwise.
+*/
+static uint32_t fresh_needed(const ecs_world *w, uint32_t n) {
+  uint32_t fresh = fresh_left(w);
+  uint32_t from_queue = 0;
+  if (w->free.len >= ECS_MINIMUM_FREE_INDICES)
+    from_queue = w->free.len - ECS_MINIMUM_FREE_INDICES + 1u;
+  if (from_queue >= n) return 0;
+  n -= from_queue;
+  return n < fresh ? n : fresh;
+}
+
+ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n) {
+  uint32_t k, fresh;
+  ecs_err err;
+  if (n == 0) return ECS_ERR_OK;
+  if (n > (size_t)fresh_left(w) + w->free.len) return ECS_ERR_FULL;
+  k = (uint32_t)n;
+  fresh = fresh_needed(w, k);
+  err = reserve_fresh(w, fresh);
+  if (err != ECS_ERR_OK) return err;
+  for (uint32_t j = 0; j < k; j++) out[j] = take(w);
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
+  return ecs_create_n(w, out, 1);
+}
+
+bool ecs_destroy(ecs_world *w, ecs_entity e) {
+  ecsi_queue *q = &w->free;
+  uint32_t i = ecs_entity_index(e);
+  if (!ecs_alive(w, e)) return false;
+  w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE |
+                               ((w->head.slot[i] + 1u) & ECS_GENERATION_MASK));
+  q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
+  q->len++;
+  w->live--;
+  return true;
+}
+
+size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n) {
+  size_t done = 0;
+  for (size_t j = 0; j < n; j++) done += ecs_destroy(w, es[j]);
+  return done;
+}
+
+size_t ecs_count(const ecs_world *w) { return w->live; }
+
+size_t ecs_free_count(const ecs_world *w) { return w->free.len; }
+
+bool ecs_next_entity(const ecs_world *w, uint32_t *cursor, ecs_entity *out) {
+  uint32_t i = *cursor;
+  const uint16_t *slot = w->head.slot;
+  if (i == 0) i = 1;
+  for (; i < w->head.slot_count; i++) {
+    if (slot[i] < ECS_SLOT_FREE) {
+      *out = ecs_make_entity(i, slot[i]);
+      *cursor = i + 1;
+      return true;
+    }
+  }
+  *cursor = i;
+  return false;
+}
+
+/*
+** Invariants: slot 0 free; live + queued == slot_count - 1 (every used
+** index is either alive or queued exactly once); the ring can hold every
+** index; every queued index is a free slot and appears once.
+*/
+const char *ecsi_entities_check(const ecs_world *w) {
+  const ecsi_queue *q = &w->free;
+  uint32_t live = 0, n = w->head.slot_count;
+  uint8_t *seen;
+  const char *bad = NULL;
+  if (w->slot_cap < n) return "entities: slot_count exceeds capacity";
+  if (n == 0) {
+    if (w->live != 0 || q->len != 0) return "entities: counts without slots";
+    return NULL;
+  }
+  if (w->head.slot[0] < ECS_SLOT_FREE) return "entities: index 0 is alive";
+  for (uint32_t i = 1; i < n; i++) {
+    if (w->head.slot[i] > (ECS_SLOT_FREE | ECS_GENERATION_MASK))
+      return "entities: slot holds an impossible value";
+    live += w->head.slot[i] < ECS_SLOT_FREE;
+  }
+  if (live != w->live) return "entities: live count is wrong";
+  if (q->cap < n) return "entities: free queue cannot hold every index";
+  if ((q->cap & (q->cap - 1)) != 0) return "entities: ring size not a power of two";
+  if ((size_t)live + q->len != (size_t)n - 1)
+    return "entities: live + queued differs from indices used";
+  seen = (uint8_t *)w->alloc(w->alloc_ud, NULL, 0, n);
+  if (seen != NULL) memset(seen, 0, n);
+  for (uint32_t k = 0; k < q->len && bad == NULL; k++) {
+    uint32_t i = q->item[(q->head + k) & (q->cap - 1)];
+    if (i == 0 || i >= n) bad = "entities: queued index out of range";
+    else if (w->head.slot[i] < ECS_SLOT_FREE) bad = "entities: queued index is alive";
+    else if (seen != NULL && seen[i]++) bad = "entities: index queued twice";
+  }
+  if (seen != NULL) w->alloc(w->alloc_ud, seen, n, 0);
+  return bad;
+}
