@@ -1,0 +1,917 @@
+/*
+** transform.c -- the transform manager (Bitsquid part 3). See transform.h
+** for the contract; this file explains the mechanics.
+**
+** Storage: one buffer of cap + 1 rows holding the columns world, local,
+** entity, parent, first_child, next_sibling, prev_sibling, mark. Row cap is
+** a scratch row used to swap two rows through move_row.
+**
+** Links: children of a node form a list first_child -> next_sibling; the
+** first child's prev_sibling is the LAST child (so appending is O(1)); the
+** last child's next_sibling is NONE. Roots have prev = next = NONE.
+**
+** Dead entities stay linked until gc, but are skipped: propagation does not
+** descend into a dead node (its children became roots with their world
+** kept, so nothing above may move them), and readers treat a dead parent as
+** no parent. Before any write to a node whose parent is dead, the node is
+** orphaned for real (orphan_row): unlinked, local = decompose(world).
+** Because set_parent first repairs the whole ancestor chain of the new
+** parent that way, the physical links stay acyclic even through dead rows.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "sparse.h"
+#include "transform.h"
+
+#define NONE ECSI_NONE
+#define MIN_ROWS 16u
+
+struct ecs_transform {
+  ecs_world *w;
+  uint32_t n, cap;          /* rows [0, n) in use; buffer holds cap + 1 */
+  void *buf;
+  size_t buf_size;
+  double (*world)[16];
+  ecs_trs *local;
+  ecs_entity *entity;
+  uint32_t *parent, *first_child, *next_sibling, *prev_sibling;
+  uint32_t *mark;           /* batch propagation stamps */
+  uint32_t epoch;           /* last stamp used */
+  uint32_t gc_cursor;
+  bool parent_first;
+  ecsi_sparse map;          /* entity index -> row */
+};
+
+/* {====================================================================
+** Math: column-major 4x4 doubles, affine (last row 0 0 0 1)
+** ===================================================================== */
+
+/* M = T(p) R(q) S(s) */
+static void trs_matrix(const ecs_trs *l, double m[16]) {
+  double x = l->rotation[0], y = l->rotation[1], z = l->rotation[2];
+  double w = l->rotation[3];
+  double sx = l->scale[0], sy = l->scale[1], sz = l->scale[2];
+  double xx = x * x, yy = y * y, zz = z * z;
+  double xy = x * y, xz = x * z, yz = y * z, xw = x * w, yw = y * w, zw = z * w;
+  m[0] = (1 - 2 * (yy + zz)) * sx;
+  m[1] = 2 * (xy + zw) * sx;
+  m[2] = 2 * (xz - yw) * sx;
+  m[3] = 0;
+  m[4] = 2 * (xy - zw) * sy;
+  m[5] = (1 - 2 * (xx + zz)) * sy;
+  m[6] = 2 * (yz + xw) * sy;
+  m[7] = 0;
+  m[8] = 2 * (xz + yw) * sz;
+  m[9] = 2 * (yz - xw) * sz;
+  m[10] = (1 - 2 * (xx + yy)) * sz;
+  m[11] = 0;
+  m[12] = l->position[0];
+  m[13] = l->position[1];
+  m[14] = l->position[2];
+  m[15] = 1;
+}
+
+/* out = a * b for affine a, b; out may not alias a or b */
+static void mul_affine(const double *a, const double *b, double *out) {
+  for (int c = 0; c < 4; c++) {
+    double b0 = b[c * 4], b1 = b[c * 4 + 1], b2 = b[c * 4 + 2];
+    double b3 = c == 3 ? 1.0 : 0.0;
+    for (int r = 0; r < 3; r++)
+      out[c * 4 + r] = a[r] * b0 + a[4 + r] * b1 + a[8 + r] * b2 + a[12 + r] * b3;
+    out[c * 4 + 3] = b3;
+  }
+}
+
+/*
+** Inverse of an affine matrix: inv(A) for the 3x3 block by cofactors,
+** translation -inv(A) t. @return false when A is singular.
+*/
+static bool inverse_affine(const double *m, double *out) {
+  double a = m[0], b = m[4], c = m[8], d = m[1], e = m[5], f = m[9];
+  double g = m[2], h = m[6], i = m[10];
+  double A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+  double det = a * A + b * B + c * C, s;
+  if (!(fabs(det) > 1e-300) || !isfinite(det)) return false;
+  s = 1.0 / det;
+  out[0] = A * s;
+  out[1] = B * s;
+  out[2] = C * s;
+  out[4] = -(b * i - c * h) * s;
+  out[5] = (a * i - c * g) * s;
+  out[6] = -(a * h - b * g) * s;
+  out[8] = (b * f - c * e) * s;
+  out[9] = -(a * f - c * d) * s;
+  out[10] = (a * e - b * d) * s;
+  out[3] = out[7] = out[11] = 0;
+  for (int r = 0; r < 3; r++)
+    out[12 + r] = -(out[r] * m[12] + out[4 + r] * m[13] + out[8 + r] * m[14]);
+  out[15] = 1;
+  return true;
+}
+
+/* Unit quaternion of an orthonormal rotation matrix (Shepperd's method). */
+static void quat_from_rot(const double r[9], double q[4]) {
+  /* r[c * 3 + row] */
+  double m00 = r[0], m10 = r[1], m20 = r[2], m01 = r[3], m11 = r[4];
+  double m21 = r[5], m02 = r[6], m12 = r[7], m22 = r[8];
+  double tr = m00 + m11 + m22, s, n;
+  if (tr > 0) {
+    s = sqrt(tr + 1.0) * 2;
+    q[3] = 0.25 * s;
+    q[0] = (m21 - m12) / s;
+    q[1] = (m02 - m20) / s;
+    q[2] = (m10 - m01) / s;
+  } else if (m00 > m11 && m00 > m22) {
+    s = sqrt(1.0 + m00 - m11 - m22) * 2;
+    q[3] = (m21 - m12) / s;
+    q[0] = 0.25 * s;
+    q[1] = (m01 + m10) / s;
+    q[2] = (m02 + m20) / s;
+  } else if (m11 > m22) {
+    s = sqrt(1.0 + m11 - m00 - m22) * 2;
+    q[3] = (m02 - m20) / s;
+    q[0] = (m01 + m10) / s;
+    q[1] = 0.25 * s;
+    q[2] = (m12 + m21) / s;
+  } else {
+    s = sqrt(1.0 + m22 - m00 - m11) * 2;
+    q[3] = (m10 - m01) / s;
+    q[0] = (m02 + m20) / s;
+    q[1] = (m12 + m21) / s;
+    q[2] = 0.25 * s;
+  }
+  n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(n > 0) || !isfinite(n)) {
+    q[0] = q[1] = q[2] = 0;
+    q[3] = 1;
+    return;
+  }
+  for (int k = 0; k < 4; k++) q[k] /= n;
+}
+
+/*
+** TRS decomposition of an affine matrix: position = column 3, scale =
+** column lengths (x negated when the basis is left-handed), rotation from
+** the normalized columns. Exact for matrices built from TRS chains without
+** shear; with shear (non-uniform scale under a rotated parent) the
+** rotation is that of the normalized columns, an approximation. A column
+** of length 0 gives rotation identity.
+*/
+static void decompose(const double *m, ecs_trs *out) {
+  double s[3], r[9];
+  bool ok = true;
+  for (int c = 0; c < 3; c++) {
+    s[c] = sqrt(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] +
+                m[c * 4 + 2] * m[c * 4 + 2]);
+    if (!(s[c] > 1e-300)) ok = false;
+  }
+  {
+    double det = m[0] * (m[5] * m[10] - m[9] * m[6]) -
+                 m[4] * (m[1] * m[10] - m[9] * m[2]) +
+                 m[8] * (m[1] * m[6] - m[5] * m[2]);
+    if (det < 0) s[0] = -s[0];
+  }
+  out->position[0] = m[12];
+  out->position[1] = m[13];
+  out->position[2] = m[14];
+  out->scale[0] = s[0];
+  out->scale[1] = s[1];
+  out->scale[2] = s[2];
+  if (!ok) {
+    out->rotation[0] = out->rotation[1] = out->rotation[2] = 0;
+    out->rotation[3] = 1;
+    return;
+  }
+  for (int c = 0; c < 3; c++)
+    for (int k = 0; k < 3; k++) r[c * 3 + k] = m[c * 4 + k] / s[c];
+  quat_from_rot(r, out->rotation);
+}
+
+/*
+** Validate and normalize a local transform: every number finite, the
+** quaternion non-zero. @return false (out untouched) when invalid.
+*/
+static bool clean_trs(const ecs_trs *in, ecs_trs *out) {
+  double n = 0;
+  ecs_trs v = *in;
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(v.position[k]) || !isfinite(v.scale[k])) return false;
+  for (int k = 0; k < 4; k++) {
+    if (!isfinite(v.rotation[k])) return false;
+    n += v.rotation[k] * v.rotation[k];
+  }
+  n = sqrt(n);
+  if (!(n > 1e-150) || !isfinite(n)) return false;
+  for (int k = 0; k < 4; k++) v.rotation[k] /= n;
+  *out = v;
+  return true;
+}
+
+static const ecs_trs identity = {{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}};
+
+/* }==================================================================== */
+
+/* {====================================================================
+** Rows and links
+** ===================================================================== */
+
+static bool row_alive(const ecs_transform *t, uint32_t i) {
+  return ecs_alive(t->w, t->entity[i]);
+}
+
+/* @return e's row or NONE; checks liveness and the generation. */
+static uint32_t row_of(const ecs_transform *t, ecs_entity e) {
+  uint32_t i;
+  if (!ecs_alive(t->w, e)) return NONE;
+  i = ecsi_sparse_get(&t->map, ecs_entity_index(e));
+  if (i == NONE || t->entity[i] != e) return NONE;
+  return i;
+}
+
+/* Byte size of a buffer of rows rows; column order keeps doubles aligned. */
+static size_t row_bytes(void) {
+  return sizeof(double[16]) + sizeof(ecs_trs) + sizeof(ecs_entity) +
+         5 * sizeof(uint32_t);
+}
+
+static void set_columns(ecs_transform *t, void *buf, uint32_t rows) {
+  char *p = (char *)buf;
+  t->world = (double (*)[16])(void *)p;
+  p += (size_t)rows * sizeof(double[16]);
+  t->local = (ecs_trs *)(void *)p;
+  p += (size_t)rows * sizeof(ecs_trs);
+  t->entity = (ecs_entity *)(void *)p;
+  p += (size_t)rows * sizeof(ecs_entity);
+  t->parent = (uint32_t *)(void *)p;
+  t->first_child = t->parent + rows;
+  t->next_sibling = t->first_child + rows;
+  t->prev_sibling = t->next_sibling + rows;
+  t->mark = t->prev_sibling + rows;
+}
+
+/*
+** Make room for need rows: a new buffer, each column copied, the old one
+** freed. On failure nothing changed.
+*/
+static ecs_err reserve_rows(ecs_transform *t, uint32_t need) {
+  uint32_t ncap = t->cap ? t->cap : MIN_ROWS;
+  size_t size;
+  void *nb;
+  ecs_transform old = *t;
+  if (need <= t->cap) return ECS_ERR_OK;
+  while (ncap < need) {
+    if (ncap > (UINT32_MAX - 2u) / 2u) return ECS_ERR_NOMEM;
+    ncap *= 2;
+  }
+  if ((size_t)ncap + 1u > SIZE_MAX / row_bytes()) return ECS_ERR_NOMEM;
+  size = ((size_t)ncap + 1u) * row_bytes();
+  nb = ecsi_realloc(t->w, NULL, 0, size);
+  if (nb == NULL) return ECS_ERR_NOMEM;
+  set_columns(t, nb, ncap + 1u);
+  if (old.n > 0) {
+    size_t n = old.n;
+    memcpy(t->world, old.world, n * sizeof *t->world);
+    memcpy(t->local, old.local, n * sizeof *t->local);
+    memcpy(t->entity, old.entity, n * sizeof *t->entity);
+    memcpy(t->parent, old.parent, n * sizeof(uint32_t));
+    memcpy(t->first_child, old.first_child, n * sizeof(uint32_t));
+    memcpy(t->next_sibling, old.next_sibling, n * sizeof(uint32_t));
+    memcpy(t->prev_sibling, old.prev_sibling, n * sizeof(uint32_t));
+    memcpy(t->mark, old.mark, n * sizeof(uint32_t));
+  }
+  ecsi_free(t->w, old.buf, old.buf_size);
+  t->buf = nb;
+  t->buf_size = size;
+  t->cap = ncap;
+  return ECS_ERR_OK;
+}
+
+/* Append c to p's children (the first child's prev is the last child). */
+static void link_row(ecs_transform *t, uint32_t c, uint32_t p) {
+  uint32_t f = t->first_child[p];
+  t->parent[c] = p;
+  t->next_sibling[c] = NONE;
+  if (f == NONE) {
+    t->first_child[p] = c;
+    t->prev_sibling[c] = c;
+  } else {
+    uint32_t last = t->prev_sibling[f];
+    t->next_sibling[last] = c;
+    t->prev_sibling[c] = last;
+    t->prev_sibling[f] = c;
+  }
+}
+
+/* Take c out of its parent's child list; c becomes a root. */
+static void unlink_row(ecs_transform *t, uint32_t c) {
+  uint32_t p = t->parent[c], f, nx;
+  if (p == NONE) return;
+  f = t->first_child[p];
+  nx = t->next_sibling[c];
+  if (f == c) {
+    t->first_child[p] = nx;
+    if (nx != NONE) t->prev_sibling[nx] = t->prev_sibling[c];
+  } else {
+    uint32_t pr = t->prev_sibling[c];
+    t->next_sibling[pr] = nx;
+    if (nx != NONE) t->prev_sibling[nx] = pr;
+    else t->prev_sibling[f] = pr; /* c was last */
+  }
+  t->parent[c] = t->next_sibling[c] = t->prev_sibling[c] = NONE;
+}
+
+/*
+** Move row s to row d (d's old content is overwritten) and redirect every
+** link that pointed at s: the parent's first_child, the neighbours' next
+** and prev (including the first child's prev when s is the last child),
+** the children's parent, and the map. The links are read from the moved
+** row itself, so this works in the middle of a swap through the scratch
+** row.
+*/
+static void move_row(ecs_transform *t, uint32_t s, uint32_t d) {
+  uint32_t p, ch, ix;
+  memcpy(t->world[d], t->world[s], sizeof t->world[d]);
+  t->local[d] = t->local[s];
+  t->entity[d] = t->entity[s];
+  t->parent[d] = t->parent[s];
+  t->first_child[d] = t->first_child[s];
+  t->next_sibling[d] = t->next_sibling[s];
+  t->prev_sibling[d] = t->prev_sibling[s];
+  t->mark[d] = t->mark[s];
+  p = t->parent[d];
+  if (t->prev_sibling[d] == s) t->prev_sibling[d] = d; /* only child */
+  if (p != NONE) {
+    if (t->first_child[p] == s) t->first_child[p] = d;
+    else t->next_sibling[t->prev_sibling[d]] = d;
+    if (t->next_sibling[d] != NONE) {
+      t->prev_sibling[t->next_sibling[d]] = d;
+    } else {
+      uint32_t f = t->first_child[p];
+      if (f != d) t->prev_sibling[f] = d;
+    }
+  }
+  for (ch = t->first_child[d]; ch != NONE; ch = t->next_sibling[ch])
+    t->parent[ch] = d;
+  ix = ecs_entity_index(t->entity[d]);
+  if (ecsi_sparse_get(&t->map, ix) == s) ecsi_sparse_set(&t->map, ix, d);
+}
+
+static void swap_rows(ecs_transform *t, uint32_t a, uint32_t b) {
+  move_row(t, a, t->cap); /* the scratch row */
+  move_row(t, b, a);
+  move_row(t, t->cap, b);
+}
+
+/* world[i] = parent world * local matrix (the parent's world is current) */
+static void update_world(ecs_transform *t, uint32_t i) {
+  uint32_t p = t->parent[i];
+  if (p == NONE) {
+    trs_matrix(&t->local[i], t->world[i]);
+  } else {
+    double m[16];
+    trs_matrix(&t->local[i], m);
+    mul_affine(t->world[p], m, t->world[i]);
+  }
+}
+
+/*
+** Recompute root's world and, depth first, every live descendant's. The
+** walk is stackless: down through first_child, across through
+** next_sibling, back up through parent until a sibling is found or root is
+** reached. Dead nodes are not entered (see the file comment).
+*/
+static void propagate(ecs_transform *t, uint32_t root) {
+  uint32_t c;
+  update_world(t, root);
+  c = t->first_child[root];
+  while (c != NONE) {
+    if (row_alive(t, c)) {
+      update_world(t, c);
+      if (t->first_child[c] != NONE) {
+        c = t->first_child[c];
+        continue;
+      }
+    }
+    while (t->next_sibling[c] == NONE) {
+      c = t->parent[c];
+      if (c == root) return;
+    }
+    c = t->next_sibling[c];
+  }
+}
+
+/* Make c a real root: world kept exactly, local = its decomposition. */
+static void orphan_row(ecs_transform *t, uint32_t c) {
+  decompose(t->world[c], &t->local[c]);
+  unlink_row(t, c);
+}
+
+/* Before writing to live row i: if its parent died, orphan it for real. */
+static void repair(ecs_transform *t, uint32_t i) {
+  uint32_t p = t->parent[i];
+  if (p != NONE && !row_alive(t, p)) orphan_row(t, i);
+}
+
+/* Drop row i: children become roots (world kept), then swap-remove. */
+static void drop_row(ecs_transform *t, uint32_t i) {
+  uint32_t last = t->n - 1u, ix = ecs_entity_index(t->entity[i]);
+  while (t->first_child[i] != NONE) orphan_row(t, t->first_child[i]);
+  unlink_row(t, i);
+  if (ecsi_sparse_get(&t->map, ix) == i) ecsi_sparse_set(&t->map, ix, NONE);
+  if (i != last) move_row(t, last, i);
+  t->n--;
+}
+
+/* }==================================================================== */
+
+/* {====================================================================
+** Public API
+** ===================================================================== */
+
+/*
+** budget SIZE_MAX: one pass over every row. Otherwise an incremental scan
+** from a rotating cursor that looks at no more than 4 * budget + 64 live
+** rows, so a small per-frame budget costs little when nothing is dead. A
+** dropped row is replaced by the last row, which is examined next.
+*/
+size_t ecs_transform_gc(ecs_transform *t, size_t budget) {
+  size_t done = 0, live_seen = 0, limit;
+  if (budget == SIZE_MAX) {
+    uint32_t i = 0;
+    while (i < t->n)
+      if (!row_alive(t, i)) {
+        drop_row(t, i);
+        done++;
+      } else {
+        i++;
+      }
+    t->gc_cursor = 0;
+    return done;
+  }
+  limit = budget > (SIZE_MAX - 64u) / 4u ? SIZE_MAX : budget * 4u + 64u;
+  while (t->n > 0 && done < budget && live_seen < limit && live_seen < t->n) {
+    uint32_t i;
+    if (t->gc_cursor >= t->n) t->gc_cursor = 0;
+    i = t->gc_cursor;
+    if (!row_alive(t, i)) {
+      drop_row(t, i);
+      done++;
+    } else {
+      t->gc_cursor++;
+      live_seen++;
+    }
+  }
+  return done;
+}
+
+static size_t tr_gc(ecs_world *w, void *self, size_t budget) {
+  (void)w;
+  return ecs_transform_gc((ecs_transform *)self, budget);
+}
+
+static void tr_free(ecs_world *w, void *self) {
+  ecs_transform *t = (ecs_transform *)self;
+  if (t == NULL) return;
+  ecsi_free(w, t->buf, t->buf_size);
+  ecsi_sparse_free(w, &t->map);
+  ecsi_free(w, t, sizeof *t);
+}
+
+typedef struct check_ud {
+  const ecs_transform *t;
+} check_ud;
+
+static const char *check_map_entry(const void *ud, uint32_t index,
+                                   uint32_t v) {
+  const ecs_transform *t = ((const check_ud *)ud)->t;
+  if (v >= t->n) return "transform: map points past the rows";
+  if (ecs_entity_index(t->entity[v]) != index)
+    return "transform: map entry points at another entity's row";
+  return NULL;
+}
+
+/*
+** Invariants: every row is in the map and the map only holds rows; links
+** in range and symmetric (each child's parent is the list owner, prev/next
+** mirror each other, the first child's prev is the last); every row with a
+** parent is in its parent's list (counts agree); roots are not in lists;
+** the parent relation is acyclic; locals are finite with unit rotations.
+*/
+static const char *tr_check(const ecs_world *w, const void *self) {
+  const ecs_transform *t = (const ecs_transform *)self;
+  uint32_t n = t->n;
+  size_t with_parent = 0, listed = 0;
+  uint8_t *state;
+  void *ud;
+  ecs_alloc_fn alloc = ecs_world_allocator(w, &ud);
+  const char *bad = NULL;
+  check_ud cu;
+  if (n > t->cap) return "transform: more rows than capacity";
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t p = t->parent[i], f = t->first_child[i], c, count = 0;
+    const ecs_trs *l = &t->local[i];
+    double qn = 0;
+    if (ecsi_sparse_get(&t->map, ecs_entity_index(t->entity[i])) != i)
+      return "transform: row missing from the map";
+    if (ecs_entity_index(t->entity[i]) == 0) return "transform: null entity row";
+    if (p != NONE && (p >= n || p == i)) return "transform: bad parent link";
+    if (p == NONE && (t->next_sibling[i] != NONE || t->prev_sibling[i] != NONE))
+      return "transform: root has sibling links";
+    with_parent += p != NONE;
+    for (int k = 0; k < 3; k++)
+      if (!isfinite(l->position[k]) || !isfinite(l->scale[k]))
+        return "transform: non-finite local";
+    for (int k = 0; k < 4; k++) qn += l->rotation[k] * l->rotation[k];
+    if (!(fabs(qn - 1.0) < 1e-9)) return "transform: rotation not unit";
+    if (f == NONE) continue;
+    if (f >= n) return "transform: bad first_child link";
+    if (t->prev_sibling[f] >= n) return "transform: first child has no last";
+    for (c = f; c != NONE; c = t->next_sibling[c]) {
+      if (c >= n) return "transform: bad next_sibling link";
+      if (t->parent[c] != i) return "transform: child's parent is not the owner";
+      if (c != f && t->next_sibling[t->prev_sibling[c]] != c)
+        return "transform: prev/next links not symmetric";
+      if (t->next_sibling[c] == NONE && t->prev_sibling[f] != c)
+        return "transform: first child's prev is not the last child";
+      if (++count > n) return "transform: sibling list loops";
+    }
+    listed += count;
+  }
+  if (listed != with_parent) return "transform: rows missing from child lists";
+  cu.t = t;
+  bad = ecsi_sparse_each(&t->map, check_map_entry, &cu);
+  if (bad != NULL) return bad;
+  /* acyclic: 0 unknown, 1 on the current path, 2 known to reach a root */
+  state = n ? (uint8_t *)alloc(ud, NULL, 0, n) : NULL;
+  if (state == NULL) {
+    for (uint32_t i = 0; i < n && bad == NULL; i++) {
+      uint32_t a = i, steps = 0;
+      while (a != NONE && bad == NULL) {
+        a = t->parent[a];
+        if (++steps > n) bad = "transform: parent links form a cycle";
+      }
+    }
+    return bad;
+  }
+  memset(state, 0, n);
+  for (uint32_t i = 0; i < n && bad == NULL; i++) {
+    uint32_t a = i;
+    while (a != NONE && state[a] == 0) {
+      state[a] = 1;
+      a = t->parent[a];
+    }
+    if (a != NONE && state[a] == 1) bad = "transform: parent links form a cycle";
+    for (a = i; a != NONE && state[a] == 1; a = t->parent[a]) state[a] = 2;
+  }
+  alloc(ud, state, n, 0);
+  return bad;
+}
+
+static const ecs_manager_class transform_class = {"transform", tr_gc,
+                                                  tr_check, tr_free};
+
+ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
+  ecs_transform *t;
+  ecs_err err;
+  if (ecs_manager_find(w, "transform", NULL) != NULL) return ECS_ERR_EXISTS;
+  t = (ecs_transform *)ecsi_realloc(w, NULL, 0, sizeof *t);
+  if (t == NULL) return ECS_ERR_NOMEM;
+  memset(t, 0, sizeof *t);
+  t->w = w;
+  t->parent_first = true;
+  err = ecs_manager_register(w, "transform", &transform_class, t);
+  if (err != ECS_ERR_OK) return err; /* t freed by the registry */
+  if (out != NULL) *out = t;
+  return ECS_ERR_OK;
+}
+
+ecs_transform *ecs_transform_of(const ecs_world *w) {
+  const ecs_manager_class *cls;
+  void *m = ecs_manager_find(w, "transform", &cls);
+  return m != NULL && cls == &transform_class ? (ecs_transform *)m : NULL;
+}
+
+/*
+** Reserve the row and the map page first; then, if the index still holds
+** the row of a dead earlier entity, drop that row; then append.
+*/
+ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) {
+  ecs_trs l = identity;
+  uint32_t i, ix = ecs_entity_index(e);
+  ecs_err err;
+  if (!ecs_alive(t->w, e)) return ECS_ERR_DEAD;
+  if (local != NULL && !clean_trs(local, &l)) return ECS_ERR_INVALID;
+  i = row_of(t, e);
+  if (i != NONE) {
+    repair(t, i);
+    t->local[i] = l;
+    propagate(t, i);
+    return ECS_ERR_OK;
+  }
+  err = reserve_rows(t, t->n + 1u);
+  if (err != ECS_ERR_OK) return err;
+  err = ecsi_sparse_reserve(t->w, &t->map, ix);
+  if (err != ECS_ERR_OK) return err;
+  i = ecsi_sparse_get(&t->map, ix);
+  if (i != NONE) drop_row(t, i); /* a dead entity's row at this index */
+  i = t->n++;
+  t->entity[i] = e;
+  t->local[i] = l;
+  t->parent[i] = t->first_child[i] = NONE;
+  t->next_sibling[i] = t->prev_sibling[i] = NONE;
+  t->mark[i] = 0;
+  trs_matrix(&l, t->world[i]);
+  ecsi_sparse_set(&t->map, ix, i);
+  return ECS_ERR_OK;
+}
+
+bool ecs_transform_remove(ecs_transform *t, ecs_entity e) {
+  uint32_t i = row_of(t, e);
+  if (i == NONE) return false;
+  drop_row(t, i);
+  return true;
+}
+
+bool ecs_transform_has(const ecs_transform *t, ecs_entity e) {
+  return row_of(t, e) != NONE;
+}
+
+uint32_t ecs_transform_instance(const ecs_transform *t, ecs_entity e) {
+  return row_of(t, e);
+}
+
+void ecs_transform_lookup(const ecs_transform *t, const ecs_entity *es,
+                          uint32_t *out, size_t n) {
+  for (size_t k = 0; k < n; k++) out[k] = row_of(t, es[k]);
+}
+
+uint32_t ecs_transform_size(const ecs_transform *t) { return t->n; }
+
+ecs_entity ecs_transform_entity_at(const ecs_transform *t, uint32_t i) {
+  return t->entity[i];
+}
+
+const double *ecs_transform_world_at(const ecs_transform *t, uint32_t i) {
+  return t->world[i];
+}
+
+static ecs_err find_row(const ecs_transform *t, ecs_entity e, uint32_t *i) {
+  if (!ecs_alive(t->w, e)) return ECS_ERR_DEAD;
+  *i = row_of(t, e);
+  return *i == NONE ? ECS_ERR_MISSING : ECS_ERR_OK;
+}
+
+ecs_err ecs_transform_get_local(const ecs_transform *t, ecs_entity e,
+                                ecs_trs *out) {
+  uint32_t i, p;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  p = t->parent[i];
+  if (p != NONE && !row_alive(t, p)) decompose(t->world[i], out);
+  else *out = t->local[i];
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_transform_get_world(const ecs_transform *t, ecs_entity e,
+                                double out[16]) {
+  uint32_t i;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  memcpy(out, t->world[i], sizeof(double[16]));
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_transform_get_world_rotation(const ecs_transform *t,
+                                         ecs_entity e, double out[4]) {
+  uint32_t i;
+  ecs_trs d;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  decompose(t->world[i], &d);
+  memcpy(out, d.rotation, sizeof d.rotation);
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
+                                const ecs_trs *local) {
+  uint32_t i;
+  ecs_trs l;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  if (!clean_trs(local, &l)) return ECS_ERR_INVALID;
+  repair(t, i);
+  t->local[i] = l;
+  propagate(t, i);
+  return ECS_ERR_OK;
+}
+
+/* The component setters start from the effective local (see get_local). */
+ecs_err ecs_transform_set_position(ecs_transform *t, ecs_entity e, double x,
+                                   double y, double z) {
+  ecs_trs l;
+  ecs_err err = ecs_transform_get_local(t, e, &l);
+  if (err != ECS_ERR_OK) return err;
+  l.position[0] = x;
+  l.position[1] = y;
+  l.position[2] = z;
+  return ecs_transform_set_local(t, e, &l);
+}
+
+ecs_err ecs_transform_set_rotation(ecs_transform *t, ecs_entity e, double x,
+                                   double y, double z, double w) {
+  ecs_trs l;
+  ecs_err err = ecs_transform_get_local(t, e, &l);
+  if (err != ECS_ERR_OK) return err;
+  l.rotation[0] = x;
+  l.rotation[1] = y;
+  l.rotation[2] = z;
+  l.rotation[3] = w;
+  return ecs_transform_set_local(t, e, &l);
+}
+
+ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
+                                double y, double z) {
+  ecs_trs l;
+  ecs_err err = ecs_transform_get_local(t, e, &l);
+  if (err != ECS_ERR_OK) return err;
+  l.scale[0] = x;
+  l.scale[1] = y;
+  l.scale[2] = z;
+  return ecs_transform_set_local(t, e, &l);
+}
+
+/*
+** Propagate once after a batch: stamp every written row with a fresh
+** epoch; a row is propagated only if none of its (live-linked) ancestors
+** is stamped, since that ancestor's walk covers it; each propagated row is
+** restamped epoch + 1 so duplicates in the batch are walked once.
+*/
+static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
+  uint32_t base;
+  if (t->epoch >= UINT32_MAX - 2u) {
+    for (uint32_t i = 0; i < t->n; i++) t->mark[i] = 0;
+    t->epoch = 0;
+  }
+  base = t->epoch + 1u;
+  t->epoch += 2u;
+  for (size_t k = 0; k < n; k++) t->mark[inst[k]] = base;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = inst[k], a;
+    bool covered = false;
+    if (t->mark[i] != base) continue; /* already walked */
+    for (a = t->parent[i]; a != NONE && row_alive(t, a); a = t->parent[a])
+      if (t->mark[a] >= base) {
+        covered = true;
+        break;
+      }
+    if (covered) continue;
+    t->mark[i] = base + 1u;
+    propagate(t, i);
+  }
+}
+
+static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (inst[k] >= t->n || !row_alive(t, inst[k])) return false;
+  return true;
+}
+
+ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
+                                 const ecs_trs *locals, size_t n) {
+  ecs_trs tmp;
+  if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
+  for (size_t k = 0; k < n; k++)
+    if (!clean_trs(&locals[k], &tmp)) return ECS_ERR_INVALID;
+  for (size_t k = 0; k < n; k++) {
+    repair(t, inst[k]);
+    clean_trs(&locals[k], &t->local[inst[k]]);
+  }
+  propagate_batch(t, inst, n);
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
+                                    const double *xyz, size_t n) {
+  if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
+  for (size_t k = 0; k < 3 * n; k++)
+    if (!isfinite(xyz[k])) return ECS_ERR_INVALID;
+  for (size_t k = 0; k < n; k++) {
+    ecs_trs *l = &t->local[inst[k]];
+    repair(t, inst[k]);
+    l->position[0] = xyz[3 * k];
+    l->position[1] = xyz[3 * k + 1];
+    l->position[2] = xyz[3 * k + 2];
+  }
+  propagate_batch(t, inst, n);
+  return ECS_ERR_OK;
+}
+
+/*
+** Order: find both rows; repair the child and the parent's ancestor chain
+** (so the physical links above the parent are all live); reject cycles;
+** compute the kept-world local if asked (may fail: singular parent); only
+** then relink. The parent-first swap runs last and moves rows only.
+*/
+ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
+                                 ecs_entity parent, bool keep_world) {
+  uint32_t c, p = NONE;
+  ecs_trs l;
+  ecs_err err = find_row(t, child, &c);
+  if (err != ECS_ERR_OK) return err;
+  if (parent != ECS_NULL) {
+    uint32_t a;
+    err = find_row(t, parent, &p);
+    if (err != ECS_ERR_OK) return err;
+    repair(t, c);
+    if (p == c) return ECS_ERR_CYCLE;
+    for (a = p; t->parent[a] != NONE; a = t->parent[a]) {
+      if (!row_alive(t, t->parent[a])) {
+        orphan_row(t, a);
+        break;
+      }
+      if (t->parent[a] == c) return ECS_ERR_CYCLE;
+    }
+  } else {
+    repair(t, c);
+  }
+  if (keep_world) {
+    if (p == NONE) {
+      decompose(t->world[c], &l);
+    } else {
+      double inv[16], m[16];
+      if (!inverse_affine(t->world[p], inv)) return ECS_ERR_INVALID;
+      mul_affine(inv, t->world[c], m);
+      decompose(m, &l);
+    }
+    if (!clean_trs(&l, &l)) return ECS_ERR_INVALID;
+  }
+  if (t->parent[c] == p && !keep_world) return ECS_ERR_OK; /* nothing moves */
+  unlink_row(t, c);
+  if (p != NONE) link_row(t, c, p);
+  if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
+  else propagate(t, c);
+  if (p != NONE && t->parent_first && c < p) swap_rows(t, c, p);
+  return ECS_ERR_OK;
+}
+
+ecs_entity ecs_transform_parent(const ecs_transform *t, ecs_entity e) {
+  uint32_t i = row_of(t, e), p;
+  if (i == NONE) return ECS_NULL;
+  p = t->parent[i];
+  if (p == NONE || !row_alive(t, p)) return ECS_NULL;
+  return t->entity[p];
+}
+
+static ecs_entity live_from(const ecs_transform *t, uint32_t c) {
+  for (; c != NONE; c = t->next_sibling[c])
+    if (row_alive(t, c)) return t->entity[c];
+  return ECS_NULL;
+}
+
+ecs_entity ecs_transform_first_child(const ecs_transform *t, ecs_entity e) {
+  uint32_t i = row_of(t, e);
+  return i == NONE ? ECS_NULL : live_from(t, t->first_child[i]);
+}
+
+ecs_entity ecs_transform_next_sibling(const ecs_transform *t, ecs_entity e) {
+  uint32_t i = row_of(t, e), p;
+  if (i == NONE) return ECS_NULL;
+  p = t->parent[i];
+  if (p == NONE || !row_alive(t, p)) return ECS_NULL;
+  return live_from(t, t->next_sibling[i]);
+}
+
+/*
+** The propagate walk again, destroying each live node before descending
+** into it: a node's liveness is tested before it is destroyed, and the
+** links do not change (rows go at gc), so the walk needs no memory.
+*/
+size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
+  uint32_t root = row_of(t, e), c;
+  size_t done = 0;
+  if (root == NONE) return 0;
+  done += ecs_destroy(t->w, t->entity[root]);
+  c = t->first_child[root];
+  while (c != NONE) {
+    if (row_alive(t, c)) {
+      done += ecs_destroy(t->w, t->entity[c]);
+      if (t->first_child[c] != NONE) {
+        c = t->first_child[c];
+        continue;
+      }
+    }
+    while (t->next_sibling[c] == NONE) {
+      c = t->parent[c];
+      if (c == root) return done;
+    }
+    c = t->next_sibling[c];
+  }
+  return done;
+}
+
+void ecs_transform_set_parent_first(ecs_transform *t, bool on) {
+  t->parent_first = on;
+}
+
+/* }==================================================================== */
