@@ -33,7 +33,7 @@ end
 -- The methods of obj: the functions of its metatable's __index table.
 local function methods(obj)
   local mt = debug.getmetatable(obj)
-  local index = mt and mt.__index
+  local index = mt and (type(mt.__index) == "table" and mt.__index or mt.__methods)
   local out = {}
   if type(index) == "table" then
     for k, v in pairs(index) do
