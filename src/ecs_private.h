@@ -31,6 +31,12 @@ struct ecs_world {
   void *alloc_ud;
   ecsi_manager *manager; /* registered managers, in registration order */
   uint32_t manager_count, manager_cap;
+  /* component.c: lua refs dropped by component managers, waiting for the
+  ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
+  ** where ref_slots counts the lua-field cells of every stored instance, so
+  ** dropping never allocates. */
+  uint32_t *ref_drop;
+  size_t ref_len, ref_cap, ref_slots;
 };
 
 /*
@@ -46,6 +52,9 @@ void ecsi_free(ecs_world *w, void *p, size_t size);
 */
 ecs_err ecsi_grow(ecs_world *w, void **p, uint32_t *cap, uint32_t need,
                   size_t elem, uint32_t min_cap);
+
+/* component.c */
+void ecsi_refs_free(ecs_world *w);
 
 /* entity.c */
 void ecsi_entities_free(ecs_world *w);

@@ -80,6 +80,7 @@ void ecs_world_free(ecs_world *w) {
     ecsi_free(w, m->name, m->name_size);
   }
   ecsi_free(w, w->manager, (size_t)w->manager_cap * sizeof *w->manager);
+  ecsi_refs_free(w);
   ecsi_entities_free(w);
   ecsi_free(w, w, sizeof *w);
 }

@@ -1,0 +1,36 @@
+rockspec_format = "3.0"
+package = "ecs"
+version = "scm-1"
+source = {
+  url = "git+file:///dev/null",
+}
+description = {
+  summary = "A data-oriented Entity-Component-System with a C core for Lua 5.4",
+  detailed = [[
+    Entities are 30-bit ids packed in light userdata; component managers keep
+    their data as structure-of-arrays in C; queries and systems run hot loops
+    in C or over plain Lua arrays.
+  ]],
+  license = "MIT",
+}
+dependencies = {
+  "lua >= 5.4, < 5.5",
+}
+build = {
+  type = "builtin",
+  modules = {
+    ["ecs.core"] = {
+      sources = {
+        "src/ecs_lua.c",
+        "src/world.c",
+        "src/entity.c",
+        "src/component.c",
+        "examples/plugins/pointmass.c",
+        "examples/plugins/mesh.c",
+      },
+      incdirs = { "src" },
+      defines = {},
+    },
+    ["ecs"] = "lua/ecs/init.lua",
+  },
+}

@@ -1,0 +1,197 @@
+--[[
+gc_spec.lua -- lazy reclamation of dead entities' records (Bitsquid part 2)
+and the lifetime of Lua values held in "lua" fields (RELIABILITY R28).
+]]
+local ecs = require("ecs")
+
+local function full_gc()
+  collectgarbage()
+  collectgarbage()
+end
+
+-- A weak-valued probe: probe.v is nil once nothing else holds the value.
+local function probe_of(v)
+  return setmetatable({ v = v }, { __mode = "v" })
+end
+
+describe("lazy gc", function()
+  local w, P
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f32" })
+  end)
+  after_each(function()
+    assert.is_true(w:check())
+    w:close()
+  end)
+
+  it("reclaims at most the budget per call and converges", function()
+    local es = w:create(1000)
+    for i, e in ipairs(es) do P:add(e, i, -i) end
+    for i = 1, 1000, 2 do w:destroy(es[i]) end
+    assert.equals(1000, P:size())
+    assert.equals(500, P:count())
+    local total, calls = 0, 0
+    while P:size() > 500 and calls < 100000 do
+      local n = P:gc(10)
+      assert.is_true(n <= 10)
+      total, calls = total + n, calls + 1
+    end
+    assert.equals(500, total)
+    assert.equals(500, P:size())
+    for i = 2, 1000, 2 do assert.same({ i, -i }, { P:get(es[i]) }) end
+    assert.equals(0, P:gc(10)) -- nothing dead: stops after a few live probes
+  end)
+
+  it("sweeps everything without a budget", function()
+    local es = w:create(100)
+    for _, e in ipairs(es) do P:add(e) end
+    w:destroy(es)
+    assert.equals(100, P:gc())
+    assert.equals(0, P:size())
+    assert.equals(0, P:gc())
+  end)
+
+  it("runs from world:update with a small budget", function()
+    local es = w:create(1000)
+    for _, e in ipairs(es) do P:add(e) end
+    w:destroy(es)
+    w:update(0.016)
+    local left = P:size()
+    assert.is_true(left < 1000 and left >= 1000 - 64)
+    for _ = 1, 100 do w:update(0.016) end
+    assert.equals(0, P:size())
+  end)
+end)
+
+describe("lua fields", function()
+  local w, B
+  before_each(function()
+    w = ecs.world()
+    B = w:component("Brain", { "script:lua", "n:i32", "memo:lua" })
+  end)
+  after_each(function()
+    if pcall(w.count, w) then
+      assert.is_true(w:check())
+      w:close()
+    end
+  end)
+
+  it("hold any Lua value, reachable while held", function()
+    local e = w:create()
+    local co = coroutine.create(function() end)
+    for _, v in ipairs({ "s", 1.5, true, false, {}, print, co, io.stdout, ecs.null, B }) do
+      B:add(e, v, 1, v)
+      full_gc()
+      local a, n, b = B:get(e)
+      assert.equals(v, a)
+      assert.equals(v, b)
+      assert.equals(1, n)
+      assert.equals(v, B:field(e, "memo"))
+    end
+    B:add(e, nil, 2, nil)
+    assert.same({ nil, 2, nil }, { B:get(e) })
+  end)
+
+  local function held(setup, release)
+    local t = {}
+    local p = probe_of(t)
+    setup(t)
+    t = nil -- luacheck: ignore
+    full_gc()
+    assert.is_not_nil(p.v, "released too early")
+    release()
+    full_gc()
+    assert.is_nil(p.v, "not released")
+  end
+
+  it("are released by remove", function()
+    local e = w:create()
+    held(function(t) B:add(e, t) end, function() B:remove(e) end)
+  end)
+
+  it("are released by overwriting add, set and set_field", function()
+    local e = w:create()
+    held(function(t) B:add(e, t) end, function() B:add(e, "other") end)
+    held(function(t) B:set(e, t) end, function() B:set(e, nil, 1) end)
+    held(function(t) B:set_field(e, "memo", t) end, function() B:set_field(e, "memo", 5) end)
+    held(function(t) B:set_field(e, "memo", t) end, function() B:set_field(e, "memo", nil) end)
+  end)
+
+  it("are kept after destroy until the record is reclaimed", function()
+    local e = w:create()
+    held(function(t) B:add(e, t, 0, t) end, function()
+      w:destroy(e)
+      full_gc()
+      assert.equals(1, B:size()) -- lazy: still stored
+      B:gc()
+    end)
+    local f = w:create()
+    held(function(t) B:add(f, t) end, function()
+      w:destroy(f)
+      for _ = 1, 10 do w:update() end
+    end)
+  end)
+
+  it("are released when a newer entity reuses the dead record", function()
+    local e = w:create()
+    held(function(t) B:add(e, t) end, function()
+      w:destroy(e)
+      local n
+      repeat
+        n = w:create()
+        if ecs.index(n) ~= ecs.index(e) then w:destroy(n) end
+      until ecs.index(n) == ecs.index(e)
+      B:add(n, "fresh")
+    end)
+  end)
+
+  it("are released by remove during a swap of many instances", function()
+    local es = w:create(50)
+    local probes = {}
+    for i, e in ipairs(es) do
+      local t = { i }
+      probes[i] = probe_of(t)
+      B:add(e, t, i, t)
+    end
+    for i = 1, 50, 2 do B:remove(es[i]) end
+    full_gc()
+    for i = 1, 50 do
+      if i % 2 == 1 then
+        assert.is_nil(probes[i].v)
+      else
+        assert.equals(i, probes[i].v[1])
+        assert.equals(probes[i].v, B:field(es[i], "script"))
+        assert.equals(i, B:field(es[i], "n"))
+      end
+    end
+  end)
+
+  it("are released when the world closes, even while it is referenced", function()
+    local e = w:create()
+    held(function(t) B:add(e, t) end, function() w:close() end)
+  end)
+
+  it("are released with the world when nothing references it", function()
+    local p
+    do
+      local w2 = ecs.world()
+      local C = w2:component("C", { "v:lua" })
+      local t = {}
+      p = probe_of(t)
+      C:add(w2:create(), t)
+    end
+    full_gc()
+    assert.is_nil(p.v)
+  end)
+
+  it("keep their world alive through a manager", function()
+    local C
+    do
+      local w2 = ecs.world()
+      C = w2:component("C", { "v:lua" })
+    end
+    full_gc()
+    assert.equals(0, C:count()) -- the world is still there
+  end)
+end)

@@ -1,0 +1,12 @@
+describe("the interpreter", function()
+  it("is Lua 5.4", function()
+    assert.are.equal("Lua 5.4", _VERSION)
+  end)
+
+  it("loads ecs with its C core", function()
+    local ecs = require("ecs")
+    assert.is_table(ecs)
+    assert.is_function(ecs.world)
+    assert.is_table(package.loaded["ecs.core"])
+  end)
+end)

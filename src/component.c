@@ -1,0 +1,511 @@
+/*
+** component.c -- generic component managers (Bitsquid part 2).
+**
+** Layout. One block holds every instance: the owner column (cap entities)
+** followed by one column per field, in schema order, each of cap values.
+** cap is 0 or a multiple of 8, so every column starts at a multiple of
+** 8 bytes from the block (which the allocator aligns for any type): all
+** columns are aligned without padding. Growth doubles cap with one
+** realloc and then moves the columns up to their new offsets, highest
+** first (a column's new offset is never below its old one, and never below
+** the old end of the columns before it, so nothing unmoved is overwritten).
+**
+** Entity -> instance map. A two-level page table indexed by entity index:
+** a directory of page pointers (grown on demand) and pages of PAGE_SIZE
+** uint32_t instance numbers, allocated the first time an index in their
+** range gets an instance, and filled with ECS_NO_INSTANCE. The map stores
+** only the instance; the owner column holds the full entity, so a lookup
+** compares the stored owner with the handle (generation included) and
+** checks ecs_alive. Cost: 4 bytes per index of every touched page, plus 8
+** bytes of directory per 1024 indices; for dense indices that is about 4
+** bytes per instance, for a single instance 4 KB. A hash map would cost
+** less for very sparse use but more per lookup; entity indices are dense
+** (Bitsquid part 1 hands out the lowest fresh ones first).
+**
+** Invariants (checked by component_check): size <= cap; for every
+** instance i, map[index(owner[i])] == i, and the map holds exactly size
+** entries; so at most one record per entity index, live or dead.
+*/
+#include <string.h>
+
+#include "component.h"
+#include "ecs_private.h"
+
+#define PAGE_BITS 10u
+#define PAGE_SIZE (1u << PAGE_BITS)
+#define PAGE_MASK (PAGE_SIZE - 1u)
+#define MIN_CAP 8u
+/* live instances in a row after which the lazy gc stops (Bitsquid) */
+#define GC_LIVE_IN_ROW 4u
+
+struct ecs_component {
+  char *name;              /* in the meta block */
+  ecs_field_def *field;    /* nfields, names in the meta block */
+  uint8_t *elem;           /* size of one value of each field */
+  uint32_t *lua_field;     /* indices of the nlua "lua" fields */
+  uint32_t *prefix;        /* bytes per instance before column k (k <= nfields) */
+  size_t meta_size;        /* bytes of the meta block (this struct first) */
+  uint32_t nfields, nlua;
+  size_t stride;           /* bytes per instance over all columns */
+  void *data;              /* the one block of columns */
+  uint32_t size, cap;
+  uint32_t **page;         /* map directory: page_count page pointers */
+  uint32_t page_count;
+  uint64_t rng;            /* lazy gc's PRNG state (xorshift64) */
+  uint64_t version;
+};
+
+static const ecs_manager_class component_class;
+
+/* ------------------------------------------------------------------------
+** Lua refs dropped by managers
+** --------------------------------------------------------------------- */
+
+void ecsi_refs_free(ecs_world *w) {
+  ecsi_free(w, w->ref_drop, w->ref_cap * sizeof(uint32_t));
+  w->ref_drop = NULL;
+  w->ref_len = w->ref_cap = w->ref_slots = 0;
+}
+
+/*
+** Make room for one more instance with nlua lua cells: afterwards
+** ref_cap >= ref_len + ref_slots + nlua, which covers both a new instance
+** (ref_slots grows by nlua) and the reuse of a dead record (ref_len grows by
+** at most nlua). Doubling, so the cost is amortised.
+*/
+static ecs_err refs_reserve(ecs_world *w, uint32_t nlua) {
+  size_t need = w->ref_len + w->ref_slots + nlua, ncap;
+  void *p;
+  if (nlua == 0 || need <= w->ref_cap) return ECS_ERR_OK;
+  ncap = w->ref_cap ? w->ref_cap : 64u;
+  while (ncap < need) ncap *= 2;
+  if (ncap > SIZE_MAX / sizeof(uint32_t)) return ECS_ERR_NOMEM;
+  p = ecsi_realloc(w, w->ref_drop, w->ref_cap * sizeof(uint32_t),
+                   ncap * sizeof(uint32_t));
+  if (p == NULL) return ECS_ERR_NOMEM;
+  w->ref_drop = (uint32_t *)p;
+  w->ref_cap = ncap;
+  return ECS_ERR_OK;
+}
+
+size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
+  size_t n = w->ref_len < max ? w->ref_len : max;
+  w->ref_len -= n;
+  memcpy(buf, w->ref_drop + w->ref_len, n * sizeof(uint32_t));
+  return n;
+}
+
+size_t ecs_dropped_refs(const ecs_world *w) { return w->ref_len; }
+
+/* ------------------------------------------------------------------------
+** Columns
+** --------------------------------------------------------------------- */
+
+/* Byte offset of field k's column (k == nfields: the end of the block). */
+static size_t col_offset(const ecs_component *c, uint32_t k, uint32_t cap) {
+  return (size_t)c->prefix[k] * cap;
+}
+
+static ecs_entity *owners(const ecs_component *c) {
+  return (ecs_entity *)c->data;
+}
+
+static uint8_t *col(const ecs_component *c, uint32_t k) {
+  return (uint8_t *)c->data + col_offset(c, k, c->cap);
+}
+
+/*
+** Grow the block so that it holds at least need instances. On failure
+** nothing changed.
+*/
+static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
+  uint32_t ocap = c->cap, ncap = c->cap ? c->cap : MIN_CAP;
+  void *p;
+  if (need <= ocap) return ECS_ERR_OK;
+  while (ncap < need) ncap *= 2; /* need <= ECS_MAX_ENTITIES: no overflow */
+  if ((size_t)ncap > SIZE_MAX / c->stride) return ECS_ERR_NOMEM;
+  p = ecsi_realloc(w, c->data, c->stride * ocap, c->stride * ncap);
+  if (p == NULL) return ECS_ERR_NOMEM;
+  c->data = p;
+  c->cap = ncap;
+  for (uint32_t k = c->nfields; k-- > 0;) /* highest column first */
+    memmove((uint8_t *)p + col_offset(c, k, ncap),
+            (uint8_t *)p + col_offset(c, k, ocap), (size_t)c->size * c->elem[k]);
+  c->version++; /* column pointers moved */
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Entity -> instance map
+** --------------------------------------------------------------------- */
+
+static uint32_t map_get(const ecs_component *c, uint32_t index) {
+  uint32_t pg = index >> PAGE_BITS;
+  if (pg >= c->page_count || c->page[pg] == NULL) return ECS_NO_INSTANCE;
+  return c->page[pg][index & PAGE_MASK];
+}
+
+/* Only for an index whose page exists (an instance's owner, or reserved). */
+static void map_set(ecs_component *c, uint32_t index, uint32_t inst) {
+  c->page[index >> PAGE_BITS][index & PAGE_MASK] = inst;
+}
+
+/* Make sure index has a page; on failure nothing visible changed. */
+static ecs_err map_reserve(ecs_world *w, ecs_component *c, uint32_t index) {
+  uint32_t pg = index >> PAGE_BITS;
+  uint32_t *page;
+  if (pg >= c->page_count) {
+    uint32_t ncount = c->page_count ? c->page_count : 8u;
+    void *p;
+    while (ncount <= pg) ncount *= 2;
+    p = ecsi_realloc(w, c->page, (size_t)c->page_count * sizeof(uint32_t *),
+                     (size_t)ncount * sizeof(uint32_t *));
+    if (p == NULL) return ECS_ERR_NOMEM;
+    c->page = (uint32_t **)p;
+    for (uint32_t k = c->page_count; k < ncount; k++) c->page[k] = NULL;
+    c->page_count = ncount;
+  }
+  if (c->page[pg] != NULL) return ECS_ERR_OK;
+  page = (uint32_t *)ecsi_realloc(w, NULL, 0, PAGE_SIZE * sizeof(uint32_t));
+  if (page == NULL) return ECS_ERR_NOMEM;
+  memset(page, 0xff, PAGE_SIZE * sizeof(uint32_t)); /* ECS_NO_INSTANCE */
+  c->page[pg] = page;
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Instances
+** --------------------------------------------------------------------- */
+
+/* Append the non-zero lua refs of instance i to the world's drop list. */
+static void drop_refs(ecs_world *w, ecs_component *c, uint32_t i) {
+  for (uint32_t k = 0; k < c->nlua; k++) {
+    uint32_t *cell = (uint32_t *)(void *)col(c, c->lua_field[k]) + i;
+    if (*cell != 0) {
+      w->ref_drop[w->ref_len++] = *cell; /* room reserved: see refs_reserve */
+      *cell = 0;
+    }
+  }
+}
+
+static void zero_fields(ecs_component *c, uint32_t i) {
+  for (uint32_t k = 0; k < c->nfields; k++)
+    memset(col(c, k) + (size_t)i * c->elem[k], 0, c->elem[k]);
+}
+
+/*
+** Remove instance i: drop its refs, move the last instance into the hole,
+** fix the map. Never allocates.
+*/
+static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
+  ecs_entity *own = owners(c);
+  uint32_t last = c->size - 1;
+  drop_refs(w, c, i);
+  map_set(c, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
+  if (i != last) {
+    for (uint32_t k = 0; k < c->nfields; k++) {
+      uint8_t *base = col(c, k);
+      memcpy(base + (size_t)i * c->elem[k], base + (size_t)last * c->elem[k],
+             c->elem[k]);
+    }
+    own[i] = own[last];
+    map_set(c, ecs_entity_index(own[i]), i);
+  }
+  c->size--;
+  w->ref_slots -= c->nlua;
+  c->version++;
+}
+
+/*
+** Reserve everything first (map page, column space, drop-list room), then
+** mutate: on ECS_ERR_NOMEM nothing observable changed (a page or a larger
+** block may have been allocated, which the invariants allow).
+*/
+ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
+                          ecs_instance *out, bool *existed) {
+  uint32_t index = ecs_entity_index(e), i;
+  ecs_err err;
+  if (!ecs_alive(w, e)) return ECS_ERR_DEAD;
+  i = map_get(c, index);
+  if (i != ECS_NO_INSTANCE && owners(c)[i] == e) {
+    if (out != NULL) *out = i;
+    if (existed != NULL) *existed = true;
+    return ECS_ERR_OK;
+  }
+  if ((err = refs_reserve(w, c->nlua)) != ECS_ERR_OK) return err;
+  if (i != ECS_NO_INSTANCE) {
+    /* a dead record of an older entity at this index: reuse it in place */
+    drop_refs(w, c, i);
+    zero_fields(c, i);
+    owners(c)[i] = e;
+  } else {
+    if ((err = map_reserve(w, c, index)) != ECS_ERR_OK) return err;
+    if ((err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK) return err;
+    i = c->size++;
+    owners(c)[i] = e;
+    zero_fields(c, i);
+    map_set(c, index, i);
+    w->ref_slots += c->nlua;
+  }
+  c->version++;
+  if (out != NULL) *out = i;
+  if (existed != NULL) *existed = false;
+  return ECS_ERR_OK;
+}
+
+ecs_instance ecs_component_lookup(const ecs_world *w, const ecs_component *c,
+                                  ecs_entity e) {
+  uint32_t i = map_get(c, ecs_entity_index(e));
+  if (i == ECS_NO_INSTANCE || owners(c)[i] != e || !ecs_alive(w, e))
+    return ECS_NO_INSTANCE;
+  return i;
+}
+
+void ecs_component_lookup_n(const ecs_world *w, const ecs_component *c,
+                            const ecs_entity *in, ecs_instance *out,
+                            size_t n) {
+  for (size_t k = 0; k < n; k++) out[k] = ecs_component_lookup(w, c, in[k]);
+}
+
+bool ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e) {
+  uint32_t i = ecs_component_lookup(w, c, e);
+  if (i == ECS_NO_INSTANCE) return false;
+  remove_at(w, c, i);
+  return true;
+}
+
+uint32_t ecs_component_size(const ecs_component *c) { return c->size; }
+
+size_t ecs_component_count(const ecs_world *w, const ecs_component *c) {
+  const ecs_entity *own = owners(c);
+  size_t n = 0;
+  for (uint32_t i = 0; i < c->size; i++) n += ecs_alive(w, own[i]);
+  return n;
+}
+
+const ecs_entity *ecs_component_entities(const ecs_component *c) {
+  return owners(c);
+}
+
+void *ecs_component_column(ecs_component *c, uint32_t field) {
+  if (c->data == NULL) return NULL;
+  return col(c, field);
+}
+
+uint64_t ecs_component_version(const ecs_component *c) { return c->version; }
+
+/* xorshift64: a per-manager state, no global. Never zero. */
+static uint32_t next_random(ecs_component *c) {
+  uint64_t x = c->rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  c->rng = x;
+  return (uint32_t)(x >> 32);
+}
+
+/*
+** Bitsquid's lazy gc: a random instance is probed each step; a dead one is
+** removed (the last instance moves into its place, and is probed only if
+** chosen again), a live one counts towards GC_LIVE_IN_ROW. When nothing is
+** dead this costs a handful of probes; when much is dead it reclaims up to
+** budget per call. The full sweep walks down from the end, so each swap
+** brings in an instance that was already found alive.
+*/
+size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
+  const ecs_entity *own = owners(c);
+  size_t done = 0;
+  if (budget == SIZE_MAX) {
+    for (uint32_t i = c->size; i-- > 0;)
+      if (!ecs_alive(w, own[i])) {
+        remove_at(w, c, i);
+        done++;
+      }
+    return done;
+  }
+  for (uint32_t live = 0; live < GC_LIVE_IN_ROW && done < budget &&
+                          c->size > 0;) {
+    uint32_t i = (uint32_t)(((uint64_t)next_random(c) * c->size) >> 32);
+    if (ecs_alive(w, own[i])) {
+      live++;
+    } else {
+      remove_at(w, c, i);
+      done++;
+      live = 0;
+    }
+  }
+  return done;
+}
+
+/* ------------------------------------------------------------------------
+** Manager class
+** --------------------------------------------------------------------- */
+
+static size_t component_gc(ecs_world *w, void *self, size_t budget) {
+  return ecs_component_gc(w, (ecs_component *)self, budget);
+}
+
+/* The world is going: its drop list goes too, so refs are not reported. */
+static void component_free(ecs_world *w, void *self) {
+  ecs_component *c = (ecs_component *)self;
+  for (uint32_t k = 0; k < c->page_count; k++)
+    ecsi_free(w, c->page[k], PAGE_SIZE * sizeof(uint32_t));
+  ecsi_free(w, c->page, (size_t)c->page_count * sizeof(uint32_t *));
+  ecsi_free(w, c->data, c->stride * c->cap);
+  w->ref_slots -= (size_t)c->size * c->nlua;
+  ecsi_free(w, c, c->meta_size);
+}
+
+static const char *component_check(const ecs_world *w, const void *self) {
+  const ecs_component *c = (const ecs_component *)self;
+  const ecs_entity *own = owners(c);
+  size_t mapped = 0;
+  if (c->size > c->cap) return "component: size exceeds capacity";
+  if (c->cap % MIN_CAP != 0) return "component: capacity not a multiple of 8";
+  if ((c->data == NULL) != (c->cap == 0)) return "component: block and capacity disagree";
+  if (w->ref_cap < w->ref_len + w->ref_slots)
+    return "component: no room reserved for dropped lua refs";
+  for (uint32_t i = 0; i < c->size; i++) {
+    uint32_t index = ecs_entity_index(own[i]);
+    if (index == 0 || (own[i] & ~ECS_ID_MASK) != 0)
+      return "component: owner is not an entity";
+    if (map_get(c, index) != i) return "component: map disagrees with owner column";
+  }
+  for (uint32_t pg = 0; pg < c->page_count; pg++) {
+    if (c->page[pg] == NULL) continue;
+    for (uint32_t k = 0; k < PAGE_SIZE; k++) {
+      uint32_t i = c->page[pg][k];
+      if (i == ECS_NO_INSTANCE) continue;
+      if (i >= c->size) return "component: map points past the instances";
+      mapped++;
+    }
+  }
+  if (mapped != c->size) return "component: map holds stale entries";
+  return NULL;
+}
+
+static const ecs_manager_class component_class = {
+  ECS_COMPONENT_KIND, component_gc, component_check, component_free
+};
+
+bool ecs_component_is(const ecs_manager_class *cls) {
+  return cls == &component_class;
+}
+
+/* ------------------------------------------------------------------------
+** Registration
+** --------------------------------------------------------------------- */
+
+static bool is_field_name(const char *s) {
+  if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') ||
+                     (*s >= 'A' && *s <= 'Z')))
+    return false;
+  for (s++; *s; s++)
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9')))
+      return false;
+  return true;
+}
+
+static ecs_err check_schema(const char *name, const ecs_field_def *f,
+                            uint32_t n) {
+  if (name == NULL || *name == '\0') return ECS_ERR_SCHEMA;
+  if (n > ECS_MAX_FIELDS || (n > 0 && f == NULL)) return ECS_ERR_SCHEMA;
+  for (uint32_t k = 0; k < n; k++) {
+    if (!is_field_name(f[k].name)) return ECS_ERR_SCHEMA;
+    if ((unsigned)f[k].type >= (unsigned)ECS_TYPE__COUNT) return ECS_ERR_SCHEMA;
+    for (uint32_t j = 0; j < k; j++)
+      if (strcmp(f[j].name, f[k].name) == 0) return ECS_ERR_SCHEMA;
+  }
+  return ECS_ERR_OK;
+}
+
+/* Round up to a multiple of the strictest alignment the meta block needs. */
+static size_t align_up(size_t n) {
+  const size_t a = sizeof(void *) > 8 ? sizeof(void *) : 8;
+  return (n + a - 1) / a * a;
+}
+
+/*
+** The struct, the field definitions, element sizes, lua-field indices and
+** every name share one "meta" block, so a manager is three kinds of
+** allocation: meta, the column block, and map pages.
+*/
+ecs_err ecs_component_new(ecs_world *w, const char *name,
+                          const ecs_field_def *fields, uint32_t nfields,
+                          ecs_component **out) {
+  size_t names = strlen(name != NULL ? name : "") + 1, size, off_field,
+         off_elem, off_lua, off_prefix, off_str;
+  uint64_t seed = 14695981039346656037ull;
+  ecs_component *c;
+  char *str;
+  ecs_err err = check_schema(name, fields, nfields);
+  if (err != ECS_ERR_OK) return err;
+  if (ecs_manager_find(w, name, NULL) != NULL) return ECS_ERR_EXISTS;
+  for (uint32_t k = 0; k < nfields; k++) names += strlen(fields[k].name) + 1;
+  off_field = align_up(sizeof *c);
+  off_elem = off_field + (size_t)nfields * sizeof(ecs_field_def);
+  off_lua = align_up(off_elem + nfields);
+  off_prefix = off_lua + (size_t)nfields * sizeof(uint32_t);
+  off_str = off_prefix + ((size_t)nfields + 1) * sizeof(uint32_t);
+  size = off_str + names;
+  c = (ecs_component *)ecsi_realloc(w, NULL, 0, size);
+  if (c == NULL) return ECS_ERR_NOMEM;
+  memset(c, 0, size);
+  c->meta_size = size;
+  c->field = (ecs_field_def *)(void *)((char *)c + off_field);
+  c->elem = (uint8_t *)c + off_elem;
+  c->lua_field = (uint32_t *)(void *)((char *)c + off_lua);
+  c->prefix = (uint32_t *)(void *)((char *)c + off_prefix);
+  str = (char *)c + off_str;
+  c->nfields = nfields;
+  c->stride = sizeof(ecs_entity);
+  for (uint32_t k = 0; k < nfields; k++) {
+    size_t len = strlen(fields[k].name) + 1;
+    memcpy(str, fields[k].name, len);
+    c->field[k].name = str;
+    c->field[k].type = fields[k].type;
+    c->elem[k] = (uint8_t)ecs_type_size(fields[k].type);
+    c->prefix[k] = (uint32_t)c->stride;
+    c->stride += c->elem[k];
+    if (fields[k].type == ECS_LUA) c->lua_field[c->nlua++] = k;
+    str += len;
+  }
+  c->prefix[nfields] = (uint32_t)c->stride;
+  memcpy(str, name, strlen(name) + 1);
+  c->name = str;
+  /* seed: FNV-1a of the name, so runs are reproducible; any non-zero
+  ** value does, and no state is shared between managers */
+  for (const char *s = name; *s; s++)
+    seed = (seed ^ (uint8_t)*s) * 1099511628211ull;
+  c->rng = seed != 0 ? seed : 0x2545F4914F6CDD1Dull;
+  err = ecs_manager_register(w, name, &component_class, c); /* frees c on error */
+  if (err != ECS_ERR_OK) return err;
+  *out = c;
+  return ECS_ERR_OK;
+}
+
+ecs_component *ecs_component_find(const ecs_world *w, const char *name) {
+  const ecs_manager_class *cls;
+  void *self = ecs_manager_find(w, name, &cls);
+  return self != NULL && cls == &component_class ? (ecs_component *)self : NULL;
+}
+
+const char *ecs_component_name(const ecs_component *c) { return c->name; }
+
+uint32_t ecs_component_field_count(const ecs_component *c) {
+  return c->nfields;
+}
+
+const ecs_field_def *ecs_component_field(const ecs_component *c, uint32_t i) {
+  return &c->field[i];
+}
+
+int ecs_component_field_index(const ecs_component *c, const char *name,
+                              size_t len) {
+  for (uint32_t k = 0; k < c->nfields; k++)
+    if (strlen(c->field[k].name) == len &&
+        memcmp(c->field[k].name, name, len) == 0)
+      return (int)k;
+  return -1;
+}

@@ -1,0 +1,173 @@
+/*
+** component.h -- generic component managers (Bitsquid, "Building a
+** Data-Oriented Entity System", part 2).
+**
+** A component manager owns every instance of one component type. Its schema
+** (field names and ecs_type) is fixed at registration. Instances are stored
+** as a structure of arrays in ONE allocation: the owner column (one
+** ecs_entity per instance) followed by one column per field, all of the
+** same capacity, so a whole-array update is a plain loop over a C array.
+** Instances are dense in [0, size): removal swaps the last instance into
+** the hole, so an instance number (ecs_instance) and a column pointer are
+** valid only until the next structural change (add of a new instance,
+** remove, gc); ecs_component_version() tells when that happened.
+**
+** Dead entities: the core does not tell managers when an entity dies. An
+** instance whose owner is dead is invisible to every read (lookup, count)
+** from that moment, and is reclaimed later by ecs_component_gc (random
+** probing, or a full sweep), which ecs_world_gc runs for every manager.
+**
+** "lua" fields store a uint32_t reference (0 = nil) that the binding maps to
+** a Lua value. The core never calls Lua: when an instance holding non-zero
+** references is dropped (remove, gc, reuse of a dead record), the
+** references are appended to a per-world list that the binding drains with
+** ecs_drain_refs and releases. Room for that list is reserved when an
+** instance is created, so dropping never allocates and never fails.
+**
+** See docs/components.md for the memory layout and its costs.
+*/
+#ifndef ECS_COMPONENT_H
+#define ECS_COMPONENT_H
+
+#include "ecs.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ecs_component ecs_component;
+
+/* An instance number: a row of the manager's columns, in [0, size). */
+typedef uint32_t ecs_instance;
+#define ECS_NO_INSTANCE ((ecs_instance)UINT32_MAX)
+
+/* Most fields a component may have. */
+#define ECS_MAX_FIELDS 255u
+
+/* The kind string of generic component managers in the world registry. */
+#define ECS_COMPONENT_KIND "component"
+
+/* One field of a schema: a name ([A-Za-z_][A-Za-z0-9_]*) and a type. */
+typedef struct ecs_field_def {
+  const char *name;
+  ecs_type type;
+} ecs_field_def;
+
+/*
+** Create a component manager and register it with w under name. Names and
+** the schema are copied.
+** @param name   non-empty, unique among all managers of w.
+** @param fields nfields definitions (may be NULL when nfields is 0: a tag).
+** @param out    receives the manager (owned by w, freed by ecs_world_free);
+**               untouched on error.
+** @return ECS_ERR_OK; ECS_ERR_EXISTS if a manager of that name exists;
+**         ECS_ERR_SCHEMA for an empty name, an empty, malformed or
+**         duplicate field name, a type out of range or more than
+**         ECS_MAX_FIELDS fields; ECS_ERR_NOMEM. On error w is unchanged.
+*/
+ecs_err ecs_component_new(ecs_world *w, const char *name,
+                          const ecs_field_def *fields, uint32_t nfields,
+                          ecs_component **out);
+
+/* @return the component manager registered under name, or NULL (also when
+**         name belongs to a manager of another kind). */
+ecs_component *ecs_component_find(const ecs_world *w, const char *name);
+
+/* @return true if the registered manager self is a generic component. */
+bool ecs_component_is(const ecs_manager_class *cls);
+
+/* @return the manager's name (owned by the manager). */
+const char *ecs_component_name(const ecs_component *c);
+
+/* @return the number of fields (0 for a tag). */
+uint32_t ecs_component_field_count(const ecs_component *c);
+
+/* @return field i's definition; i must be below the field count. */
+const ecs_field_def *ecs_component_field(const ecs_component *c, uint32_t i);
+
+/* @return the index of the field named by the first len bytes of name, or
+**         -1. A linear search: resolve names once, not per access. */
+int ecs_component_field_index(const ecs_component *c, const char *name,
+                              size_t len);
+
+/*
+** Give e an instance.
+** If e already has one, it is returned with *existed = true and its values
+** untouched. Otherwise a new instance is created with every field zeroed
+** (lua refs 0 = nil) and *existed = false; a dead record left by an older
+** entity with e's index is reused in place (its lua refs are dropped).
+** @param e       must be alive in w.
+** @param out     receives the instance (may be NULL).
+** @param existed receives whether e already had one (may be NULL).
+** @return ECS_ERR_OK; ECS_ERR_DEAD if e is not alive; ECS_ERR_NOMEM (then
+**         nothing changed).
+*/
+ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
+                          ecs_instance *out, bool *existed);
+
+/*
+** @return e's instance, or ECS_NO_INSTANCE if e has none or is not alive
+**         (dead, stale, null or forged handles all give ECS_NO_INSTANCE).
+*/
+ecs_instance ecs_component_lookup(const ecs_world *w, const ecs_component *c,
+                                  ecs_entity e);
+
+/* Batch lookup (Open Sea): out[k] = ecs_component_lookup(w, c, in[k]). */
+void ecs_component_lookup_n(const ecs_world *w, const ecs_component *c,
+                            const ecs_entity *in, ecs_instance *out, size_t n);
+
+/*
+** Remove e's instance (the last instance moves into its place).
+** @return true if e was alive and had one; false otherwise (a dead owner's
+**         record stays until gc).
+*/
+bool ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e);
+
+/* @return instances stored, records of dead owners included. */
+uint32_t ecs_component_size(const ecs_component *c);
+
+/* @return instances whose owner is alive. O(size): one ecs_alive each. */
+size_t ecs_component_count(const ecs_world *w, const ecs_component *c);
+
+/* @return the owner column: owner of instance i at [i], i in [0, size).
+**         The owner may be dead (check ecs_alive). */
+const ecs_entity *ecs_component_entities(const ecs_component *c);
+
+/*
+** @return the base of field's column, typed by the field's ecs_type
+**         (float *, int32_t *, uint32_t * of refs for "lua" ...), or NULL
+**         while the manager has never held an instance. Valid until the
+**         next add of a new instance, remove or gc.
+** @param field below the field count.
+*/
+void *ecs_component_column(ecs_component *c, uint32_t field);
+
+/*
+** Reclaim records of dead owners.
+** With a finite budget this is Bitsquid's lazy gc: probe random instances,
+** remove dead ones, and stop after 4 live ones in a row or once budget
+** records were reclaimed. budget == SIZE_MAX sweeps every instance.
+** @return how many records were reclaimed.
+*/
+size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget);
+
+/* @return a counter incremented by every structural change (instance
+**         created, reused, removed or reclaimed, columns moved by growth).
+**         Caches of instance numbers or column pointers are stale when it
+**         differs from the value they were built with. */
+uint64_t ecs_component_version(const ecs_component *c);
+
+/*
+** Move up to max dropped lua refs of w into buf (any order).
+** @return how many were moved; call again while it returns max.
+*/
+size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max);
+
+/* @return the number of dropped lua refs waiting to be drained. */
+size_t ecs_dropped_refs(const ecs_world *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

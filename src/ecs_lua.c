@@ -1,0 +1,1159 @@
+/*
+** ecs_lua.c -- the Lua binding: module ecs.core.
+**
+** The only file of the core that includes lua.h. It is thin: it checks
+** arguments, calls the core and converts results. Error policy (STYLE.md):
+** wrong types raise through luaL_argerror/luaL_typeerror; misuse of a valid
+** value raises "<function>: <message>" with the core's fixed message;
+** predicates never raise for a well-formed handle that is dead or null.
+**
+** C state is finished before any Lua API call that can raise, so an error
+** never leaves a world half-changed.
+*/
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "ecs.h"
+#include "ecs_lua.h"
+#include "component.h"
+
+/* ======================================================================
+** Entity handles
+** ==================================================================== */
+
+int ecs_lua_is_entity(lua_State *L, int idx) {
+  uintptr_t v;
+  if (lua_type(L, idx) != LUA_TLIGHTUSERDATA) return 0;
+  v = (uintptr_t)lua_touserdata(L, idx);
+  return (v & ECS_LUA_TAG_MASK) == ECS_LUA_TAG_ENTITY &&
+         (v >> ECS_LUA_TAG_BITS) <= ECS_ID_MASK;
+}
+
+ecs_entity ecs_lua_check_entity(lua_State *L, int idx) {
+  if (!ecs_lua_is_entity(L, idx)) luaL_typeerror(L, idx, "entity");
+  return (ecs_entity)((uintptr_t)lua_touserdata(L, idx) >> ECS_LUA_TAG_BITS);
+}
+
+int ecs_lua_error(lua_State *L, const char *fname, ecs_err err) {
+  return luaL_error(L, "%s: %s", fname, ecs_strerror(err));
+}
+
+#define check_entity ecs_lua_check_entity
+#define push_entity ecs_lua_push_entity
+
+/* ecs.is_entity(v) -> boolean; any value, never raises */
+static int l_is_entity(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_pushboolean(L, ecs_lua_is_entity(L, 1));
+  return 1;
+}
+
+/* ecs.id(e) -> integer */
+static int l_id(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)check_entity(L, 1));
+  return 1;
+}
+
+/* ecs.entity(id) -> handle (no liveness check) */
+static int l_entity(lua_State *L) {
+  lua_Integer id = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, id >= 0 && id <= (lua_Integer)ECS_ID_MASK, 1,
+                "id out of range (0 to 1073741823)");
+  push_entity(L, (ecs_entity)id);
+  return 1;
+}
+
+/* ecs.index(e) -> integer */
+static int l_index(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_entity_index(check_entity(L, 1)));
+  return 1;
+}
+
+/* ecs.generation(e) -> integer */
+static int l_generation(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_entity_generation(check_entity(L, 1)));
+  return 1;
+}
+
+/* ecs.tostring(e) -> "entity(index.generation)" */
+static int l_tostring(lua_State *L) {
+  ecs_entity e = check_entity(L, 1);
+  lua_pushfstring(L, "entity(%d.%d)", (int)ecs_entity_index(e),
+                  (int)ecs_entity_generation(e));
+  return 1;
+}
+
+/* ======================================================================
+** Worlds
+**
+** A world userdata holds the ecs_world pointer (NULL once closed) and has
+** one user value: a table the binding keeps its Lua-side state in
+** (component managers, transform and names objects, systems, Lua values of
+** "lua" fields). Objects that belong to a world (managers, queries) hold
+** the world userdata as their own user value, so the world outlives them
+** and they can see whether it was closed.
+** ==================================================================== */
+
+typedef struct lworld {
+  ecs_world *w;
+} lworld;
+
+static lworld *to_lworld(lua_State *L, int idx) {
+  return (lworld *)luaL_checkudata(L, idx, ECS_LUA_WORLD);
+}
+
+ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
+  lworld *lw = to_lworld(L, idx);
+  if (lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  return lw->w;
+}
+
+/*
+** The fast path used by the world's own methods, which carry the world
+** metatable as upvalue 1: one metatable fetch and a raw compare instead of
+** a registry lookup by name. Anything unusual takes the checked path, which
+** raises the proper error.
+*/
+static ecs_world *check_self(lua_State *L) {
+  lworld *lw = (lworld *)lua_touserdata(L, 1);
+  if (lw != NULL && lua_getmetatable(L, 1)) {
+    int same = lua_rawequal(L, -1, lua_upvalueindex(1));
+    lua_pop(L, 1);
+    if (same && lw->w != NULL) return lw->w;
+  }
+  return ecs_lua_check_world(L, 1);
+}
+
+#define check_world(L, idx) check_self(L)
+
+/*
+** Lua's allocator, passed to the core so that Lua's accounting (and a test
+** host's failing allocator) sees every block the core allocates.
+*/
+static ecs_world *new_core_world(lua_State *L) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  return ecs_world_new(f, ud);
+}
+
+/*
+** ecs.world([options]) -> world
+** The userdata is created closed (w == NULL) with its state table, and only
+** then is the core world allocated, so a memory error at any point leaves
+** nothing to leak: __gc of a closed world does nothing.
+*/
+static int l_world_new(lua_State *L) {
+  lworld *lw;
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+  lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
+  lw->w = NULL;
+  luaL_setmetatable(L, ECS_LUA_WORLD);
+  lua_newtable(L);                                       /* world, state */
+  lua_setiuservalue(L, -2, 1);                           /* world */
+  lw->w = new_core_world(L);
+  if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
+  return 1;
+}
+
+static void components_world_closed(lua_State *L, int widx); /* components section */
+
+/* world:close(); also __gc and __close. Idempotent. */
+static int l_world_close(lua_State *L) {
+  lworld *lw = to_lworld(L, 1);
+  if (lw->w != NULL) {
+    ecs_world *w = lw->w;
+    lw->w = NULL;
+    components_world_closed(L, 1); /* components section */
+    ecs_world_free(w);
+  }
+  return 0;
+}
+
+/* world:create() -> e;  world:create(n) -> { e1, ..., en } */
+static int l_world_create(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  ecs_err err;
+  if (lua_isnoneornil(L, 2)) {
+    ecs_entity e;
+    err = ecs_create(w, &e);
+    if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
+    push_entity(L, e);
+    return 1;
+  } else {
+    lua_Integer n = luaL_checkinteger(L, 2);
+    ecs_entity *buf;
+    luaL_argcheck(L, n >= 0, 2, "count must not be negative");
+    if (n > (lua_Integer)ECS_MAX_ENTITIES)
+      return ecs_lua_error(L, "world:create", ECS_ERR_FULL);
+    /* allocate everything that can raise before creating anything */
+    lua_createtable(L, (int)n, 0);                       /* ..., list */
+    buf = (ecs_entity *)lua_newuserdatauv(L, (size_t)n * sizeof *buf, 0);
+    err = ecs_create_n(w, buf, (size_t)n);
+    if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
+    for (lua_Integer i = 0; i < n; i++) { /* array part is preallocated */
+      push_entity(L, buf[i]);
+      lua_rawseti(L, -3, i + 1);
+    }
+    lua_pop(L, 1);                                       /* ..., list */
+    return 1;
+  }
+}
+
+/*
+** world:destroy(e) -> boolean;  world:destroy({ e1, ... }) -> number
+** A list is checked whole before anything is destroyed.
+*/
+static int l_world_destroy(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2), done = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, i);
+      if (!ecs_lua_is_entity(L, -1))
+        return luaL_error(L, "bad argument #1 to 'destroy' (entity expected "
+                          "at index %d, got %s)", (int)i, luaL_typename(L, -1));
+      lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, i);
+      done += ecs_destroy(w, check_entity(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pushinteger(L, done);
+    return 1;
+  }
+  lua_pushboolean(L, ecs_destroy(w, check_entity(L, 2)));
+  return 1;
+}
+
+/* world:alive(e) -> boolean */
+static int l_world_alive(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  lua_pushboolean(L, ecs_alive(w, check_entity(L, 2)));
+  return 1;
+}
+
+/* world:count() -> live entities */
+static int l_world_count(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_count(check_world(L, 1)));
+  return 1;
+}
+
+/*
+** world:entities() -> iterator over live entities, in index order.
+** Stateless: the control value is the last entity returned, so the loop
+** allocates nothing. Destroying entities during the loop is allowed;
+** entities created during it are visited if they take a higher index.
+*/
+static int l_world_entities_next(lua_State *L) {
+  ecs_world *w = ecs_lua_check_world(L, 1);
+  uint32_t cursor = 0;
+  ecs_entity e;
+  if (!lua_isnil(L, 2)) cursor = ecs_entity_index(check_entity(L, 2)) + 1u;
+  if (!ecs_next_entity(w, &cursor, &e)) return 0;
+  push_entity(L, e);
+  return 1;
+}
+
+static int l_world_entities(lua_State *L) {
+  check_world(L, 1);
+  lua_pushcfunction(L, l_world_entities_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+/* world:check() -> true, or false and the first violated invariant */
+static int l_world_check(lua_State *L) {
+  const char *bad = ecs_world_check(check_world(L, 1));
+  if (bad == NULL) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, bad);
+  return 2;
+}
+
+/* Budget of dead records each manager reclaims per world:update. */
+#define UPDATE_GC_BUDGET 64u
+
+/* world:update([dt]) -- runs a budgeted gc of every manager */
+static int l_world_update(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  luaL_optnumber(L, 2, 0.0);
+  ecs_world_gc(w, UPDATE_GC_BUDGET);
+  ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
+  return 0;
+}
+
+/* world:__tostring() */
+static int l_world_tostring(lua_State *L) {
+  lworld *lw = to_lworld(L, 1);
+  if (lw->w == NULL) lua_pushliteral(L, "ecs.World (closed)");
+  else lua_pushfstring(L, "ecs.World (%p)", (void *)lw);
+  return 1;
+}
+
+/* ======================================================================
+** Component managers and C plugins (components branch, issue #3)
+**
+** world:component(name, schema) creates a core manager (component.h) and
+** its Lua object, a full userdata of class ECS_LUA_COMPONENT:
+**   user value 1: the world userdata (keeps it alive; closed check),
+**   user value 2: { field name = field number } -- names are resolved by
+**                 one table lookup, never by comparing strings.
+** The world's state table holds, under light-userdata keys (no string
+** is created, so nothing there can fail at close or in __gc):
+**   [&components_key] = { name = manager, [1..n] = managers in order },
+**   [&refs_key]       = table of the Lua values of "lua" fields, indexed
+**                       by luaL_ref; the core stores those refs.
+** Values of "lua" fields are thus reachable by Lua's GC while an instance
+** holds them; the core reports the refs of instances it drops, and
+** drain_refs unrefs them after every call that can drop some.
+** ==================================================================== */
+
+static const char components_key = 'c';
+static const char refs_key = 'r';
+static const char plugins_key = 'p';
+
+typedef struct lcomponent {
+  lworld *lw;          /* inside the world userdata (user value 1) */
+  ecs_component *c;    /* NULL until registered */
+  uint32_t nfields, nlua;
+} lcomponent;
+
+/* A converted field value, before it is written to its column. */
+typedef union fvalue {
+  double f;
+  int64_t i;
+  uint32_t ref;
+} fvalue;
+
+/* Unref every dropped lua ref of w; refs is the refs table's index. */
+static void drain_refs_at(lua_State *L, ecs_world *w, int refs) {
+  uint32_t buf[64];
+  size_t n;
+  do {
+    n = ecs_drain_refs(w, buf, sizeof buf / sizeof buf[0]);
+    for (size_t k = 0; k < n; k++) luaL_unref(L, refs, (int)buf[k]);
+  } while (n == sizeof buf / sizeof buf[0]);
+}
+
+/* Push the table under key in the state of the world at widx (or nil). */
+static int push_state_field(lua_State *L, int widx, const void *key) {
+  int t;
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  t = lua_rawgetp(L, -1, key);                            /* state, v */
+  lua_remove(L, -2);                                      /* v */
+  return t;
+}
+
+/* Push the table under key in the world's state, creating it. */
+static void need_state_field(lua_State *L, int widx, const void *key) {
+  if (push_state_field(L, widx, key) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  lua_newtable(L);                                        /* state, t */
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, -3, key);
+  lua_remove(L, -2);                                      /* t */
+}
+
+void ecs_lua_drain_refs(lua_State *L, int world_idx) {
+  lworld *lw = (lworld *)luaL_testudata(L, world_idx, ECS_LUA_WORLD);
+  if (lw == NULL || lw->w == NULL || ecs_dropped_refs(lw->w) == 0) return;
+  world_idx = lua_absindex(L, world_idx);
+  if (push_state_field(L, world_idx, &refs_key) == LUA_TTABLE)
+    drain_refs_at(L, lw->w, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+/*
+** Called by world:close before the core world goes: forget the Lua values
+** of "lua" fields, so they are collectable even while the world userdata
+** or its managers are still referenced. Assigning nil to an existing key
+** never allocates, so this cannot raise (close is also __gc).
+*/
+static void components_world_closed(lua_State *L, int widx) {
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    if (lua_rawgetp(L, -1, &refs_key) != LUA_TNIL) {
+      lua_pushnil(L);
+      lua_rawsetp(L, -3, &refs_key);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/*
+** The manager at idx with its world open. Methods carry the component
+** metatable as upvalue 1, so the usual case is one metatable fetch and a
+** raw compare; anything else takes luaL_checkudata for the proper error.
+*/
+static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+  lcomponent *lc = (lcomponent *)lua_touserdata(L, idx);
+  int same = 0;
+  if (lc != NULL && lua_getmetatable(L, idx)) {
+    same = lua_rawequal(L, -1, lua_upvalueindex(1));
+    lua_pop(L, 1);
+  }
+  if (!same) lc = (lcomponent *)luaL_checkudata(L, idx, ECS_LUA_COMPONENT);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  *w = lc->lw->w;
+  return lc;
+}
+
+/* Push the refs table of the manager at idx (it exists when nlua > 0). */
+static int push_comp_refs(lua_State *L, int idx) {
+  lua_getiuservalue(L, idx, 1);                           /* world */
+  push_state_field(L, lua_gettop(L), &refs_key);          /* world, refs */
+  lua_remove(L, -2);                                      /* refs */
+  return lua_gettop(L);
+}
+
+static void drain_comp(lua_State *L, const lcomponent *lc, ecs_world *w) {
+  if (lc->nlua == 0 || ecs_dropped_refs(w) == 0) return;
+  push_comp_refs(L, 1);
+  drain_refs_at(L, w, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
+                      ecs_err err) {
+  return luaL_error(L, "%s:%s: %s", ecs_component_name(lc->c), fn,
+                    ecs_strerror(err));
+}
+
+/* Inclusive ranges of the integer types, indexed by ecs_type. */
+static const int64_t int_min[ECS_TYPE__COUNT] = {
+  [ECS_I8] = INT8_MIN, [ECS_I16] = INT16_MIN, [ECS_I32] = INT32_MIN,
+  [ECS_I64] = INT64_MIN
+};
+static const int64_t int_max[ECS_TYPE__COUNT] = {
+  [ECS_I8] = INT8_MAX, [ECS_I16] = INT16_MAX, [ECS_I32] = INT32_MAX,
+  [ECS_I64] = INT64_MAX, [ECS_U8] = UINT8_MAX, [ECS_U16] = UINT16_MAX,
+  [ECS_U32] = UINT32_MAX
+};
+
+/*
+** Convert the value at idx for field k (nil and none give zero: 0, false,
+** ecs.null, nil). Numbers must be numbers (no string coercion); integer
+** fields take integral values in range by Lua's own conversion
+** (math.tointeger); an f32 field stores the nearest float, magnitudes
+** beyond FLT_MAX becoming +-inf; bool takes booleans; entity takes
+** handles. Errors name the manager, method and field.
+*/
+static void check_value(lua_State *L, int idx, const lcomponent *lc,
+                        const char *fn, uint32_t k, fvalue *out) {
+  const ecs_field_def *f = ecs_component_field(lc->c, k);
+  int t = lua_type(L, idx);
+  const char *expect;
+  out->i = 0;
+  if (t == LUA_TNIL || t == LUA_TNONE) return;
+  switch (f->type) {
+  case ECS_F32: case ECS_F64:
+    if (t != LUA_TNUMBER) { expect = "a number"; break; }
+    out->f = (double)lua_tonumber(L, idx);
+    if (f->type == ECS_F32) {
+      if (out->f > (double)FLT_MAX) out->f = (double)HUGE_VALF;
+      else if (out->f < -(double)FLT_MAX) out->f = -(double)HUGE_VALF;
+    }
+    return;
+  case ECS_BOOL:
+    if (t != LUA_TBOOLEAN) { expect = "a boolean"; break; }
+    out->i = lua_toboolean(L, idx);
+    return;
+  case ECS_ENTITY:
+    if (!ecs_lua_is_entity(L, idx)) { expect = "an entity"; break; }
+    out->i = (int64_t)ecs_lua_check_entity(L, idx);
+    return;
+  case ECS_LUA:
+    return; /* any value: made a ref by the caller */
+  default: {
+    int isint;
+    lua_Integer v;
+    if (t != LUA_TNUMBER) { expect = "an integer"; break; }
+    v = lua_tointegerx(L, idx, &isint);
+    if (!isint)
+      luaL_error(L, "%s:%s: field '%s' expects an integer, got %s",
+                 ecs_component_name(lc->c), fn, f->name,
+                 lua_tostring(L, idx)); /* a number: converts in place */
+    if ((int64_t)v < int_min[f->type] || (int64_t)v > int_max[f->type])
+      luaL_error(L, "%s:%s: field '%s' (%s) out of range, got %I",
+                 ecs_component_name(lc->c), fn, f->name,
+                 ecs_type_name(f->type), v);
+    out->i = (int64_t)v;
+    return;
+  }
+  }
+  luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
+             ecs_component_name(lc->c), fn, f->name, expect,
+             luaL_typename(L, idx));
+}
+
+static void write_value(ecs_component *c, uint32_t k, ecs_instance i,
+                        const fvalue *v) {
+  void *col = ecs_component_column(c, k);
+  switch (ecs_component_field(c, k)->type) {
+  case ECS_F32: ((float *)col)[i] = (float)v->f; break;
+  case ECS_F64: ((double *)col)[i] = v->f; break;
+  case ECS_I8: ((int8_t *)col)[i] = (int8_t)v->i; break;
+  case ECS_I16: ((int16_t *)col)[i] = (int16_t)v->i; break;
+  case ECS_I32: ((int32_t *)col)[i] = (int32_t)v->i; break;
+  case ECS_I64: ((int64_t *)col)[i] = v->i; break;
+  case ECS_U8: case ECS_BOOL: ((uint8_t *)col)[i] = (uint8_t)v->i; break;
+  case ECS_U16: ((uint16_t *)col)[i] = (uint16_t)v->i; break;
+  case ECS_U32: ((uint32_t *)col)[i] = (uint32_t)v->i; break;
+  case ECS_ENTITY: ((ecs_entity *)col)[i] = (ecs_entity)v->i; break;
+  case ECS_LUA: ((uint32_t *)col)[i] = v->ref; break;
+  default: break;
+  }
+}
+
+/* Push field k of instance i; refs is the refs table's index (or 0). */
+static void push_value(lua_State *L, ecs_component *c, uint32_t k,
+                       ecs_instance i, int refs) {
+  void *col = ecs_component_column(c, k);
+  switch (ecs_component_field(c, k)->type) {
+  case ECS_F32: lua_pushnumber(L, (lua_Number)((float *)col)[i]); break;
+  case ECS_F64: lua_pushnumber(L, (lua_Number)((double *)col)[i]); break;
+  case ECS_I8: lua_pushinteger(L, ((int8_t *)col)[i]); break;
+  case ECS_I16: lua_pushinteger(L, ((int16_t *)col)[i]); break;
+  case ECS_I32: lua_pushinteger(L, ((int32_t *)col)[i]); break;
+  case ECS_I64: lua_pushinteger(L, (lua_Integer)((int64_t *)col)[i]); break;
+  case ECS_U8: lua_pushinteger(L, ((uint8_t *)col)[i]); break;
+  case ECS_U16: lua_pushinteger(L, ((uint16_t *)col)[i]); break;
+  case ECS_U32: lua_pushinteger(L, (lua_Integer)((uint32_t *)col)[i]); break;
+  case ECS_BOOL: lua_pushboolean(L, ((uint8_t *)col)[i] != 0); break;
+  case ECS_ENTITY: push_entity(L, ((ecs_entity *)col)[i]); break;
+  case ECS_LUA: {
+    uint32_t ref = ((uint32_t *)col)[i];
+    if (ref == 0) lua_pushnil(L);
+    else lua_rawgeti(L, refs, (lua_Integer)ref);
+    break;
+  }
+  default: lua_pushnil(L); break;
+  }
+}
+
+/*
+** The field number of the string at idx, or an error naming the field.
+** One raw lookup in the manager's name table (user value 2 of arg 1).
+*/
+static uint32_t check_field(lua_State *L, const lcomponent *lc, int idx,
+                            const char *fn) {
+  int isint;
+  lua_Integer k;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  lua_getiuservalue(L, 1, 2);                             /* names */
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);                                      /* names, k */
+  k = lua_tointegerx(L, -1, &isint);
+  lua_pop(L, 2);
+  if (!isint)
+    luaL_error(L, "%s:%s: unknown field '%s'", ecs_component_name(lc->c), fn,
+               lua_tostring(L, idx));
+  return (uint32_t)k;
+}
+
+/*
+** Shared by add and set: Position:add(e, x, y) or Position:add(e, {x=, y=}).
+** The table form is used when exactly one value is given, it is a table,
+** and the first field is not of type lua (for which a table is a value).
+** Order, so that an error never leaves a half-done change: check the
+** entity and every value; make refs for lua fields (may raise on memory;
+** nothing changed yet); then the core add (on NOMEM the refs are unref'd);
+** then write every column, unref'ing replaced lua values; drain.
+*/
+static int comp_write(lua_State *L, int is_add) {
+  const char *fn = is_add ? "add" : "set";
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  int top = lua_gettop(L), refs = 0, tform;
+  uint32_t nf = lc->nfields;
+  fvalue val[ECS_MAX_FIELDS];
+  int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
+  ecs_instance i = ECS_NO_INSTANCE;
+  bool existed = false;
+  ecs_err err;
+  if (!ecs_alive(w, e)) return comp_error(L, lc, fn, ECS_ERR_DEAD);
+  if (!is_add && (i = ecs_component_lookup(w, lc->c, e)) == ECS_NO_INSTANCE)
+    return comp_error(L, lc, fn, ECS_ERR_MISSING);
+  tform = top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
+          ecs_component_field(lc->c, 0)->type != ECS_LUA;
+  for (uint32_t k = 0; k < nf; k++) src[k] = 0;
+  if (tform) {
+    /* move each named value to the stack, so that refs see it later */
+    luaL_checkstack(L, (int)nf + 4, "too many fields");
+    lua_settop(L, 3 + (int)nf);           /* slots 4..3+nf: values by field */
+    lua_getiuservalue(L, 1, 2);                           /* ..., names */
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {                             /* names, key, v */
+      int isint;
+      lua_Integer k;
+      if (lua_type(L, -2) != LUA_TSTRING)
+        return luaL_error(L, "%s:%s: field names must be strings, got %s",
+                          ecs_component_name(lc->c), fn, luaL_typename(L, -2));
+      lua_pushvalue(L, -2);
+      lua_rawget(L, -4);                                 /* names, key, v, k */
+      k = lua_tointegerx(L, -1, &isint);
+      lua_pop(L, 1);
+      if (!isint)
+        return luaL_error(L, "%s:%s: unknown field '%s'",
+                          ecs_component_name(lc->c), fn, lua_tostring(L, -2));
+      lua_replace(L, 4 + (int)k);                        /* names, key */
+      src[k] = 4 + (int)k;
+    }
+    lua_pop(L, 1);
+  } else {
+    if ((uint32_t)(top - 2) > nf)
+      return luaL_error(L, "%s:%s: too many values (%d fields)",
+                        ecs_component_name(lc->c), fn, (int)nf);
+    for (uint32_t k = 0; k < nf && (int)k + 3 <= top; k++) src[k] = 3 + (int)k;
+  }
+  for (uint32_t k = 0; k < nf; k++) {
+    val[k].i = 0; /* missing: zero, false, ecs.null or nil */
+    if (src[k] != 0) check_value(L, src[k], lc, fn, k, &val[k]);
+  }
+  if (lc->nlua > 0) {
+    refs = push_comp_refs(L, 1);
+    for (uint32_t k = 0; k < nf; k++) {
+      if (ecs_component_field(lc->c, k)->type != ECS_LUA) continue;
+      val[k].ref = 0;
+      if (src[k] == 0 || lua_isnil(L, src[k])) continue;
+      lua_pushvalue(L, src[k]);
+      val[k].ref = (uint32_t)luaL_ref(L, refs);
+    }
+  }
+  if (is_add) {
+    err = ecs_component_add(w, lc->c, e, &i, &existed);
+    if (err != ECS_ERR_OK) {
+      for (uint32_t k = 0; k < nf && refs != 0; k++)
+        if (ecs_component_field(lc->c, k)->type == ECS_LUA && val[k].ref)
+          luaL_unref(L, refs, (int)val[k].ref);
+      return comp_error(L, lc, fn, err);
+    }
+  }
+  for (uint32_t k = 0; k < nf; k++) {
+    if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+      uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+      write_value(lc->c, k, i, &val[k]);
+      if (old != 0) luaL_unref(L, refs, (int)old);
+    } else {
+      write_value(lc->c, k, i, &val[k]);
+    }
+  }
+  if (refs != 0) drain_refs_at(L, w, refs);
+  return 0;
+}
+
+/* Position:add(e, ...) -- creates or overwrites; missing fields are zero */
+static int l_comp_add(lua_State *L) { return comp_write(L, 1); }
+
+/* Position:set(e, ...) -- like add, but e must have the component */
+static int l_comp_set(lua_State *L) { return comp_write(L, 0); }
+
+/* Position:get(e) -> values in schema order, or nothing */
+static int l_comp_get(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_instance i = ecs_component_lookup(w, lc->c, check_entity(L, 2));
+  int refs = 0;
+  if (i == ECS_NO_INSTANCE) return 0;
+  luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
+  if (lc->nlua > 0) refs = push_comp_refs(L, 1);
+  for (uint32_t k = 0; k < lc->nfields; k++) push_value(L, lc->c, k, i, refs);
+  return (int)lc->nfields;
+}
+
+/* Position:field(e, "x") -> value, or nil if e has no Position */
+static int l_comp_field(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  uint32_t k = check_field(L, lc, 3, "field");
+  ecs_instance i = ecs_component_lookup(w, lc->c, e);
+  int refs = 0;
+  if (i == ECS_NO_INSTANCE) {
+    lua_pushnil(L);
+    return 1;
+  }
+  if (ecs_component_field(lc->c, k)->type == ECS_LUA) refs = push_comp_refs(L, 1);
+  push_value(L, lc->c, k, i, refs);
+  return 1;
+}
+
+/* Position:set_field(e, "x", v) -- e must have the component */
+static int l_comp_set_field(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  uint32_t k = check_field(L, lc, 3, "set_field");
+  ecs_instance i;
+  fvalue v;
+  lua_settop(L, 4);
+  if (!ecs_alive(w, e)) return comp_error(L, lc, "set_field", ECS_ERR_DEAD);
+  i = ecs_component_lookup(w, lc->c, e);
+  if (i == ECS_NO_INSTANCE) return comp_error(L, lc, "set_field", ECS_ERR_MISSING);
+  check_value(L, 4, lc, "set_field", k, &v);
+  if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+    int refs = push_comp_refs(L, 1);
+    uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+    v.ref = 0;
+    if (!lua_isnil(L, 4)) {
+      lua_pushvalue(L, 4);
+      v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
+    }
+    write_value(lc->c, k, i, &v);
+    if (old != 0) luaL_unref(L, refs, (int)old);
+    return 0;
+  }
+  write_value(lc->c, k, i, &v);
+  return 0;
+}
+
+/* Position:has(e) -> boolean (false for dead, stale or null handles) */
+static int l_comp_has(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushboolean(L, ecs_component_lookup(w, lc->c, check_entity(L, 2)) !=
+                         ECS_NO_INSTANCE);
+  return 1;
+}
+
+/* Position:remove(e) -> boolean (false if e is dead or had none) */
+static int l_comp_remove(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  bool done = ecs_component_remove(w, lc->c, check_entity(L, 2));
+  drain_comp(L, lc, w);
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+/* Position:count() -> instances whose entity is alive */
+static int l_comp_count(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushinteger(L, (lua_Integer)ecs_component_count(w, lc->c));
+  return 1;
+}
+
+/* Position:size() -> instances stored, dead entities' records included */
+static int l_comp_size(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
+  return 1;
+}
+
+/*
+** Position:gc([budget]) -> records reclaimed. Without a budget every dead
+** record goes; with one, Bitsquid's random probing reclaims at most budget.
+*/
+static int l_comp_gc(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  size_t budget = SIZE_MAX, n;
+  if (!lua_isnoneornil(L, 2)) {
+    lua_Integer b = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, b >= 0, 2, "budget must not be negative");
+    if ((lua_Unsigned)b < SIZE_MAX) budget = (size_t)b;
+  }
+  n = ecs_component_gc(w, lc->c, budget);
+  drain_comp(L, lc, w);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+/* Position:fields() -> { "x:f32", "y:f32" } (the schema, normalised) */
+static int l_comp_fields(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_createtable(L, (int)lc->nfields, 0);
+  for (uint32_t k = 0; k < lc->nfields; k++) {
+    const ecs_field_def *f = ecs_component_field(lc->c, k);
+    lua_pushfstring(L, "%s:%s", f->name, ecs_type_name(f->type));
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  return 1;
+}
+
+/*
+** The iterator of Position:entities(): upvalues manager, position. It
+** walks the instances downwards, so removing the current entity's
+** component (which moves an already visited instance into its place) or
+** adding new ones (appended, so not visited) during the loop is safe.
+*/
+static int l_comp_entities_next(lua_State *L) {
+  lcomponent *lc = (lcomponent *)lua_touserdata(L, lua_upvalueindex(1));
+  ecs_world *w = lc->lw->w;
+  lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+  const ecs_entity *own;
+  if (w == NULL) return luaL_error(L, "attempt to use a closed world");
+  own = ecs_component_entities(lc->c);
+  if (pos > (lua_Integer)ecs_component_size(lc->c))
+    pos = (lua_Integer)ecs_component_size(lc->c);
+  while (pos > 0) {
+    ecs_entity e = own[--pos];
+    if (ecs_alive(w, e)) {
+      lua_pushinteger(L, pos);
+      lua_replace(L, lua_upvalueindex(2));
+      push_entity(L, e);
+      return 1;
+    }
+  }
+  lua_pushinteger(L, 0);
+  lua_replace(L, lua_upvalueindex(2));
+  return 0;
+}
+
+/* Position:entities() -> iterator over entities having it (alive) */
+static int l_comp_entities(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_settop(L, 1);
+  lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
+  lua_pushcclosure(L, l_comp_entities_next, 2);
+  return 1;
+}
+
+/* Position.name, then the methods (upvalue 1) */
+static int l_comp_index(lua_State *L) {
+  if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "name") == 0) {
+    lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
+    if (lc->c == NULL || lc->lw->w == NULL)
+      return luaL_error(L, "attempt to use a closed world");
+    lua_pushstring(L, ecs_component_name(lc->c));
+    return 1;
+  }
+  lua_pushvalue(L, 2);
+  lua_rawget(L, lua_upvalueindex(1));
+  return 1;
+}
+
+static int l_comp_tostring(lua_State *L) {
+  lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    lua_pushliteral(L, "ecs.Component (closed world)");
+  else
+    lua_pushfstring(L, "ecs.Component(%s)", ecs_component_name(lc->c));
+  return 1;
+}
+
+static const luaL_Reg comp_methods[] = {
+  {"add", l_comp_add},
+  {"set", l_comp_set},
+  {"get", l_comp_get},
+  {"field", l_comp_field},
+  {"set_field", l_comp_set_field},
+  {"has", l_comp_has},
+  {"remove", l_comp_remove},
+  {"count", l_comp_count},
+  {"size", l_comp_size},
+  {"gc", l_comp_gc},
+  {"fields", l_comp_fields},
+  {"entities", l_comp_entities},
+  {NULL, NULL}
+};
+
+static void open_components(lua_State *L) {
+  luaL_newmetatable(L, ECS_LUA_COMPONENT);               /* mt */
+  luaL_newlibtable(L, comp_methods);                     /* mt, methods */
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, comp_methods, 1);    /* upvalue 1: the metatable */
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");     /* for the argument sweep */
+  lua_pushcclosure(L, l_comp_index, 1);                  /* mt, __index */
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_comp_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+static bool is_ident(const char *s, size_t len) {
+  if (len == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
+                    (s[0] >= 'A' && s[0] <= 'Z')))
+    return false;
+  for (size_t k = 1; k < len; k++)
+    if (!(s[k] == '_' || (s[k] >= 'a' && s[k] <= 'z') ||
+          (s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9')))
+      return false;
+  return true;
+}
+
+/*
+** world:component(name [, schema]) -> manager
+** schema is a list of "field:type" strings (a bare "field" is f64); nil or
+** absent makes a tag. Everything that can raise (parsing, the Lua objects,
+** the registry entries) happens before the core manager is created; if
+** the core then fails, the registry entries are removed (no allocation).
+*/
+static int l_world_component(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  size_t len, n = 0;
+  const char *name;
+  ecs_field_def *defs;
+  lcomponent *lc;
+  lua_Integer slot;
+  ecs_err err;
+  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  name = lua_tolstring(L, 2, &len);
+  if (len == 0 || strlen(name) != len)
+    return luaL_argerror(L, 2, "invalid component name");
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    n = (size_t)lua_rawlen(L, 3);
+  }
+  lua_settop(L, 3);
+  if (n > ECS_MAX_FIELDS)
+    return luaL_error(L, "world:component: too many fields (limit %d)",
+                      (int)ECS_MAX_FIELDS);
+  if (ecs_manager_find(w, name, NULL) != NULL)
+    return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
+  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
+  lua_createtable(L, (int)n, 0);                          /* 5: field names */
+  lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
+  for (size_t k = 0; k < n; k++) {
+    size_t slen, flen;
+    const char *s, *colon;
+    int type = ECS_F64;
+    if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
+      return luaL_error(L, "world:component: schema entry %d must be a "
+                        "string, got %s", (int)k + 1, luaL_typename(L, -1));
+    s = lua_tolstring(L, -1, &slen);
+    colon = (const char *)memchr(s, ':', slen);
+    flen = colon != NULL ? (size_t)(colon - s) : slen;
+    if (!is_ident(s, flen))
+      return luaL_error(L, "world:component: invalid field name in '%s'", s);
+    lua_pushlstring(L, s, flen);                          /* entry, fname */
+    if (colon != NULL) {
+      type = ecs_type_parse(colon + 1, slen - flen - 1);
+      if (type < 0)
+        return luaL_error(L, "world:component: field '%s' has unknown type "
+                          "'%s'", lua_tostring(L, -1), colon + 1);
+    }
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, 6) != LUA_TNIL)
+      return luaL_error(L, "world:component: duplicate field '%s'",
+                        lua_tostring(L, -2));
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushinteger(L, (lua_Integer)k);
+    lua_rawset(L, 6);                                     /* names[f] = k */
+    defs[k].name = lua_tostring(L, -1);  /* kept alive by table 5 */
+    defs[k].type = (ecs_type)type;
+    lua_rawseti(L, 5, (lua_Integer)k + 1);
+    lua_pop(L, 1);
+  }
+  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc, 2); /* 7: manager */
+  lc->lw = to_lworld(L, 1);
+  lc->c = NULL;
+  lc->nfields = (uint32_t)n;
+  lc->nlua = 0;
+  for (size_t k = 0; k < n; k++) lc->nlua += defs[k].type == ECS_LUA;
+  luaL_setmetatable(L, ECS_LUA_COMPONENT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, 7, 1);
+  lua_pushvalue(L, 6);
+  lua_setiuservalue(L, 7, 2);
+  if (lc->nlua > 0) {
+    need_state_field(L, 1, &refs_key);
+    lua_pop(L, 1);
+  }
+  need_state_field(L, 1, &components_key);                /* 8: registry */
+  slot = (lua_Integer)lua_rawlen(L, 8) + 1;
+  lua_pushvalue(L, 7);
+  lua_rawseti(L, 8, slot);
+  lua_pushvalue(L, 7);
+  lua_setfield(L, 8, name);   /* no metatable: a raw set that may allocate */
+  err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
+  if (err != ECS_ERR_OK) {
+    lc->c = NULL;
+    lua_pushnil(L);
+    lua_setfield(L, 8, name);
+    lua_pushnil(L);
+    lua_rawseti(L, 8, slot);
+    return ecs_lua_error(L, "world:component", err);
+  }
+  lua_pushvalue(L, 7);
+  return 1;
+}
+
+/* world:components() -> list of component managers, in creation order */
+static int l_world_components(lua_State *L) {
+  lua_Integer n;
+  check_world(L, 1);
+  if (push_state_field(L, 1, &components_key) != LUA_TTABLE) {
+    lua_newtable(L);
+    return 1;
+  }
+  n = (lua_Integer)lua_rawlen(L, -1);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, -2, k);
+    lua_rawseti(L, -2, k);
+  }
+  return 1;
+}
+
+/* ----------------------------------------------------------------------
+** C plugins (ecs_lua.h)
+** ------------------------------------------------------------------- */
+
+/* The storage of a plugin object follows this header. */
+typedef union plugin_head {
+  lworld *lw;
+  max_align_t align;
+} plugin_head;
+
+void ecs_lua_plugin_class(lua_State *L, const char *tname,
+                          const luaL_Reg *methods) {
+  if (luaL_newmetatable(L, tname)) {                     /* mt */
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__index");
+    lua_setfield(L, -2, "__methods");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+}
+
+int ecs_lua_plugin_get(lua_State *L, int world_idx, const char *tname) {
+  world_idx = lua_absindex(L, world_idx);
+  ecs_lua_check_world(L, world_idx);
+  if (push_state_field(L, world_idx, &plugins_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  lua_getfield(L, -1, tname);
+  lua_remove(L, -2);
+  return lua_type(L, -1);
+}
+
+void *ecs_lua_plugin_new(lua_State *L, int world_idx, const char *tname,
+                         size_t size) {
+  plugin_head *h;
+  world_idx = lua_absindex(L, world_idx);
+  ecs_lua_check_world(L, world_idx);
+  h = (plugin_head *)lua_newuserdatauv(L, sizeof *h + size, 1);
+  memset(h, 0, sizeof *h + size);
+  h->lw = to_lworld(L, world_idx);
+  luaL_setmetatable(L, tname);
+  lua_pushvalue(L, world_idx);
+  lua_setiuservalue(L, -2, 1);                            /* obj */
+  need_state_field(L, world_idx, &plugins_key);          /* obj, plugins */
+  lua_pushvalue(L, -2);
+  lua_setfield(L, -2, tname);
+  lua_pop(L, 1);                                          /* obj */
+  return h + 1;
+}
+
+void ecs_lua_plugin_detach(lua_State *L, int world_idx, const char *tname) {
+  world_idx = lua_absindex(L, world_idx);
+  if (push_state_field(L, world_idx, &plugins_key) == LUA_TTABLE) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, tname); /* an existing key: no allocation */
+  }
+  lua_pop(L, 1);
+}
+
+void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
+                           ecs_world **w) {
+  plugin_head *h = (plugin_head *)luaL_checkudata(L, idx, tname);
+  if (h->lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  if (w != NULL) *w = h->lw->w;
+  return h + 1;
+}
+
+/* The plugins compiled into ecs.core, loadable as require("ecs.<name>"). */
+int luaopen_ecs_pointmass(lua_State *L);
+int luaopen_ecs_mesh(lua_State *L);
+
+static void preload_plugins(lua_State *L) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_ecs_pointmass);
+  lua_setfield(L, -2, "ecs.pointmass");
+  lua_pushcfunction(L, luaopen_ecs_mesh);
+  lua_setfield(L, -2, "ecs.mesh");
+  lua_pop(L, 1);
+}
+
+/* ===================== end of the components section ================= */
+
+static const luaL_Reg world_methods[] = {
+  {"create", l_world_create},
+  {"destroy", l_world_destroy},
+  {"alive", l_world_alive},
+  {"count", l_world_count},
+  {"entities", l_world_entities},
+  {"update", l_world_update},
+  {"check", l_world_check},
+  {"close", l_world_close},
+  {"component", l_world_component},   /* components section */
+  {"components", l_world_components}, /* components section */
+  {NULL, NULL}
+};
+
+static const luaL_Reg world_meta[] = {
+  {"__gc", l_world_close},
+  {"__close", l_world_close},
+  {"__tostring", l_world_tostring},
+  {NULL, NULL}
+};
+
+static void open_world(lua_State *L) {
+  luaL_newmetatable(L, ECS_LUA_WORLD);                   /* mt */
+  luaL_setfuncs(L, world_meta, 0);
+  luaL_newlibtable(L, world_methods);                    /* mt, methods */
+  lua_pushvalue(L, -2);                                  /* mt, methods, mt */
+  luaL_setfuncs(L, world_methods, 1);  /* upvalue 1: the metatable */
+  lua_setfield(L, -2, "__index");
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+/* ======================================================================
+** Module
+** ==================================================================== */
+
+static const luaL_Reg module_functions[] = {
+  {"is_entity", l_is_entity},
+  {"id", l_id},
+  {"entity", l_entity},
+  {"index", l_index},
+  {"generation", l_generation},
+  {"tostring", l_tostring},
+  {"world", l_world_new},
+  {NULL, NULL}
+};
+
+LUAMOD_API int luaopen_ecs_core(lua_State *L);
+
+LUAMOD_API int luaopen_ecs_core(lua_State *L) {
+  open_world(L);
+  open_components(L);  /* components section */
+  preload_plugins(L);  /* components section */
+  luaL_newlib(L, module_functions);
+  push_entity(L, ECS_NULL);
+  lua_setfield(L, -2, "null");
+  lua_pushinteger(L, (lua_Integer)ECS_MAX_ENTITIES);
+  lua_setfield(L, -2, "MAX_ENTITIES");
+  return 1;
+}

@@ -1,0 +1,27 @@
+# tools/setup.sh -- sourced by test.sh and demo.sh: installs what is missing
+# on a Debian machine (as root, or through sudo) and builds with CMake.
+# Usage: . tools/setup.sh; ecs_install_deps; ecs_build DIR [cmake args...]
+
+ecs_install_deps() {
+  local need=()
+  command -v lua5.4 >/dev/null 2>&1 || need+=(lua5.4)
+  [ -f /usr/include/lua5.4/lua.h ] || need+=(liblua5.4-dev)
+  command -v busted >/dev/null 2>&1 || need+=(lua-busted)
+  command -v cmake >/dev/null 2>&1 || need+=(cmake)
+  command -v cc >/dev/null 2>&1 || need+=(build-essential)
+  command -v luarocks >/dev/null 2>&1 || need+=(luarocks)
+  if [ "${#need[@]}" -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+}
+
+ecs_build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+}
