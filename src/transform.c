@@ -586,6 +586,8 @@ ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   return ECS_ERR_OK;
 }
 
+ecs_world *ecs_transform_world(const ecs_transform *t) { return t->w; }
+
 ecs_transform *ecs_transform_of(const ecs_world *w) {
   const ecs_manager_class *cls;
   void *m = ecs_manager_find(w, "transform", &cls);

@@ -28,7 +28,10 @@
 extern "C" {
 #endif
 
-#define ECS_NO_INSTANCE UINT32_MAX
+#ifndef ECS_NO_INSTANCE /* also in component.h */
+typedef uint32_t ecs_instance;
+#define ECS_NO_INSTANCE ((ecs_instance)UINT32_MAX)
+#endif
 
 /* A local transform: world = parent_world * T(position) R(rotation) S(scale) */
 typedef struct ecs_trs {
@@ -44,6 +47,9 @@ typedef struct ecs_transform ecs_transform;
 ** @return ECS_ERR_EXISTS if w already has one, ECS_ERR_NOMEM.
 */
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out);
+
+/* The world t belongs to. */
+ecs_world *ecs_transform_world(const ecs_transform *t);
 
 /* @return w's transform manager, or NULL if it has none. */
 ecs_transform *ecs_transform_of(const ecs_world *w);
