@@ -101,7 +101,7 @@ TEST(Transform_add_has_remove) {
   CHECK_EQ_INT(ecs_transform_get_world(t, e, m), ECS_ERR_OK);
   CHECK(mat_near(m, id));
   CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_INVALID);
-  bad.rotation[3] = NAN;
+  bad.rotation[3] = (double)NAN;
   CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_INVALID);
   CHECK(!ecs_transform_has(t, f));
   /* rotations are normalized */
@@ -510,7 +510,7 @@ TEST(Transform_batch_matches_single) {
     xyz[0] = 1234;
     CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_INVALID);
     inst[5] = inst[4];
-    xyz[1] = INFINITY;
+    xyz[1] = (double)INFINITY;
     CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_INVALID);
     CHECK_EQ_INT(ecs_transform_get_world(t, e[0], after), 0);
     CHECK(mat_near(before, after));
