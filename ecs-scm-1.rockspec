@@ -25,6 +25,9 @@ build = {
         "src/world.c",
         "src/entity.c",
         "src/component.c",
+        "src/sparse.c", -- transform branch
+        "src/transform.c", -- transform branch
+        "src/names.c", -- transform branch
         "examples/plugins/pointmass.c",
         "examples/plugins/mesh.c",
       },
@@ -32,5 +35,6 @@ build = {
       defines = {},
     },
     ["ecs"] = "lua/ecs/init.lua",
+    ["ecs.message"] = "lua/ecs/message.lua", -- transform branch
   },
 }

@@ -1665,6 +1665,16 @@ static int l_world_index(lua_State *L) {
   return 1;
 }
 
+/*
+** ecs._lightuserdata(n) -> a light userdata with pointer value n: lets
+** specs pass light userdata that are not entity handles (test only).
+*/
+static int l_lightuserdata(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  lua_pushlightuserdata(L, (void *)(uintptr_t)(lua_Unsigned)n);
+  return 1;
+}
+
 /* ================== end of the transform and names section ============ */
 
 static const luaL_Reg world_methods[] = {
@@ -1726,6 +1736,8 @@ LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   preload_plugins(L);  /* components section */
   open_builtins(L);    /* transform branch */
   luaL_newlib(L, module_functions);
+  lua_pushcfunction(L, l_lightuserdata); /* transform branch: test helper */
+  lua_setfield(L, -2, "_lightuserdata");
   push_entity(L, ECS_NULL);
   lua_setfield(L, -2, "null");
   lua_pushinteger(L, (lua_Integer)ECS_MAX_ENTITIES);

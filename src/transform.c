@@ -848,7 +848,6 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     }
     if (!clean_trs(&l, &l)) return ECS_ERR_INVALID;
   }
-  if (t->parent[c] == p && !keep_world) return ECS_ERR_OK; /* nothing moves */
   unlink_row(t, c);
   if (p != NONE) link_row(t, c, p);
   if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
