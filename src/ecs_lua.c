@@ -1408,59 +1408,59 @@ static int l_tr_size(lua_State *L) {
   return 1;
 }
 
-/*
-** Rows of the entities in the list at idx (1..n), into a scratch block
-** owned by Lua (so an error below cannot leak it). Every entry must be an
-** entity with a transform.
-*/
-static uint32_t *batch_rows(lua_State *L, ecs_transform *t, int idx,
-                            lua_Integer n, size_t extra, const char *fn) {
-  uint32_t *rows;
-  if ((size_t)n > (SIZE_MAX - extra) / 32u) luaL_error(L, "transform:%s: too many", fn);
-  rows = (uint32_t *)lua_newuserdatauv(L, (size_t)n * sizeof(uint32_t) + extra, 0);
-  for (lua_Integer k = 0; k < n; k++) {
-    ecs_entity e;
-    lua_rawgeti(L, idx, k + 1);
-    if (!ecs_lua_is_entity(L, -1))
-      luaL_error(L, "transform:%s: entities[%d] is not an entity", fn, (int)(k + 1));
-    e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
-    lua_pop(L, 1);
-    rows[k] = ecs_transform_instance(t, e);
-    if (rows[k] == ECS_NO_INSTANCE)
-      luaL_error(L, "transform:%s: entities[%d] is not alive or has no transform",
-                 fn, (int)(k + 1));
-  }
-  return rows;
+/* The row of the value at the top of the stack, or an error. */
+static uint32_t batch_row(lua_State *L, ecs_transform *t, lua_Integer k,
+                          const char *fn) {
+  ecs_entity e;
+  uint32_t row;
+  if (!ecs_lua_is_entity(L, -1))
+    luaL_error(L, "transform:%s: entities[%d] is not an entity", fn, (int)k);
+  e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
+  row = ecs_transform_instance(t, e);
+  if (row == ECS_NO_INSTANCE)
+    luaL_error(L, "transform:%s: entities[%d] is not alive or has no transform",
+               fn, (int)k);
+  return row;
 }
 
 /*
 ** T:set_local_positions(entities, xs, ys, zs): entities[i] gets local
 ** position xs[i], ys[i], zs[i]; every world matrix below is updated once.
-** All or nothing: everything is read and checked before anything is set.
+** All or nothing: everything is read and checked (into a scratch block
+** owned by Lua, so an error cannot leak it) before anything is set.
 */
 static int l_tr_set_local_positions(lua_State *L) {
   static const char fn[] = "set_local_positions";
+  static const char *const axis[3] = {"xs", "ys", "zs"};
   ecs_transform *t = check_tr(L);
   lua_Integer n;
   uint32_t *rows;
   double *xyz;
+  size_t bytes;
   ecs_err err;
   for (int a = 2; a <= 5; a++) luaL_checktype(L, a, LUA_TTABLE);
+  lua_settop(L, 5);
   n = (lua_Integer)lua_rawlen(L, 2);
-  rows = batch_rows(L, t, 2, n, (size_t)n * 3u * sizeof(double) + sizeof(double), fn);
-  xyz = (double *)(void *)((char *)rows + (((size_t)n * sizeof(uint32_t) + 7u) & ~(size_t)7u));
-  for (int a = 0; a < 3; a++) {
-    for (lua_Integer k = 0; k < n; k++) {
+  if ((size_t)n > SIZE_MAX / 64u) return luaL_error(L, "transform:%s: too many", fn);
+  bytes = (size_t)n * 3u * sizeof(double);
+  xyz = (double *)lua_newuserdatauv(L, bytes + (size_t)n * sizeof(uint32_t), 0);
+  rows = (uint32_t *)(void *)((char *)xyz + bytes);
+  for (lua_Integer k = 0; k < n; k++) {     /* one pass: 4 reads, 1 pop */
+    lua_rawgeti(L, 2, k + 1);
+    lua_rawgeti(L, 3, k + 1);
+    lua_rawgeti(L, 4, k + 1);
+    lua_rawgeti(L, 5, k + 1);               /* ..., e, x, y, z */
+    for (int a = 0; a < 3; a++) {
       int isnum;
-      double v;
-      lua_rawgeti(L, 3 + a, k + 1);
-      v = (double)lua_tonumberx(L, -1, &isnum);
-      lua_pop(L, 1);
+      double v = (double)lua_tonumberx(L, a - 3, &isnum);
       if (!isnum || !isfinite(v))
-        luaL_error(L, "transform:%s: %s[%d] is not a finite number", fn,
-                   a == 0 ? "xs" : a == 1 ? "ys" : "zs", (int)(k + 1));
+        luaL_error(L, "transform:%s: %s[%d] is not a finite number", fn, axis[a],
+                   (int)(k + 1));
       xyz[3 * k + a] = v;
     }
+    lua_pop(L, 3);
+    rows[k] = batch_row(L, t, k + 1, fn);
+    lua_pop(L, 1);
   }
   err = ecs_transform_set_positions(t, rows, xyz, (size_t)n);
   if (err != ECS_ERR_OK) return tr_fail(L, fn, err);
@@ -1476,7 +1476,6 @@ static int l_tr_world_positions(lua_State *L) {
   static const char fn[] = "world_positions";
   ecs_transform *t = check_tr(L);
   lua_Integer n;
-  uint32_t *rows;
   luaL_checktype(L, 2, LUA_TTABLE);
   n = (lua_Integer)lua_rawlen(L, 2);
   lua_settop(L, 5);
@@ -1488,9 +1487,11 @@ static int l_tr_world_positions(lua_State *L) {
       luaL_checktype(L, a, LUA_TTABLE);
     }
   }
-  rows = batch_rows(L, t, 2, n, 0, fn);
   for (lua_Integer k = 0; k < n; k++) {
-    const double *m = ecs_transform_world_at(t, rows[k]);
+    const double *m;
+    lua_rawgeti(L, 2, k + 1);
+    m = ecs_transform_world_at(t, batch_row(L, t, k + 1, fn));
+    lua_pop(L, 1);
     lua_pushnumber(L, (lua_Number)m[12]);
     lua_rawseti(L, 3, k + 1);
     lua_pushnumber(L, (lua_Number)m[13]);

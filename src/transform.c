@@ -911,6 +911,64 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
   return done;
 }
 
+/*
+** Reorder every row depth first (pre-order, roots in row order, dead rows
+** included): parents before children and each subtree contiguous, so
+** propagation walks memory forward. A new buffer and an old -> new table
+** are allocated first; on failure nothing changed.
+*/
+ecs_err ecs_transform_sort(ecs_transform *t) {
+  uint32_t n = t->n, k = 0, *newpos;
+  void *nb;
+  ecs_transform old = *t;
+  if (n == 0) return ECS_ERR_OK;
+  newpos = (uint32_t *)ecsi_realloc(t->w, NULL, 0, (size_t)n * sizeof *newpos);
+  if (newpos == NULL) return ECS_ERR_NOMEM;
+  nb = ecsi_realloc(t->w, NULL, 0, t->buf_size);
+  if (nb == NULL) {
+    ecsi_free(t->w, newpos, (size_t)n * sizeof *newpos);
+    return ECS_ERR_NOMEM;
+  }
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t c;
+    if (old.parent[r] != NONE) continue;
+    newpos[r] = k++;
+    c = old.first_child[r];
+    while (c != NONE) {
+      newpos[c] = k++;
+      if (old.first_child[c] != NONE) {
+        c = old.first_child[c];
+        continue;
+      }
+      while (old.next_sibling[c] == NONE) {
+        c = old.parent[c];
+        if (c == r) break;
+      }
+      if (c == r) break;
+      c = old.next_sibling[c];
+    }
+  }
+  set_columns(t, nb, t->cap + 1u);
+#define REMAP(v) ((v) == NONE ? NONE : newpos[v])
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t d = newpos[i];
+    memcpy(t->world[d], old.world[i], sizeof t->world[d]);
+    t->local[d] = old.local[i];
+    t->entity[d] = old.entity[i];
+    t->mark[d] = old.mark[i];
+    t->parent[d] = REMAP(old.parent[i]);
+    t->first_child[d] = REMAP(old.first_child[i]);
+    t->next_sibling[d] = REMAP(old.next_sibling[i]);
+    t->prev_sibling[d] = REMAP(old.prev_sibling[i]);
+    ecsi_sparse_set(&t->map, ecs_entity_index(old.entity[i]), d);
+  }
+#undef REMAP
+  ecsi_free(t->w, old.buf, old.buf_size);
+  ecsi_free(t->w, newpos, (size_t)n * sizeof *newpos);
+  t->buf = nb;
+  return ECS_ERR_OK;
+}
+
 void ecs_transform_set_parent_first(ecs_transform *t, bool on) {
   t->parent_first = on;
 }

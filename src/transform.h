@@ -156,6 +156,14 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e);
 */
 void ecs_transform_set_parent_first(ecs_transform *t, bool on);
 
+/*
+** Reorder all rows depth first (parents before children, every subtree
+** contiguous), which the swap trick alone cannot achieve for rows added in
+** random order. O(rows); allocates a second buffer for the copy.
+** @return ECS_ERR_NOMEM (then nothing changed).
+*/
+ecs_err ecs_transform_sort(ecs_transform *t);
+
 /* Reclaim up to budget dead rows (also run by ecs_world_gc). */
 size_t ecs_transform_gc(ecs_transform *t, size_t budget);
 

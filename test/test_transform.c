@@ -623,6 +623,59 @@ TEST(Transform_random_edits_keep_invariants) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/* sort: depth-first order, links and map remapped, worlds unchanged. */
+TEST(Transform_sort_orders_depth_first) {
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_entity e[200];
+  double before[200][16];
+  uint32_t seed = 99;
+  CHECK(w != NULL);
+  ecs_transform_set_parent_first(t, false);
+  for (int k = 0; k < 200; k++) {
+    ecs_trs l = trs(k, 1, 0, 0, 0, 0.01 * k, 1, 1, 1, 1);
+    CHECK((e[k] = make(w, t, &l)) != ECS_NULL);
+  }
+  for (int k = 1; k < 200; k++) {
+    ecs_err err = ecs_transform_set_parent(t, e[k], e[rnd(&seed) % 200], false);
+    CHECK(err == ECS_ERR_OK || err == ECS_ERR_CYCLE);
+  }
+  CHECK(ecs_destroy(w, e[7]) && ecs_destroy(w, e[100])); /* dead rows too */
+  for (int k = 0; k < 200; k++)
+    if (ecs_alive(w, e[k])) CHECK_EQ_INT(ecs_transform_get_world(t, e[k], before[k]), 0);
+  CHECK_EQ_INT(ecs_transform_sort(t), ECS_ERR_OK);
+  CHECK_WORLD(w);
+  for (int k = 0; k < 200; k++) {
+    double m[16];
+    uint32_t i = ecs_transform_instance(t, e[k]);
+    if (!ecs_alive(w, e[k])) continue;
+    CHECK_EQ_INT(ecs_transform_get_world(t, e[k], m), 0);
+    CHECK(mat_near(m, before[k]));
+    if (ecs_transform_parent(t, e[k]) != ECS_NULL)
+      CHECK(ecs_transform_instance(t, ecs_transform_parent(t, e[k])) < i);
+  }
+  CHECK_EQ_INT(ecs_transform_set_position(t, e[0], 5, 5, 5), 0);
+  CHECK_WORLD(w);
+  ecs_world_gc(w, SIZE_MAX);
+  CHECK_WORLD(w);
+  /* out of memory: nothing changes */
+  {
+    uint32_t i0 = ecs_transform_instance(t, e[1]);
+    for (long off = 1; off <= 2; off++) {
+      long blocks = a.blocks;
+      a.fail_at = a.calls + off;
+      CHECK_EQ_INT(ecs_transform_sort(t), ECS_ERR_NOMEM);
+      a.fail_at = 0;
+      CHECK_EQ_INT(a.blocks, blocks);
+      CHECK_EQ_INT(ecs_transform_instance(t, e[1]), i0);
+      CHECK_WORLD(w);
+    }
+  }
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 /* One scenario; @return 1 when it ran to the end. */
 static int oom_script(ecs_world *w, ecs_transform *t) {
   ecs_entity e[40];
@@ -693,6 +746,7 @@ static const test_case cases[] = {
   CASE(Transform_batch_matches_single),
   CASE(Transform_parent_first_swap),
   CASE(Transform_random_edits_keep_invariants),
+  CASE(Transform_sort_orders_depth_first),
   CASE(Transform_oom_at_every_allocation),
 };
 
