@@ -1018,7 +1018,13 @@ static int l_world_components(lua_State *L) {
 /* The storage of a plugin object follows this header. */
 typedef union plugin_head {
   lworld *lw;
-  max_align_t align;
+  /* Lua aligns userdata like LUAI_MAXALIGN (double, void *, lua_Integer,
+  ** long), not max_align_t: a 16-byte member made UBSan report misaligned
+  ** access (fix from the transform branch) */
+  double d;
+  void *p;
+  lua_Integer i;
+  long l;
 } plugin_head;
 
 void ecs_lua_plugin_class(lua_State *L, const char *tname,
