@@ -1474,6 +1474,60 @@ static int l_tr_set_local_positions(lua_State *L) {
 }
 
 /*
+** T:set_local_rotations(entities, xs, ys, zs, ws) and
+** T:set_local_scales(entities, xs, ys, zs): like set_local_positions
+** (checked first, all or nothing, one propagation), through
+** ecs_transform_set_locals. Rotations are normalized.
+*/
+static int tr_batch_locals(lua_State *L, int rotation, const char *fn) {
+  static const char *const axis[4] = {"xs", "ys", "zs", "ws"};
+  ecs_transform *t = check_tr(L);
+  int na = rotation ? 4 : 3;
+  lua_Integer n;
+  uint32_t *rows;
+  ecs_trs *locals;
+  ecs_err err;
+  for (int a = 2; a <= 2 + na; a++) luaL_checktype(L, a, LUA_TTABLE);
+  lua_settop(L, 2 + na);
+  n = (lua_Integer)lua_rawlen(L, 2);
+  if ((size_t)n > SIZE_MAX / 128u) return luaL_error(L, "transform:%s: too many", fn);
+  locals = (ecs_trs *)lua_newuserdatauv(L, (size_t)n * (sizeof *locals + sizeof *rows), 0);
+  rows = (uint32_t *)(void *)(locals + n);
+  for (lua_Integer k = 0; k < n; k++) {
+    double v[4];
+    ecs_entity e;
+    for (int a = 0; a < na; a++) {
+      int isnum;
+      lua_rawgeti(L, 3 + a, k + 1);
+      v[a] = (double)lua_tonumberx(L, -1, &isnum);
+      lua_pop(L, 1);
+      if (!isnum || !isfinite(v[a]))
+        luaL_error(L, "transform:%s: %s[%d] is not a finite number", fn, axis[a],
+                   (int)(k + 1));
+    }
+    if (rotation) check_quat(L, v, fn);
+    lua_rawgeti(L, 2, k + 1);
+    rows[k] = batch_row(L, t, k + 1, fn);
+    e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
+    lua_pop(L, 1);
+    ecs_transform_get_local(t, e, &locals[k]); /* cannot fail: e has a row */
+    if (rotation) memcpy(locals[k].rotation, v, sizeof locals[k].rotation);
+    else memcpy(locals[k].scale, v, sizeof locals[k].scale);
+  }
+  err = ecs_transform_set_locals(t, rows, locals, (size_t)n);
+  if (err != ECS_ERR_OK) return tr_fail(L, fn, err);
+  return 0;
+}
+
+static int l_tr_set_local_rotations(lua_State *L) {
+  return tr_batch_locals(L, 1, "set_local_rotations");
+}
+
+static int l_tr_set_local_scales(lua_State *L) {
+  return tr_batch_locals(L, 0, "set_local_scales");
+}
+
+/*
 ** T:world_positions(entities [, xs, ys, zs]) -> xs, ys, zs: the world
 ** positions of the entities, written into the given tables (new ones when
 ** absent).
@@ -1532,6 +1586,8 @@ static const luaL_Reg tr_methods[] = {
   {"children", l_tr_children},
   {"destroy_tree", l_tr_destroy_tree},
   {"set_local_positions", l_tr_set_local_positions},
+  {"set_local_rotations", l_tr_set_local_rotations},
+  {"set_local_scales", l_tr_set_local_scales},
   {"world_positions", l_tr_world_positions},
   {"gc", l_tr_gc},
   {"size", l_tr_size},
