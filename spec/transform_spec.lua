@@ -409,8 +409,11 @@ describe("world.transform", function()
     for i = 2, 100 do T:set_parent(es[i], es[i // 2]) end
     for i = 1, 100, 3 do w:destroy(es[i]) end
     assert.equals(100, T:size())
+    assert.equals(0, T:gc(0))
+    assert.matches("budget must not be negative", select(2, pcall(T.gc, T, -1)))
+    assert.equals(2, T:gc(2))
     w:update(0)
-    assert.is_true(T:size() < 100)
+    assert.is_true(T:size() < 98)
     T:gc()
     assert.equals(66, T:size())
     local ok, bad = w:check()

@@ -1399,12 +1399,19 @@ static int l_tr_destroy_tree(lua_State *L) {
   return 1;
 }
 
+/* An optional gc budget as component gc takes it: none = everything. */
+static size_t gc_budget(lua_State *L, int idx) {
+  lua_Integer b;
+  if (lua_isnoneornil(L, idx)) return SIZE_MAX;
+  b = luaL_checkinteger(L, idx);
+  luaL_argcheck(L, b >= 0, idx, "budget must not be negative");
+  return (lua_Unsigned)b < SIZE_MAX ? (size_t)b : SIZE_MAX;
+}
+
 /* T:gc([budget]) -> rows reclaimed */
 static int l_tr_gc(lua_State *L) {
   ecs_transform *t = check_tr(L);
-  lua_Integer b = luaL_optinteger(L, 2, -1);
-  size_t budget = b < 0 ? SIZE_MAX : (size_t)b;
-  lua_pushinteger(L, (lua_Integer)ecs_transform_gc(t, budget));
+  lua_pushinteger(L, (lua_Integer)ecs_transform_gc(t, gc_budget(L, 2)));
   return 1;
 }
 
@@ -1643,8 +1650,7 @@ static int l_nm_find(lua_State *L) {
 /* names:gc([budget]) -> records reclaimed */
 static int l_nm_gc(lua_State *L) {
   ecs_names *m = check_names(L);
-  lua_Integer b = luaL_optinteger(L, 2, -1);
-  lua_pushinteger(L, (lua_Integer)ecs_names_gc(m, b < 0 ? SIZE_MAX : (size_t)b));
+  lua_pushinteger(L, (lua_Integer)ecs_names_gc(m, gc_budget(L, 2)));
   return 1;
 }
 
