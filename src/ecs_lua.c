@@ -12,7 +12,6 @@
 */
 #include <float.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -433,6 +432,18 @@ static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
                     ecs_strerror(err));
 }
 
+/* The type name luaL_typeerror would use: __name, or the basic type. */
+static const char *value_type_name(lua_State *L, int idx) {
+  const char *name;
+  if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
+    name = lua_tostring(L, -1); /* kept alive by the metatable */
+    lua_pop(L, 1);
+    return name;
+  }
+  if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) return "light userdata";
+  return luaL_typename(L, idx);
+}
+
 /* Inclusive ranges of the integer types, indexed by ecs_type. */
 static const int64_t int_min[ECS_TYPE__COUNT] = {
   [ECS_I8] = INT8_MIN, [ECS_I16] = INT16_MIN, [ECS_I32] = INT32_MIN,
@@ -497,7 +508,7 @@ static void check_value(lua_State *L, int idx, const lcomponent *lc,
   }
   luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
              ecs_component_name(lc->c), fn, f->name, expect,
-             luaL_typename(L, idx));
+             value_type_name(L, idx));
 }
 
 static void write_value(ecs_component *c, uint32_t k, ecs_instance i,
@@ -1013,10 +1024,16 @@ static int l_world_components(lua_State *L) {
 ** C plugins (ecs_lua.h)
 ** ------------------------------------------------------------------- */
 
-/* The storage of a plugin object follows this header. */
+/*
+** The storage of a plugin object follows this header. Lua aligns userdata
+** blocks for LUAI_MAXALIGN (a pointer, a double, a lua_Integer), so the
+** header is padded to that, not to max_align_t.
+*/
 typedef union plugin_head {
   lworld *lw;
-  max_align_t align;
+  double d;
+  lua_Integer i;
+  void *p;
 } plugin_head;
 
 void ecs_lua_plugin_class(lua_State *L, const char *tname,
