@@ -393,18 +393,27 @@ static void components_world_closed(lua_State *L, int widx) {
 }
 
 /*
-** The manager at idx with its world open. Methods carry the component
-** metatable as upvalue 1, so the usual case is one metatable fetch and a
-** raw compare; anything else takes luaL_checkudata for the proper error.
+** Each manager has its own metatable (so that its __index table can hold
+** its name next to the methods, and a method call is one table lookup);
+** every such metatable carries comp_marker = true and __name
+** "ecs.Component". to_comp accepts exactly those userdata.
 */
-static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+static const char comp_marker = 'm';
+
+static lcomponent *to_comp(lua_State *L, int idx) {
   lcomponent *lc = (lcomponent *)lua_touserdata(L, idx);
-  int same = 0;
-  if (lc != NULL && lua_getmetatable(L, idx)) {
-    same = lua_rawequal(L, -1, lua_upvalueindex(1));
-    lua_pop(L, 1);
+  int ok = 0;
+  if (lc != NULL && lua_type(L, idx) == LUA_TUSERDATA && lua_getmetatable(L, idx)) {
+    ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
+    lua_pop(L, 2);
   }
-  if (!same) lc = (lcomponent *)luaL_checkudata(L, idx, ECS_LUA_COMPONENT);
+  if (!ok) luaL_typeerror(L, idx, ECS_LUA_COMPONENT);
+  return lc;
+}
+
+/* The manager at idx with its world open. */
+static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+  lcomponent *lc = to_comp(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
     luaL_error(L, "attempt to use a closed world");
   *w = lc->lw->w;
@@ -839,22 +848,8 @@ static int l_comp_entities(lua_State *L) {
   return 1;
 }
 
-/* Position.name, then the methods (upvalue 1) */
-static int l_comp_index(lua_State *L) {
-  if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "name") == 0) {
-    lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
-    if (lc->c == NULL || lc->lw->w == NULL)
-      return luaL_error(L, "attempt to use a closed world");
-    lua_pushstring(L, ecs_component_name(lc->c));
-    return 1;
-  }
-  lua_pushvalue(L, 2);
-  lua_rawget(L, lua_upvalueindex(1));
-  return 1;
-}
-
 static int l_comp_tostring(lua_State *L) {
-  lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
+  lcomponent *lc = to_comp(L, 1);
   if (lc->c == NULL || lc->lw->w == NULL)
     lua_pushliteral(L, "ecs.Component (closed world)");
   else
@@ -878,20 +873,47 @@ static const luaL_Reg comp_methods[] = {
   {NULL, NULL}
 };
 
+/*
+** The registry metatable ECS_LUA_COMPONENT only holds what every manager's
+** own metatable copies: the methods table (__methods) and __tostring.
+*/
 static void open_components(lua_State *L) {
   luaL_newmetatable(L, ECS_LUA_COMPONENT);               /* mt */
-  luaL_newlibtable(L, comp_methods);                     /* mt, methods */
-  lua_pushvalue(L, -2);
-  luaL_setfuncs(L, comp_methods, 1);    /* upvalue 1: the metatable */
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "__methods");     /* for the argument sweep */
-  lua_pushcclosure(L, l_comp_index, 1);                  /* mt, __index */
-  lua_setfield(L, -2, "__index");
+  luaL_newlib(L, comp_methods);                          /* mt, methods */
+  lua_setfield(L, -2, "__methods");
   lua_pushcfunction(L, l_comp_tostring);
   lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+/* Push a new metatable for a manager named name. */
+static void push_comp_metatable(lua_State *L, const char *name) {
+  int base, index;
+  lua_createtable(L, 0, 8);                              /* mt */
+  luaL_getmetatable(L, ECS_LUA_COMPONENT);               /* mt, base */
+  base = lua_gettop(L);
+  lua_createtable(L, 0, 16);                             /* mt, base, index */
+  index = lua_gettop(L);
+  lua_getfield(L, base, "__methods");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                 /* copy the methods */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, index);
+  }
+  lua_setfield(L, base - 1, "__methods");  /* mt.__methods = methods */
+  lua_pushstring(L, name);
+  lua_setfield(L, index, "name");
+  lua_setfield(L, base - 1, "__index");
+  lua_getfield(L, base, "__tostring");
+  lua_setfield(L, base - 1, "__tostring");
+  lua_pop(L, 1);                                         /* mt */
+  lua_pushliteral(L, ECS_LUA_COMPONENT);
+  lua_setfield(L, -2, "__name");
   lua_pushliteral(L, "locked");
   lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, -2, &comp_marker);
 }
 
 static bool is_ident(const char *s, size_t len) {
@@ -975,7 +997,8 @@ static int l_world_component(lua_State *L) {
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
   for (size_t k = 0; k < n; k++) lc->nlua += defs[k].type == ECS_LUA;
-  luaL_setmetatable(L, ECS_LUA_COMPONENT);
+  push_comp_metatable(L, name);
+  lua_setmetatable(L, 7);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, 7, 1);
   lua_pushvalue(L, 6);
