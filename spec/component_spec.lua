@@ -362,7 +362,8 @@ describe("ecs.Component", function()
     end)
 
     it("checks the gc budget", function()
-      assert.matches("bad argument #1 to 'gc' (budget must not be negative)", err_of(function() return P:gc(-1) end), 1, true)
+      assert.matches("bad argument #1 to 'gc' (budget must not be negative)",
+        err_of(function() return P:gc(-1) end), 1, true)
       assert.matches("number has no integer representation", err_of(P.gc, P, 1.5), 1, true)
       assert.matches("number expected, got string", err_of(P.gc, P, "x"), 1, true)
       assert.equals(0, P:gc(math.maxinteger))
