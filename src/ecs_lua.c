@@ -310,7 +310,7 @@ static int l_world_tostring(lua_State *L) {
 **                 one table lookup, never by comparing strings.
 ** The world's state table holds, under light-userdata keys (no string
 ** is created, so nothing there can fail at close or in __gc):
-**   [&components_key] = { name = manager, [1..n] = managers in order },
+**   [&components_key] = { [1..n] = managers in creation order },
 **   [&refs_key]       = table of the Lua values of "lua" fields, indexed
 **                       by luaL_ref; the core stores those refs.
 ** Values of "lua" fields are thus reachable by Lua's GC while an instance
@@ -586,12 +586,32 @@ static uint32_t check_field(lua_State *L, const lcomponent *lc, int idx,
 }
 
 /*
+** Making refs for lua fields may raise (a memory error growing the refs
+** table) after some were made: make_refs runs under lua_pcall and records
+** its progress in a ref_job, so the caller can unref them and re-raise.
+*/
+typedef struct ref_job {
+  uint32_t field[ECS_MAX_FIELDS], ref[ECS_MAX_FIELDS];
+  int n, done;
+} ref_job;
+
+static int make_refs(lua_State *L) { /* job, refs, v1..vn */
+  ref_job *job = (ref_job *)lua_touserdata(L, 1);
+  for (int k = 0; k < job->n; k++) {
+    lua_pushvalue(L, 3 + k);
+    job->ref[k] = (uint32_t)luaL_ref(L, 2);
+    job->done = k + 1;
+  }
+  return 0;
+}
+
+/*
 ** Shared by add and set: Position:add(e, x, y) or Position:add(e, {x=, y=}).
 ** The table form is used when exactly one value is given, it is a table,
 ** and the first field is not of type lua (for which a table is a value).
 ** Order, so that an error never leaves a half-done change: check the
-** entity and every value; make refs for lua fields (may raise on memory;
-** nothing changed yet); then the core add (on NOMEM the refs are unref'd);
+** entity and every value; make refs for lua fields (all or none); then the
+** core add (on NOMEM the refs are unref'd);
 ** then write every column, unref'ing replaced lua values; drain.
 */
 static int comp_write(lua_State *L, int is_add) {
@@ -646,14 +666,25 @@ static int comp_write(lua_State *L, int is_add) {
     if (src[k] != 0) check_value(L, src[k], lc, fn, k, &val[k]);
   }
   if (lc->nlua > 0) {
+    ref_job job;
+    job.n = job.done = 0;
     refs = push_comp_refs(L, 1);
+    luaL_checkstack(L, (int)lc->nlua + 3, "too many fields");
+    lua_pushcfunction(L, make_refs);          /* light: no allocation */
+    lua_pushlightuserdata(L, &job);
+    lua_pushvalue(L, refs);
     for (uint32_t k = 0; k < nf; k++) {
       if (ecs_component_field(lc->c, k)->type != ECS_LUA) continue;
       val[k].ref = 0;
       if (src[k] == 0 || lua_isnil(L, src[k])) continue;
+      job.field[job.n++] = k;
       lua_pushvalue(L, src[k]);
-      val[k].ref = (uint32_t)luaL_ref(L, refs);
     }
+    if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
+      for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      return lua_error(L);                    /* the same error object */
+    }
+    for (int k = 0; k < job.n; k++) val[job.field[k]].ref = job.ref[k];
   }
   if (is_add) {
     err = ecs_component_add(w, lc->c, e, &i, &existed);
@@ -1010,16 +1041,12 @@ static int l_world_component(lua_State *L) {
   need_state_field(L, 1, &components_key);                /* 8: registry */
   slot = (lua_Integer)lua_rawlen(L, 8) + 1;
   lua_pushvalue(L, 7);
-  lua_rawseti(L, 8, slot);
-  lua_pushvalue(L, 7);
-  lua_setfield(L, 8, name);   /* no metatable: a raw set that may allocate */
+  lua_rawseti(L, 8, slot);    /* the last thing that may raise */
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
   if (err != ECS_ERR_OK) {
     lc->c = NULL;
     lua_pushnil(L);
-    lua_setfield(L, 8, name);
-    lua_pushnil(L);
-    lua_rawseti(L, 8, slot);
+    lua_rawseti(L, 8, slot);  /* an existing key: no allocation */
     return ecs_lua_error(L, "world:component", err);
   }
   lua_pushvalue(L, 7);
