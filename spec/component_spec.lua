@@ -384,6 +384,19 @@ describe("ecs.Component", function()
       assert.equals("ecs.Component (closed world)", tostring(Q))
     end)
 
+    it("names the type of non-entity light userdata and foreign objects", function()
+      local lud = debug.upvalueid(function() return P end, 1)
+      assert.matches("bad argument #1 to 'has' (entity expected, got light userdata)",
+        err_of(function() return P:has(lud) end), 1, true)
+      assert.matches("bad argument #1 to 'get' (entity expected, got FILE*)",
+        err_of(function() return P:get(io.stdout) end), 1, true)
+      local C = w:component("C", { "t:entity", "s:lua" })
+      assert.matches("C:add: field 't' expects an entity, got light userdata",
+        err_of(C.add, C, e, lud), 1, true)
+      C:add(e, nil, lud) -- any value in a lua field
+      assert.equals(lud, C:field(e, "s"))
+    end)
+
     it("reports a bad self", function()
       assert.matches("ecs.Component expected, got table", err_of(P.get, {}, e), 1, true)
       assert.matches("ecs.Component expected, got ecs.World", err_of(P.get, w, e), 1, true)
@@ -404,6 +417,12 @@ describe("ecs.Component", function()
     it("survives every junk value in every position of every method", function()
       local M = w:component("Mixed", { "a:f32", "b:i8", "c:bool", "d:entity", "e:lua" })
       local values, other = junk.values(w)
+      -- also: a light userdata that is not an entity, another world's manager
+      local lud = debug.upvalueid(function() return M end, 1)
+      assert.equals("userdata", type(lud))
+      assert.is_false(ecs.is_entity(lud))
+      values[#values + 1] = { "light userdata", lud }
+      values[#values + 1] = { "other world's manager", other:component("Mixed", { "a" }) }
       local calls = 0
       local methods = debug.getmetatable(M).__methods
       for name, f in pairs(methods) do
