@@ -685,6 +685,19 @@ static int comp_write(lua_State *L, int is_add) {
       return lua_error(L);                    /* the same error object */
     }
     for (int k = 0; k < job.n; k++) val[job.field[k]].ref = job.ref[k];
+    /* making refs allocates, and a GC step may run finalizers that change
+    ** the world (or close it): look everything up again */
+    err = ECS_ERR_OK;
+    if (lc->lw->w == NULL) err = ECS_ERR_INVALID;
+    else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
+    else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
+      err = ECS_ERR_MISSING;
+    if (err != ECS_ERR_OK) {
+      for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      if (err == ECS_ERR_INVALID) return luaL_error(L, "attempt to use a closed world");
+      return comp_error(L, lc, fn, err);
+    }
+    w = lc->lw->w;
   }
   if (is_add) {
     err = ecs_component_add(w, lc->c, e, &i, &existed);
@@ -718,11 +731,14 @@ static int l_comp_set(lua_State *L) { return comp_write(L, 0); }
 static int l_comp_get(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = check_comp(L, 1, &w);
-  ecs_instance i = ecs_component_lookup(w, lc->c, check_entity(L, 2));
+  ecs_entity e = check_entity(L, 2);
+  ecs_instance i;
   int refs = 0;
-  if (i == ECS_NO_INSTANCE) return 0;
   luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
   if (lc->nlua > 0) refs = push_comp_refs(L, 1);
+  /* nothing below allocates, so i stays valid while values are pushed */
+  i = ecs_component_lookup(w, lc->c, e);
+  if (i == ECS_NO_INSTANCE) return 0;
   for (uint32_t k = 0; k < lc->nfields; k++) push_value(L, lc->c, k, i, refs);
   return (int)lc->nfields;
 }
@@ -759,12 +775,21 @@ static int l_comp_set_field(lua_State *L) {
   check_value(L, 4, lc, "set_field", k, &v);
   if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
     int refs = push_comp_refs(L, 1);
-    uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+    uint32_t old;
     v.ref = 0;
     if (!lua_isnil(L, 4)) {
       lua_pushvalue(L, 4);
       v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
+      /* a GC step during luaL_ref may have run finalizers: look again */
+      if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
+          (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
+        luaL_unref(L, refs, (int)v.ref);
+        if (lc->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+        return comp_error(L, lc, "set_field", ecs_alive(lc->lw->w, e) ?
+                          ECS_ERR_MISSING : ECS_ERR_DEAD);
+      }
     }
+    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
     write_value(lc->c, k, i, &v);
     if (old != 0) luaL_unref(L, refs, (int)old);
     return 0;
@@ -1042,6 +1067,8 @@ static int l_world_component(lua_State *L) {
   slot = (lua_Integer)lua_rawlen(L, 8) + 1;
   lua_pushvalue(L, 7);
   lua_rawseti(L, 8, slot);    /* the last thing that may raise */
+  /* the allocations above may have run finalizers: the world may be gone */
+  if ((w = lc->lw->w) == NULL) return luaL_error(L, "attempt to use a closed world");
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
   if (err != ECS_ERR_OK) {
     lc->c = NULL;

@@ -352,6 +352,7 @@ static int l_pm_new(lua_State *L) {
   if (ecs_lua_plugin_get(L, 1, PM_CLASS) != LUA_TNIL) return 1;
   lua_pop(L, 1);
   o = (lpm *)ecs_lua_plugin_new(L, 1, PM_CLASS, sizeof *o);
+  w = ecs_lua_check_world(L, 1); /* a finalizer run by that allocation may have closed it */
   pm = (pointmass *)pm_alloc(w, NULL, 0, sizeof *pm);
   if (pm == NULL) err = ECS_ERR_NOMEM;
   else {
