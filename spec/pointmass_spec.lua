@@ -73,6 +73,33 @@ describe("ecs.pointmass", function()
     end
   end)
 
+  it("copies positions into a world:component in one C call", function()
+    local Position = w:component("Position", { "x:f32", "y:f64", "z:f32" })
+    local Flat = w:component("Flat", { "x", "y" })
+    local es = w:create(600)
+    for i, e in ipairs(es) do
+      PM:add(e, 1, i, -i, 2 * i)
+      if i % 3 ~= 0 then Position:add(e) end
+    end
+    w:destroy(es[1])
+    Flat:add(es[2])
+    assert.equals(399, PM:copy_positions(Position))
+    for i, e in ipairs(es) do
+      if i % 3 ~= 0 and i ~= 1 then assert.same({ i, -i, 2 * i }, { Position:get(e) }) end
+    end
+    assert.equals(1, PM:copy_positions(Flat))
+    assert.same({ 2, -2 }, { Flat:get(es[2]) })
+    local Bad = w:component("Bad", { "x:i32", "y:f32" })
+    assert.matches("fields x, y, z must be f32 or f64", err_of(function() PM:copy_positions(Bad) end), 1, true)
+    local NoY = w:component("NoY", { "x" })
+    assert.matches("component needs fields x and y", err_of(function() PM:copy_positions(NoY) end), 1, true)
+    local w2 = ecs.world()
+    local Other = w2:component("Position", { "x", "y" })
+    assert.matches("component of another world", err_of(function() PM:copy_positions(Other) end), 1, true)
+    w2:close()
+    assert.matches("ecs.Component expected, got table", err_of(function() PM:copy_positions({}) end), 1, true)
+  end)
+
   it("hides dead entities at once and reclaims them lazily", function()
     local es = w:create(20)
     for _, e in ipairs(es) do PM:add(e, 1) end

@@ -420,6 +420,13 @@ static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
   return lc;
 }
 
+ecs_component *ecs_lua_check_component(lua_State *L, int idx, ecs_world **w) {
+  ecs_world *cw;
+  lcomponent *lc = check_comp(L, idx, &cw);
+  if (w != NULL) *w = cw;
+  return lc->c;
+}
+
 /* Push the refs table of the manager at idx (it exists when nlua > 0). */
 static int push_comp_refs(lua_State *L, int idx) {
   lua_getiuservalue(L, idx, 1);                           /* world */
