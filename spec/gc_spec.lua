@@ -239,3 +239,38 @@ describe("finalizers that run inside a call", function()
     collectgarbage("setstepmul", 100)
   end)
 end)
+
+describe("growth", function()
+  it("returns to its baseline after many worlds and instances", function()
+    local function churn()
+      for _ = 1, 300 do
+        local w = ecs.world()
+        local B = w:component("B", { "v:lua", "x:f32" })
+        local T = w:component("T")
+        local es = w:create(20)
+        for i, e in ipairs(es) do B:add(e, { i }, i) T:add(e) end
+        w:destroy(es)
+        B:gc(5)
+        if math.random(2) == 1 then w:close() end -- else left to __gc
+      end
+      local w = ecs.world()
+      local B = w:component("B", { "v:lua" })
+      for _ = 1, 20 do
+        local es = w:create(500)
+        for _, e in ipairs(es) do B:add(e, {}) end
+        w:destroy(es)
+        B:gc()
+      end
+      w:close()
+    end
+    churn() -- warm up: interned strings, metatables, caches
+    collectgarbage()
+    collectgarbage()
+    local base = collectgarbage("count")
+    churn()
+    collectgarbage()
+    collectgarbage()
+    local after = collectgarbage("count")
+    assert.is_true(after < base * 1.1 + 64, ("%.0f KB -> %.0f KB"):format(base, after))
+  end)
+end)
