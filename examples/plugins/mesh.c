@@ -311,7 +311,7 @@ static const luaL_Reg mesh_methods[] = {
 
 /* mesh.new(world) -> the world's mesh manager (created once) */
 static int l_mesh_new(lua_State *L) {
-  ecs_world *w = ecs_lua_check_world(L, 1);
+  ecs_world *w; /* ecs_lua_plugin_get checks the world */
   meshes *m;
   lmesh *o;
   ecs_err err;

@@ -397,7 +397,7 @@ static const luaL_Reg pm_methods[] = {
 ** yet); then the C manager, registered with the world, which frees it.
 */
 static int l_pm_new(lua_State *L) {
-  ecs_world *w = ecs_lua_check_world(L, 1);
+  ecs_world *w; /* ecs_lua_plugin_get checks the world */
   pointmass *pm;
   lpm *o;
   ecs_err err;
