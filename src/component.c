@@ -90,6 +90,7 @@ static ecs_err refs_reserve(ecs_world *w, uint32_t nlua) {
 
 size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
   size_t n = w->ref_len < max ? w->ref_len : max;
+  if (n == 0) return 0; /* ref_drop may be NULL: no memcpy from it */
   w->ref_len -= n;
   memcpy(buf, w->ref_drop + w->ref_len, n * sizeof(uint32_t));
   return n;
