@@ -396,14 +396,16 @@ static void components_world_closed(lua_State *L, int widx) {
 ** Each manager has its own metatable (so that its __index table can hold
 ** its name next to the methods, and a method call is one table lookup);
 ** every such metatable carries comp_marker = true and __name
-** "ecs.Component". to_comp accepts exactly those userdata.
+** "ecs.Component". to_comp accepts exactly those userdata (of the right
+** size, should debug.setmetatable put such a metatable on another one).
 */
 static const char comp_marker = 'm';
 
 static lcomponent *to_comp(lua_State *L, int idx) {
   lcomponent *lc = (lcomponent *)lua_touserdata(L, idx);
   int ok = 0;
-  if (lc != NULL && lua_type(L, idx) == LUA_TUSERDATA && lua_getmetatable(L, idx)) {
+  if (lc != NULL && lua_type(L, idx) == LUA_TUSERDATA &&
+      lua_rawlen(L, idx) == sizeof *lc && lua_getmetatable(L, idx)) {
     ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
     lua_pop(L, 2);
   }
