@@ -689,7 +689,11 @@ static int comp_write(lua_State *L, int is_add) {
       job.field[job.n++] = k;
       lua_pushvalue(L, src[k]);
     }
-    if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
+    if (job.n <= 1) {
+      /* one ref at most: if it raises, none was made; no pcall needed */
+      if (job.n == 1) job.ref[0] = (uint32_t)luaL_ref(L, refs);
+      lua_pop(L, 3);                          /* make_refs, job, refs */
+    } else if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
       for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
       return lua_error(L);                    /* the same error object */
     }
