@@ -410,7 +410,7 @@ static bool is_field_name(const char *s) {
 
 static ecs_err check_schema(const char *name, const ecs_field_def *f,
                             uint32_t n) {
-  if (name == NULL || *name == '\0') return ECS_ERR_SCHEMA;
+  if (!is_field_name(name)) return ECS_ERR_SCHEMA; /* an identifier too */
   if (n > ECS_MAX_FIELDS || (n > 0 && f == NULL)) return ECS_ERR_SCHEMA;
   for (uint32_t k = 0; k < n; k++) {
     if (!is_field_name(f[k].name)) return ECS_ERR_SCHEMA;

@@ -1013,8 +1013,8 @@ static int l_world_component(lua_State *L) {
   ecs_err err;
   if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
   name = lua_tolstring(L, 2, &len);
-  if (len == 0 || strlen(name) != len)
-    return luaL_argerror(L, 2, "invalid component name");
+  if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
+    return luaL_argerror(L, 2, "component name must be an identifier");
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     n = (size_t)lua_rawlen(L, 3);

@@ -51,6 +51,8 @@ TEST(Component_new_validates_schema) {
   CHECK_EQ_INT(ecs_component_new(w, "P", nul, 1, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "P", NULL, 1, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "", pos_fields, 2, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, "P.x", pos_fields, 2, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, NULL, pos_fields, 2, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "P", many, ECS_MAX_FIELDS + 1, &c),
                ECS_ERR_SCHEMA);
   CHECK(c == NULL);
