@@ -449,6 +449,57 @@ describe("ecs.Component", function()
   end)
 end)
 
+describe("every operation x every kind of dead handle (R15)", function()
+  it("gives the contract's answer and never writes into a reused slot", function()
+    local w = ecs.world()
+    local other = ecs.world()
+    local P = w:component("P", { "x:i32" })
+    local live = w:create()
+    P:add(live, 7)
+    local destroyed = w:create()
+    P:add(destroyed, 1)
+    w:destroy(destroyed)
+    local reused_old = w:create()
+    P:add(reused_old, 2)
+    w:destroy(reused_old)
+    local new
+    repeat
+      new = w:create()
+      if ecs.index(new) ~= ecs.index(reused_old) then w:destroy(new) end
+    until ecs.index(new) == ecs.index(reused_old)
+    local kinds = {
+      { "never created", ecs.entity(ecs.index(new) + 5000) },
+      { "generation ahead", ecs.entity((ecs.generation(live) + 1) << 22 | ecs.index(live)) },
+      { "destroyed", destroyed },
+      { "destroyed, index reused", reused_old },
+      { "null", ecs.null },
+      -- handles are plain ids: another world's handle is only "dead" here
+      -- when no entity of this world has that id
+      { "other world's", other:create(5000)[5000] },
+    }
+    for _, k in ipairs(kinds) do
+      local e, what = k[2], k[1]
+      assert.is_false(P:has(e), what)
+      assert.equals(0, select("#", P:get(e)), what)
+      assert.is_nil(P:field(e, "x"), what)
+      assert.is_false(P:remove(e), what)
+      assert.matches("P:add: entity is not alive", err_of(P.add, P, e, 3), 1, true)
+      assert.matches("P:set: entity is not alive", err_of(P.set, P, e, 3), 1, true)
+      assert.matches("P:set_field: entity is not alive", err_of(P.set_field, P, e, "x", 3), 1, true)
+    end
+    -- nothing leaked into the live entity or the one reusing the index
+    assert.same({ 7 }, { P:get(live) })
+    assert.is_false(P:has(new))
+    assert.equals(1, P:count())
+    P:add(new, 9)
+    assert.same({ 9 }, { P:get(new) })
+    assert.is_false(P:has(reused_old))
+    assert.is_true(w:check())
+    other:close()
+    w:close()
+  end)
+end)
+
 describe("examples/components.lua", function()
   it("runs", function()
     local chunk = assert(loadfile("examples/components.lua"))
