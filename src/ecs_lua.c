@@ -193,6 +193,8 @@ static int l_world_create(lua_State *L) {
     /* allocate everything that can raise before creating anything */
     lua_createtable(L, (int)n, 0);                       /* ..., list */
     buf = (ecs_entity *)lua_newuserdatauv(L, (size_t)n * sizeof *buf, 0);
+    /* an allocation may run a finalizer that closes the world: look again */
+    w = ecs_lua_check_world(L, 1);
     err = ecs_create_n(w, buf, (size_t)n);
     if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
     for (lua_Integer i = 0; i < n; i++) { /* array part is preallocated */
