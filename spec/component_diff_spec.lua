@@ -1,6 +1,7 @@
 --[[
 component_diff_spec.lua -- randomized differential test: 100,000 random
-steps of create / destroy / add / set / set_field / remove / gc / update on
+steps of create / destroy / add / set / set_field / remove / gc / update /
+recycle (destroy an entity, churn until its index is reused) on
 a world with three managers, mirrored in the pure-Lua model of
 spec/support/component_model.lua. After every step every observable of
 every tracked handle (live, dead and recycled-index ones) is compared:
@@ -130,7 +131,7 @@ describe("components against a model", function()
       end
     end
 
-    local ops = 0
+    local ops, recycled, reused = 0, 0, 0  -- reused: adds that took a dead record
     for step = 1, STEPS do
       local r = rnd(100)
       local touched
@@ -148,7 +149,9 @@ describe("components against a model", function()
         local e = pick()
         touched = e
         local args, count, expect = random_args(name)
+        local had, size0 = m:has(e), m:size()
         local ok, err = pcall(m.add, m, e, table.unpack(args, 1, count))
+        if ok and not had and m:size() == size0 then reused = reused + 1 end
         local mok, merr = model:add(name, ecs.id(e), expect)
         if ok ~= mok then
           error(("step %d: add ok %s, model %s (%s)"):format(step, tostring(ok), tostring(mok),
@@ -180,6 +183,22 @@ describe("components against a model", function()
       elseif r <= 95 then                               -- gc
         local b = rnd(0, 8)
         if b == 8 then m:gc() else m:gc(b) end
+      elseif r == 96 then                               -- recycle an index
+        -- destroy a tracked entity and churn until its index comes back, so
+        -- that the new entity meets the dead records of the old one
+        local old = pick()
+        if old ~= ecs.null and model:is_alive(ecs.id(old)) then
+          check(w:destroy(old) == model:destroy(ecs.id(old)))
+          local x
+          repeat
+            x = w:create()
+            if ecs.index(x) ~= ecs.index(old) then w:destroy(x) end
+          until ecs.index(x) == ecs.index(old)
+          model:create(ecs.id(x))
+          track(x)
+          touched = x
+          recycled = recycled + 1
+        end
       else
         w:update(0.016)
       end
@@ -198,6 +217,8 @@ describe("components against a model", function()
       end
     end
     assert.equals(STEPS, ops)
+    assert.is_true(recycled > 100)
+    assert.is_true(reused > 10)
     for _, n in ipairs(names) do mgr[n]:gc() end
     for _, n in ipairs(names) do assert.equals(model:count(n), mgr[n]:size()) end
     w:close()

@@ -80,8 +80,10 @@ describe("world:component", function()
       err_of(function() return w:component(5) end), 1, true)
     assert.matches("bad argument #1 to 'component' (string expected, got no value)",
       err_of(function() return w:component() end), 1, true)
-    assert.matches("invalid component name", err_of(w.component, w, ""), 1, true)
-    assert.matches("invalid component name", err_of(w.component, w, "a\0b"), 1, true)
+    for _, bad in ipairs({ "", "a\0b", "a.b", "1a", "a b", "Pos:x" }) do
+      assert.matches("bad argument #1 to 'component' (component name must be an identifier)",
+        err_of(function() return w:component(bad) end), 1, true)
+    end
     assert.matches("bad argument #2 to 'component' (table expected, got string)",
       err_of(function() return w:component("Q", "x:f32") end), 1, true)
   end)
@@ -362,7 +364,8 @@ describe("ecs.Component", function()
     end)
 
     it("checks the gc budget", function()
-      assert.matches("bad argument #1 to 'gc' (budget must not be negative)", err_of(function() return P:gc(-1) end), 1, true)
+      assert.matches("bad argument #1 to 'gc' (budget must not be negative)",
+        err_of(function() return P:gc(-1) end), 1, true)
       assert.matches("number has no integer representation", err_of(P.gc, P, 1.5), 1, true)
       assert.matches("number expected, got string", err_of(P.gc, P, "x"), 1, true)
       assert.equals(0, P:gc(math.maxinteger))
@@ -379,8 +382,21 @@ describe("ecs.Component", function()
                            "count", "size", "gc", "fields", "entities" }) do
         assert.matches("attempt to use a closed world", err_of(Q[m], Q, e, "x"), 1, true)
       end
-      assert.matches("attempt to use a closed world", err_of(function() return Q.name end), 1, true)
+      assert.equals("Q", Q.name) -- a plain field, still readable
       assert.equals("ecs.Component (closed world)", tostring(Q))
+    end)
+
+    it("names the type of non-entity light userdata and foreign objects", function()
+      local lud = debug.upvalueid(function() return P end, 1)
+      assert.matches("bad argument #1 to 'has' (entity expected, got light userdata)",
+        err_of(function() return P:has(lud) end), 1, true)
+      assert.matches("bad argument #1 to 'get' (entity expected, got FILE*)",
+        err_of(function() return P:get(io.stdout) end), 1, true)
+      local C = w:component("C", { "t:entity", "s:lua" })
+      assert.matches("C:add: field 't' expects an entity, got light userdata",
+        err_of(C.add, C, e, lud), 1, true)
+      C:add(e, nil, lud) -- any value in a lua field
+      assert.equals(lud, C:field(e, "s"))
     end)
 
     it("reports a bad self", function()
@@ -403,6 +419,12 @@ describe("ecs.Component", function()
     it("survives every junk value in every position of every method", function()
       local M = w:component("Mixed", { "a:f32", "b:i8", "c:bool", "d:entity", "e:lua" })
       local values, other = junk.values(w)
+      -- also: a light userdata that is not an entity, another world's manager
+      local lud = debug.upvalueid(function() return M end, 1)
+      assert.equals("userdata", type(lud))
+      assert.is_false(ecs.is_entity(lud))
+      values[#values + 1] = { "light userdata", lud }
+      values[#values + 1] = { "other world's manager", other:component("Mixed", { "a" }) }
       local calls = 0
       local methods = debug.getmetatable(M).__methods
       for name, f in pairs(methods) do
@@ -424,5 +446,67 @@ describe("ecs.Component", function()
       M:add(e, 1, 2, true, e, "x")
       assert.same({ 1, 2, true, e, "x" }, { M:get(e) })
     end)
+  end)
+end)
+
+describe("every operation x every kind of dead handle (R15)", function()
+  it("gives the contract's answer and never writes into a reused slot", function()
+    local w = ecs.world()
+    local other = ecs.world()
+    local P = w:component("P", { "x:i32" })
+    local live = w:create()
+    P:add(live, 7)
+    local destroyed = w:create()
+    P:add(destroyed, 1)
+    w:destroy(destroyed)
+    local reused_old = w:create()
+    P:add(reused_old, 2)
+    w:destroy(reused_old)
+    local new
+    repeat
+      new = w:create()
+      if ecs.index(new) ~= ecs.index(reused_old) then w:destroy(new) end
+    until ecs.index(new) == ecs.index(reused_old)
+    local kinds = {
+      { "never created", ecs.entity(ecs.index(new) + 5000) },
+      { "generation ahead", ecs.entity((ecs.generation(live) + 1) << 22 | ecs.index(live)) },
+      { "destroyed", destroyed },
+      { "destroyed, index reused", reused_old },
+      { "null", ecs.null },
+      -- handles are plain ids: another world's handle is only "dead" here
+      -- when no entity of this world has that id
+      { "other world's", other:create(5000)[5000] },
+    }
+    for _, k in ipairs(kinds) do
+      local e, what = k[2], k[1]
+      assert.is_false(P:has(e), what)
+      assert.equals(0, select("#", P:get(e)), what)
+      assert.is_nil(P:field(e, "x"), what)
+      assert.is_false(P:remove(e), what)
+      assert.matches("P:add: entity is not alive", err_of(P.add, P, e, 3), 1, true)
+      assert.matches("P:set: entity is not alive", err_of(P.set, P, e, 3), 1, true)
+      assert.matches("P:set_field: entity is not alive", err_of(P.set_field, P, e, "x", 3), 1, true)
+    end
+    -- nothing leaked into the live entity or the one reusing the index
+    assert.same({ 7 }, { P:get(live) })
+    assert.is_false(P:has(new))
+    assert.equals(1, P:count())
+    P:add(new, 9)
+    assert.same({ 9 }, { P:get(new) })
+    assert.is_false(P:has(reused_old))
+    assert.is_true(w:check())
+    other:close()
+    w:close()
+  end)
+end)
+
+describe("examples/components.lua", function()
+  it("runs", function()
+    local chunk = assert(loadfile("examples/components.lua"))
+    local out = {}
+    local env = setmetatable({ print = function(s) out[#out + 1] = s end }, { __index = _G })
+    debug.setupvalue(chunk, 1, env)
+    chunk()
+    assert.equals("world consistent: true", out[#out])
   end)
 end)

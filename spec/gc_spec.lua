@@ -195,3 +195,82 @@ describe("lua fields", function()
     assert.equals(0, C:count()) -- the world is still there
   end)
 end)
+
+describe("finalizers that run inside a call", function()
+  -- Allocation inside a method (luaL_ref, tables) may run a GC step, and
+  -- so any pending finalizer, which may remove components, destroy
+  -- entities or close the world. Methods must look their state up again.
+  it("never see stale instances or a freed world", function()
+    local mode = collectgarbage("incremental")
+    collectgarbage("setpause", 0)
+    collectgarbage("setstepmul", 1000)
+    for round = 1, 6 do
+      local w = ecs.world()
+      local B = w:component("B", { "v:lua", "n:i32", "u:lua" })
+      local P = w:component("P", { "x" })
+      local es = w:create(64)
+      for i, e in ipairs(es) do B:add(e, {}, i, {}) P:add(e, i) end
+      -- garbage whose finalizers change the world
+      for i = 1, 200 do
+        setmetatable({}, { __gc = function()
+          local e = es[(i * 7 + round) % #es + 1]
+          if round % 3 == 0 and i == 150 then pcall(w.close, w) return end
+          pcall(B.remove, B, e)
+          if i % 5 == 0 then pcall(w.destroy, w, e) end
+          pcall(B.gc, B, 3)
+        end })
+      end
+      for k = 1, 120 do
+        local e = es[k % #es + 1]
+        pcall(B.add, B, e, { k }, k, { k })
+        pcall(B.set_field, B, e, "u", { k })
+        pcall(B.set, B, e, { k }, k)
+        if k % 20 == 0 then pcall(w.component, w, "C" .. k, { "a:lua" }) end
+        pcall(B.get, B, e)
+      end
+      if pcall(w.count, w) then
+        local good, bad = w:check()
+        assert(good, bad)
+        w:close()
+      end
+    end
+    collectgarbage(mode)
+    collectgarbage("setpause", 200)
+    collectgarbage("setstepmul", 100)
+  end)
+end)
+
+describe("growth", function()
+  it("returns to its baseline after many worlds and instances", function()
+    local function churn()
+      for _ = 1, 300 do
+        local w = ecs.world()
+        local B = w:component("B", { "v:lua", "x:f32" })
+        local T = w:component("T")
+        local es = w:create(20)
+        for i, e in ipairs(es) do B:add(e, { i }, i) T:add(e) end
+        w:destroy(es)
+        B:gc(5)
+        if math.random(2) == 1 then w:close() end -- else left to __gc
+      end
+      local w = ecs.world()
+      local B = w:component("B", { "v:lua" })
+      for _ = 1, 20 do
+        local es = w:create(500)
+        for _, e in ipairs(es) do B:add(e, {}) end
+        w:destroy(es)
+        B:gc()
+      end
+      w:close()
+    end
+    churn() -- warm up: interned strings, metatables, caches
+    collectgarbage()
+    collectgarbage()
+    local base = collectgarbage("count")
+    churn()
+    collectgarbage()
+    collectgarbage()
+    local after = collectgarbage("count")
+    assert.is_true(after < base * 1.1 + 64, ("%.0f KB -> %.0f KB"):format(base, after))
+  end)
+end)

@@ -90,6 +90,7 @@ static ecs_err refs_reserve(ecs_world *w, uint32_t nlua) {
 
 size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
   size_t n = w->ref_len < max ? w->ref_len : max;
+  if (n == 0) return 0; /* ref_drop may be NULL: no memcpy from it */
   w->ref_len -= n;
   memcpy(buf, w->ref_drop + w->ref_len, n * sizeof(uint32_t));
   return n;
@@ -409,7 +410,7 @@ static bool is_field_name(const char *s) {
 
 static ecs_err check_schema(const char *name, const ecs_field_def *f,
                             uint32_t n) {
-  if (name == NULL || *name == '\0') return ECS_ERR_SCHEMA;
+  if (!is_field_name(name)) return ECS_ERR_SCHEMA; /* an identifier too */
   if (n > ECS_MAX_FIELDS || (n > 0 && f == NULL)) return ECS_ERR_SCHEMA;
   for (uint32_t k = 0; k < n; k++) {
     if (!is_field_name(f[k].name)) return ECS_ERR_SCHEMA;

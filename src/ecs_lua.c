@@ -12,7 +12,6 @@
 */
 #include <float.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -196,6 +195,8 @@ static int l_world_create(lua_State *L) {
     /* allocate everything that can raise before creating anything */
     lua_createtable(L, (int)n, 0);                       /* ..., list */
     buf = (ecs_entity *)lua_newuserdatauv(L, (size_t)n * sizeof *buf, 0);
+    /* an allocation may run a finalizer that closes the world: look again */
+    w = ecs_lua_check_world(L, 1);
     err = ecs_create_n(w, buf, (size_t)n);
     if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
     for (lua_Integer i = 0; i < n; i++) { /* array part is preallocated */
@@ -313,7 +314,7 @@ static int l_world_tostring(lua_State *L) {
 **                 one table lookup, never by comparing strings.
 ** The world's state table holds, under light-userdata keys (no string
 ** is created, so nothing there can fail at close or in __gc):
-**   [&components_key] = { name = manager, [1..n] = managers in order },
+**   [&components_key] = { [1..n] = managers in creation order },
 **   [&refs_key]       = table of the Lua values of "lua" fields, indexed
 **                       by luaL_ref; the core stores those refs.
 ** Values of "lua" fields are thus reachable by Lua's GC while an instance
@@ -396,22 +397,40 @@ static void components_world_closed(lua_State *L, int widx) {
 }
 
 /*
-** The manager at idx with its world open. Methods carry the component
-** metatable as upvalue 1, so the usual case is one metatable fetch and a
-** raw compare; anything else takes luaL_checkudata for the proper error.
+** Each manager has its own metatable (so that its __index table can hold
+** its name next to the methods, and a method call is one table lookup);
+** every such metatable carries comp_marker = true and __name
+** "ecs.Component". to_comp accepts exactly those userdata (of the right
+** size, should debug.setmetatable put such a metatable on another one).
 */
-static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+static const char comp_marker = 'm';
+
+static lcomponent *to_comp(lua_State *L, int idx) {
   lcomponent *lc = (lcomponent *)lua_touserdata(L, idx);
-  int same = 0;
-  if (lc != NULL && lua_getmetatable(L, idx)) {
-    same = lua_rawequal(L, -1, lua_upvalueindex(1));
-    lua_pop(L, 1);
+  int ok = 0;
+  if (lc != NULL && lua_type(L, idx) == LUA_TUSERDATA &&
+      lua_rawlen(L, idx) == sizeof *lc && lua_getmetatable(L, idx)) {
+    ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
+    lua_pop(L, 2);
   }
-  if (!same) lc = (lcomponent *)luaL_checkudata(L, idx, ECS_LUA_COMPONENT);
+  if (!ok) luaL_typeerror(L, idx, ECS_LUA_COMPONENT);
+  return lc;
+}
+
+/* The manager at idx with its world open. */
+static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+  lcomponent *lc = to_comp(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
     luaL_error(L, "attempt to use a closed world");
   *w = lc->lw->w;
   return lc;
+}
+
+ecs_component *ecs_lua_check_component(lua_State *L, int idx, ecs_world **w) {
+  ecs_world *cw;
+  lcomponent *lc = check_comp(L, idx, &cw);
+  if (w != NULL) *w = cw;
+  return lc->c;
 }
 
 /* Push the refs table of the manager at idx (it exists when nlua > 0). */
@@ -433,6 +452,18 @@ static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
                       ecs_err err) {
   return luaL_error(L, "%s:%s: %s", ecs_component_name(lc->c), fn,
                     ecs_strerror(err));
+}
+
+/* The type name luaL_typeerror would use: __name, or the basic type. */
+static const char *value_type_name(lua_State *L, int idx) {
+  const char *name;
+  if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
+    name = lua_tostring(L, -1); /* kept alive by the metatable */
+    lua_pop(L, 1);
+    return name;
+  }
+  if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) return "light userdata";
+  return luaL_typename(L, idx);
 }
 
 /* Inclusive ranges of the integer types, indexed by ecs_type. */
@@ -499,7 +530,7 @@ static void check_value(lua_State *L, int idx, const lcomponent *lc,
   }
   luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
              ecs_component_name(lc->c), fn, f->name, expect,
-             luaL_typename(L, idx));
+             value_type_name(L, idx));
 }
 
 static void write_value(ecs_component *c, uint32_t k, ecs_instance i,
@@ -568,12 +599,32 @@ static uint32_t check_field(lua_State *L, const lcomponent *lc, int idx,
 }
 
 /*
+** Making refs for lua fields may raise (a memory error growing the refs
+** table) after some were made: make_refs runs under lua_pcall and records
+** its progress in a ref_job, so the caller can unref them and re-raise.
+*/
+typedef struct ref_job {
+  uint32_t field[ECS_MAX_FIELDS], ref[ECS_MAX_FIELDS];
+  int n, done;
+} ref_job;
+
+static int make_refs(lua_State *L) { /* job, refs, v1..vn */
+  ref_job *job = (ref_job *)lua_touserdata(L, 1);
+  for (int k = 0; k < job->n; k++) {
+    lua_pushvalue(L, 3 + k);
+    job->ref[k] = (uint32_t)luaL_ref(L, 2);
+    job->done = k + 1;
+  }
+  return 0;
+}
+
+/*
 ** Shared by add and set: Position:add(e, x, y) or Position:add(e, {x=, y=}).
 ** The table form is used when exactly one value is given, it is a table,
 ** and the first field is not of type lua (for which a table is a value).
 ** Order, so that an error never leaves a half-done change: check the
-** entity and every value; make refs for lua fields (may raise on memory;
-** nothing changed yet); then the core add (on NOMEM the refs are unref'd);
+** entity and every value; make refs for lua fields (all or none); then the
+** core add (on NOMEM the refs are unref'd);
 ** then write every column, unref'ing replaced lua values; drain.
 */
 static int comp_write(lua_State *L, int is_add) {
@@ -628,14 +679,42 @@ static int comp_write(lua_State *L, int is_add) {
     if (src[k] != 0) check_value(L, src[k], lc, fn, k, &val[k]);
   }
   if (lc->nlua > 0) {
+    ref_job job;
+    job.n = job.done = 0;
     refs = push_comp_refs(L, 1);
+    luaL_checkstack(L, (int)lc->nlua + 3, "too many fields");
+    lua_pushcfunction(L, make_refs);          /* light: no allocation */
+    lua_pushlightuserdata(L, &job);
+    lua_pushvalue(L, refs);
     for (uint32_t k = 0; k < nf; k++) {
       if (ecs_component_field(lc->c, k)->type != ECS_LUA) continue;
       val[k].ref = 0;
       if (src[k] == 0 || lua_isnil(L, src[k])) continue;
+      job.field[job.n++] = k;
       lua_pushvalue(L, src[k]);
-      val[k].ref = (uint32_t)luaL_ref(L, refs);
     }
+    if (job.n <= 1) {
+      /* one ref at most: if it raises, none was made; no pcall needed */
+      if (job.n == 1) job.ref[0] = (uint32_t)luaL_ref(L, refs);
+      lua_pop(L, 3);                          /* make_refs, job, refs */
+    } else if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
+      for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      return lua_error(L);                    /* the same error object */
+    }
+    for (int k = 0; k < job.n; k++) val[job.field[k]].ref = job.ref[k];
+    /* making refs allocates, and a GC step may run finalizers that change
+    ** the world (or close it): look everything up again */
+    err = ECS_ERR_OK;
+    if (lc->lw->w == NULL) err = ECS_ERR_INVALID;
+    else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
+    else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
+      err = ECS_ERR_MISSING;
+    if (err != ECS_ERR_OK) {
+      for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      if (err == ECS_ERR_INVALID) return luaL_error(L, "attempt to use a closed world");
+      return comp_error(L, lc, fn, err);
+    }
+    w = lc->lw->w;
   }
   if (is_add) {
     err = ecs_component_add(w, lc->c, e, &i, &existed);
@@ -669,11 +748,14 @@ static int l_comp_set(lua_State *L) { return comp_write(L, 0); }
 static int l_comp_get(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = check_comp(L, 1, &w);
-  ecs_instance i = ecs_component_lookup(w, lc->c, check_entity(L, 2));
+  ecs_entity e = check_entity(L, 2);
+  ecs_instance i;
   int refs = 0;
-  if (i == ECS_NO_INSTANCE) return 0;
   luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
   if (lc->nlua > 0) refs = push_comp_refs(L, 1);
+  /* nothing below allocates, so i stays valid while values are pushed */
+  i = ecs_component_lookup(w, lc->c, e);
+  if (i == ECS_NO_INSTANCE) return 0;
   for (uint32_t k = 0; k < lc->nfields; k++) push_value(L, lc->c, k, i, refs);
   return (int)lc->nfields;
 }
@@ -710,12 +792,21 @@ static int l_comp_set_field(lua_State *L) {
   check_value(L, 4, lc, "set_field", k, &v);
   if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
     int refs = push_comp_refs(L, 1);
-    uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+    uint32_t old;
     v.ref = 0;
     if (!lua_isnil(L, 4)) {
       lua_pushvalue(L, 4);
       v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
+      /* a GC step during luaL_ref may have run finalizers: look again */
+      if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
+          (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
+        luaL_unref(L, refs, (int)v.ref);
+        if (lc->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+        return comp_error(L, lc, "set_field", ecs_alive(lc->lw->w, e) ?
+                          ECS_ERR_MISSING : ECS_ERR_DEAD);
+      }
     }
+    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
     write_value(lc->c, k, i, &v);
     if (old != 0) luaL_unref(L, refs, (int)old);
     return 0;
@@ -830,22 +921,8 @@ static int l_comp_entities(lua_State *L) {
   return 1;
 }
 
-/* Position.name, then the methods (upvalue 1) */
-static int l_comp_index(lua_State *L) {
-  if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "name") == 0) {
-    lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
-    if (lc->c == NULL || lc->lw->w == NULL)
-      return luaL_error(L, "attempt to use a closed world");
-    lua_pushstring(L, ecs_component_name(lc->c));
-    return 1;
-  }
-  lua_pushvalue(L, 2);
-  lua_rawget(L, lua_upvalueindex(1));
-  return 1;
-}
-
 static int l_comp_tostring(lua_State *L) {
-  lcomponent *lc = (lcomponent *)luaL_checkudata(L, 1, ECS_LUA_COMPONENT);
+  lcomponent *lc = to_comp(L, 1);
   if (lc->c == NULL || lc->lw->w == NULL)
     lua_pushliteral(L, "ecs.Component (closed world)");
   else
@@ -869,20 +946,47 @@ static const luaL_Reg comp_methods[] = {
   {NULL, NULL}
 };
 
+/*
+** The registry metatable ECS_LUA_COMPONENT only holds what every manager's
+** own metatable copies: the methods table (__methods) and __tostring.
+*/
 static void open_components(lua_State *L) {
   luaL_newmetatable(L, ECS_LUA_COMPONENT);               /* mt */
-  luaL_newlibtable(L, comp_methods);                     /* mt, methods */
-  lua_pushvalue(L, -2);
-  luaL_setfuncs(L, comp_methods, 1);    /* upvalue 1: the metatable */
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "__methods");     /* for the argument sweep */
-  lua_pushcclosure(L, l_comp_index, 1);                  /* mt, __index */
-  lua_setfield(L, -2, "__index");
+  luaL_newlib(L, comp_methods);                          /* mt, methods */
+  lua_setfield(L, -2, "__methods");
   lua_pushcfunction(L, l_comp_tostring);
   lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+/* Push a new metatable for a manager named name. */
+static void push_comp_metatable(lua_State *L, const char *name) {
+  int base, index;
+  lua_createtable(L, 0, 8);                              /* mt */
+  luaL_getmetatable(L, ECS_LUA_COMPONENT);               /* mt, base */
+  base = lua_gettop(L);
+  lua_createtable(L, 0, 16);                             /* mt, base, index */
+  index = lua_gettop(L);
+  lua_getfield(L, base, "__methods");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                 /* copy the methods */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, index);
+  }
+  lua_setfield(L, base - 1, "__methods");  /* mt.__methods = methods */
+  lua_pushstring(L, name);
+  lua_setfield(L, index, "name");
+  lua_setfield(L, base - 1, "__index");
+  lua_getfield(L, base, "__tostring");
+  lua_setfield(L, base - 1, "__tostring");
+  lua_pop(L, 1);                                         /* mt */
+  lua_pushliteral(L, ECS_LUA_COMPONENT);
+  lua_setfield(L, -2, "__name");
   lua_pushliteral(L, "locked");
   lua_setfield(L, -2, "__metatable");
-  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, -2, &comp_marker);
 }
 
 static bool is_ident(const char *s, size_t len) {
@@ -913,8 +1017,8 @@ static int l_world_component(lua_State *L) {
   ecs_err err;
   if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
   name = lua_tolstring(L, 2, &len);
-  if (len == 0 || strlen(name) != len)
-    return luaL_argerror(L, 2, "invalid component name");
+  if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
+    return luaL_argerror(L, 2, "component name must be an identifier");
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     n = (size_t)lua_rawlen(L, 3);
@@ -966,7 +1070,8 @@ static int l_world_component(lua_State *L) {
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
   for (size_t k = 0; k < n; k++) lc->nlua += defs[k].type == ECS_LUA;
-  luaL_setmetatable(L, ECS_LUA_COMPONENT);
+  push_comp_metatable(L, name);
+  lua_setmetatable(L, 7);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, 7, 1);
   lua_pushvalue(L, 6);
@@ -978,16 +1083,14 @@ static int l_world_component(lua_State *L) {
   need_state_field(L, 1, &components_key);                /* 8: registry */
   slot = (lua_Integer)lua_rawlen(L, 8) + 1;
   lua_pushvalue(L, 7);
-  lua_rawseti(L, 8, slot);
-  lua_pushvalue(L, 7);
-  lua_setfield(L, 8, name);   /* no metatable: a raw set that may allocate */
+  lua_rawseti(L, 8, slot);    /* the last thing that may raise */
+  /* the allocations above may have run finalizers: the world may be gone */
+  if ((w = lc->lw->w) == NULL) return luaL_error(L, "attempt to use a closed world");
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
   if (err != ECS_ERR_OK) {
     lc->c = NULL;
     lua_pushnil(L);
-    lua_setfield(L, 8, name);
-    lua_pushnil(L);
-    lua_rawseti(L, 8, slot);
+    lua_rawseti(L, 8, slot);  /* an existing key: no allocation */
     return ecs_lua_error(L, "world:component", err);
   }
   lua_pushvalue(L, 7);
@@ -1015,16 +1118,16 @@ static int l_world_components(lua_State *L) {
 ** C plugins (ecs_lua.h)
 ** ------------------------------------------------------------------- */
 
-/* The storage of a plugin object follows this header. */
+/*
+** The storage of a plugin object follows this header. Lua aligns userdata
+** blocks for LUAI_MAXALIGN (a pointer, a double, a lua_Integer), so the
+** header is padded to that, not to max_align_t.
+*/
 typedef union plugin_head {
   lworld *lw;
-  /* Lua aligns userdata like LUAI_MAXALIGN (double, void *, lua_Integer,
-  ** long), not max_align_t: a 16-byte member made UBSan report misaligned
-  ** access (fix from the transform branch) */
   double d;
-  void *p;
   lua_Integer i;
-  long l;
+  void *p;
 } plugin_head;
 
 void ecs_lua_plugin_class(lua_State *L, const char *tname,

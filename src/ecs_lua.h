@@ -67,6 +67,16 @@ int ecs_lua_error(lua_State *L, const char *fname, ecs_err err);
 #define ECS_LUA_COMPONENT "ecs.Component"
 
 /*
+** The core manager of the ecs.Component at idx (world:component), for C
+** code that works on its columns (component.h). Raises a type error for
+** anything else and "attempt to use a closed world" once its world is
+** closed. @param w receives the world (may be NULL).
+*/
+struct ecs_component;
+struct ecs_component *ecs_lua_check_component(lua_State *L, int idx,
+                                              ecs_world **w);
+
+/*
 ** A plugin is a manager written in C: it keeps its own data (allocated
 ** with ecs_world_allocator, owned by the world through
 ** ecs_manager_register, so the world frees it) and exposes methods to Lua

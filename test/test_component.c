@@ -51,6 +51,8 @@ TEST(Component_new_validates_schema) {
   CHECK_EQ_INT(ecs_component_new(w, "P", nul, 1, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "P", NULL, 1, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "", pos_fields, 2, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, "P.x", pos_fields, 2, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, NULL, pos_fields, 2, &c), ECS_ERR_SCHEMA);
   CHECK_EQ_INT(ecs_component_new(w, "P", many, ECS_MAX_FIELDS + 1, &c),
                ECS_ERR_SCHEMA);
   CHECK(c == NULL);
@@ -509,7 +511,118 @@ TEST(Component_memory_per_instance) {
   ecs_world_free(w);
 }
 
+/*
+** Random operations against a trivial model (RELIABILITY R10, core only):
+** entities in a small pool, two managers (one with a lua field), every
+** lookup, value, count and dropped ref compared after each step.
+*/
+static uint32_t rnd_state = 12345u;
+static uint32_t rnd(uint32_t n) {
+  rnd_state ^= rnd_state << 13;
+  rnd_state ^= rnd_state >> 17;
+  rnd_state ^= rnd_state << 5;
+  return rnd_state % n;
+}
+
+TEST(Component_random_ops_match_model) {
+  enum { POOL = 48, STEPS = 200000 };
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  static const ecs_field_def f[] = {{"v", ECS_I32}, {"r", ECS_LUA}};
+  ecs_component *c[2];
+  ecs_entity pool[POOL];
+  int has[2][POOL], val[2][POOL];
+  uint32_t next_ref = 1, live_refs = 0, buf[64];
+  long reused = 0; /* adds that took a dead record of an older entity */
+  memset(has, 0, sizeof has);
+  memset(pool, 0, sizeof pool);
+  CHECK_EQ_INT(ecs_component_new(w, "A", f, 2, &c[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(w, "B", f, 1, &c[1]), ECS_ERR_OK);
+  for (int step = 0; step < STEPS; step++) {
+    int k = (int)rnd(POOL), m = (int)rnd(2), op = (int)rnd(10);
+    ecs_entity e = pool[k];
+    if (op == 0) { /* (re)create the slot's entity */
+      if (ecs_alive(w, e)) {
+        ecs_destroy(w, e);
+        has[0][k] = has[1][k] = 0;
+      }
+      CHECK_EQ_INT(ecs_create(w, &pool[k]), ECS_ERR_OK);
+    } else if (op == 1) { /* destroy */
+      bool was = ecs_alive(w, e);
+      CHECK_EQ_INT(ecs_destroy(w, e), was);
+      has[0][k] = has[1][k] = 0;
+    } else if (op <= 5) { /* add and write */
+      ecs_instance i;
+      bool existed;
+      uint32_t size0 = ecs_component_size(c[m]);
+      ecs_err err = ecs_component_add(w, c[m], e, &i, &existed);
+      reused += err == ECS_ERR_OK && !existed && ecs_component_size(c[m]) == size0;
+      if (!ecs_alive(w, e)) {
+        CHECK_EQ_INT(err, ECS_ERR_DEAD);
+      } else {
+        CHECK_EQ_INT(err, ECS_ERR_OK);
+        CHECK_EQ_INT(existed, has[m][k]);
+        if (!existed) CHECK_EQ_INT(((int32_t *)ecs_component_column(c[m], 0))[i], 0);
+        val[m][k] = (int)rnd(1000000);
+        ((int32_t *)ecs_component_column(c[m], 0))[i] = val[m][k];
+        if (m == 0) {
+          uint32_t *r = (uint32_t *)ecs_component_column(c[m], 1) + i;
+          if (*r == 0) live_refs++;
+          else CHECK(existed);
+          *r = next_ref++; /* the old ref is "released" by its owner here */
+        }
+        has[m][k] = 1;
+      }
+    } else if (op <= 7) { /* remove */
+      CHECK_EQ_INT(ecs_component_remove(w, c[m], e), has[m][k]);
+      has[m][k] = 0;
+    } else if (op == 9 && rnd(4) == 0 && ecs_alive(w, e)) {
+      /* recycle: destroy e and churn until its index comes back, so that
+      ** the new entity meets e's dead records */
+      ecs_entity x;
+      ecs_destroy(w, e);
+      has[0][k] = has[1][k] = 0;
+      do {
+        CHECK_EQ_INT(ecs_create(w, &x), ECS_ERR_OK);
+        if (ecs_entity_index(x) != ecs_entity_index(e)) ecs_destroy(w, x);
+      } while (ecs_entity_index(x) != ecs_entity_index(e));
+      pool[k] = x;
+    } else if (op == 8 || rnd(8) == 0) { /* gc, rarely a full sweep */
+      size_t budget = rnd(16) == 0 ? SIZE_MAX : rnd(3);
+      ecs_component_gc(w, c[m], budget);
+    }
+    /* drained refs: one per dropped instance of A that held one */
+    for (size_t n; (n = ecs_drain_refs(w, buf, 64)) > 0;) {
+      CHECK(n <= live_refs);
+      live_refs -= (uint32_t)n;
+    }
+    for (int j = 0; j < POOL; j++)
+      for (int q = 0; q < 2; q++) {
+        ecs_instance i = ecs_component_lookup(w, c[q], pool[j]);
+        CHECK_EQ_INT(i != ECS_NO_INSTANCE, has[q][j]);
+        if (has[q][j]) CHECK_EQ_INT(((int32_t *)ecs_component_column(c[q], 0))[i], val[q][j]);
+      }
+    {
+      size_t n0 = 0, n1 = 0;
+      for (int j = 0; j < POOL; j++) n0 += (size_t)has[0][j], n1 += (size_t)has[1][j];
+      CHECK_EQ_INT(ecs_component_count(w, c[0]), n0);
+      CHECK_EQ_INT(ecs_component_count(w, c[1]), n1);
+    }
+    if (step % 1000 == 0) CHECK_WORLD(w);
+  }
+  CHECK(reused > 10);
+  printf("random ops: %ld adds reused a dead record\n", reused);
+  /* every instance of A still stored holds exactly one live ref */
+  ecs_component_gc(w, c[0], SIZE_MAX);
+  for (size_t n; (n = ecs_drain_refs(w, buf, 64)) > 0;) live_refs -= (uint32_t)n;
+  CHECK_EQ_INT(live_refs, ecs_component_size(c[0]));
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Component_random_ops_match_model),
   CASE(Component_new_validates_schema),
   CASE(Component_add_lookup_remove),
   CASE(Component_swap_remove),

@@ -223,10 +223,15 @@ static int l_mesh_add(lua_State *L) {
 static int l_mesh_meshes(lua_State *L) {
   ecs_world *w;
   meshes *m = check_mesh(L, &w);
-  lua_Integer n = 0;
-  uint32_t i = m_first(w, m, ecs_lua_check_entity(L, 2));
-  lua_newtable(L);
-  for (; i != NO_LINK; i = NEXT(m, i)) {
+  ecs_entity e = ecs_lua_check_entity(L, 2);
+  lua_Integer n = 0, len = 0;
+  uint32_t i;
+  for (i = m_first(w, m, e); i != NO_LINK; i = NEXT(m, i)) len++;
+  /* sized up front: the stores below never allocate, so no GC step (and
+  ** no finalizer) can change the chain while it is walked */
+  lua_createtable(L, (int)len, 0);
+  m = check_mesh(L, &w); /* the allocation may have run a finalizer closing the world */
+  for (i = m_first(w, m, e); i != NO_LINK && n < len; i = NEXT(m, i)) {
     lua_pushinteger(L, (lua_Integer)MESH(m, i));
     lua_rawseti(L, -2, ++n);
   }
@@ -306,13 +311,14 @@ static const luaL_Reg mesh_methods[] = {
 
 /* mesh.new(world) -> the world's mesh manager (created once) */
 static int l_mesh_new(lua_State *L) {
-  ecs_world *w = ecs_lua_check_world(L, 1);
+  ecs_world *w; /* ecs_lua_plugin_get checks the world */
   meshes *m;
   lmesh *o;
   ecs_err err;
   if (ecs_lua_plugin_get(L, 1, MESH_CLASS) != LUA_TNIL) return 1;
   lua_pop(L, 1);
   o = (lmesh *)ecs_lua_plugin_new(L, 1, MESH_CLASS, sizeof *o);
+  w = ecs_lua_check_world(L, 1); /* a finalizer run by that allocation may have closed it */
   m = (meshes *)m_alloc(w, NULL, 0, sizeof *m);
   if (m == NULL) err = ECS_ERR_NOMEM;
   else {

@@ -10,6 +10,8 @@
 **   PM:position(e) --> x, y, z   PM:velocity(e)  PM:acceleration(e)
 **   PM:mass(e)  PM:set_position  PM:set_velocity  PM:has  PM:remove
 **   PM:count()  PM:gc([budget])
+**   PM:copy_positions(Position) --> n  -- a C system joining this manager
+**                                      -- and a world:component's columns
 **
 ** Layout (Bitsquid part 2): one block of SoA columns -- owner, mass, then
 ** position, velocity and acceleration as 3 float columns each -- and a
@@ -27,6 +29,7 @@
 
 #include "ecs.h"
 #include "ecs_lua.h"
+#include "component.h"
 
 #define PM_CLASS "ecs.PointMass"
 #define PM_NAME "pointmass"
@@ -330,7 +333,56 @@ static int l_pm_simulate(lua_State *L) {
   return 0;
 }
 
+/* Store v into column col (f32 or f64) at instance i. */
+static void put(void *col, ecs_type t, ecs_instance i, float v) {
+  if (t == ECS_F32) ((float *)col)[i] = v;
+  else ((double *)col)[i] = (double)v;
+}
+
+/*
+** PM:copy_positions(Position) -> number of entities updated
+** A system across two managers, in C: for every live point mass whose
+** entity has the component, copy the position into its x, y (and z, if
+** present) fields, which must be f32 or f64. Instances are found with the
+** batch lookup over the owner column (Open Sea), 256 at a time.
+*/
+static int l_pm_copy_positions(lua_State *L) {
+  ecs_world *w, *cw;
+  pointmass *pm = check_pm(L, &w);
+  ecs_component *c = ecs_lua_check_component(L, 2, &cw);
+  int f[3];
+  void *col[3];
+  ecs_type type[3];
+  ecs_instance inst[256];
+  lua_Integer done = 0;
+  luaL_argcheck(L, cw == w, 2, "component of another world");
+  f[0] = ecs_component_field_index(c, "x", 1);
+  f[1] = ecs_component_field_index(c, "y", 1);
+  f[2] = ecs_component_field_index(c, "z", 1);
+  luaL_argcheck(L, f[0] >= 0 && f[1] >= 0, 2, "component needs fields x and y");
+  for (int k = 0; k < 3; k++) {
+    if (f[k] < 0) continue;
+    type[k] = ecs_component_field(c, (uint32_t)f[k])->type;
+    luaL_argcheck(L, type[k] == ECS_F32 || type[k] == ECS_F64, 2,
+                  "fields x, y, z must be f32 or f64");
+    col[k] = ecs_component_column(c, (uint32_t)f[k]);
+  }
+  for (uint32_t base = 0; base < pm->size; base += 256) {
+    uint32_t n = pm->size - base < 256 ? pm->size - base : 256;
+    ecs_component_lookup_n(w, c, pm->owner + base, inst, n);
+    for (uint32_t j = 0; j < n; j++) {
+      if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no component */
+      for (int k = 0; k < 3; k++)
+        if (f[k] >= 0) put(col[k], type[k], inst[j], pm->col[PX + k][base + j]);
+      done++;
+    }
+  }
+  lua_pushinteger(L, done);
+  return 1;
+}
+
 static const luaL_Reg pm_methods[] = {
+  {"copy_positions", l_pm_copy_positions},
   {"add", l_pm_add}, {"remove", l_pm_remove}, {"has", l_pm_has},
   {"mass", l_pm_mass}, {"position", l_pm_position},
   {"velocity", l_pm_velocity}, {"acceleration", l_pm_acceleration},
@@ -345,13 +397,14 @@ static const luaL_Reg pm_methods[] = {
 ** yet); then the C manager, registered with the world, which frees it.
 */
 static int l_pm_new(lua_State *L) {
-  ecs_world *w = ecs_lua_check_world(L, 1);
+  ecs_world *w; /* ecs_lua_plugin_get checks the world */
   pointmass *pm;
   lpm *o;
   ecs_err err;
   if (ecs_lua_plugin_get(L, 1, PM_CLASS) != LUA_TNIL) return 1;
   lua_pop(L, 1);
   o = (lpm *)ecs_lua_plugin_new(L, 1, PM_CLASS, sizeof *o);
+  w = ecs_lua_check_world(L, 1); /* a finalizer run by that allocation may have closed it */
   pm = (pointmass *)pm_alloc(w, NULL, 0, sizeof *pm);
   if (pm == NULL) err = ECS_ERR_NOMEM;
   else {
