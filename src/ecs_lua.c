@@ -1876,6 +1876,8 @@ static void open_world(lua_State *L) {
   luaL_newlibtable(L, world_methods);                    /* mt, methods */
   lua_pushvalue(L, -2);                                  /* mt, methods, mt */
   luaL_setfuncs(L, world_methods, 1);  /* upvalue 1: the metatable */
+  lua_pushvalue(L, -1);                /* transform branch: the methods stay */
+  lua_setfield(L, -3, "__methods");    /* listed for the argument sweep */
   lua_pushliteral(L, "transform");     /* transform branch: world.transform, */
   lua_pushliteral(L, "names");         /* world.names through l_world_index */
   lua_pushcclosure(L, l_world_index, 3);
