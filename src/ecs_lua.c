@@ -105,8 +105,29 @@ typedef struct lworld {
   ecs_world *w;
 } lworld;
 
+/*
+** Every world has a metatable of its own (so that world.transform and
+** world.names can be plain fields of its __index table, found without a
+** function call), copied from the class template registered as
+** ECS_LUA_WORLD. A world is recognised by the marker world_key in its
+** metatable, which Lua code cannot reach: the metatables are locked.
+*/
+static const char world_key = 'w';
+
+static lworld *test_lworld(lua_State *L, int idx) {
+  lworld *lw = (lworld *)lua_touserdata(L, idx);
+  int is_world;
+  if (lw == NULL || lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx))
+    return NULL;
+  is_world = lua_rawgetp(L, -1, &world_key) == LUA_TBOOLEAN;
+  lua_pop(L, 2);
+  return is_world ? lw : NULL;
+}
+
 static lworld *to_lworld(lua_State *L, int idx) {
-  return (lworld *)luaL_checkudata(L, idx, ECS_LUA_WORLD);
+  lworld *lw = test_lworld(L, idx);
+  if (lw == NULL) luaL_typeerror(L, idx, ECS_LUA_WORLD);
+  return lw;
 }
 
 ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
@@ -115,19 +136,8 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
   return lw->w;
 }
 
-/*
-** The fast path used by the world's own methods, which carry the world
-** metatable as upvalue 1: one metatable fetch and a raw compare instead of
-** a registry lookup by name. Anything unusual takes the checked path, which
-** raises the proper error.
-*/
+/* The world's own methods: self is argument 1. */
 static ecs_world *check_self(lua_State *L) {
-  lworld *lw = (lworld *)lua_touserdata(L, 1);
-  if (lw != NULL && lua_getmetatable(L, 1)) {
-    int same = lua_rawequal(L, -1, lua_upvalueindex(1));
-    lua_pop(L, 1);
-    if (same && lw->w != NULL) return lw->w;
-  }
   return ecs_lua_check_world(L, 1);
 }
 
@@ -143,6 +153,9 @@ static ecs_world *new_core_world(lua_State *L) {
   return ecs_world_new(f, ud);
 }
 
+#define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
+static void open_world_fields(lua_State *L, int widx); /* transform section */
+
 /*
 ** ecs.world([options]) -> world
 ** The userdata is created closed (w == NULL) with its state table, and only
@@ -154,11 +167,26 @@ static int l_world_new(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
   lw->w = NULL;
-  luaL_setmetatable(L, ECS_LUA_WORLD);
+  /* its own metatable: a copy of the template, __index = fields table */
+  lua_createtable(L, 0, 10);                             /* world, mt */
+  luaL_getmetatable(L, ECS_LUA_WORLD);                   /* world, mt, tpl */
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                              /* ..., tpl, k, v */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);                                   /* ..., tpl, k, k, v */
+    lua_rawset(L, -5);
+  }
+  lua_pop(L, 1);                                         /* world, mt */
+  lua_newtable(L);                                       /* world, mt, fields */
+  luaL_getmetatable(L, ECS_LUA_WORLD_FIELDS);            /* {__index=methods} */
+  lua_setmetatable(L, -2);
+  lua_setfield(L, -2, "__index");                        /* world, mt */
+  lua_setmetatable(L, -2);                               /* world */
   lua_newtable(L);                                       /* world, state */
   lua_setiuservalue(L, -2, 1);                           /* world */
   lw->w = new_core_world(L);
   if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
+  open_world_fields(L, lua_gettop(L));
   return 1;
 }
 
@@ -370,7 +398,7 @@ static void need_state_field(lua_State *L, int widx, const void *key) {
 }
 
 void ecs_lua_drain_refs(lua_State *L, int world_idx) {
-  lworld *lw = (lworld *)luaL_testudata(L, world_idx, ECS_LUA_WORLD);
+  lworld *lw = test_lworld(L, world_idx);
   if (lw == NULL || lw->w == NULL || ecs_dropped_refs(lw->w) == 0) return;
   world_idx = lua_absindex(L, world_idx);
   if (push_state_field(L, world_idx, &refs_key) == LUA_TTABLE)
@@ -1824,17 +1852,19 @@ static void push_builtin(lua_State *L, int widx, int which) {
 }
 
 /*
-** world.__index: methods first (upvalue 1), then the built-in managers
-** "transform" and "names" (upvalues 2 and 3, compared as strings).
+** The fields every world has: world.transform and world.names, created with
+** the world and stored in its own __index table (whose metatable sends
+** every other key to the shared methods table), so a method lookup is two
+** table reads and no function call.
 */
-static int l_world_index(lua_State *L) {
-  lua_settop(L, 2);
-  lua_pushvalue(L, 2);
-  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
-  if (lua_rawequal(L, 2, lua_upvalueindex(2))) push_builtin(L, 1, 0);
-  else if (lua_rawequal(L, 2, lua_upvalueindex(3))) push_builtin(L, 1, 1);
-  else lua_pushnil(L);
-  return 1;
+static void open_world_fields(lua_State *L, int widx) {
+  lua_getmetatable(L, widx);                             /* mt */
+  lua_getfield(L, -1, "__index");                        /* mt, fields */
+  push_builtin(L, widx, 0);
+  lua_setfield(L, -2, "transform");
+  push_builtin(L, widx, 1);
+  lua_setfield(L, -2, "names");
+  lua_pop(L, 2);
 }
 
 /*
@@ -1870,18 +1900,23 @@ static const luaL_Reg world_meta[] = {
   {NULL, NULL}
 };
 
+/*
+** The class template every world's metatable is copied from (__name,
+** metamethods, the marker, __methods for the argument sweep), and the
+** shared metatable of every world's fields table: { __index = methods }.
+*/
 static void open_world(lua_State *L) {
-  luaL_newmetatable(L, ECS_LUA_WORLD);                   /* mt */
+  luaL_newmetatable(L, ECS_LUA_WORLD);                   /* tpl */
   luaL_setfuncs(L, world_meta, 0);
-  luaL_newlibtable(L, world_methods);                    /* mt, methods */
-  lua_pushvalue(L, -2);                                  /* mt, methods, mt */
-  luaL_setfuncs(L, world_methods, 1);  /* upvalue 1: the metatable */
-  lua_pushvalue(L, -1);                /* transform branch: the methods stay */
-  lua_setfield(L, -3, "__methods");    /* listed for the argument sweep */
-  lua_pushliteral(L, "transform");     /* transform branch: world.transform, */
-  lua_pushliteral(L, "names");         /* world.names through l_world_index */
-  lua_pushcclosure(L, l_world_index, 3);
-  lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, -2, &world_key);
+  luaL_newlib(L, world_methods);                         /* tpl, methods */
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");
+  luaL_newmetatable(L, ECS_LUA_WORLD_FIELDS);            /* tpl, methods, fmt */
+  lua_insert(L, -2);                                     /* tpl, fmt, methods */
+  lua_setfield(L, -2, "__index");                        /* tpl, fmt */
+  lua_pop(L, 1);
   lua_pushliteral(L, "locked");
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
