@@ -30,6 +30,7 @@ build = {
         "src/names.c", -- transform branch
         "examples/plugins/pointmass.c",
         "examples/plugins/mesh.c",
+        "examples/plugins/grid.c", -- demo (issue 7)
       },
       incdirs = { "src" },
       defines = {},

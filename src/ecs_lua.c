@@ -1223,6 +1223,7 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
 /* The plugins compiled into ecs.core, loadable as require("ecs.<name>"). */
 int luaopen_ecs_pointmass(lua_State *L);
 int luaopen_ecs_mesh(lua_State *L);
+int luaopen_ecs_grid(lua_State *L); /* demo (issue 7) */
 
 static void preload_plugins(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -1230,6 +1231,8 @@ static void preload_plugins(lua_State *L) {
   lua_setfield(L, -2, "ecs.pointmass");
   lua_pushcfunction(L, luaopen_ecs_mesh);
   lua_setfield(L, -2, "ecs.mesh");
+  lua_pushcfunction(L, luaopen_ecs_grid);
+  lua_setfield(L, -2, "ecs.grid");
   lua_pop(L, 1);
 }
 

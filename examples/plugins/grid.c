@@ -1,0 +1,407 @@
+/*
+** grid.c -- a C plugin: a uniform-grid broad phase over two component
+** managers' columns (require("ecs.grid")).
+**
+**   local grid = require("ecs.grid")
+**   local g = grid.new(cell, width, height)  -- cells of cell x cell over
+**                                            -- [0, width) x [0, height)
+**   g:build(Position, Collider)   --> n   -- bin every live entity having
+**                                         -- both: Position.x, .y and
+**                                         -- Collider.r, .layer, .mask
+**   g:pairs([as [, bs]])          --> n, as, bs   -- overlapping pairs
+**   g:nearest(x, y, radius, layers [, except]) --> e, distance  (or nil)
+**   g:count() --> n               g:size() --> columns, rows, cell
+**
+** A pair (a, b) is reported when a's mask has a bit of b's layer and the
+** circles (x, y, r) overlap: "a sees b". Colliders with mask 0 are passive
+** (the many asteroids of the demo), so the cost of pairs() is carried by
+** the few active ones. When both see each other the pair comes twice, once
+** each way. Everything answers from the last build(): entities destroyed
+** since then are still reported (check world:alive).
+**
+** Positions outside [0, width) x [0, height) are clamped into the border
+** cells, which keeps every answer exact (clamping never moves two points
+** further apart in cells than their distance allows). Results come in a
+** fixed order (cells in row order, and inside a cell the order of the
+** Collider's instances), so a simulation using them is deterministic.
+**
+** Memory: the grid object is a full userdata; its arrays are userdata held
+** as its user values, so Lua's allocator and collector own everything and
+** an error at any point leaks nothing.
+**
+** Reading columns: through component.h (ecs_component_column, the owner
+** column, ecs_component_lookup_n to join Collider rows to Position rows
+** 256 at a time) on managers passed from Lua (ecs_lua_check_component).
+*/
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "ecs.h"
+#include "ecs_lua.h"
+#include "component.h"
+
+#define GRID_CLASS "ecs.Grid"
+#define GRID_MAX_CELLS (1u << 24)
+#define GRID_CHUNK 256u
+
+/* One binned collider. */
+typedef struct grid_item {
+  float x, y, r;
+  uint32_t layer, mask;
+  uint32_t cell;
+  ecs_entity e;
+} grid_item;
+
+typedef struct grid {
+  double cell;            /* cell side */
+  uint32_t cols, rows;    /* cells across, down */
+  uint32_t n, cap;        /* items binned, room in the item arrays */
+  float rmax;             /* largest radius binned */
+  uint32_t *start;        /* cols*rows + 1 offsets into item (user value 1) */
+  grid_item *item;        /* n items sorted by cell (user value 2) */
+  grid_item *tmp;         /* n items in instance order (user value 3) */
+} grid;
+
+enum { UV_START = 1, UV_ITEM, UV_TMP, UV_COUNT = UV_TMP };
+
+static grid *check_grid(lua_State *L) {
+  return (grid *)luaL_checkudata(L, 1, GRID_CLASS);
+}
+
+/* ------------------------------------------------------------------------
+** Reading numeric fields of any type
+** --------------------------------------------------------------------- */
+
+static double read_num(const void *col, ecs_type t, ecs_instance i) {
+  switch (t) {
+    case ECS_F32: return (double)((const float *)col)[i];
+    case ECS_F64: return ((const double *)col)[i];
+    case ECS_I8: return (double)((const int8_t *)col)[i];
+    case ECS_I16: return (double)((const int16_t *)col)[i];
+    case ECS_I32: return (double)((const int32_t *)col)[i];
+    case ECS_I64: return (double)((const int64_t *)col)[i];
+    case ECS_U8: return (double)((const uint8_t *)col)[i];
+    case ECS_U16: return (double)((const uint16_t *)col)[i];
+    case ECS_U32: return (double)((const uint32_t *)col)[i];
+    default: return 0.0;
+  }
+}
+
+static uint32_t read_bits(const void *col, ecs_type t, ecs_instance i) {
+  switch (t) {
+    case ECS_I8: return (uint32_t)(uint8_t)((const int8_t *)col)[i];
+    case ECS_I16: return (uint32_t)(uint16_t)((const int16_t *)col)[i];
+    case ECS_I32: return (uint32_t)((const int32_t *)col)[i];
+    case ECS_I64: return (uint32_t)(uint64_t)((const int64_t *)col)[i];
+    case ECS_U8: return ((const uint8_t *)col)[i];
+    case ECS_U16: return ((const uint16_t *)col)[i];
+    case ECS_U32: return ((const uint32_t *)col)[i];
+    default: return 0u;
+  }
+}
+
+/* v as a float, magnitudes clamped to 1e30 (NaN stays NaN). */
+static float to_float(double v) {
+  if (v > 1e30) return 1e30f;
+  if (v < -1e30) return -1e30f;
+  return (float)v;
+}
+
+static int is_float(ecs_type t) { return t == ECS_F32 || t == ECS_F64; }
+static int is_int(ecs_type t) {
+  return t == ECS_I8 || t == ECS_I16 || t == ECS_I32 || t == ECS_I64 ||
+         t == ECS_U8 || t == ECS_U16 || t == ECS_U32;
+}
+
+/*
+** The field named name of c, which must pass ok(type); else an argument
+** error at arg naming the field.
+*/
+static uint32_t need_field(lua_State *L, int arg, ecs_component *c,
+                           const char *name, int (*ok)(ecs_type),
+                           const char *what) {
+  int f = ecs_component_field_index(c, name, strlen(name));
+  if (f < 0 || !ok(ecs_component_field(c, (uint32_t)f)->type))
+    luaL_argerror(L, arg, lua_pushfstring(L, "needs a field '%s' of %s type",
+                                          name, what));
+  return (uint32_t)f;
+}
+
+/* ------------------------------------------------------------------------
+** Cells
+** --------------------------------------------------------------------- */
+
+/* The cell coordinate of v along an axis of n cells (clamped; NaN -> 0). */
+static uint32_t axis_cell(const grid *g, double v, uint32_t n) {
+  double c = floor(v / g->cell);
+  if (!(c > 0.0)) return 0;
+  if (c >= (double)(n - 1)) return n - 1;
+  return (uint32_t)c;
+}
+
+/* How many cells a distance d spans, at most n. */
+static uint32_t reach(const grid *g, double d, uint32_t n) {
+  double k = ceil(d / g->cell);
+  if (!(k > 0.0)) return 0;
+  if (k >= (double)n) return n;
+  return (uint32_t)k;
+}
+
+/* A user value of nbytes (replacing the old one), or a memory error. */
+static void *new_block(lua_State *L, int uv, size_t nbytes) {
+  void *p = lua_newuserdatauv(L, nbytes ? nbytes : 1, 0);
+  lua_setiuservalue(L, 1, uv);
+  return p;
+}
+
+/* ------------------------------------------------------------------------
+** Methods
+** --------------------------------------------------------------------- */
+
+/* grid.new(cell, width, height) -> a grid */
+static int l_grid_new(lua_State *L) {
+  lua_Number cell = luaL_checknumber(L, 1);
+  lua_Number width = luaL_checknumber(L, 2);
+  lua_Number height = luaL_checknumber(L, 3);
+  double cols, rows;
+  grid *g;
+  luaL_argcheck(L, cell > 0.0 && cell <= DBL_MAX, 1, "cell size must be positive and finite");
+  luaL_argcheck(L, width > 0.0 && width <= DBL_MAX, 2, "width must be positive and finite");
+  luaL_argcheck(L, height > 0.0 && height <= DBL_MAX, 3, "height must be positive and finite");
+  cols = ceil(width / cell);
+  rows = ceil(height / cell);
+  if (!(cols * rows <= (double)GRID_MAX_CELLS))
+    return luaL_error(L, "grid.new: too many cells (limit %d)", (int)GRID_MAX_CELLS);
+  lua_settop(L, 0);
+  g = (grid *)lua_newuserdatauv(L, sizeof *g, UV_COUNT);
+  memset(g, 0, sizeof *g);
+  luaL_setmetatable(L, GRID_CLASS);
+  g->cell = cell;
+  g->cols = (uint32_t)cols;
+  g->rows = (uint32_t)rows;
+  g->start = (uint32_t *)new_block(L, UV_START,
+                                   ((size_t)g->cols * g->rows + 1) * sizeof(uint32_t));
+  memset(g->start, 0, ((size_t)g->cols * g->rows + 1) * sizeof(uint32_t));
+  return 1;
+}
+
+/*
+** g:build(Position, Collider) -> number of entities binned
+** Collider drives: every instance whose owner is alive and has a Position.
+** Fails before changing the grid (type errors, other world, memory).
+*/
+static int l_grid_build(lua_State *L) {
+  grid *g = check_grid(L);
+  ecs_world *w, *w2;
+  ecs_component *pos = ecs_lua_check_component(L, 2, &w);
+  ecs_component *col = ecs_lua_check_component(L, 3, &w2);
+  uint32_t fx, fy, fr, fl, fm, size, n = 0, ncells = g->cols * g->rows;
+  const void *cx, *cy, *cr, *cl, *cm;
+  ecs_type tx, ty, tr, tl, tm;
+  const ecs_entity *owner;
+  ecs_instance inst[GRID_CHUNK];
+  float rmax = 0.0f;
+  luaL_argcheck(L, w == w2, 3, "component of another world");
+  luaL_argcheck(L, pos != col, 3, "must differ from the position component");
+  fx = need_field(L, 2, pos, "x", is_float, "f32 or f64");
+  fy = need_field(L, 2, pos, "y", is_float, "f32 or f64");
+  fr = need_field(L, 3, col, "r", is_float, "f32 or f64");
+  fl = need_field(L, 3, col, "layer", is_int, "integer");
+  fm = need_field(L, 3, col, "mask", is_int, "integer");
+  size = ecs_component_size(col);
+  if (size > g->cap) { /* may raise: nothing changed yet */
+    uint32_t cap = g->cap ? g->cap : 256u;
+    while (cap < size) cap = cap > UINT32_MAX / 2 ? size : cap * 2;
+    g->n = 0; /* the old arrays go: an error below leaves an empty grid */
+    g->item = (grid_item *)new_block(L, UV_ITEM, (size_t)cap * sizeof(grid_item));
+    g->tmp = (grid_item *)new_block(L, UV_TMP, (size_t)cap * sizeof(grid_item));
+    g->cap = cap;
+  }
+  if (size == 0 || ecs_component_size(pos) == 0) {
+    g->n = 0;
+    g->rmax = 0.0f;
+    memset(g->start, 0, ((size_t)ncells + 1) * sizeof(uint32_t));
+    lua_pushinteger(L, 0);
+    return 1;
+  }
+  tx = ecs_component_field(pos, fx)->type; cx = ecs_component_column(pos, fx);
+  ty = ecs_component_field(pos, fy)->type; cy = ecs_component_column(pos, fy);
+  tr = ecs_component_field(col, fr)->type; cr = ecs_component_column(col, fr);
+  tl = ecs_component_field(col, fl)->type; cl = ecs_component_column(col, fl);
+  tm = ecs_component_field(col, fm)->type; cm = ecs_component_column(col, fm);
+  owner = ecs_component_entities(col);
+  /* gather, in instance order; count per cell */
+  memset(g->start, 0, ((size_t)ncells + 1) * sizeof(uint32_t));
+  for (uint32_t base = 0; base < size; base += GRID_CHUNK) {
+    uint32_t m = size - base < GRID_CHUNK ? size - base : GRID_CHUNK;
+    ecs_component_lookup_n(w, pos, owner + base, inst, m);
+    for (uint32_t j = 0; j < m; j++) {
+      grid_item *it;
+      double r;
+      if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no Position */
+      it = &g->tmp[n++];
+      it->e = owner[base + j];
+      it->x = to_float(read_num(cx, tx, inst[j]));
+      it->y = to_float(read_num(cy, ty, inst[j]));
+      r = read_num(cr, tr, base + j);
+      it->r = r >= 0.0 ? to_float(r) : 0.0f; /* NaN -> 0 */
+      if (it->r > rmax) rmax = it->r;
+      it->layer = read_bits(cl, tl, base + j);
+      it->mask = read_bits(cm, tm, base + j);
+      it->cell = axis_cell(g, (double)it->y, g->rows) * g->cols +
+                 axis_cell(g, (double)it->x, g->cols);
+      g->start[it->cell + 1]++;
+    }
+  }
+  /* counting sort into item[] */
+  for (uint32_t c = 0; c < ncells; c++) g->start[c + 1] += g->start[c];
+  for (uint32_t k = 0; k < n; k++) {
+    /* start[c] is used as the fill cursor and restored below */
+    g->item[g->start[g->tmp[k].cell]++] = g->tmp[k];
+  }
+  for (uint32_t c = ncells; c > 0; c--) g->start[c] = g->start[c - 1];
+  g->start[0] = 0;
+  g->n = n;
+  g->rmax = rmax;
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+/* The table at idx, or a new one if none was given; left at idx. */
+static void out_table(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) {
+    lua_newtable(L);
+    lua_replace(L, idx);
+  } else {
+    luaL_checktype(L, idx, LUA_TTABLE);
+  }
+}
+
+/*
+** g:pairs([as [, bs]]) -> n, as, bs
+** as[k] sees bs[k] for k = 1..n (entries past n are left as they were).
+*/
+static int l_grid_pairs(lua_State *L) {
+  grid *g = check_grid(L);
+  lua_Integer k = 0;
+  lua_settop(L, 3);
+  out_table(L, 2);
+  out_table(L, 3);
+  for (uint32_t i = 0; i < g->n; i++) {
+    const grid_item *a = &g->item[i];
+    uint32_t acx, acy, rx, ry, x0, x1, y0, y1;
+    if (a->mask == 0) continue;
+    acx = a->cell % g->cols;
+    acy = a->cell / g->cols;
+    rx = reach(g, (double)a->r + (double)g->rmax, g->cols);
+    ry = reach(g, (double)a->r + (double)g->rmax, g->rows);
+    x0 = acx > rx ? acx - rx : 0;
+    x1 = g->cols - 1 - acx > rx ? acx + rx : g->cols - 1;
+    y0 = acy > ry ? acy - ry : 0;
+    y1 = g->rows - 1 - acy > ry ? acy + ry : g->rows - 1;
+    for (uint32_t y = y0; y <= y1; y++) {
+      for (uint32_t c = y * g->cols + x0, ce = y * g->cols + x1; c <= ce; c++) {
+        for (uint32_t j = g->start[c], je = g->start[c + 1]; j < je; j++) {
+          const grid_item *b = &g->item[j];
+          double dx, dy, rr;
+          if (j == i || (a->mask & b->layer) == 0) continue;
+          dx = (double)b->x - (double)a->x;
+          dy = (double)b->y - (double)a->y;
+          rr = (double)a->r + (double)b->r;
+          if (dx * dx + dy * dy > rr * rr) continue;
+          k++;
+          ecs_lua_push_entity(L, a->e);
+          lua_rawseti(L, 2, k);
+          ecs_lua_push_entity(L, b->e);
+          lua_rawseti(L, 3, k);
+        }
+      }
+    }
+  }
+  lua_pushinteger(L, k);
+  lua_rotate(L, 2, 1); /* n, as, bs */
+  return 3;
+}
+
+/*
+** g:nearest(x, y, radius, layers [, except]) -> e, distance (or nil)
+** The binned entity nearest to (x, y) whose layer has a bit of layers and
+** whose centre is within radius; except (an entity) is skipped. Ties go to
+** the first in the grid's order.
+*/
+static int l_grid_nearest(lua_State *L) {
+  grid *g = check_grid(L);
+  lua_Number x = luaL_checknumber(L, 2), y = luaL_checknumber(L, 3);
+  lua_Number radius = luaL_checknumber(L, 4);
+  lua_Integer layers = luaL_checkinteger(L, 5);
+  ecs_entity except = lua_isnoneornil(L, 6) ? ECS_NULL : ecs_lua_check_entity(L, 6);
+  uint32_t cx, cy, rx, ry, x0, x1, y0, y1, best = UINT32_MAX;
+  double bestd2;
+  luaL_argcheck(L, radius >= 0.0, 4, "radius must not be negative");
+  if (g->n == 0 || x != x || y != y) return 0;
+  bestd2 = radius * radius;
+  cx = axis_cell(g, x, g->cols);
+  cy = axis_cell(g, y, g->rows);
+  rx = reach(g, radius, g->cols);
+  ry = reach(g, radius, g->rows);
+  x0 = cx > rx ? cx - rx : 0;
+  x1 = g->cols - 1 - cx > rx ? cx + rx : g->cols - 1;
+  y0 = cy > ry ? cy - ry : 0;
+  y1 = g->rows - 1 - cy > ry ? cy + ry : g->rows - 1;
+  for (uint32_t yy = y0; yy <= y1; yy++) {
+    for (uint32_t c = yy * g->cols + x0, ce = yy * g->cols + x1; c <= ce; c++) {
+      for (uint32_t j = g->start[c], je = g->start[c + 1]; j < je; j++) {
+        const grid_item *b = &g->item[j];
+        double dx, dy, d2;
+        if (((lua_Integer)b->layer & layers) == 0 || b->e == except) continue;
+        dx = (double)b->x - x;
+        dy = (double)b->y - y;
+        d2 = dx * dx + dy * dy;
+        if (d2 < bestd2 || (d2 == bestd2 && best == UINT32_MAX)) {
+          bestd2 = d2;
+          best = j;
+        }
+      }
+    }
+  }
+  if (best == UINT32_MAX) return 0;
+  ecs_lua_push_entity(L, g->item[best].e);
+  lua_pushnumber(L, sqrt(bestd2));
+  return 2;
+}
+
+static int l_grid_count(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)check_grid(L)->n);
+  return 1;
+}
+
+static int l_grid_size(lua_State *L) {
+  grid *g = check_grid(L);
+  lua_pushinteger(L, (lua_Integer)g->cols);
+  lua_pushinteger(L, (lua_Integer)g->rows);
+  lua_pushnumber(L, g->cell);
+  return 3;
+}
+
+static const luaL_Reg grid_methods[] = {
+  {"build", l_grid_build}, {"pairs", l_grid_pairs},
+  {"nearest", l_grid_nearest}, {"count", l_grid_count},
+  {"size", l_grid_size}, {NULL, NULL}
+};
+
+int luaopen_ecs_grid(lua_State *L);
+
+int luaopen_ecs_grid(lua_State *L) {
+  if (luaL_newmetatable(L, GRID_CLASS)) {
+    luaL_newlib(L, grid_methods);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__methods");
+    lua_setfield(L, -2, "__index");
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushcfunction(L, l_grid_new);
+  lua_setfield(L, -2, "new");
+  return 1;
+}
