@@ -1,0 +1,762 @@
+--[[
+query_spec.lua -- world:query and the ecs.Query methods count, entities and
+components (docs/queries.md): the accepted forms and every argument error,
+matches as entities are created, destroyed, gain and lose components (tags
+and `without` included), structural changes during q:entities() with their
+documented results (RELIABILITY R22, R23), closed worlds (R17), and a
+randomized differential test against spec/support/query_model.lua.
+]]
+local ecs = require("ecs")
+local Model = require("spec.support.query_model")
+
+local function err_of(f, ...)
+  local ok, err = pcall(f, ...)
+  assert.is_false(ok, "expected an error")
+  return err
+end
+
+-- The entities a query yields, as a set (raises if one is yielded twice).
+local function visited(q)
+  local set, n = {}, 0
+  for e in q:entities() do
+    assert(not set[e], "entity yielded twice")
+    set[e] = true
+    n = n + 1
+  end
+  return set, n
+end
+
+local function set_of(list)
+  local s = {}
+  for _, e in ipairs(list) do s[e] = true end
+  return s
+end
+
+describe("world:query", function()
+  local w, P, V, Dead, Tag
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f32" })
+    V = w:component("Velocity", { "dx:f32", "dy:f32" })
+    Dead = w:component("Dead")
+    Tag = w:component("Tag")
+  end)
+  after_each(function()
+    if pcall(w.count, w) then
+      assert.is_true(w:check())
+      w:close()
+    end
+  end)
+
+  it("accepts managers as arguments, a table of them, and a table with without", function()
+    local e = w:create()
+    P:add(e); V:add(e)
+    local forms = {
+      w:query(P),
+      w:query(P, V),
+      w:query({ P }),
+      w:query({ P, V }),
+      w:query({ P, without = { Dead } }),
+      w:query({ P, V, without = { Dead, Tag } }),
+    }
+    for _, q in ipairs(forms) do
+      assert.equals(1, q:count())
+    end
+  end)
+
+  it("is a userdata of class ecs.Query", function()
+    local q = w:query(P)
+    assert.equals("userdata", type(q))
+    assert.truthy(tostring(q):find("ecs.Query", 1, true))
+  end)
+
+  it("reports its terms with components()", function()
+    local with, without = w:query({ P, V, without = { Dead, Tag } }):components()
+    assert.equals(2, #with)
+    assert.equals(P, with[1])
+    assert.equals(V, with[2])
+    assert.equals(2, #without)
+    assert.equals(Dead, without[1])
+    assert.equals(Tag, without[2])
+    local with2, without2 = w:query(P):components()
+    assert.equals(1, #with2)
+    assert.equals(P, with2[1])
+    assert.same({}, without2)
+  end)
+
+  it("needs at least one with-term", function()
+    assert.truthy(err_of(w.query, w):find("query", 1, true))
+    assert.truthy(err_of(w.query, w, {}):find("query", 1, true))
+    assert.truthy(err_of(w.query, w, { without = { Dead } }):find("query", 1, true))
+  end)
+
+  it("rejects the same manager twice, naming the argument", function()
+    local msg = err_of(w.query, w, P, V, P)
+    assert.truthy(msg:find("query", 1, true))
+    assert.truthy(msg:find("#3", 1, true), msg)
+    msg = err_of(w.query, w, { P, P })
+    assert.truthy(msg:find("query", 1, true))
+    msg = err_of(w.query, w, { P, without = { Dead, Dead } })
+    assert.truthy(msg:find("query", 1, true))
+  end)
+
+  it("rejects a manager both with and without", function()
+    local msg = err_of(w.query, w, { P, V, without = { V } })
+    assert.truthy(msg:find("query", 1, true), msg)
+  end)
+
+  it("rejects a manager of another world, naming the argument", function()
+    local other = ecs.world()
+    local OP = other:component("Position", { "x:f32", "y:f32" })
+    local msg = err_of(w.query, w, P, OP)
+    assert.truthy(msg:find("query", 1, true))
+    assert.truthy(msg:find("#2", 1, true), msg)
+    msg = err_of(w.query, w, { P, without = { other:component("Dead") } })
+    assert.truthy(msg:find("query", 1, true))
+    assert.equals(0, other:query(OP):count())
+    other:close()
+  end)
+
+  it("rejects values that are not component managers", function()
+    local e = w:create()
+    local junk = { 1, "Position", true, e, ecs.null, function() end, io.stdout,
+                   setmetatable({}, { __index = function() error("raised") end }),
+                   coroutine.create(function() end), w, w.transform, w.names, 0 / 0 }
+    for _, v in ipairs(junk) do
+      local msg = err_of(w.query, w, v)
+      assert.truthy(msg:find("#1", 1, true), msg)
+      msg = err_of(w.query, w, P, v)
+      assert.truthy(msg:find("#2", 1, true), msg)
+      err_of(w.query, w, { P, v })
+      err_of(w.query, w, { v })
+      if type(v) ~= "table" then
+        err_of(w.query, w, { P, without = { v } })
+        err_of(w.query, w, { P, without = v })
+      end
+    end
+    err_of(w.query, w, nil)
+    err_of(w.query, w, P, nil, V)
+    assert.is_true(w:check())
+  end)
+
+  it("raises calling 'f' on bad self for a query method on a non-query", function()
+    local q = w:query(P)
+    for _, name in ipairs({ "count", "entities", "components", "columns", "apply" }) do
+      local ok, msg = pcall(q[name], P)
+      assert.is_false(ok)
+      assert.truthy(tostring(msg):find("ecs.Query expected", 1, true) or
+                    tostring(msg):find("bad self", 1, true), tostring(msg))
+    end
+  end)
+end)
+
+describe("query matches", function()
+  local w, P, V, Dead, Tag
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f32" })
+    V = w:component("Velocity", { "dx:f32", "dy:f32" })
+    Dead = w:component("Dead")
+    Tag = w:component("Tag")
+  end)
+  after_each(function()
+    if pcall(w.count, w) then
+      assert.is_true(w:check())
+      w:close()
+    end
+  end)
+
+  it("is empty for a new world and follows creation and adds", function()
+    local q = w:query(P, V)
+    assert.equals(0, q:count())
+    assert.same({}, visited(q))
+    local es = w:create(10)
+    for i = 1, 10 do P:add(es[i], i, i) end
+    assert.equals(0, q:count())
+    for i = 1, 10, 2 do V:add(es[i]) end
+    assert.equals(5, q:count())
+    local s, n = visited(q)
+    assert.equals(5, n)
+    for i = 1, 10 do assert.equals(i % 2 == 1, s[es[i]] == true) end
+  end)
+
+  it("drops destroyed entities at once", function()
+    local q = w:query(P)
+    local es = w:create(6)
+    for _, e in ipairs(es) do P:add(e) end
+    w:destroy(es[2])
+    w:destroy({ es[4], es[5] })
+    assert.equals(3, q:count())
+    assert.same(set_of({ es[1], es[3], es[6] }), (visited(q)))
+    P:gc()
+    assert.equals(3, q:count())
+    assert.same(set_of({ es[1], es[3], es[6] }), (visited(q)))
+  end)
+
+  it("follows components lost and regained", function()
+    local q = w:query(P, V)
+    local es = w:create(4)
+    for _, e in ipairs(es) do P:add(e); V:add(e) end
+    assert.equals(4, q:count())
+    V:remove(es[1])
+    P:remove(es[2])
+    assert.equals(2, q:count())
+    assert.same(set_of({ es[3], es[4] }), (visited(q)))
+    V:add(es[1])
+    assert.equals(3, q:count())
+    assert.same(set_of({ es[1], es[3], es[4] }), (visited(q)))
+  end)
+
+  it("matches tag components (no fields)", function()
+    local q = w:query(Tag)
+    local q2 = w:query(Tag, P)
+    local es = w:create(5)
+    Tag:add(es[1]); Tag:add(es[2]); Tag:add(es[3])
+    P:add(es[2]); P:add(es[4])
+    assert.equals(3, q:count())
+    assert.equals(1, q2:count())
+    assert.same(set_of({ es[2] }), (visited(q2)))
+    Tag:remove(es[2])
+    assert.equals(2, q:count())
+    assert.equals(0, q2:count())
+  end)
+
+  it("excludes entities having a without-term", function()
+    local q = w:query({ P, without = { Dead } })
+    local q2 = w:query({ P, without = { Dead, Tag } })
+    local es = w:create(5)
+    for _, e in ipairs(es) do P:add(e) end
+    Dead:add(es[1])
+    Tag:add(es[2])
+    assert.equals(4, q:count())
+    assert.equals(3, q2:count())
+    assert.same(set_of({ es[2], es[3], es[4], es[5] }), (visited(q)))
+    assert.same(set_of({ es[3], es[4], es[5] }), (visited(q2)))
+    Dead:remove(es[1])
+    assert.equals(5, q:count())
+    w:destroy(es[2])           -- destroying hides the Tag too
+    assert.equals(4, q:count())
+    assert.equals(3, q2:count())
+  end)
+
+  it("keeps several queries over the same managers apart", function()
+    local a = w:query(P)
+    local b = w:query(P, V)
+    local c = w:query({ P, without = { V } })
+    local es = w:create(8)
+    for i, e in ipairs(es) do
+      P:add(e)
+      if i % 2 == 0 then V:add(e) end
+    end
+    assert.equals(8, a:count())
+    assert.equals(4, b:count())
+    assert.equals(4, c:count())
+    V:remove(es[2])
+    assert.equals(3, b:count())
+    assert.equals(5, c:count())
+  end)
+
+  it("does not see the same id alive in another world", function()
+    local other = ecs.world()
+    local OP = other:component("Position", { "x:f32", "y:f32" })
+    local e = w:create()
+    local oe = other:create()
+    assert.equals(e, oe)     -- same id in both worlds
+    OP:add(oe)
+    assert.equals(0, w:query(P):count())
+    assert.equals(1, other:query(OP):count())
+    other:close()
+  end)
+
+  it("is not fooled by a recycled index", function()
+    local q = w:query(P)
+    local e = w:create()
+    P:add(e)
+    w:destroy(e)
+    local x
+    repeat
+      x = w:create()
+      if ecs.index(x) ~= ecs.index(e) then w:destroy(x) end
+    until ecs.index(x) == ecs.index(e)
+    assert.equals(0, q:count())
+    P:add(x)
+    assert.same(set_of({ x }), (visited(q)))
+  end)
+
+  it("survives growth of the managers (many entities)", function()
+    local q = w:query(P, V)
+    local es = w:create(5000)
+    for i, e in ipairs(es) do
+      P:add(e, i, -i)
+      if i % 3 ~= 0 then V:add(e) end
+      if i == 100 then assert.equals(67, q:count()) end
+    end
+    assert.equals(5000 - 1666, q:count())
+    local _, n = visited(q)
+    assert.equals(5000 - 1666, n)
+  end)
+end)
+
+describe("q:entities() with structural changes", function()
+  local w, P, V, Dead, q, es
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f32" })
+    V = w:component("Velocity", { "dx:f32", "dy:f32" })
+    Dead = w:component("Dead")
+    q = w:query({ P, V, without = { Dead } })
+    es = w:create(20)
+    for _, e in ipairs(es) do P:add(e); V:add(e) end
+  end)
+  after_each(function()
+    if pcall(w.count, w) then
+      assert.is_true(w:check())
+      w:close()
+    end
+  end)
+
+  -- Runs one loop; at the k-th yielded entity calls act(e, seen), where seen
+  -- is the set of entities yielded so far (e included). Returns the yielded
+  -- set and, per entity, whether it was alive and matching when yielded.
+  local function loop(k, act)
+    local seen, order = {}, {}
+    for e in q:entities() do
+      assert(not seen[e], "entity yielded twice")
+      assert.is_true(w:alive(e))
+      assert.is_true(P:has(e) and V:has(e) and not Dead:has(e))
+      seen[e] = true
+      order[#order + 1] = e
+      if #order == k then act(e, seen, order) end
+    end
+    return seen, order
+  end
+
+  -- a not-yet-visited entity at the moment of the call
+  local function unvisited(seen)
+    for _, e in ipairs(es) do if not seen[e] then return e end end
+  end
+
+  local actions = {
+    { "destroy", function(e) w:destroy(e) end },
+    { "remove a with-term", function(e) V:remove(e) end },
+    { "add a without-term", function(e) Dead:add(e) end },
+    { "remove and re-add a with-term", function(e) V:remove(e); V:add(e) end },
+    { "overwrite a with-term", function(e) P:add(e, 7, 7) end },
+  }
+
+  for _, a in ipairs(actions) do
+    local name, act = a[1], a[2]
+
+    it(name .. " of the current entity: visited once, the rest all visited", function()
+      local target
+      local seen = loop(5, function(e) target = e; act(e) end)
+      assert.truthy(target)
+      assert.is_true(seen[target])
+      local n = 0
+      for _ in pairs(seen) do n = n + 1 end
+      assert.equals(20, n)
+    end)
+
+    it(name .. " of an already-visited entity: every entity visited once", function()
+      local target
+      local seen = loop(5, function(_, _, order) target = order[2]; act(target) end)
+      assert.is_true(seen[target])
+      local n = 0
+      for _ in pairs(seen) do n = n + 1 end
+      assert.equals(20, n)
+    end)
+
+    it(name .. " of a not-yet-visited entity: the documented result", function()
+      local target
+      local seen = loop(5, function(_, s) target = unvisited(s); act(target) end)
+      local still = w:alive(target) and P:has(target) and V:has(target) and not Dead:has(target)
+      -- yielded iff it still matches when reached; every other one is yielded
+      assert.equals(still, seen[target] == true)
+      for _, e in ipairs(es) do
+        if e ~= target then assert.is_true(seen[e]) end
+      end
+    end)
+  end
+
+  it("does not visit entities created and made to match during the loop", function()
+    local made = {}
+    local seen = loop(3, function()
+      for _ = 1, 50 do
+        local e = w:create()
+        P:add(e); V:add(e)
+        made[#made + 1] = e
+      end
+    end)
+    for _, e in ipairs(made) do assert.is_nil(seen[e]) end
+    for _, e in ipairs(es) do assert.is_true(seen[e]) end
+    assert.equals(70, q:count())
+    local _, n = visited(q)
+    assert.equals(70, n)
+  end)
+
+  it("does not visit an entity that starts matching during the loop", function()
+    local x = w:create()
+    P:add(x)                      -- no Velocity: does not match
+    local y = es[20]
+    Dead:add(y)                   -- excluded
+    local seen = loop(1, function() V:add(x); Dead:remove(y) end)
+    assert.is_nil(seen[x])
+    assert.is_nil(seen[y])
+    assert.equals(21, q:count())
+  end)
+
+  it("copes with destroying every entity at the first one", function()
+    local seen, order = loop(1, function() w:destroy(es) end)
+    assert.equals(1, #order)
+    assert.is_true(seen[order[1]])
+    assert.equals(0, q:count())
+  end)
+
+  it("copes with destroying, gc and recreating inside the loop", function()
+    local seen = loop(2, function(_, s)
+      local t = unvisited(s)
+      w:destroy(t)
+      P:gc(); V:gc()
+      local n = w:create()
+      P:add(n); V:add(n)
+    end)
+    local n = 0
+    for _ in pairs(seen) do n = n + 1 end
+    assert.equals(19, n)
+    assert.equals(20, q:count())
+  end)
+
+  it("allows nested loops over the same query", function()
+    local outer, pairs_seen = 0, 0
+    for _ in q:entities() do
+      outer = outer + 1
+      local inner = 0
+      for _ in q:entities() do inner = inner + 1 end
+      assert.equals(20, inner)
+      pairs_seen = pairs_seen + inner
+    end
+    assert.equals(20, outer)
+    assert.equals(400, pairs_seen)
+  end)
+
+  it("allows a nested loop that destroys entities the outer loop has not reached", function()
+    local outer = {}
+    for e in q:entities() do
+      outer[#outer + 1] = e
+      if #outer == 1 then
+        local k = 0
+        for f in q:entities() do
+          k = k + 1
+          if k % 2 == 0 and f ~= e then w:destroy(f) end
+        end
+      end
+    end
+    for _, e in ipairs(outer) do assert.is_true(w:alive(e)) end
+    assert.equals(q:count(), #outer)
+  end)
+
+  it("iterates fully after a break", function()
+    for _ = 1, 3 do
+      local k = 0
+      for _ in q:entities() do
+        k = k + 1
+        if k == 4 then break end
+      end
+      assert.equals(4, k)
+    end
+    local _, n = visited(q)
+    assert.equals(20, n)
+    assert.equals(20, q:count())
+  end)
+
+  it("iterates fully after a return from inside the loop", function()
+    local function first()
+      for e in q:entities() do return e end
+    end
+    assert.is_true(ecs.is_entity(first()))
+    assert.is_true(ecs.is_entity(first()))
+    local _, n = visited(q)
+    assert.equals(20, n)
+  end)
+
+  it("iterates fully after an error inside the loop, at the first, middle and last entity", function()
+    for _, at in ipairs({ 1, 10, 20 }) do
+      local marker = {}
+      local ok, err = pcall(function()
+        local k = 0
+        for _ in q:entities() do
+          k = k + 1
+          if k == at then error(marker) end
+        end
+      end)
+      assert.is_false(ok)
+      assert.equals(marker, err)
+      local _, n = visited(q)
+      assert.equals(20, n)
+      -- structural changes still work
+      local e = w:create()
+      P:add(e); V:add(e)
+      assert.equals(21, q:count())
+      w:destroy(e)
+      assert.equals(20, q:count())
+    end
+  end)
+
+  it("releases the snapshot of an abandoned iterator", function()
+    for _ = 1, 100 do
+      local f, s, c = q:entities()
+      f(s, c)                          -- take one step, never close
+    end
+    collectgarbage(); collectgarbage()
+    local _, n = visited(q)
+    assert.equals(20, n)
+  end)
+
+  it("allocates nothing per entity and reuses its loop object", function()
+    for _ in q:entities() do end        -- warm up
+    collectgarbage(); collectgarbage()
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    for _ = 1, 200 do
+      for _ in q:entities() do end
+    end
+    local growth = (collectgarbage("count") - before) * 1024
+    collectgarbage("restart")
+    assert.is_true(growth < 2048, ("grew %d bytes"):format(growth))
+  end)
+end)
+
+describe("queries of a closed world", function()
+  it("raise attempt to use a closed world from every method", function()
+    local w = ecs.world()
+    local P = w:component("Position", { "x:f32", "y:f32" })
+    local e = w:create()
+    P:add(e, 1, 2)
+    local q = w:query(P)
+    local f = q:entities()
+    w:close()
+    local calls = {
+      function() return q:count() end,
+      function() return q:entities() end,
+      function() return q:components() end,
+      function() return q:columns("Position.x") end,
+      function() return q:apply("Position.x = 1") end,
+      function() return w:query(P) end,
+      function() return w:system("s", q, function() end) end,
+    }
+    if q.run then calls[#calls + 1] = function() return q:run(nil) end end
+    for i, call in ipairs(calls) do
+      local msg = err_of(call)
+      assert.truthy(tostring(msg):find("attempt to use a closed world", 1, true),
+                    ("call %d: %s"):format(i, tostring(msg)))
+    end
+    -- an iterator taken before the close fails cleanly too
+    local ok = pcall(f)
+    assert.is_false(ok)
+  end)
+
+  it("raise after a <close> scope exit", function()
+    local q
+    do
+      local w <close> = ecs.world()
+      q = w:query(w:component("Tag"))
+      assert.equals(0, q:count())
+    end
+    assert.truthy(err_of(q.count, q):find("attempt to use a closed world", 1, true))
+  end)
+
+  it("keep their world alive while referenced", function()
+    local q
+    do
+      local w = ecs.world()
+      local P = w:component("Position", { "x" })
+      P:add(w:create(), 5)
+      q = w:query(P)
+    end
+    collectgarbage(); collectgarbage()
+    assert.equals(1, q:count())
+    for n, x in q:columns("Position.x") do
+      assert.equals(1, n)
+      assert.equals(5, x[1])
+    end
+  end)
+end)
+
+describe("queries against a model", function()
+  local STEPS = 20000
+
+  local function check(cond, msg)
+    if not cond then error(msg or "check failed", 2) end
+  end
+
+  it("agree after every one of " .. STEPS .. " random steps", function()
+    local seed = tonumber(os.getenv("ECS_DIFF_SEED") or "") or 20261122
+    math.randomseed(seed)
+    local rnd = math.random
+    local w = ecs.world()
+    local model = Model.new()
+    local names = { "A", "B", "C", "T" }
+    local mgr = {
+      A = w:component("A", { "x:f32", "n:i32" }),
+      B = w:component("B", { "v:f64" }),
+      C = w:component("C", { "e:entity", "b:bool" }),
+      T = w:component("T"),
+    }
+    local qdefs = {
+      { with = { "A" }, without = {} },
+      { with = { "A", "B" }, without = {} },
+      { with = { "B", "A", "T" }, without = {} },
+      { with = { "A" }, without = { "C" } },
+      { with = { "T" }, without = { "A", "B" } },
+      { with = { "C", "B" }, without = { "T" } },
+    }
+    local queries = {}
+    for i, d in ipairs(qdefs) do
+      local t = {}
+      for _, n in ipairs(d.with) do t[#t + 1] = mgr[n] end
+      local wo = {}
+      for _, n in ipairs(d.without) do wo[#wo + 1] = mgr[n] end
+      t.without = wo
+      queries[i] = w:query(t)
+    end
+
+    local live = {}       -- list of live handles (entities may also die in bulk)
+    local function pick()
+      if #live == 0 then return nil end
+      return live[rnd(#live)], nil
+    end
+    local function forget(e)
+      for i = 1, #live do
+        if live[i] == e then live[i] = live[#live]; live[#live] = nil; return end
+      end
+    end
+
+    local function compare(step, qi)
+      local q, d = queries[qi], qdefs[qi]
+      local want, nwant = model:match_set(d)
+      local n = q:count()
+      if n ~= nwant then
+        error(("step %d: query %d count %d, model %d"):format(step, qi, n, nwant))
+      end
+      local got = 0
+      for e in q:entities() do
+        local id = ecs.id(e)
+        if not want[id] then
+          error(("step %d: query %d yields %s, not a match"):format(step, qi, ecs.tostring(e)))
+        end
+        want[id] = false
+        got = got + 1
+      end
+      if got ~= nwant then
+        error(("step %d: query %d yields %d entities, model %d"):format(step, qi, got, nwant))
+      end
+    end
+
+    local dead_handles = {}
+    local mutating = 0
+    for step = 1, STEPS do
+      local r = rnd(100)
+      local name = names[rnd(#names)]
+      local m = mgr[name]
+      if r <= 14 then                                   -- create
+        if #live < 60 then
+          local e = w:create()
+          model:create(ecs.id(e))
+          live[#live + 1] = e
+        end
+      elseif r <= 16 then                               -- create a batch
+        if #live < 40 then
+          for _, e in ipairs(w:create(rnd(0, 8))) do
+            model:create(ecs.id(e))
+            live[#live + 1] = e
+          end
+        end
+      elseif r <= 24 then                               -- destroy
+        local e = pick()
+        if e then
+          check(w:destroy(e) == model:destroy(ecs.id(e)), "destroy")
+          forget(e)
+          dead_handles[#dead_handles + 1] = e
+        end
+      elseif r <= 50 then                               -- add
+        local e = pick()
+        if e then
+          m:add(e)
+          check(model:add(name, ecs.id(e)))
+        end
+      elseif r <= 52 then                               -- add to a dead entity
+        if #dead_handles > 0 then
+          local e = dead_handles[rnd(#dead_handles)]
+          if not model:alive(ecs.id(e)) then
+            check(not pcall(m.add, m, e), "add to a dead entity")
+          end
+        end
+      elseif r <= 72 then                               -- remove
+        local e = pick()
+        if e then check(m:remove(e) == model:remove(name, ecs.id(e)), "remove") end
+      elseif r <= 80 then                               -- gc
+        local b = rnd(0, 5)
+        if b == 5 then m:gc() else m:gc(b) end
+      elseif r <= 83 then
+        w:update(0.016)
+      elseif r <= 86 then                               -- iterate while changing
+        mutating = mutating + 1
+        local qi = rnd(#queries)
+        local q, d = queries[qi], qdefs[qi]
+        local snapshot = model:match_set(d)
+        local touched, yielded = {}, {}
+        for e in q:entities() do
+          local id = ecs.id(e)
+          check(snapshot[id], ("step %d: yielded an entity outside the snapshot"):format(step))
+          check(not yielded[id], ("step %d: yielded twice"):format(step))
+          check(model:matches(d, id), ("step %d: yielded a non-matching entity"):format(step))
+          yielded[id] = true
+          if rnd(3) == 1 then
+            local x = pick()
+            if x then
+              local k = rnd(4)
+              local xn = names[rnd(#names)]
+              touched[ecs.id(x)] = true
+              if k == 1 then
+                w:destroy(x); model:destroy(ecs.id(x)); forget(x)
+              elseif k == 2 then
+                mgr[xn]:add(x); model:add(xn, ecs.id(x))
+              elseif k == 3 then
+                mgr[xn]:remove(x); model:remove(xn, ecs.id(x))
+              else
+                local n = w:create()
+                model:create(ecs.id(n))
+                live[#live + 1] = n
+                mgr[d.with[1]]:add(n); model:add(d.with[1], ecs.id(n))
+                touched[ecs.id(n)] = true
+              end
+            end
+          end
+        end
+        -- every entity of the snapshot left alone was visited
+        for id in pairs(snapshot) do
+          if not touched[id] then
+            check(yielded[id], ("step %d: an untouched match was skipped"):format(step))
+          end
+        end
+      else                                              -- queries
+        compare(step, rnd(#queries))
+      end
+      for qi = 1, #queries do
+        local _, nwant = model:match_set(qdefs[qi])
+        if queries[qi]:count() ~= nwant then
+          error(("step %d: query %d count %d, model %d"):format(step, qi, queries[qi]:count(), nwant))
+        end
+      end
+      if step % 100 == 0 then
+        for qi = 1, #queries do compare(step, qi) end
+      end
+      if step % 500 == 0 then
+        local good, bad = w:check()
+        check(good, bad)
+      end
+    end
+    assert.is_true(mutating > 100)
+    w:close()
+  end)
+end)
