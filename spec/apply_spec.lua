@@ -202,13 +202,13 @@ describe("q:apply store rules", function()
 end)
 
 describe("q:apply errors", function()
-  local w, D, F, Dead, Other, q, e
+  local w, D, F, Dead, q, e
   before_each(function()
     w = ecs.world()
     D = w:component("D", { "d:f64", "k:i32" })
     F = w:component("F", { "x:f32", "e:entity", "s:lua", "b:bool" })
     Dead = w:component("Dead", { "t" })
-    Other = w:component("Other", { "o" })
+    w:component("Other", { "o" })  -- a manager of the world, not of the query
     q = w:query({ D, F, without = { Dead } })
     e = w:create()
     D:add(e, 1, 2)

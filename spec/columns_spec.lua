@@ -123,7 +123,7 @@ describe("q:columns", function()
   it("writes back the current chunk on break", function()
     local es = populate(3000)
     local first = {}
-    for n, x, id in q:columns("Position.x", "Position.id:in") do
+    for n, x, id in q:columns("Position.x", "Position.id:in") do -- luacheck: ignore 512
       for i = 1, n do x[i] = -1; first[id[i]] = true end
       break
     end
@@ -158,7 +158,7 @@ describe("q:columns", function()
   it("writes back the current chunk on return from a function", function()
     local es = populate(10)
     local function f()
-      for n, x in q:columns("Position.x") do
+      for n, x in q:columns("Position.x") do -- luacheck: ignore 512
         for i = 1, n do x[i] = 42 end
         return n
       end
@@ -473,8 +473,8 @@ describe("q:columns arrays", function()
 
   it("are the same tables in two loops (reused between frames)", function()
     local first, second = {}, {}
-    for _, x, y in q:columns("Position.x", "Position.y") do first = { x, y }; break end
-    for _, x, y in q:columns("Position.x", "Position.y") do second = { x, y }; break end
+    for _, x, y in q:columns("Position.x", "Position.y") do first = { x, y }; break end -- luacheck: ignore 512
+    for _, x, y in q:columns("Position.x", "Position.y") do second = { x, y }; break end -- luacheck: ignore 512
     assert.is_true(rawequal(first[1], second[1]))
     assert.is_true(rawequal(first[2], second[2]))
     assert.is_false(rawequal(first[1], first[2]))
