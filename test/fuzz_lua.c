@@ -1,0 +1,147 @@
+/*
+** fuzz_lua.c -- libFuzzer target: untrusted strings through the Lua binding
+** (RELIABILITY R11), in an embedded Lua state per input.
+**
+** Byte 0 picks the mode, the rest is split at '\n' into pieces:
+**   mode 0  schema: world:component(piece1, { piece2, piece3, ... })
+**   mode 1  field names: a fixed component, then C:field(e, p),
+**           C:set_field(e, p, 1) and C:add(e, { [p] = 1 }) for each piece
+**   mode 2  expressions: q:apply(piece, params) and world:system(name, q,
+**           piece) over a fixed query (only once world:query exists)
+**   mode 3  column specs: for ... in q:columns(pieces...) (same)
+** Every call runs under lua_pcall: it must succeed or raise a string error.
+** After each call the world must pass world:check() and still create
+** entities; after lua_close no block may be left.
+** Built with libFuzzer by tools/fuzz.sh and, with any compiler, linked to
+** test/fuzz_replay.c for the committed corpus test/fuzz/lua/
+** (ctest: fuzz_lua_replay).
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+
+int luaopen_ecs_core(lua_State *L);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct count_alloc {
+  long blocks;
+} count_alloc;
+
+static void *count_allocf(void *ud, void *p, size_t osize, size_t nsize) {
+  count_alloc *a = (count_alloc *)ud;
+  void *np;
+  (void)osize;
+  if (nsize == 0) {
+    if (p != NULL) {
+      a->blocks--;
+      free(p);
+    }
+    return NULL;
+  }
+  np = realloc(p, nsize);
+  if (np != NULL && p == NULL) a->blocks++;
+  return np;
+}
+
+/*
+** The driver, in Lua: MODE and PIECES are set by the host. The harness
+** functions raise (so the host aborts) only when an invariant is broken;
+** errors of the calls under test are caught and must be strings.
+*/
+static const char *const driver =
+  "local ecs, MODE, PIECES = ...\n"
+  "local W = ecs.world()\n"
+  "local function sane(label)\n"
+  "  local ok, bad = W:check()\n"
+  "  if not ok then error('INVARIANT ' .. label .. ': ' .. tostring(bad), 0) end\n"
+  "  local e = W:create()\n"
+  "  if not W:alive(e) then error('INVARIANT ' .. label .. ': create', 0) end\n"
+  "end\n"
+  "local function try(label, f, ...)\n"
+  "  local ok, err = pcall(f, ...)\n"
+  "  if not ok and type(err) ~= 'string' then\n"
+  "    error('INVARIANT ' .. label .. ': non-string error ' .. tostring(err), 0)\n"
+  "  end\n"
+  "  sane(label)\n"
+  "  return ok, err\n"
+  "end\n"
+  "if MODE == 0 then\n"
+  "  local specs = {}\n"
+  "  for i = 2, #PIECES do specs[#specs + 1] = PIECES[i] end\n"
+  "  local ok, C = try('component', W.component, W, PIECES[1] or '', specs)\n"
+  "  if ok then\n"
+  "    local e = W:create()\n"
+  "    try('add', C.add, C, e)\n"
+  "    try('get', C.get, C, e)\n"
+  "    for _, f in ipairs(C:fields()) do try('field', C.field, C, e, f:match('^[^:]*')) end\n"
+  "    try('remove', C.remove, C, e)\n"
+  "    try('again', W.component, W, PIECES[1], specs)\n"
+  "  end\n"
+  "elseif MODE == 1 then\n"
+  "  local C = W:component('C', { 'x:f32', 'y:i8', 's:lua', 'b:bool', 'e:entity' })\n"
+  "  local e = W:create()\n"
+  "  C:add(e, 1, 2, 'v', true, e)\n"
+  "  for _, p in ipairs(PIECES) do\n"
+  "    try('field', C.field, C, e, p)\n"
+  "    try('set_field', C.set_field, C, e, p, 1)\n"
+  "    try('add by name', C.add, C, e, { [p] = 1 })\n"
+  "  end\n"
+  "elseif W.query ~= nil then\n"
+  "  local P = W:component('Position', { 'x:f32', 'y:f64', 'n:i32' })\n"
+  "  local V = W:component('Velocity', { 'dx:f32', 'dy:f32', 'k:u8' })\n"
+  "  for i = 1, 5 do local e = W:create() P:add(e, i, -i, i) V:add(e, 1, 2, 3) end\n"
+  "  local q = W:query(P, V)\n"
+  "  if MODE == 2 then\n"
+  "    for i, p in ipairs(PIECES) do\n"
+  "      try('apply', q.apply, q, p, { dt = 0.5, k = 2 })\n"
+  "      try('system', W.system, W, 'fz' .. i, q, p)\n"
+  "    end\n"
+  "    try('update', W.update, W, 0.1)\n"
+  "  else\n"
+  "    try('columns', function()\n"
+  "      for n, a in q:columns(table.unpack(PIECES, 1, math.min(#PIECES, 20))) do\n"
+  "        if type(a) == 'table' then for i = 1, n do a[i] = a[i] end end\n"
+  "      end\n"
+  "    end)\n"
+  "  end\n"
+  "end\n"
+  "W:close()\n";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  count_alloc a = {0};
+  lua_State *L;
+  size_t start, i, npieces = 0;
+  if (size == 0) return 0;
+  L = lua_newstate(count_allocf, &a);
+  if (L == NULL) abort();
+  luaL_openlibs(L);
+  luaL_requiref(L, "ecs.core", luaopen_ecs_core, 0); /* ecs */
+  if (luaL_loadbuffer(L, driver, strlen(driver), "=driver") != LUA_OK) abort();
+  lua_insert(L, -2);                                 /* driver, ecs */
+  lua_pushinteger(L, data[0] % 4);
+  lua_newtable(L);                                   /* driver, ecs, mode, pieces */
+  for (start = i = 1; i <= size; i++) {
+    if (i == size || data[i] == '\n') {
+      if (npieces < 300) {
+        lua_pushlstring(L, (const char *)data + start, i - start);
+        lua_rawseti(L, -2, (lua_Integer)++npieces);
+      }
+      start = i + 1;
+    }
+  }
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    fprintf(stderr, "fuzz_lua: %s\n", lua_tostring(L, -1));
+    abort();
+  }
+  lua_close(L);
+  if (a.blocks != 0) {
+    fprintf(stderr, "fuzz_lua: %ld blocks left after lua_close\n", a.blocks);
+    abort();
+  }
+  return 0;
+}
