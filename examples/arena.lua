@@ -1,0 +1,749 @@
+--[[
+arena.lua -- the demo: a headless, deterministic arena game on the ecs.
+
+A space station defends itself, with a few named ships and a swarm of
+drones, against waves of raiders crossing a field of drifting asteroids.
+Bullets chip asteroids (big ones split in two), hit ships, and a raider
+that dies is looted: the same entity, keeping its id, loses its enemy
+components and becomes a pickup that defenders collect for repairs.
+
+  lua5.4 examples/arena.lua [--frames N] [--entities N] [--seed S]
+                            [--image FILE] [--size PX] [--quiet]
+  ./demo.sh                 (builds, then runs this with --image arena.png)
+
+What runs where:
+  C, per entity:  move, spin, regen, cooldown (q:apply expression systems);
+                  thrust (the ecs.pointmass plugin integrates ship point
+                  masses and copies them into Position); grid (the ecs.grid
+                  plugin bins every collider and finds overlapping pairs).
+  Lua, per event: waves, ai, fire, collide (damage, death, loot), expire,
+                  cleanup (clears entity fields that point at the dead).
+
+As a module (the spec uses this): require("arena").run(options) runs the
+simulation and returns its state: the world (still open), the managers,
+the counters and the per-system profile.
+]]
+local ecs = require("ecs")
+local grid_lib = require("ecs.grid")
+local pointmass = require("ecs.pointmass")
+
+local arena = {}
+
+-- Collider layers; a collider's mask says which layers it sees (grid.c).
+local AST, ENEMY, DEF, EBUL, DBUL, PICK = 1, 2, 4, 8, 16, 32
+arena.layers = { asteroid = AST, enemy = ENEMY, defender = DEF,
+  enemy_bullet = EBUL, defender_bullet = DBUL, pickup = PICK }
+
+local DT = 1 / 60
+local BULLET_TTL, PICKUP_TTL = 90, 600 -- frames
+local WHEEL = 1024                      -- timer wheel slots (> both TTLs)
+
+-- xorshift64: a small PRNG of our own, so a seed means the same game everywhere.
+local function new_rng(seed)
+  local s = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) | 1
+  local function next01()
+    s = s ~ (s << 13); s = s ~ (s >> 7); s = s ~ (s << 17)
+    return ((s >> 11) & 0x1FFFFFFFFFFFFF) / 9007199254740992.0
+  end
+  return function(lo, hi) return lo + (hi - lo) * next01() end
+end
+
+local function clock() return os.clock() end
+
+--[[
+arena.run(opts) -> sim
+opts: frames (900), entities (100000), seed (1), progress (function(frame,
+frames) or nil). The caller closes sim.world.
+]]
+function arena.run(opts)
+  opts = opts or {}
+  local frames = opts.frames or 900
+  local target = opts.entities or 100000
+  local rand = new_rng(opts.seed or 1)
+
+  -- The arena grows with the population: about one entity per 160 square units.
+  local W = math.max(512, math.floor(math.sqrt(target * 160) / 64 + 0.5) * 64)
+  local H = W
+  local CX, CY = W / 2, H / 2
+
+  local world = ecs.world()
+  local T, N = world.transform, world.names
+  local PM = pointmass.new(world)
+  local grid = grid_lib.new(16, W, H)
+
+  -- Components (structure of arrays in C).
+  local Position = world:component("Position", { "x:f32", "y:f32" })
+  local Velocity = world:component("Velocity", { "dx:f32", "dy:f32" })
+  local Spin = world:component("Spin", { "angle:f32", "rate:f32" })
+  local Health = world:component("Health", { "hp:f32", "max:f32", "regen:f32" })
+  local Collider = world:component("Collider", { "r:f32", "layer:u8", "mask:u8" })
+  local Asteroid = world:component("Asteroid", { "size:u8" })
+  local Ship = world:component("Ship", { "kind:u8", "speed:f32", "phase:f32" })
+  local Station = world:component("Station")
+  local Turret = world:component("Turret",
+    { "cooldown:f32", "rate:f32", "range:f32", "damage:f32", "team:u8", "target:entity" })
+  local Bullet = world:component("Bullet", { "damage:f32", "owner:entity" })
+  local Pickup = world:component("Pickup", { "value:f32" })
+  local Enemy = world:component("Enemy")
+  local Defender = world:component("Defender")
+
+  -- Queries.
+  local q = {
+    movers = world:query(Position, Velocity),
+    spinners = world:query(Spin),
+    health = world:query(Health),
+    turrets = world:query(Turret),
+    ships = world:query(Ship),
+    enemies = world:query(Enemy, Ship),
+    bullets = world:query(Bullet),
+    asteroids = world:query(Asteroid, Position),
+    pickups = world:query(Pickup, Position),
+    colliders = world:query(Collider, Position),
+  }
+
+  local sim = {
+    world = world, W = W, H = H, frame = 0, frames = frames, target = target,
+    grid = grid, PM = PM, queries = q,
+    c = { Position = Position, Velocity = Velocity, Spin = Spin, Health = Health,
+      Collider = Collider, Asteroid = Asteroid, Ship = Ship, Station = Station,
+      Turret = Turret, Bullet = Bullet, Pickup = Pickup, Enemy = Enemy,
+      Defender = Defender },
+    -- counters by kind: spawned + converted in - converted out - destroyed = alive
+    spawned = { asteroid = 0, enemy = 0, defender = 0, turret = 0, bullet = 0, pickup = 0 },
+    destroyed = { asteroid = 0, enemy = 0, defender = 0, turret = 0, bullet = 0, pickup = 0 },
+    looted = 0,           -- enemies turned into pickups (converted enemy -> pickup)
+    loot_ids = {},        -- ecs.id of every looted entity, in order
+    waves = 0, peak = 0, hits = 0, splits = 0, collected = 0, respawns = 0,
+    lua_seconds = {},     -- phases timed around world:update
+  }
+  local spawned, destroyed = sim.spawned, sim.destroyed
+
+  ----------------------------------------------------------------- spawning
+  local function add_body(e, x, y, r, layer, mask, hp, regen)
+    Position:add(e, x, y)
+    Collider:add(e, r, layer, mask)
+    if hp then Health:add(e, hp, hp, regen or 0) end
+  end
+
+  local function spawn_asteroids(n, edge)
+    if n <= 0 then return end
+    local es = world:create(n)
+    for i = 1, n do
+      local e = es[i]
+      local size = math.floor(rand(1, 4))
+      local x, y = rand(0, W), rand(0, H)
+      if edge then if rand(0, 1) < 0.5 then x = 0 else y = 0 end end
+      local a, v = rand(0, 2 * math.pi), rand(5, 30) / size
+      add_body(e, x, y, 1.5 * size, AST, 0, 8 * size)
+      Velocity:add(e, v * math.cos(a), v * math.sin(a))
+      Spin:add(e, rand(0, 6.28), rand(-2, 2))
+      Asteroid:add(e, size)
+    end
+    spawned.asteroid = spawned.asteroid + n
+  end
+
+  -- A ship with its turrets as transform children (offsets in ship space).
+  local function spawn_ship(team, kind, x, y, hp, speed, offsets, turret)
+    local e = world:create()
+    local tag = team == ENEMY and Enemy or Defender
+    local mask = team == ENEMY and AST or (AST | PICK)
+    add_body(e, x, y, kind == 2 and 24 or (kind == 1 and 8 or 4), team, mask, hp, hp / 60)
+    tag:add(e)
+    T:add(e, { position = { x, y, 0 } })
+    if kind == 2 then
+      Station:add(e)
+    else
+      Ship:add(e, kind, speed, rand(0, 2 * math.pi))
+      PM:add(e, kind == 1 and 40 or 4, x, y, 0)
+    end
+    local ts = world:create(#offsets)
+    for i, off in ipairs(offsets) do
+      local t = ts[i]
+      T:add(t, { position = { off[1], off[2], 0 } })
+      T:set_parent(t, e)
+      Turret:add(t, rand(0, 1 / turret.rate), turret.rate, turret.range, turret.damage,
+        team, ecs.null)
+    end
+    local key = team == ENEMY and "enemy" or "defender"
+    spawned[key] = spawned[key] + 1
+    spawned.turret = spawned.turret + #offsets
+    return e
+  end
+
+  local ENEMY_GUN = { rate = 0.8, range = 260, damage = 4 }
+  local BOSS_GUN = { rate = 2, range = 320, damage = 6 }
+  local DEF_GUN = { rate = 2.5, range = 300, damage = 6 }
+  local STATION_GUN = { rate = 4, range = 360, damage = 8 }
+  local PAIR = { { 0, 3 }, { 0, -3 } }
+  local RING = {}
+  for i = 0, 7 do RING[#RING + 1] = { 22 * math.cos(i * math.pi / 4), 22 * math.sin(i * math.pi / 4) } end
+  local HERO = { { 4, 0 }, { 0, 3 }, { 0, -3 } }
+  local ONE = { { 2, 0 } }
+
+  local max_enemies = math.max(20, target // 50)
+  local drones = math.max(4, target // 1000)
+  local wave_size = math.max(5, target // 400)
+
+  local function spawn_wave()
+    sim.waves = sim.waves + 1
+    -- raiders warp in on an arc around the station, then close in
+    local heading = rand(0, 2 * math.pi)
+    local room = max_enemies - Enemy:count()
+    local n = math.min(wave_size, room)
+    for i = 1, n do
+      local a, d = heading + rand(-0.6, 0.6), rand(500, 800)
+      local x, y = CX + d * math.cos(a), CY + d * math.sin(a)
+      if i == 1 and sim.waves % 5 == 0 then
+        local boss = spawn_ship(ENEMY, 1, x, y, 400, 35, RING, BOSS_GUN)
+        N:set(boss, "boss")
+      else
+        spawn_ship(ENEMY, 0, x, y, 60, rand(50, 80), PAIR, ENEMY_GUN)
+      end
+    end
+  end
+
+  local function spawn_defender(name)
+    local a = rand(0, 2 * math.pi)
+    local x, y = CX + 60 * math.cos(a), CY + 60 * math.sin(a)
+    local e
+    if name == "hero" then
+      e = spawn_ship(DEF, 0, x, y, 300, 70, HERO, DEF_GUN)
+    else
+      e = spawn_ship(DEF, 0, x, y, 60, rand(50, 70), ONE, DEF_GUN)
+    end
+    if name then N:set(e, name) end
+    return e
+  end
+
+  -- The initial state: the station, named ships, drones, a first wave, asteroids.
+  local station = spawn_ship(DEF, 2, CX, CY, 20000, 0, RING, STATION_GUN)
+  N:set(station, "station")
+  for _, name in ipairs({ "hero", "wing-1", "wing-2", "wing-3" }) do spawn_defender(name) end
+  for _ = 1, drones do spawn_defender(nil) end
+  spawn_wave()
+  local monolith = world:create()
+  add_body(monolith, CX + W / 4, CY - H / 5, 40, AST, 0, 1e6)
+  Asteroid:add(monolith, 3)
+  Spin:add(monolith, 0, 0.1)
+  N:set(monolith, "monolith")
+  spawned.asteroid = spawned.asteroid + 1
+  spawn_asteroids(math.max(0, target - world:count()), false)
+  local asteroid_target = Asteroid:count()
+
+  ------------------------------------------------------------------ systems
+  -- Native per-entity math: compiled once, run over the matches in C.
+  world:system("move", q.movers,
+    "Position.x += Velocity.dx * dt; Position.y += Velocity.dy * dt;" ..
+    "Position.x -= W * floor(Position.x / W); Position.y -= H * floor(Position.y / H)",
+    { W = W, H = H })
+  world:system("spin", q.spinners,
+    "Spin.angle += Spin.rate * dt; Spin.angle -= tau * floor(Spin.angle / tau)",
+    { tau = 2 * math.pi })
+  world:system("regen", q.health, "Health.hp = min(Health.hp + Health.regen * dt, Health.max)")
+  world:system("cooldown", q.turrets, "Turret.cooldown = max(Turret.cooldown - dt, 0)")
+
+  -- Waves of raiders every two seconds; asteroids drift in to refill the field;
+  -- fallen named defenders come back.
+  world:system("waves", q.enemies, function()
+    if sim.frame % 120 == 0 then spawn_wave() end
+    local missing = asteroid_target - Asteroid:count()
+    if missing > 0 then spawn_asteroids(math.min(missing, 64), true) end
+    if sim.frame % 60 == 30 then
+      for _, name in ipairs({ "hero", "wing-1", "wing-2", "wing-3" }) do
+        if not N:find(name) then spawn_defender(name); sim.respawns = sim.respawns + 1 end
+      end
+    end
+    if sim.frame % 300 == 150 then -- the station launches new drones
+      for _ = 1, math.min(drones // 4, drones + 4 - Defender:count()) do spawn_defender(nil) end
+    end
+  end)
+
+  -- Steering: each ship re-plans every 8 frames (staggered), setting the
+  -- acceleration of its point mass and the heading of its transform.
+  local function steer(e, tx, ty, speed)
+    local x, y = PM:position(e)
+    local vx, vy = PM:velocity(e)
+    local dx, dy = tx - x, ty - y
+    local d = math.sqrt(dx * dx + dy * dy) + 1e-6
+    local wx, wy = dx / d * speed, dy / d * speed
+    PM:set_acceleration(e, (wx - vx) * 1.5, (wy - vy) * 1.5, 0)
+    local a = math.atan(vy, vx)
+    T:set_local_rotation(e, 0, 0, math.sin(a / 2), math.cos(a / 2))
+  end
+  world:system("ai", q.ships, function(_, ships)
+    local tick = sim.frame % 8
+    local st = N:find("station")
+    local hero = N:find("hero")
+    local i = 0
+    for e in ships:entities() do
+      i = i + 1
+      if (i + tick) % 8 == 0 then
+        local _, speed, phase = Ship:get(e)
+        local x, y = PM:position(e)
+        if Enemy:has(e) then
+          local goal = st or hero
+          local gx, gy = CX, CY
+          if goal then gx, gy = Position:get(goal) end
+          -- swirl around the goal at a distance that depends on the ship
+          local orbit = 120 + 80 * math.sin(phase)
+          local a = math.atan(y - gy, x - gx) + 0.6
+          steer(e, gx + orbit * math.cos(a), gy + orbit * math.sin(a), speed)
+        else
+          local foe = grid:nearest(x, y, 500, ENEMY)
+          if foe and Enemy:has(foe) then
+            local fx, fy = Position:get(foe)
+            steer(e, fx, fy, speed)
+          else
+            local a = phase + sim.frame * DT * 0.5
+            local r = 150 + 100 * math.sin(phase * 3)
+            steer(e, CX + r * math.cos(a), CY + r * math.sin(a), speed)
+          end
+        end
+      end
+    end
+  end)
+
+  -- Point masses in C, then copied into Position by the plugin's C system.
+  world:system("thrust", q.ships, function(dt)
+    PM:simulate(dt)
+    PM:copy_positions(Position)
+  end)
+
+  -- Ship transforms follow their positions (one batch call); turrets are
+  -- children, so their world positions follow.
+  local att_e, att_x, att_y, att_z = {}, {}, {}, {}
+  world:system("attach", q.ships, function(_, ships)
+    local n = 0
+    for e in ships:entities() do
+      n = n + 1
+      att_e[n] = e
+      att_x[n], att_y[n] = Position:get(e)
+      att_z[n] = 0
+    end
+    for k = n + 1, #att_e do att_e[k], att_x[k], att_y[k], att_z[k] = nil, nil, nil, nil end
+    T:set_local_positions(att_e, att_x, att_y, att_z)
+  end)
+
+  -- Timer wheels: bullets and pickups expire a fixed number of frames after birth.
+  local bullet_wheel, pickup_wheel = {}, {}
+  for k = 0, WHEEL - 1 do bullet_wheel[k], pickup_wheel[k] = {}, {} end
+  local function after(wheel, frames_, e)
+    local slot = wheel[(sim.frame + frames_) % WHEEL]
+    slot[#slot + 1] = e
+  end
+
+  -- Turrets whose cooldown ran out pick the nearest foe in range (from the
+  -- last grid build) and fire one bullet at it.
+  local fire_list = {}
+  world:system("fire", q.turrets, function(_, turrets)
+    local nf = 0
+    for t in turrets:entities() do
+      local cd, rate, range, damage, team, tgt = Turret:get(t)
+      if cd <= 0 then
+        local x, y = T:world_position(t)
+        local foes = team == ENEMY and DEF or ENEMY
+        local tag = team == ENEMY and Defender or Enemy
+        if not (world:alive(tgt) and tag:has(tgt)) then tgt = nil end
+        if tgt then
+          local tx, ty = Position:get(tgt)
+          if (tx - x) ^ 2 + (ty - y) ^ 2 > range * range then tgt = nil end
+        end
+        if not tgt then
+          tgt = grid:nearest(x, y, range, foes)
+          if tgt and not tag:has(tgt) then tgt = nil end
+        end
+        if tgt then
+          nf = nf + 1
+          local f = fire_list[nf] or {}
+          fire_list[nf] = f
+          f[1], f[2], f[3], f[4], f[5], f[6] = t, x, y, tgt, damage, team
+          Turret:set(t, 1 / rate, rate, range, damage, team, tgt)
+        else -- nothing in range: look again in a quarter second
+          Turret:set(t, 0.25, rate, range, damage, team, ecs.null)
+        end
+      end
+    end
+    if nf == 0 then return end
+    local es = world:create(nf)
+    for k = 1, nf do
+      local f, b = fire_list[k], es[k]
+      local tx, ty = Position:get(f[4])
+      local dx, dy = tx - f[2], ty - f[3]
+      local d = math.sqrt(dx * dx + dy * dy) + 1e-6
+      local layer = f[6] == ENEMY and EBUL or DBUL
+      local mask = f[6] == ENEMY and (AST | DEF) or (AST | ENEMY)
+      Position:add(b, f[2], f[3])
+      Velocity:add(b, dx / d * 220, dy / d * 220)
+      Collider:add(b, 1, layer, mask)
+      Bullet:add(b, f[5], f[1])
+      after(bullet_wheel, BULLET_TTL, b)
+    end
+    spawned.bullet = spawned.bullet + nf
+  end)
+
+  -- The broad phase in C: bin every collider (Position + Collider columns).
+  world:system("grid", q.colliders, function()
+    grid:build(Position, Collider)
+  end)
+
+  -- Gameplay rules on the overlapping pairs: damage, death, loot, pickups.
+  local pa, pb = {}, {}
+  local died = {}           -- entities that stopped being valid targets this frame
+  local gone = {}           -- marked during this frame's rules
+  local kill = { bullet = {}, asteroid = {}, enemy = {}, defender = {}, pickup = {} }
+  local function mark(kind, e)
+    if gone[e] then return end
+    gone[e] = true
+    local l = kill[kind]
+    l[#l + 1] = e
+  end
+  local function kind_of(e)
+    if Enemy:has(e) then return "enemy" elseif Defender:has(e) then return "defender" end
+    return "asteroid"
+  end
+  local function damage(e, d)
+    local hp = Health:field(e, "hp") - d
+    if hp <= 0 then mark(kind_of(e), e) else Health:set_field(e, "hp", hp) end
+  end
+
+  local function loot(e)
+    -- turrets go; the ship itself stays the same entity and becomes a pickup
+    local ts = {}
+    for c in T:children(e) do ts[#ts + 1] = c; died[c] = true end
+    destroyed.turret = destroyed.turret + world:destroy(ts)
+    local vx, vy = PM:velocity(e)
+    Enemy:remove(e); Ship:remove(e); Health:remove(e); PM:remove(e); T:remove(e)
+    N:clear(e)
+    Velocity:add(e, vx * 0.2, vy * 0.2)
+    Collider:set(e, 3, PICK, 0)
+    Pickup:add(e, 25)
+    after(pickup_wheel, PICKUP_TTL, e)
+    sim.looted = sim.looted + 1
+    sim.loot_ids[#sim.loot_ids + 1] = ecs.id(e)
+  end
+
+  world:system("collide", q.colliders, function()
+    local n, as, bs = grid:pairs(pa, pb)
+    for k = 1, n do
+      local a, b = as[k], bs[k]
+      if not gone[a] and not gone[b] then
+        local la = Collider:field(a, "layer")
+        if la == EBUL or la == DBUL then
+          sim.hits = sim.hits + 1
+          mark("bullet", a)
+          damage(b, Bullet:field(a, "damage"))
+        else
+          local lb = Collider:field(b, "layer")
+          if lb == AST then        -- a ship rams an asteroid
+            damage(a, Asteroid:field(b, "size"))
+            mark("asteroid", b)
+          elseif lb == PICK then   -- a defender collects a pickup
+            local hp, max = Health:get(a)
+            Health:set_field(a, "hp", math.min(max, hp + Pickup:field(b, "value")))
+            mark("pickup", b)
+            sim.collected = sim.collected + 1
+          end
+        end
+      end
+    end
+    -- resolve, in a fixed order
+    local l = kill.bullet
+    if #l > 0 then destroyed.bullet = destroyed.bullet + world:destroy(l) end
+    l = kill.pickup
+    if #l > 0 then destroyed.pickup = destroyed.pickup + world:destroy(l) end
+    l = kill.asteroid
+    for i = 1, #l do
+      local e = l[i]
+      local size = Asteroid:field(e, "size")
+      if size > 1 and e ~= monolith then
+        local x, y = Position:get(e)
+        local dx, dy = Velocity:get(e)
+        local kids = world:create(2)
+        for j = 1, 2 do
+          local s = j == 1 and 1 or -1
+          local c = kids[j]
+          add_body(c, x + s * size, y - s * size, 1.5 * (size - 1), AST, 0, 8 * (size - 1))
+          Velocity:add(c, dx + s * dy * 0.8 + s * 6, dy - s * dx * 0.8)
+          Spin:add(c, 0, rand(-3, 3))
+          Asteroid:add(c, size - 1)
+        end
+        spawned.asteroid = spawned.asteroid + 2
+        sim.splits = sim.splits + 1
+      end
+      if e == monolith then Health:set_field(e, "hp", 1e6) else
+        destroyed.asteroid = destroyed.asteroid + (world:destroy(e) and 1 or 0)
+      end
+    end
+    l = kill.enemy
+    for i = 1, #l do died[l[i]] = true; loot(l[i]) end
+    l = kill.defender
+    for i = 1, #l do
+      local e = l[i]
+      died[e] = true
+      for c in T:children(e) do died[c] = true end
+      local nt = T:destroy_tree(e)
+      destroyed.defender = destroyed.defender + 1
+      destroyed.turret = destroyed.turret + nt - 1
+    end
+    for kind, list in pairs(kill) do
+      for i = #list, 1, -1 do gone[list[i]] = nil; list[i] = nil end
+      kill[kind] = list
+    end
+  end)
+
+  -- Bullets and pickups whose time is up.
+  world:system("expire", q.bullets, function()
+    local slot = sim.frame % WHEEL
+    local l = bullet_wheel[slot]
+    if #l > 0 then
+      destroyed.bullet = destroyed.bullet + world:destroy(l)
+      bullet_wheel[slot] = {}
+    end
+    l = pickup_wheel[slot]
+    if #l > 0 then
+      local alive = {}
+      for i = 1, #l do if world:alive(l[i]) and Pickup:has(l[i]) then alive[#alive + 1] = l[i] end end
+      destroyed.pickup = destroyed.pickup + world:destroy(alive)
+      pickup_wheel[slot] = {}
+    end
+  end)
+
+  -- No live component may point at the dead: clear entity fields that name
+  -- an entity that died (or was looted) this frame, a column at a time.
+  world:system("cleanup", q.turrets, function(_, turrets)
+    if next(died) == nil then return end
+    for n, tgt in turrets:columns("Turret.target") do
+      for i = 1, n do if died[tgt[i]] then tgt[i] = ecs.null end end
+    end
+    for n, owner in q.bullets:columns("Bullet.owner") do
+      for i = 1, n do if died[owner[i]] then owner[i] = ecs.null end end
+    end
+    for e in pairs(died) do died[e] = nil end
+  end)
+
+  --------------------------------------------------------------- main loop
+  local frame_seconds = 0
+  for f = 1, frames do
+    sim.frame = f
+    local t0 = clock()
+    world:update(DT)
+    frame_seconds = frame_seconds + (clock() - t0)
+    local c = world:count()
+    if c > sim.peak then sim.peak = c end
+    if opts.progress then opts.progress(f, frames) end
+  end
+  sim.frame_seconds = frame_seconds
+  sim.stats = world:stats()
+  return sim
+end
+
+----------------------------------------------------------------- reporting
+
+-- The alive count of each kind, from the managers.
+function arena.census(sim)
+  local c = sim.c
+  return {
+    asteroid = c.Asteroid:count(), enemy = c.Enemy:count(), defender = c.Defender:count(),
+    turret = c.Turret:count(), bullet = c.Bullet:count(), pickup = c.Pickup:count(),
+  }
+end
+
+-- A top-down view of the final frame as an image (png.lua).
+function arena.render(sim, size)
+  local png = require("png")
+  local img = png.image(size, size, 8, 10, 20)
+  local s = size / sim.W
+  local c, q = sim.c, sim.queries
+  for n, x, y in q.asteroids:columns("Position.x:in", "Position.y:in") do
+    for i = 1, n do img:set(x[i] * s, y[i] * s, 110, 105, 100) end
+  end
+  for n, x, y in q.pickups:columns("Position.x:in", "Position.y:in") do
+    for i = 1, n do img:disc(x[i] * s, y[i] * s, 1.2, 60, 230, 90) end
+  end
+  for n, x, y, layer in q.colliders:columns("Position.x:in", "Position.y:in", "Collider.layer:in") do
+    for i = 1, n do
+      local l = layer[i]
+      if l == EBUL then img:set(x[i] * s, y[i] * s, 255, 150, 40)
+      elseif l == DBUL then img:set(x[i] * s, y[i] * s, 250, 250, 120)
+      elseif l == ENEMY then img:disc(x[i] * s, y[i] * s, 1.5, 235, 50, 50)
+      elseif l == DEF then img:disc(x[i] * s, y[i] * s, 1.5, 70, 160, 255) end
+    end
+  end
+  local N = sim.world.names
+  for _, name in ipairs({ "monolith", "station", "hero", "boss" }) do
+    local e = N:find(name)
+    if e and c.Position:has(e) then
+      local x, y = c.Position:get(e)
+      local col = ({ monolith = { 150, 140, 130 }, station = { 255, 255, 255 },
+        hero = { 120, 255, 255 }, boss = { 255, 60, 200 } })[name]
+      img:disc(x * s, y * s, name == "hero" and 3 or math.max(3, 30 * s), col[1], col[2], col[3])
+    end
+  end
+  return img
+end
+
+-- A small ASCII minimap of the final frame.
+function arena.minimap(sim, cols, rows)
+  cols, rows = cols or 64, rows or 24
+  local cell = {}
+  local rank = { [" "] = 0, ["."] = 1, [":"] = 2, ["+"] = 3, ["d"] = 4, ["e"] = 5, ["B"] = 6, ["H"] = 7, ["@"] = 8 }
+  local function put(x, y, ch)
+    local cx = math.floor(x / sim.W * cols)
+    local cy = math.floor(y / sim.H * rows)
+    if cx < 0 or cy < 0 or cx >= cols or cy >= rows then return end
+    local k = cy * cols + cx + 1
+    local old = cell[k] or " "
+    if rank[ch] > rank[old] then cell[k] = ch end
+  end
+  local q = sim.queries
+  local dense = {}
+  for n, x, y in q.asteroids:columns("Position.x:in", "Position.y:in") do
+    for i = 1, n do
+      local k = math.floor(y[i] / sim.H * rows) * cols + math.floor(x[i] / sim.W * cols) + 1
+      dense[k] = (dense[k] or 0) + 1
+    end
+  end
+  local avg = sim.c.Asteroid:count() / (cols * rows)
+  for k, v in pairs(dense) do
+    local cy, cx = (k - 1) // cols, (k - 1) % cols
+    if v > 0.8 * avg then
+      put((cx + 0.5) * sim.W / cols, (cy + 0.5) * sim.H / rows, v > 1.25 * avg and ":" or ".")
+    end
+  end
+  for n, x, y in q.pickups:columns("Position.x:in", "Position.y:in") do
+    for i = 1, n do put(x[i], y[i], "+") end
+  end
+  for n, x, y, layer in q.colliders:columns("Position.x:in", "Position.y:in", "Collider.layer:in") do
+    for i = 1, n do
+      if layer[i] == ENEMY then put(x[i], y[i], "e") elseif layer[i] == DEF then put(x[i], y[i], "d") end
+    end
+  end
+  local N = sim.world.names
+  for name, ch in pairs({ station = "@", hero = "H", boss = "B" }) do
+    local e = N:find(name)
+    if e and sim.c.Position:has(e) then put(sim.c.Position:get(e), select(2, sim.c.Position:get(e)), ch) end
+  end
+  local lines = { "+" .. string.rep("-", cols) .. "+" }
+  for y = 0, rows - 1 do
+    local row = {}
+    for x = 0, cols - 1 do row[#row + 1] = cell[y * cols + x + 1] or " " end
+    lines[#lines + 1] = "|" .. table.concat(row) .. "|"
+  end
+  lines[#lines + 1] = "+" .. string.rep("-", cols) .. "+"
+  lines[#lines + 1] = "@ station  H hero  B boss  d defender  e raider  + pickup  .: asteroids"
+  return table.concat(lines, "\n")
+end
+
+-- The per-system profile as rows: name, kind, total ms, ms/frame, ns/entity, share.
+function arena.profile(sim)
+  local rows, sum = {}, 0
+  for _, s in ipairs(sim.stats) do
+    sum = sum + s.seconds
+    rows[#rows + 1] = {
+      name = s.name, kind = s.kind, ms = s.seconds * 1e3,
+      ms_frame = s.seconds * 1e3 / math.max(1, s.calls),
+      ns_entity = s.entities > 0 and s.seconds * 1e9 / s.entities or nil,
+      share = s.seconds / sim.frame_seconds,
+    }
+  end
+  local rest = sim.frame_seconds - sum
+  rows[#rows + 1] = { name = "(gc, update)", kind = "c", ms = rest * 1e3,
+    ms_frame = rest * 1e3 / math.max(1, sim.frame), share = rest / sim.frame_seconds }
+  return rows
+end
+
+function arena.report(sim, out)
+  out = out or io.stdout
+  local function p(fmt, ...) out:write(fmt:format(...), "\n") end
+  p("")
+  p("%-14s %-10s %10s %9s %11s %7s", "system", "kind", "total ms", "ms/frame", "ns/entity", "share")
+  for _, r in ipairs(arena.profile(sim)) do
+    p("%-14s %-10s %10.1f %9.3f %11s %6.1f%%", r.name, r.kind, r.ms, r.ms_frame,
+      r.ns_entity and ("%.1f"):format(r.ns_entity) or "-", 100 * r.share)
+  end
+  p("%-14s %-10s %10.1f %9.3f %11s %6.1f%%", "frame", "", sim.frame_seconds * 1e3,
+    sim.frame_seconds * 1e3 / sim.frame, "", 100)
+  p("")
+  local census = arena.census(sim)
+  p("%d frames, %.1f ms per frame (%.0f fps); %d entities at the end, %d at peak",
+    sim.frame, sim.frame_seconds * 1e3 / sim.frame, sim.frame / sim.frame_seconds,
+    sim.world:count(), sim.peak)
+  p("alive: %d asteroids, %d raiders, %d defenders, %d turrets, %d bullets, %d pickups",
+    census.asteroid, census.enemy, census.defender, census.turret, census.bullet, census.pickup)
+  p("%d waves, %d hits, %d asteroids split, %d raiders looted, %d pickups collected, %d respawns",
+    sim.waves, sim.hits, sim.splits, sim.looted, sim.collected, sim.respawns)
+end
+
+---------------------------------------------------------------------- CLI
+
+local USAGE = [[
+usage: lua5.4 examples/arena.lua [options]
+  --frames N     frames to simulate at 60 per second (default 900)
+  --entities N   population to fill the arena with (default 100000)
+  --seed S       random seed: the same seed plays the same game (default 1)
+  --image FILE   write the final frame as a PNG
+  --size PX      image side in pixels (default 768)
+  --quiet        no progress bar, no minimap
+  --help         this text]]
+
+local function parse(argv)
+  local o = { frames = 900, entities = 100000, seed = 1, size = 768 }
+  local i = 1
+  local function int(name, lo)
+    local v = math.tointeger(tonumber(argv[i + 1]))
+    if not v or v < lo then
+      io.stderr:write(("arena: %s needs an integer >= %d\n%s\n"):format(name, lo, USAGE))
+      os.exit(2)
+    end
+    i = i + 1
+    return v
+  end
+  while i <= #argv do
+    local a = argv[i]
+    if a == "--frames" then o.frames = int(a, 1)
+    elseif a == "--entities" then o.entities = int(a, 100)
+    elseif a == "--seed" then o.seed = int(a, 0)
+    elseif a == "--size" then o.size = int(a, 16)
+    elseif a == "--image" then
+      o.image = argv[i + 1]
+      if not o.image then io.stderr:write("arena: --image needs a file name\n"); os.exit(2) end
+      i = i + 1
+    elseif a == "--quiet" then o.quiet = true
+    elseif a == "--help" or a == "-h" then print(USAGE); os.exit(0)
+    else io.stderr:write(("arena: unknown option %s\n%s\n"):format(a, USAGE)); os.exit(2) end
+    i = i + 1
+  end
+  return o
+end
+
+local function main(argv)
+  local o = parse(argv)
+  local tty = not o.quiet and os.execute("test -t 2") == true
+  print(("arena: %d frames, %d entities, seed %d"):format(o.frames, o.entities, o.seed))
+  local last = -1
+  o.progress = tty and function(f, n)
+    local pct = f * 100 // n
+    if pct ~= last then
+      last = pct
+      local w = 40
+      local full = f * w // n
+      io.stderr:write(("\r[%s%s] %3d%%  frame %d/%d"):format(
+        string.rep("#", full), string.rep(".", w - full), pct, f, n))
+      if f == n then io.stderr:write("\r", string.rep(" ", w + 30), "\r") end
+    end
+  end or nil
+  local sim = arena.run(o)
+  arena.report(sim)
+  if not o.quiet then print(""); print(arena.minimap(sim)) end
+  if o.image then
+    local png = require("png")
+    local bytes = png.write(arena.render(sim, o.size), o.image)
+    print(("wrote %s (%dx%d, %d bytes)"):format(o.image, o.size, o.size, bytes))
+  end
+  local ok, err = sim.world:check()
+  sim.world:close()
+  if not ok then error("world inconsistent: " .. tostring(err)) end
+end
+
+if ... == "arena" then return arena end -- require("arena")
+main(arg or {})
