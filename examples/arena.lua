@@ -191,7 +191,7 @@ function arena.run(opts)
     local room = max_enemies - Enemy:count()
     local n = math.min(wave_size, room)
     for i = 1, n do
-      local a, d = heading + rand(-0.6, 0.6), rand(500, 800)
+      local a, d = heading + rand(-0.6, 0.6), math.min(rand(500, 800), W * rand(0.3, 0.45))
       local x, y = CX + d * math.cos(a), CY + d * math.sin(a)
       if i == 1 and sim.waves % 5 == 0 then
         local boss = spawn_ship(ENEMY, 1, x, y, 400, 35, RING, BOSS_GUN)
