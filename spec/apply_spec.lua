@@ -237,9 +237,6 @@ describe("q:apply errors", function()
     { "D.d = max(1)", nil, "max", { 7, 12 } },
     { "D.d = clamp(1, 2)", nil, "clamp", { 7, 17 } },
     { "D.d = clamp(1, 2, 3, 4)", nil, "clamp", { 7, 23 } },
-    { "D.d = k", nil, "'k'", 7 },                    -- missing parameter
-    { "D.d = k", { j = 1 }, "'k'", 7 },
-    { "D.d = 1 + dt", {}, "'dt'", 11 },
     { "D.d = 1 $ 2", nil, "", 9 },                    -- bad tokens
     { "D.d = 1 @", nil, "", 9 },
     { "D.d = 'a'", nil, "", 7 },
@@ -254,7 +251,6 @@ describe("q:apply errors", function()
     { "D.d = 1;; D.d = 2", nil, "", 9 },
     { "1 = D.d", nil, "", 1 },
     { "D = 1", nil, "", { 1, 3 } },
-    { "D.d = D", nil, "", { 7, 8 } },
     { "D. d = 1", nil, "", { 1, 3 } },
     { "D.d = min 1", nil, "", { 7, 11 } },
     { "Dead.t = 1", nil, "Dead", 1 },                -- a without-term
@@ -292,6 +288,18 @@ describe("q:apply errors", function()
     assert.truthy(msg:find("apply: unknown field 'Position.z' at position 12", 1, true), msg)
   end)
 
+  it("rejects a missing parameter before running anything, naming it", function()
+    for _, c in ipairs({ { "D.d = k", nil, "'k'" }, { "D.d = k", { j = 1 }, "'k'" },
+                         { "D.d = 5; D.k = 1 + dt", {}, "'dt'" }, { "D.d = D", nil, "'D'" } }) do
+      local msg = err_of(q.apply, q, c[1], c[2])
+      assert.truthy(msg:find("apply: ", 1, true), msg)
+      assert.truthy(msg:find(c[3], 1, true), msg)
+    end
+    assert.same({ 1, 2 }, { D:get(e) })
+    assert.equals(1, q:apply("D.d = D", { D = 9 }))  -- a bare identifier is a parameter
+    assert.equals(9, D:field(e, "d"))
+  end)
+
   it("rejects a parameter that is not a number, naming it", function()
     for _, v in ipairs({ "1", true, {}, print }) do
       local msg = err_of(q.apply, q, "D.d = speed", { speed = v })
@@ -301,10 +309,14 @@ describe("q:apply errors", function()
   end)
 
   it("rejects arguments of the wrong type", function()
-    assert.truthy(err_of(q.apply, q):find("#1", 1, true))
-    assert.truthy(err_of(q.apply, q, {}):find("#1", 1, true))
-    assert.truthy(err_of(q.apply, q, "D.d = 1", 5):find("#2", 1, true))
-    assert.truthy(err_of(q.apply, q, "D.d = 1", "x"):find("#2", 1, true))
+    local function apply_err(...)
+      local args = table.pack(...)
+      return err_of(function() return q:apply(table.unpack(args, 1, args.n)) end)
+    end
+    assert.truthy(apply_err():find("bad argument #1 to 'apply'", 1, true))
+    assert.truthy(apply_err({}):find("bad argument #1 to 'apply'", 1, true))
+    assert.truthy(apply_err("D.d = 1", 5):find("bad argument #2 to 'apply'", 1, true))
+    assert.truthy(apply_err("D.d = 1", "x"):find("bad argument #2 to 'apply'", 1, true))
   end)
 
   it("changes nothing when any statement has an error (all-or-nothing)", function()

@@ -289,7 +289,7 @@ describe("q:columns field types", function()
     end
   end)
 
-  -- { spec, bad value, pattern of the message's parenthesis }
+  -- { spec, bad value, the message's parenthesis (numbers are shown by value) }
   local bad = {
     { "All.f", "1", "number expected, got string" },
     { "All.d", {}, "number expected, got table" },
@@ -303,9 +303,9 @@ describe("q:columns field types", function()
     { "All.c", 0 / 0, "" },
     { "All.c", math.huge, "" },
     { "All.c", "3", "" },
-    { "All.flag", 1, "boolean expected, got number" },
+    { "All.flag", 1, "boolean expected, got 1" },
     { "All.flag", nil, "boolean expected, got nil" },
-    { "All.ref", 5, "entity expected, got number" },
+    { "All.ref", 5, "entity expected, got 5" },
     { "All.ref", "e", "entity expected, got string" },
   }
 

@@ -189,17 +189,26 @@ describe("world:system", function()
     assert.same({ "lua", "expr" }, w:systems())      -- reset keeps the systems
   end)
 
-  it("rejects bad arguments", function()
-    assert.truthy(err_of(w.system, w, 42, q, function() end):find("#1", 1, true))
-    assert.truthy(err_of(w.system, w, nil, q, function() end):find("#1", 1, true))
-    assert.truthy(err_of(w.system, w, "s", nil, function() end):find("#2", 1, true))
-    assert.truthy(err_of(w.system, w, "s", P, function() end):find("#2", 1, true))
-    assert.truthy(err_of(w.system, w, "s", q, nil):find("#3", 1, true))
-    assert.truthy(err_of(w.system, w, "s", q, 42):find("#3", 1, true))
-    assert.truthy(err_of(w.system, w, "s", q, {}):find("#3", 1, true))
-    assert.truthy(err_of(w.system, w, "s", q, "Position.x += k", 5):find("#4", 1, true))
-    assert.truthy(err_of(w.remove_system, w, 42):find("#1", 1, true))
-    assert.truthy(err_of(w.remove_system, w, {}):find("#1", 1, true))
+  it("rejects bad arguments, naming them", function()
+    local function system_err(...)
+      local args = table.pack(...)
+      return err_of(function() return w:system(table.unpack(args, 1, args.n)) end)
+    end
+    local fn = function() end
+    local cases = {
+      { { 42, q, fn }, "#1" }, { { nil, q, fn }, "#1" }, { { {}, q, fn }, "#1" },
+      { { "s", nil, fn }, "#2" }, { { "s", P, fn }, "#2" }, { { "s", w, fn }, "#2" },
+      { { "s", q, nil }, "#3" }, { { "s", q, 42 }, "#3" }, { { "s", q, {} }, "#3" },
+      { { "s", q, "Position.x += k", 5 }, "#4" },
+    }
+    for _, c in ipairs(cases) do
+      local msg = system_err(table.unpack(c[1], 1, 4))
+      assert.truthy(msg:find("bad argument " .. c[2] .. " to 'system'", 1, true), msg)
+    end
+    for _, v in ipairs({ 42, {}, true }) do
+      local msg = err_of(function() return w:remove_system(v) end)
+      assert.truthy(msg:find("bad argument #1 to 'remove_system'", 1, true), msg)
+    end
     local other = ecs.world()
     local oq = other:query(other:component("Position", { "x" }))
     err_of(w.system, w, "s", oq, function() end)      -- a query of another world
@@ -375,17 +384,128 @@ describe("errors inside systems", function()
   end)
 end)
 
--- A native system needs a C plugin built with ecs_lua_push_native; the
--- specs below run only when one of the example plugins provides one.
-describe("native systems", function()
-  local plugin
-  for _, name in ipairs({ "ecs.move", "ecs.native", "ecs.systems" }) do
-    local ok, m = pcall(require, name)
-    if ok then plugin = m; break end
+-- Native systems come from C plugins through ecs_lua_push_native; the
+-- example plugin examples/plugins/motion.c provides integrate and damp.
+describe("native systems (ecs.motion)", function()
+  local motion = require("ecs.motion")
+  local w, P, V, q, es, move
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f64" })
+    V = w:component("Velocity", { "dx:f32", "dy:f64" })
+    q = w:query(P, V)
+    es = w:create(3000)
+    for i, e in ipairs(es) do P:add(e, i, -i); V:add(e, i % 7, 0.5 * i) end
+    move = motion.integrate("Position.x", "Velocity.dx:in", "Position.y", "Velocity.dy:in")
+  end)
+  after_each(function()
+    if pcall(w.count, w) then
+      assert.is_true(w:check())
+      w:close()
+    end
+  end)
+
+  local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+
+  -- what integrate computes, in Lua: f32 += f32 * (float)dt, f64 += f64 * dt
+  local function expect(e, x, y, dt)
+    local dx, dy = V:get(e)
+    return f32(x + f32(dx * f32(dt))), y + dy * dt
   end
 
-  if not plugin then
-    pending("no example plugin exposes a native system")
-    return
-  end
+  it("runs once over the query with q:run and returns the entities processed", function()
+    local want = {}
+    for _, e in ipairs(es) do want[e] = { expect(e, P:field(e, "x"), P:field(e, "y"), 0.5) } end
+    assert.equals(3000, q:run(move, 0.5))
+    for _, e in ipairs(es) do assert.same(want[e], { P:get(e) }) end
+  end)
+
+  it("gives the same result over scattered rows (gathered and scattered back)", function()
+    for i = 1, 3000, 3 do                      -- permute Velocity's rows
+      local dx, dy = V:get(es[i])
+      V:remove(es[i]); V:add(es[i], dx, dy)
+    end
+    for i = 2, 3000, 5 do w:destroy(es[i]) end
+    local want = {}
+    for _, e in ipairs(es) do
+      if w:alive(e) then want[e] = { expect(e, P:field(e, "x"), P:field(e, "y"), 0.25) } end
+    end
+    assert.equals(q:count(), q:run(move, 0.25))
+    for e, v in pairs(want) do assert.same(v, { P:get(e) }) end
+  end)
+
+  it("uses dt = 0 when none is given", function()
+    local before = { P:get(es[10]) }
+    q:run(move)
+    assert.same(before, { P:get(es[10]) })
+  end)
+
+  it("runs as a system at each update, with update's dt", function()
+    w:system("move", q, move)
+    local want = {}
+    for _, e in ipairs(es) do want[e] = { expect(e, P:field(e, "x"), P:field(e, "y"), 0.125) } end
+    w:update(0.125)
+    for _, e in ipairs(es) do assert.same(want[e], { P:get(e) }) end
+    local st = w:stats()
+    assert.equals(1, st[1].calls)
+    assert.equals(3000, st[1].entities)
+    assert.equals("string", type(st[1].kind))
+  end)
+
+  it("works on queries of two worlds (specs resolved per query)", function()
+    local w2 = ecs.world()
+    local V2 = w2:component("Velocity", { "dy:f64", "dx:f32" })   -- another layout
+    local P2 = w2:component("Position", { "y:f64", "x:f32" })
+    local e = w2:create()
+    P2:add(e, 1, 2); V2:add(e, 10, 20)
+    assert.equals(1, w2:query(V2, P2):run(move, 0.5))
+    assert.same({ 6, 12 }, { P2:get(e) })
+    q:run(move, 0)
+    w2:close()
+  end)
+
+  it("damps a column (a native system with its own data)", function()
+    local damp = motion.damp("Velocity.dy", 0.5)
+    local dy = V:field(es[4], "dy")
+    q:run(damp, 1)
+    assert.equals(dy * 0.5, V:field(es[4], "dy"))
+    collectgarbage(); collectgarbage()          -- the factor lives with the object
+    q:run(damp, 1)
+    assert.equals(dy * 0.25, V:field(es[4], "dy"))
+  end)
+
+  it("rejects specs that do not resolve against the query", function()
+    local Dead = w:component("Dead", { "t" })
+    local q2 = w:query({ P, without = { Dead } })
+    local before = {}
+    for _, e in ipairs(es) do before[e] = { P:get(e) } end
+    for _, native in ipairs({
+      motion.integrate("Position.z", "Velocity.dx:in"),
+      motion.integrate("Nope.x", "Velocity.dx:in"),
+      motion.integrate("Dead.t", "Position.x:in"),
+      motion.integrate("Position.x", "Velocity.dx:in"),          -- Velocity not a term of q2
+    }) do
+      local ok, msg = pcall(q2.run, q2, native, 1)
+      assert.is_false(ok)
+      assert.equals("string", type(msg))
+      ok = pcall(w.system, w, "bad", q2, native)
+      if ok then assert.is_false(pcall(w.update, w, 1)); w:remove_system("bad") end
+    end
+    assert.same({}, w:systems())
+    for _, e in ipairs(es) do assert.same(before[e], { P:get(e) }) end
+  end)
+
+  it("rejects values that are not native systems", function()
+    for _, v in ipairs({ 1, "move", {}, print, P, q, w }) do
+      local msg = err_of(function() return q:run(v, 1) end)
+      assert.truthy(msg:find("bad argument #1 to 'run'", 1, true), msg)
+    end
+    assert.truthy(err_of(function() return q:run(move, "x") end):find("bad argument #2 to 'run'", 1, true))
+    assert.truthy(err_of(function() return motion.integrate("Position.x") end):find("motion.integrate", 1, true))
+  end)
+
+  it("raises attempt to use a closed world from q:run after close", function()
+    w:close()
+    assert.truthy(err_of(function() return q:run(move, 1) end):find("attempt to use a closed world", 1, true))
+  end)
 end)
