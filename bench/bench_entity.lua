@@ -7,13 +7,17 @@ local ecs = require("ecs")
 local N = tonumber(arg and arg[1]) or 200000
 local RUNS = 5
 
-local function best(fn)
+-- Best time of fn over RUNS runs; setup (untimed) makes fn's argument and
+-- teardown (untimed) disposes of it.
+local function best(fn, setup, teardown)
   local b = math.huge
   for _ = 1, RUNS do
+    local state = setup and setup()
     collectgarbage("collect")
     local t = os.clock()
-    fn()
+    fn(state)
     t = os.clock() - t
+    if teardown then teardown(state) end
     if t < b then b = t end
   end
   return b
@@ -35,11 +39,13 @@ local t_talive = best(function()
   for i = 1, N do if tbl[i] then n = n + 1 end end
   assert(n == N)
 end)
-local t_tdestroy = best(function()
+local t_tdestroy = best(function(t)
+  for i = 1, N do t[i] = nil end
+end, function()
   local t = {}
   for i = 1, N do t[i] = true end
-  for i = 1, N do t[i] = nil end
-end) - t_tcreate
+  return t
+end)
 
 local list
 local t_create1 = best(function()
@@ -61,18 +67,19 @@ local t_alive = best(function()
   for i = 1, N do if alive(w, list[i]) then n = n + 1 end end
   assert(n == N)
 end)
-local t_destroy1 = best(function()
+-- destroy: a world with N live entities is made untimed before each run
+local function populated()
   local w2 = ecs.world()
-  local l = w2:create(N)
+  return { w = w2, l = w2:create(N) }
+end
+local function close(s) s.w:close() end
+local t_destroy1 = best(function(s)
+  local w2, l = s.w, s.l
   for i = 1, N do w2:destroy(l[i]) end
-  w2:close()
-end) - t_createn
-local t_destroyn = best(function()
-  local w2 = ecs.world()
-  local l = w2:create(N)
-  w2:destroy(l)
-  w2:close()
-end) - t_createn
+end, populated, close)
+local t_destroyn = best(function(s)
+  s.w:destroy(s.l)
+end, populated, close)
 w:close()
 
 row("table of booleans: set", t_tcreate, t_tcreate)
