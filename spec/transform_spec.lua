@@ -516,6 +516,7 @@ describe("world.transform against a naive model", function()
         list = live_list()
       end
       local e = list[rand(#list)]
+      local sel = {} -- the entities a batch edit wrote
       local op = rand(100)
       if op <= 20 then
         local p = { rnum(-5, 5), rnum(-5, 5), rnum(-5, 5) }
@@ -553,7 +554,7 @@ describe("world.transform against a naive model", function()
         assert(n == #sub, "destroy_tree count")
         for i = #sub, 1, -1 do lose(sub[i]) end
       elseif op <= 84 then
-        local sel, xs, ys, zs = {}, {}, {}, {}
+        local xs, ys, zs = {}, {}, {}
         for i = 1, rand(8) do
           local x = list[rand(#list)]
           sel[i], xs[i], ys[i], zs[i] = x, rnum(-5, 5), rnum(-5, 5), rnum(-5, 5)
@@ -561,7 +562,7 @@ describe("world.transform against a naive model", function()
         T:set_local_positions(sel, xs, ys, zs)
         for i = 1, #sel do model:set_local(sel[i], { xs[i], ys[i], zs[i] }) end
       elseif op <= 87 then
-        local sel, xs, ys, zs, ws = {}, {}, {}, {}, {}
+        local xs, ys, zs, ws = {}, {}, {}, {}
         for i = 1, rand(8) do
           local q = rquat()
           sel[i], xs[i], ys[i], zs[i], ws[i] = list[rand(#list)], q[1], q[2], q[3], q[4]
@@ -569,7 +570,7 @@ describe("world.transform against a naive model", function()
         T:set_local_rotations(sel, xs, ys, zs, ws)
         for i = 1, #sel do model:set_local(sel[i], nil, { xs[i], ys[i], zs[i], ws[i] }) end
       elseif op <= 90 then
-        local sel, xs, ys, zs = {}, {}, {}, {}
+        local xs, ys, zs = {}, {}, {}
         for i = 1, rand(8) do
           local s = rscale()
           sel[i], xs[i], ys[i], zs[i] = list[rand(#list)], s[1], s[2], s[3]
@@ -585,6 +586,9 @@ describe("world.transform against a naive model", function()
       -- the edited region every step, everything every 250 steps
       if model.nodes[e] then
         for _, x in ipairs(model:subtree(e)) do compare(x, "step " .. step) end
+      end
+      for _, b in ipairs(sel) do
+        for _, x in ipairs(model:subtree(b)) do compare(x, "batch at step " .. step) end
       end
       if step % 250 == 0 then
         for _, x in ipairs(live_list()) do compare(x, "full check at step " .. step) end
