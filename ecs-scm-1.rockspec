@@ -28,9 +28,12 @@ build = {
         "src/sparse.c", -- transform branch
         "src/transform.c", -- transform branch
         "src/names.c", -- transform branch
+        "src/query.c",
+        "src/expr.c",
         "examples/plugins/pointmass.c",
         "examples/plugins/mesh.c",
         "examples/plugins/grid.c", -- demo (issue 7)
+        "examples/plugins/motion.c",
       },
       incdirs = { "src" },
       defines = {},

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -23,6 +24,7 @@
 #include "component.h"
 #include "names.h"     /* transform branch */
 #include "transform.h" /* transform branch */
+#include "query.h"     /* queries section */
 
 /* ======================================================================
 ** Entity handles
@@ -315,10 +317,18 @@ static int l_world_check(lua_State *L) {
 /* Budget of dead records each manager reclaims per world:update. */
 #define UPDATE_GC_BUDGET 64u
 
-/* world:update([dt]) -- runs a budgeted gc of every manager */
+static void run_systems(lua_State *L, double dt); /* queries section */
+
+/*
+** world:update([dt]) -- runs every system once in registration order, then
+** a budgeted gc of every manager
+*/
 static int l_world_update(lua_State *L) {
   ecs_world *w = check_world(L, 1);
-  luaL_optnumber(L, 2, 0.0);
+  double dt = (double)luaL_optnumber(L, 2, 0.0);
+  lua_settop(L, 2);
+  run_systems(L, dt);
+  if ((w = to_lworld(L, 1)->w) == NULL) return 0; /* a system closed it */
   ecs_world_gc(w, UPDATE_GC_BUDGET);
   ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
   return 0;
@@ -1224,6 +1234,7 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
 int luaopen_ecs_pointmass(lua_State *L);
 int luaopen_ecs_mesh(lua_State *L);
 int luaopen_ecs_grid(lua_State *L); /* demo (issue 7) */
+int luaopen_ecs_motion(lua_State *L); /* queries section: native systems */
 
 static void preload_plugins(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -1233,6 +1244,8 @@ static void preload_plugins(lua_State *L) {
   lua_setfield(L, -2, "ecs.mesh");
   lua_pushcfunction(L, luaopen_ecs_grid);
   lua_setfield(L, -2, "ecs.grid");
+  lua_pushcfunction(L, luaopen_ecs_motion);
+  lua_setfield(L, -2, "ecs.motion");
   lua_pop(L, 1);
 }
 
@@ -1882,6 +1895,1093 @@ static int l_lightuserdata(lua_State *L) {
 
 /* ================== end of the transform and names section ============ */
 
+/* ======================================================================
+** Queries and systems (issue #4; docs/queries.md)
+**
+** A query is a full userdata of class ECS_LUA_QUERY (lquery) with user
+** values: 1 the world userdata (keeps it alive; closed check), 2 a cache
+** table (compiled programs by source text, resolved column specs, one
+** reusable iterator and one reusable columns state), 3 the list of its
+** managers (keeps them alive; q:components()). The core query (query.h)
+** belongs to the core world, which frees it at close; the userdata frees
+** it on __gc while the world is open.
+**
+** Systems live in the world's state table under systems_key: a list of
+** records { name, query, kind, function | program | native, params,
+** calls, seconds, entities } in run order. The list is replaced, never
+** edited in place, when a system is removed, so an update in progress
+** walks a stable list.
+** ==================================================================== */
+
+#define ECS_LUA_QUERY "ecs.Query"
+#define ECS_LUA_QUERY_ITER "ecs.QueryIterator"
+#define ECS_LUA_COLUMNS "ecs.Columns"
+#define ECS_LUA_NATIVE "ecs.NativeSystem"
+/* rows per chunk of q:columns */
+#define COLUMNS_CHUNK 1024u
+/* most specs in one q:columns call or one native system */
+#define MAX_COLUMNS 64
+
+static const char systems_key = 's';
+
+typedef struct lquery {
+  lworld *lw;
+  ecs_query *q;
+  uint32_t nwith;
+} lquery;
+
+/* Cache slots in user value 2 of a query (besides string keys: programs) */
+enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_PROGRAMS = 4 };
+
+static lquery *check_query(lua_State *L, int idx) {
+  lquery *lq = (lquery *)luaL_checkudata(L, idx, ECS_LUA_QUERY);
+  if (lq->q == NULL || lq->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  return lq;
+}
+
+static int query_fail(lua_State *L, const char *fn, ecs_err err) {
+  return luaL_error(L, "q:%s: %s", fn, ecs_strerror(err));
+}
+
+/* Push cache table slot k of the query at qidx, creating it. */
+static int push_query_cache(lua_State *L, int qidx, int k) {
+  lua_getiuservalue(L, qidx, 2);                          /* cache */
+  if (lua_rawgeti(L, -1, k) == LUA_TNIL) {                /* cache, nil */
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, k);
+  }
+  lua_remove(L, -2);
+  return lua_gettop(L);
+}
+
+/* True when the value at idx is a component manager (never raises). */
+static int is_comp(lua_State *L, int idx) {
+  int ok = 0;
+  if (lua_type(L, idx) == LUA_TUSERDATA &&
+      lua_rawlen(L, idx) == sizeof(lcomponent) && lua_getmetatable(L, idx)) {
+    ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
+    lua_pop(L, 2);
+  }
+  return ok;
+}
+
+/* The manager at idx (stack index arg of the call), of the world lw. */
+static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
+  lcomponent *lc;
+  if (!is_comp(L, idx))
+    luaL_argerror(L, arg, lua_pushfstring(L, "component expected, got %s",
+                                          value_type_name(L, idx)));
+  lc = (lcomponent *)lua_touserdata(L, idx);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  if (lc->lw != lw) luaL_argerror(L, arg, "component of another world");
+  return lc->c;
+}
+
+/*
+** world:query(C1, C2, ...) or world:query({ C1, C2, without = { C3 } })
+** Terms are checked and collected in a list (user value 3) before the core
+** query is made, so nothing raises after it exists.
+*/
+static int l_world_query(lua_State *L) {
+  ecs_component *term[ECS_QUERY_MAX_TERMS];
+  uint32_t nwith = 0, nwithout = 0;
+  lworld *lw;
+  lquery *lq;
+  ecs_err err;
+  int top, list;
+  check_world(L, 1);
+  lw = to_lworld(L, 1);
+  top = lua_gettop(L);
+  lua_createtable(L, top, 1);                             /* list */
+  list = lua_gettop(L);
+  if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2), m = 0;
+    int wo;
+    if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
+      return luaL_error(L, "world:query: too many components (limit %d)",
+                        (int)ECS_QUERY_MAX_TERMS);
+    for (lua_Integer k = 1; k <= n; k++) {
+      lua_rawgeti(L, 2, k);
+      term[nwith++] = query_term(L, -1, lw, 2);
+      lua_rawseti(L, list, (lua_Integer)nwith);
+    }
+    lua_pushliteral(L, "without");
+    wo = lua_rawget(L, 2);
+    if (wo != LUA_TNIL) {
+      if (wo != LUA_TTABLE)
+        return luaL_error(L, "world:query: 'without' must be a list of "
+                          "components, got %s", luaL_typename(L, -1));
+      m = (lua_Integer)lua_rawlen(L, -1);
+      if (m > (lua_Integer)(ECS_QUERY_MAX_TERMS - nwith))
+        return luaL_error(L, "world:query: too many components (limit %d)",
+                          (int)ECS_QUERY_MAX_TERMS);
+      for (lua_Integer k = 1; k <= m; k++) {
+        lua_rawgeti(L, -1, k);
+        term[nwith + nwithout++] = query_term(L, -1, lw, 2);
+        lua_rawseti(L, list, (lua_Integer)(nwith + nwithout));
+      }
+    }
+    lua_pop(L, 1);
+  } else {
+    if (top - 1 > (int)ECS_QUERY_MAX_TERMS)
+      return luaL_error(L, "world:query: too many components (limit %d)",
+                        (int)ECS_QUERY_MAX_TERMS);
+    for (int k = 2; k <= top; k++) {
+      term[nwith++] = query_term(L, k, lw, k);
+      lua_pushvalue(L, k);
+      lua_rawseti(L, list, (lua_Integer)nwith);
+    }
+  }
+  if (nwith == 0 && top == 2 && lua_type(L, 2) == LUA_TTABLE)
+    return luaL_argerror(L, 2, "at least one component expected");
+  if (nwith == 0)
+    return luaL_error(L, "world:query: at least one component expected");
+  for (uint32_t i = 0; i < nwith + nwithout; i++)
+    for (uint32_t j = 0; j < i; j++)
+      if (term[i] == term[j])
+        return luaL_error(L, "world:query: component '%s' listed twice",
+                          ecs_component_name(term[i]));
+  lua_pushinteger(L, (lua_Integer)nwith);
+  lua_setfield(L, list, "n");                             /* with count */
+  lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
+  lq->lw = lw;
+  lq->q = NULL;
+  lq->nwith = nwith;
+  luaL_setmetatable(L, ECS_LUA_QUERY);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 2);
+  lua_pushvalue(L, list);
+  lua_setiuservalue(L, -2, 3);
+  if (lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_new(lw->w, term, nwith, term + nwith, nwithout, &lq->q);
+  if (err != ECS_ERR_OK) {
+    lq->q = NULL;
+    return ecs_lua_error(L, "world:query", err);
+  }
+  return 1;
+}
+
+/* __gc: free the core query while the world is open. Never raises. */
+static int l_query_gc(lua_State *L) {
+  lquery *lq = (lquery *)luaL_checkudata(L, 1, ECS_LUA_QUERY);
+  if (lq->q != NULL && lq->lw->w != NULL) ecs_query_free(lq->lw->w, lq->q);
+  lq->q = NULL;
+  return 0;
+}
+
+/* q:count() -> live matches */
+static int l_query_count(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  size_t n;
+  ecs_err err = ecs_query_count(lq->lw->w, lq->q, &n);
+  if (err != ECS_ERR_OK) return query_fail(L, "count", err);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+/* q:components() -> { with managers }, { without managers } */
+static int l_query_components(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  lua_Integer n;
+  lua_getiuservalue(L, 1, 3);                             /* list */
+  n = (lua_Integer)lua_rawlen(L, -1);
+  lua_createtable(L, (int)lq->nwith, 0);
+  lua_createtable(L, (int)(n - (lua_Integer)lq->nwith), 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, -3, k);
+    if (k <= (lua_Integer)lq->nwith) lua_rawseti(L, -3, k);
+    else lua_rawseti(L, -2, k - (lua_Integer)lq->nwith);
+  }
+  return 2;
+}
+
+static int l_query_tostring(lua_State *L) {
+  lquery *lq = (lquery *)luaL_checkudata(L, 1, ECS_LUA_QUERY);
+  if (lq->q == NULL || lq->lw->w == NULL) lua_pushliteral(L, "ecs.Query (closed)");
+  else lua_pushfstring(L, "ecs.Query (%p)", (void *)lq);
+  return 1;
+}
+
+/* ----------------------------------------------------------------------
+** q:entities(): a pinned snapshot walked by a reusable iterator object
+** whose __close (the generic for's fourth value) and __gc unpin it.
+** ------------------------------------------------------------------- */
+
+typedef struct lqiter {
+  lquery *lq;
+  ecs_query_iter it;
+  int active;
+} lqiter;
+
+static void qiter_end(lqiter *qi) {
+  if (qi->active && qi->lq->q != NULL && qi->lq->lw->w != NULL)
+    ecs_query_iter_end(qi->lq->lw->w, &qi->it);
+  qi->active = 0;
+}
+
+static int l_qiter_close(lua_State *L) {
+  qiter_end((lqiter *)luaL_checkudata(L, 1, ECS_LUA_QUERY_ITER));
+  return 0;
+}
+
+static int l_qiter_next(lua_State *L) {
+  lqiter *qi = (lqiter *)luaL_checkudata(L, 1, ECS_LUA_QUERY_ITER);
+  ecs_entity e;
+  if (!qi->active) return 0;
+  if (qi->lq->q == NULL || qi->lq->lw->w == NULL)
+    return luaL_error(L, "attempt to use a closed world");
+  if (!ecs_query_iter_next(qi->lq->lw->w, &qi->it, &e)) {
+    qiter_end(qi);
+    return 0;
+  }
+  push_entity(L, e);
+  return 1;
+}
+
+/* q:entities() -> next, iterator, nil, iterator */
+static int l_query_entities(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  lqiter *qi;
+  ecs_err err;
+  lua_getiuservalue(L, 1, 2);                             /* cache */
+  if (lua_rawgeti(L, -1, QC_ITER) == LUA_TUSERDATA &&
+      !((lqiter *)lua_touserdata(L, -1))->active) {
+    qi = (lqiter *)lua_touserdata(L, -1);                 /* reuse it */
+  } else {
+    lua_pop(L, 1);
+    qi = (lqiter *)lua_newuserdatauv(L, sizeof *qi, 1);
+    qi->lq = lq;
+    qi->active = 0;
+    luaL_setmetatable(L, ECS_LUA_QUERY_ITER);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);                          /* keeps q alive */
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, QC_ITER);
+  }
+  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_iter_begin(lq->lw->w, lq->q, &qi->it);
+  if (err != ECS_ERR_OK) return query_fail(L, "entities", err);
+  qi->active = 1;
+  lua_pushcfunction(L, l_qiter_next);                     /* cache, it, next */
+  lua_insert(L, -2);                                      /* cache, next, it */
+  lua_pushnil(L);
+  lua_pushvalue(L, -2);                                   /* next, it, nil, it */
+  return 4;
+}
+
+/* ----------------------------------------------------------------------
+** Column specs "Component.field[:in]", resolved once per query and spec
+** string (cache slot QC_SPECS: spec -> packed integer).
+** ------------------------------------------------------------------- */
+
+typedef struct colspec {
+  uint32_t term, field;
+  ecs_type type;
+  int write;
+} colspec;
+
+static colspec unpack_spec(lua_Integer v) {
+  colspec s;
+  s.write = (int)(v & 1);
+  s.type = (ecs_type)((v >> 1) & 0xff);
+  s.field = (uint32_t)((v >> 9) & 0xff);
+  s.term = (uint32_t)((v >> 17) & 0xff);
+  return s;
+}
+
+/* The spec at idx for the query at qidx (fn names the caller in errors). */
+static colspec check_spec(lua_State *L, int qidx, int idx, const char *fn) {
+  lquery *lq = (lquery *)lua_touserdata(L, qidx);
+  size_t len, clen, flen;
+  const char *s, *dot, *fname;
+  int isnum, write = 1, k = -1, f;
+  lua_Integer packed;
+  ecs_component *c = NULL;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  push_query_cache(L, qidx, QC_SPECS);                    /* specs */
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);                                      /* specs, packed */
+  packed = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 2);
+  if (isnum) return unpack_spec(packed);
+  s = lua_tolstring(L, idx, &len);
+  if (len > 3 && memcmp(s + len - 3, ":in", 3) == 0) {
+    write = 0;
+    len -= 3;
+  }
+  dot = (const char *)memchr(s, '.', len);
+  if (dot == NULL)
+    luaL_error(L, "%s: column '%s' must be 'Component.field'", fn, s);
+  clen = (size_t)(dot - s);
+  fname = dot + 1;
+  flen = len - clen - 1;
+  for (uint32_t t = 0; t < lq->nwith; t++) {
+    const char *name = ecs_component_name(ecs_query_with(lq->q, t));
+    if (strlen(name) == clen && memcmp(name, s, clen) == 0) k = (int)t;
+  }
+  if (k < 0)
+    luaL_error(L, "%s: column '%s': no component '%s' among the query's",
+               fn, s, lua_pushlstring(L, s, clen));
+  c = ecs_query_with(lq->q, (uint32_t)k);
+  f = ecs_component_field_index(c, fname, flen);
+  if (f < 0) luaL_error(L, "%s: column '%s': unknown field", fn, s);
+  if (ecs_component_field(c, (uint32_t)f)->type == ECS_LUA)
+    luaL_error(L, "%s: column '%s': lua fields are not columns", fn, s);
+  packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, (uint32_t)f)->type << 1 |
+           (lua_Integer)f << 9 | (lua_Integer)k << 17;
+  push_query_cache(L, qidx, QC_SPECS);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, packed);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return unpack_spec(packed);
+}
+
+/* ----------------------------------------------------------------------
+** q:columns(spec, ...): chunks of plain Lua arrays. The state object
+** (lcolumns, reused between loops; a new one for a nested loop) holds the
+** pinned iteration, the chunk's entities and rows, and scratch for the
+** converted values of a write-back (checked whole before any is stored).
+** User value 1: the query; 2: the list of Lua arrays.
+** ------------------------------------------------------------------- */
+
+typedef union cvalue {
+  double f;
+  int64_t i;
+} cvalue;
+
+typedef struct lcolumns {
+  lquery *lq;
+  ecs_query_iter it;
+  int active;
+  uint32_t n;        /* rows of the chunk waiting for write-back (0: none) */
+  uint32_t ncols, cap_cols;
+  colspec col[MAX_COLUMNS];
+  ecs_entity *ent;   /* COLUMNS_CHUNK */
+  uint32_t *rows;    /* nwith * COLUMNS_CHUNK */
+  cvalue *scratch;   /* cap_cols * COLUMNS_CHUNK */
+} lcolumns;
+
+/* Store one converted value of column spec s at row r. */
+static void store_cvalue(void *base, ecs_type t, uint32_t r, cvalue v) {
+  switch (t) {
+  case ECS_F32: ((float *)base)[r] = (float)v.f; break;
+  case ECS_F64: ((double *)base)[r] = v.f; break;
+  case ECS_I8: ((int8_t *)base)[r] = (int8_t)v.i; break;
+  case ECS_I16: ((int16_t *)base)[r] = (int16_t)v.i; break;
+  case ECS_I32: ((int32_t *)base)[r] = (int32_t)v.i; break;
+  case ECS_I64: ((int64_t *)base)[r] = v.i; break;
+  case ECS_U8: case ECS_BOOL: ((uint8_t *)base)[r] = (uint8_t)v.i; break;
+  case ECS_U16: ((uint16_t *)base)[r] = (uint16_t)v.i; break;
+  case ECS_U32: ((uint32_t *)base)[r] = (uint32_t)v.i; break;
+  case ECS_ENTITY: ((ecs_entity *)base)[r] = (ecs_entity)v.i; break;
+  default: break;
+  }
+}
+
+/* Raise the write-back error for row j of column k (the value is at -1). */
+static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
+                       const char *expect) {
+  ecs_component *c = ecs_query_with(st->lq->q, st->col[k].term);
+  st->n = 0; /* nothing of this chunk is written back */
+  if (lua_type(L, -1) == LUA_TNUMBER)
+    return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
+                      "expected, got %s)", ecs_component_name(c),
+                      ecs_component_field(c, st->col[k].field)->name,
+                      (int)j + 1, expect, lua_tostring(L, -1));
+  return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
+                    "expected, got %s)", ecs_component_name(c),
+                    ecs_component_field(c, st->col[k].field)->name, (int)j + 1,
+                    expect, value_type_name(L, -1));
+}
+
+/*
+** Write the pending chunk back: convert and check every value of every
+** writable column into scratch, then store them into rows whose entity
+** still owns them (the loop body may have destroyed or removed).
+*/
+static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
+  ecs_world *w = st->lq->lw->w;
+  uint32_t n = st->n, slot = 0;
+  bool current;
+  if (n == 0) return;
+  lua_getiuservalue(L, sidx, 2);                          /* arrays */
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    colspec s = st->col[k];
+    cvalue *out;
+    if (!s.write) continue;
+    out = st->scratch + (size_t)slot++ * COLUMNS_CHUNK;
+    lua_rawgeti(L, -1, (lua_Integer)k + 1);               /* arrays, t */
+    for (uint32_t j = 0; j < n; j++) {
+      int t = lua_rawgeti(L, -1, (lua_Integer)j + 1);     /* arrays, t, v */
+      switch (s.type) {
+      case ECS_F32: case ECS_F64:
+        if (t != LUA_TNUMBER) { columns_bad(L, st, k, j, "number"); return; }
+        out[j].f = (double)lua_tonumber(L, -1);
+        if (s.type == ECS_F32) {
+          if (out[j].f > (double)FLT_MAX) out[j].f = (double)HUGE_VALF;
+          else if (out[j].f < -(double)FLT_MAX) out[j].f = -(double)HUGE_VALF;
+        }
+        break;
+      case ECS_BOOL:
+        if (t != LUA_TBOOLEAN) { columns_bad(L, st, k, j, "boolean"); return; }
+        out[j].i = lua_toboolean(L, -1);
+        break;
+      case ECS_ENTITY:
+        if (!ecs_lua_is_entity(L, -1))
+          { columns_bad(L, st, k, j, "entity"); return; }
+        out[j].i = (int64_t)ecs_lua_check_entity(L, -1);
+        break;
+      default: {
+        int isint;
+        lua_Integer v = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
+        if (t != LUA_TNUMBER || !isint)
+          { columns_bad(L, st, k, j, "integer"); return; }
+        if ((int64_t)v < int_min[s.type] || (int64_t)v > int_max[s.type])
+          { columns_bad(L, st, k, j, ecs_type_name(s.type)); return; }
+        out[j].i = (int64_t)v;
+      }
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  /* rows are exact unless the loop body changed the structure: then each
+  ** entity is matched again and its current row looked up */
+  current = ecs_query_iter_current(w, &st->it);
+  slot = 0;
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    colspec s = st->col[k];
+    ecs_component *c;
+    const uint32_t *rows;
+    const cvalue *in;
+    void *base;
+    if (!s.write) continue;
+    in = st->scratch + (size_t)slot++ * COLUMNS_CHUNK;
+    c = ecs_query_with(st->lq->q, s.term);
+    base = ecs_component_column(c, s.field);
+    rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+    if (current) {
+      for (uint32_t j = 0; j < n; j++) store_cvalue(base, s.type, rows[j], in[j]);
+    } else {
+      for (uint32_t j = 0; j < n; j++)
+        if (ecs_query_matches(w, st->lq->q, st->ent[j]))
+          store_cvalue(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
+                       in[j]);
+    }
+  }
+  st->n = 0;
+}
+
+static void columns_end(lcolumns *st) {
+  if (st->active && st->lq->q != NULL && st->lq->lw->w != NULL)
+    ecs_query_iter_end(st->lq->lw->w, &st->it);
+  st->active = 0;
+  st->n = 0;
+}
+
+/*
+** __close: write back the pending chunk (also on break and error). The
+** iteration ends first: the write-back needs only the chunk's own copy of
+** entities and rows, and may raise.
+*/
+static int l_columns_close(lua_State *L) {
+  lcolumns *st = (lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS);
+  int pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
+  uint32_t n = st->n;
+  columns_end(st);
+  if (pending && n > 0) {
+    st->n = n;
+    columns_write_back(L, st, 1);
+  }
+  st->n = 0;
+  return 0;
+}
+
+/* __gc: unpin only (a finalizer must not raise). */
+static int l_columns_gc(lua_State *L) {
+  columns_end((lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS));
+  return 0;
+}
+
+/* Push column k of the chunk's n rows into its array (at t). */
+static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n) {
+  colspec s = st->col[k];
+  ecs_component *c = ecs_query_with(st->lq->q, s.term);
+  const void *base = ecs_component_column(c, s.field);
+  const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+#define FILL(PUSH)                                                           \
+  for (uint32_t j = 0; j < n; j++) {                                         \
+    PUSH;                                                                    \
+    lua_rawseti(L, t, (lua_Integer)j + 1);                                   \
+  }                                                                          \
+  break;
+  switch (s.type) {
+  case ECS_F32: FILL(lua_pushnumber(L, (lua_Number)((const float *)base)[rows[j]]))
+  case ECS_F64: FILL(lua_pushnumber(L, ((const double *)base)[rows[j]]))
+  case ECS_I8: FILL(lua_pushinteger(L, ((const int8_t *)base)[rows[j]]))
+  case ECS_I16: FILL(lua_pushinteger(L, ((const int16_t *)base)[rows[j]]))
+  case ECS_I32: FILL(lua_pushinteger(L, ((const int32_t *)base)[rows[j]]))
+  case ECS_I64: FILL(lua_pushinteger(L, (lua_Integer)((const int64_t *)base)[rows[j]]))
+  case ECS_U8: FILL(lua_pushinteger(L, ((const uint8_t *)base)[rows[j]]))
+  case ECS_U16: FILL(lua_pushinteger(L, ((const uint16_t *)base)[rows[j]]))
+  case ECS_U32: FILL(lua_pushinteger(L, (lua_Integer)((const uint32_t *)base)[rows[j]]))
+  case ECS_BOOL: FILL(lua_pushboolean(L, ((const uint8_t *)base)[rows[j]] != 0))
+  case ECS_ENTITY: FILL(push_entity(L, ((const ecs_entity *)base)[rows[j]]))
+  default: break;
+  }
+#undef FILL
+}
+
+/* The iterator: write back the last chunk, fill the next -> n, arrays... */
+static int l_columns_next(lua_State *L) {
+  lcolumns *st = (lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS);
+  ecs_world *w;
+  uint32_t n;
+  if (!st->active) return 0;
+  if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
+    return luaL_error(L, "attempt to use a closed world");
+  lua_settop(L, 1);
+  columns_write_back(L, st, 1);
+  n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
+  if (n == 0) {
+    columns_end(st);
+    return 0;
+  }
+  luaL_checkstack(L, (int)st->ncols + 4, "too many columns");
+  lua_getiuservalue(L, 1, 2);                             /* st, arrays */
+  lua_pushinteger(L, (lua_Integer)n);                     /* st, arrays, n */
+  /* st->n is 0 here: a memory error while filling writes nothing back */
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    lua_rawgeti(L, 2, (lua_Integer)k + 1);
+    columns_fill(L, st, k, lua_gettop(L), n);
+  }
+  st->n = n;
+  return (int)st->ncols + 1;
+}
+
+/* A columns state for nwith terms and at least ncols columns. */
+static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols) {
+  uint32_t cap = ncols < 8u ? 8u : ncols;
+  size_t head = (sizeof(lcolumns) + 7u) & ~(size_t)7u;
+  size_t bytes = head + (size_t)cap * COLUMNS_CHUNK * sizeof(cvalue) +
+                 (size_t)COLUMNS_CHUNK * sizeof(ecs_entity) +
+                 (size_t)lq->nwith * COLUMNS_CHUNK * sizeof(uint32_t);
+  lcolumns *st = (lcolumns *)lua_newuserdatauv(L, bytes, 2);
+  memset(st, 0, sizeof *st);
+  st->lq = lq;
+  st->cap_cols = cap;
+  st->scratch = (cvalue *)(void *)((char *)st + head);
+  st->ent = (ecs_entity *)(void *)(st->scratch + (size_t)cap * COLUMNS_CHUNK);
+  st->rows = st->ent + COLUMNS_CHUNK;
+  luaL_setmetatable(L, ECS_LUA_COLUMNS);
+  lua_createtable(L, (int)cap, 0);
+  lua_setiuservalue(L, -2, 2);
+  return st;
+}
+
+/* q:columns(spec, ...) -> next, state, nil, state */
+static int l_query_columns(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  int nspec = lua_gettop(L) - 1, sidx;
+  colspec spec[MAX_COLUMNS];
+  lcolumns *st;
+  ecs_err err;
+  if (nspec < 1) return luaL_argerror(L, 2, "column spec expected");
+  if (nspec > MAX_COLUMNS)
+    return luaL_error(L, "q:columns: too many columns (limit %d)", MAX_COLUMNS);
+  for (int k = 0; k < nspec; k++) spec[k] = check_spec(L, 1, k + 2, "q:columns");
+  lua_getiuservalue(L, 1, 2);                             /* ..., cache */
+  if (lua_rawgeti(L, -1, QC_COLUMNS) == LUA_TUSERDATA &&
+      !((lcolumns *)lua_touserdata(L, -1))->active &&
+      ((lcolumns *)lua_touserdata(L, -1))->cap_cols >= (uint32_t)nspec) {
+    st = (lcolumns *)lua_touserdata(L, -1);
+  } else {
+    lua_pop(L, 1);
+    st = new_columns(L, lq, (uint32_t)nspec);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);                          /* keeps q alive */
+    if (lua_rawgeti(L, -2, QC_COLUMNS) != LUA_TUSERDATA ||
+        !((lcolumns *)lua_touserdata(L, -1))->active) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, -3, QC_COLUMNS);                     /* cache it */
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  sidx = lua_gettop(L);
+  /* arrays 1..nspec, preallocated so that filling never resizes */
+  lua_getiuservalue(L, sidx, 2);
+  for (int k = 1; k <= nspec; k++) {
+    if (lua_rawgeti(L, -1, k) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, (int)COLUMNS_CHUNK, 0);
+      lua_rawseti(L, -2, k);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
+  st->ncols = (uint32_t)nspec;
+  st->n = 0;
+  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
+  if (err != ECS_ERR_OK) return query_fail(L, "columns", err);
+  st->active = 1;
+  lua_pushcfunction(L, l_columns_next);
+  lua_pushvalue(L, sidx);
+  lua_pushnil(L);
+  lua_pushvalue(L, sidx);
+  return 4;
+}
+
+/* ----------------------------------------------------------------------
+** q:apply(expr [, params]): programs compiled once per query and text
+** (cache slot QC_PROGRAMS: text -> light userdata of the ecs_program,
+** which the core query owns and frees).
+** ------------------------------------------------------------------- */
+
+static ecs_program *query_program(lua_State *L, int qidx, int sidx,
+                                  const char *fn) {
+  lquery *lq = (lquery *)lua_touserdata(L, qidx);
+  ecs_program *p;
+  char msg[256];
+  size_t len;
+  const char *src;
+  ecs_err err;
+  if (lua_type(L, sidx) != LUA_TSTRING) luaL_typeerror(L, sidx, "string");
+  push_query_cache(L, qidx, QC_PROGRAMS);                 /* programs */
+  lua_pushvalue(L, sidx);
+  if (lua_rawget(L, -2) == LUA_TLIGHTUSERDATA) {
+    p = (ecs_program *)lua_touserdata(L, -1);
+    lua_pop(L, 2);
+    return p;
+  }
+  lua_pop(L, 1);
+  src = lua_tolstring(L, sidx, &len);
+  err = ecs_program_compile(lq->lw->w, lq->q, src, len, &p, msg, sizeof msg);
+  if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, msg);
+  lua_pushvalue(L, sidx);
+  lua_pushlightuserdata(L, p);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return p;
+}
+
+/*
+** Read the program's parameters from the table at pidx (0: none) into v;
+** a parameter named "dt" takes dt when has_dt.
+*/
+static void program_params(lua_State *L, const ecs_program *p, int pidx,
+                           double *v, int has_dt, double dt, const char *fn) {
+  for (uint32_t k = 0; k < ecs_program_param_count(p); k++) {
+    const char *name = ecs_program_param_name(p, k);
+    if (has_dt && strcmp(name, "dt") == 0) {
+      v[k] = dt;
+      continue;
+    }
+    if (pidx == 0)
+      luaL_error(L, "%s: parameter '%s' needs a params table", fn, name);
+    if (lua_getfield(L, pidx, name) != LUA_TNUMBER)
+      luaL_error(L, "%s: parameter '%s' must be a number (got %s)", fn, name,
+                 luaL_typename(L, -1));
+    v[k] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+}
+
+/* q:apply(expr [, params]) -> entities processed */
+static int l_query_apply(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  double params[64];
+  ecs_program *p;
+  size_t done;
+  ecs_err err;
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  p = query_program(L, 1, 2, "q:apply");
+  program_params(L, p, lua_isnil(L, 3) ? 0 : 3, params, 0, 0.0, "q:apply");
+  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_program_run(lq->lw->w, p, params, &done);
+  if (err != ECS_ERR_OK) return query_fail(L, "apply", err);
+  lua_pushinteger(L, (lua_Integer)done);
+  return 1;
+}
+
+/* ----------------------------------------------------------------------
+** Native systems: C functions wrapped by ecs_lua_push_native, resolved
+** against a query when run (column specs as in q:columns).
+** ------------------------------------------------------------------- */
+
+typedef struct lnative {
+  ecs_system_fn fn;
+  void *ud;
+  int nspec;
+} lnative;
+
+void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
+                         void *ud, const char *const *specs, int nspecs) {
+  lnative *nv;
+  luaL_argcheck(L, nspecs >= 0 && nspecs <= MAX_COLUMNS, 1,
+                "too many columns for a native system");
+  nv = (lnative *)lua_newuserdatauv(L, sizeof *nv, 3);
+  nv->fn = fn;
+  nv->ud = ud;
+  nv->nspec = nspecs;
+  luaL_setmetatable(L, ECS_LUA_NATIVE);
+  lua_createtable(L, nspecs, 0);
+  for (int k = 0; k < nspecs; k++) {
+    lua_pushstring(L, specs[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_setiuservalue(L, -2, 1);
+  lua_pushstring(L, name);
+  lua_setiuservalue(L, -2, 2);
+}
+
+/* Run the native at nidx over the query at qidx. @return entities. */
+static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
+                         const char *fn) {
+  lquery *lq = (lquery *)lua_touserdata(L, qidx);
+  lnative *nv = (lnative *)lua_touserdata(L, nidx);
+  ecs_column_ref cols[MAX_COLUMNS];
+  size_t done;
+  ecs_err err;
+  luaL_checkstack(L, 4, NULL);
+  lua_getiuservalue(L, nidx, 1);                          /* specs */
+  for (int k = 0; k < nv->nspec; k++) {
+    colspec s;
+    lua_rawgeti(L, -1, k + 1);
+    s = check_spec(L, qidx, lua_gettop(L), fn);
+    lua_pop(L, 1);
+    cols[k].c = ecs_query_with(lq->q, s.term);
+    cols[k].field = s.field;
+    cols[k].write = s.write != 0;
+  }
+  lua_pop(L, 1);
+  if (lq->lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_run(lq->lw->w, lq->q, cols, (uint32_t)nv->nspec, dt, nv->fn,
+                      nv->ud, &done);
+  if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, ecs_strerror(err));
+  return done;
+}
+
+/* q:run(native [, dt]) -> entities processed */
+static int l_query_run(lua_State *L) {
+  double dt;
+  check_query(L, 1);
+  luaL_checkudata(L, 2, ECS_LUA_NATIVE);
+  dt = (double)luaL_optnumber(L, 3, 0.0);
+  lua_pushinteger(L, (lua_Integer)run_native(L, 1, 2, dt, "q:run"));
+  return 1;
+}
+
+static int l_native_tostring(lua_State *L) {
+  luaL_checkudata(L, 1, ECS_LUA_NATIVE);
+  lua_getiuservalue(L, 1, 2);
+  lua_pushfstring(L, "ecs.NativeSystem (%s)", lua_tostring(L, -1));
+  return 1;
+}
+
+/* ----------------------------------------------------------------------
+** Systems and world:update
+** ------------------------------------------------------------------- */
+
+enum { SYS_NAME = 1, SYS_QUERY, SYS_KIND, SYS_BODY, SYS_PARAMS, SYS_CALLS,
+       SYS_SECONDS, SYS_ENTITIES, SYS__COUNT };
+enum { KIND_LUA = 1, KIND_EXPR, KIND_NATIVE };
+static const char *const kind_name[] = { "", "lua", "expression", "native" };
+
+/* Push the world's system list (creating it). */
+static int push_systems(lua_State *L, int widx) {
+  need_state_field(L, widx, &systems_key);
+  return lua_gettop(L);
+}
+
+/* The position of the system named by the string at nidx in the list, or 0. */
+static lua_Integer find_system(lua_State *L, int list, int nidx) {
+  lua_Integer n = (lua_Integer)lua_rawlen(L, list);
+  for (lua_Integer k = 1; k <= n; k++) {
+    int eq;
+    lua_rawgeti(L, list, k);
+    lua_rawgeti(L, -1, SYS_NAME);
+    eq = lua_rawequal(L, -1, nidx);
+    lua_pop(L, 2);
+    if (eq) return k;
+  }
+  return 0;
+}
+
+/* world:system(name, query, fn | expr | native [, params]) */
+static int l_world_system(lua_State *L) {
+  lquery *lq;
+  int kind, list;
+  check_world(L, 1);
+  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  lq = check_query(L, 3);
+  if (lq->lw != to_lworld(L, 1)) return luaL_argerror(L, 3, "query of another world");
+  switch (lua_type(L, 4)) {
+  case LUA_TFUNCTION: kind = KIND_LUA; break;
+  case LUA_TSTRING: kind = KIND_EXPR; break;
+  default:
+    if (luaL_testudata(L, 4, ECS_LUA_NATIVE) == NULL)
+      return luaL_typeerror(L, 4, "function, expression or native system");
+    kind = KIND_NATIVE;
+  }
+  if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
+  lua_settop(L, 5);
+  list = push_systems(L, 1);                              /* 6 */
+  if (find_system(L, list, 2) != 0)
+    return luaL_error(L, "world:system: a system named '%s' already exists",
+                      lua_tostring(L, 2));
+  if (kind == KIND_EXPR) {
+    double v[64];
+    ecs_program *p = query_program(L, 3, 4, "world:system");
+    program_params(L, p, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, "world:system");
+    lua_pushlightuserdata(L, p);
+    lua_replace(L, 4);
+  } else if (kind == KIND_NATIVE) {
+    lnative *nv = (lnative *)lua_touserdata(L, 4);
+    lua_getiuservalue(L, 4, 1);                           /* check its specs */
+    for (int k = 0; k < nv->nspec; k++) {
+      lua_rawgeti(L, -1, k + 1);
+      check_spec(L, 3, lua_gettop(L), "world:system");
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_createtable(L, SYS__COUNT - 1, 0);                  /* 7: record */
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, 7, SYS_NAME);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, 7, SYS_QUERY);
+  lua_pushinteger(L, kind);
+  lua_rawseti(L, 7, SYS_KIND);
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, 7, SYS_BODY);
+  if (lua_isnil(L, 5)) lua_pushboolean(L, 0);
+  else lua_pushvalue(L, 5);
+  lua_rawseti(L, 7, SYS_PARAMS);
+  for (int k = SYS_CALLS; k <= SYS_ENTITIES; k++) {
+    lua_pushinteger(L, 0);
+    if (k == SYS_SECONDS) {
+      lua_pop(L, 1);
+      lua_pushnumber(L, 0.0);
+    }
+    lua_rawseti(L, 7, k);
+  }
+  lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+  return 0;
+}
+
+/* world:remove_system(name) -> boolean. The list is replaced, not edited. */
+static int l_world_remove_system(lua_State *L) {
+  lua_Integer at, n;
+  int list;
+  check_world(L, 1);
+  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  list = push_systems(L, 1);
+  at = find_system(L, list, 2);
+  if (at == 0) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  n = (lua_Integer)lua_rawlen(L, list);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 1, j = 1; k <= n; k++) {
+    if (k == at) continue;
+    lua_rawgeti(L, list, k);
+    lua_rawseti(L, -2, j++);
+  }
+  lua_getiuservalue(L, 1, 1);
+  lua_insert(L, -2);
+  lua_rawsetp(L, -2, &systems_key);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* world:systems() -> { names in run order } */
+static int l_world_systems(lua_State *L) {
+  lua_Integer n;
+  int list;
+  check_world(L, 1);
+  list = push_systems(L, 1);
+  n = (lua_Integer)lua_rawlen(L, list);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, list, k);
+    lua_rawgeti(L, -1, SYS_NAME);
+    lua_rawseti(L, -3, k);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+/* world:stats() -> { { name=, kind=, calls=, seconds=, entities= }, ... } */
+static int l_world_stats(lua_State *L) {
+  lua_Integer n;
+  int list;
+  check_world(L, 1);
+  list = push_systems(L, 1);
+  n = (lua_Integer)lua_rawlen(L, list);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, list, k);                              /* list, out, rec */
+    lua_createtable(L, 0, 5);                             /* ..., rec, s */
+    lua_rawgeti(L, -2, SYS_NAME);
+    lua_setfield(L, -2, "name");
+    lua_rawgeti(L, -2, SYS_KIND);
+    lua_pushstring(L, kind_name[lua_tointeger(L, -1)]);
+    lua_setfield(L, -3, "kind");
+    lua_pop(L, 1);
+    lua_rawgeti(L, -2, SYS_CALLS);
+    lua_setfield(L, -2, "calls");
+    lua_rawgeti(L, -2, SYS_SECONDS);
+    lua_setfield(L, -2, "seconds");
+    lua_rawgeti(L, -2, SYS_ENTITIES);
+    lua_setfield(L, -2, "entities");
+    lua_rawseti(L, -3, k);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+
+/* world:reset_stats() */
+static int l_world_reset_stats(lua_State *L) {
+  lua_Integer n;
+  int list;
+  check_world(L, 1);
+  list = push_systems(L, 1);
+  n = (lua_Integer)lua_rawlen(L, list);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, list, k);
+    lua_pushinteger(L, 0);
+    lua_rawseti(L, -2, SYS_CALLS);
+    lua_pushnumber(L, 0.0);
+    lua_rawseti(L, -2, SYS_SECONDS);
+    lua_pushinteger(L, 0);
+    lua_rawseti(L, -2, SYS_ENTITIES);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* Processor time in seconds (os.clock's clock). */
+static double now(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
+
+/*
+** Run the systems of the world at 1 in order. The list is held on the
+** stack, so a system that adds (appended, not run this update) or removes
+** (a new list) systems does not disturb this walk. A Lua system's error
+** propagates unchanged; nothing in C is left locked across the call.
+*/
+static void run_systems(lua_State *L, double dt) {
+  int list = push_systems(L, 1);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, list);
+  for (lua_Integer k = 1; k <= n; k++) {
+    int rec, kind;
+    double t0;
+    size_t done = 0;
+    lua_rawgeti(L, list, k);
+    rec = lua_gettop(L);
+    lua_rawgeti(L, rec, SYS_QUERY);                       /* rec, q */
+    lua_rawgeti(L, rec, SYS_KIND);
+    kind = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_rawgeti(L, rec, SYS_BODY);                        /* rec, q, body */
+    t0 = now();
+    if (kind == KIND_LUA) {
+      size_t cnt;
+      lquery *lq = check_query(L, rec + 1);
+      if (ecs_query_count(lq->lw->w, lq->q, &cnt) == ECS_ERR_OK) done = cnt;
+      lua_pushnumber(L, (lua_Number)dt);
+      lua_pushvalue(L, rec + 1);
+      lua_call(L, 2, 0);                                  /* rec, q */
+      if (to_lworld(L, 1)->w == NULL) return; /* the system closed it */
+    } else if (kind == KIND_EXPR) {
+      double v[64];
+      ecs_program *p = (ecs_program *)lua_touserdata(L, -1);
+      lquery *lq = check_query(L, rec + 1);
+      int pidx;
+      lua_rawgeti(L, rec, SYS_PARAMS);
+      pidx = lua_istable(L, -1) ? lua_gettop(L) : 0;
+      program_params(L, p, pidx, v, 1, dt, "world:update");
+      if (ecs_program_run(lq->lw->w, p, v, &done) != ECS_ERR_OK)
+        luaL_error(L, "world:update: not enough memory");
+    } else {
+      check_query(L, rec + 1);
+      done = run_native(L, rec + 1, rec + 2, dt, "world:update");
+    }
+    t0 = now() - t0;
+    lua_settop(L, rec);
+    lua_rawgeti(L, rec, SYS_CALLS);
+    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
+    lua_rawseti(L, rec, SYS_CALLS);
+    lua_rawgeti(L, rec, SYS_SECONDS);
+    lua_pushnumber(L, lua_tonumber(L, -1) + (lua_Number)t0);
+    lua_rawseti(L, rec, SYS_SECONDS);
+    lua_rawgeti(L, rec, SYS_ENTITIES);
+    lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)done);
+    lua_rawseti(L, rec, SYS_ENTITIES);
+    lua_settop(L, list);
+  }
+  lua_pop(L, 1);
+}
+
+static const luaL_Reg query_methods[] = {
+  {"count", l_query_count},
+  {"entities", l_query_entities},
+  {"columns", l_query_columns},
+  {"apply", l_query_apply},
+  {"run", l_query_run},
+  {"components", l_query_components},
+  {NULL, NULL}
+};
+
+/* A class: methods (if any) as __index and __methods, plus metamethods. */
+static void query_class(lua_State *L, const char *tname, const luaL_Reg *methods,
+                        const luaL_Reg *meta) {
+  luaL_newmetatable(L, tname);
+  luaL_setfuncs(L, meta, 0);
+  if (methods != NULL) {
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__index");
+    lua_setfield(L, -2, "__methods");
+  }
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+static void open_queries(lua_State *L) {
+  static const luaL_Reg query_meta[] = {
+    {"__gc", l_query_gc}, {"__tostring", l_query_tostring}, {NULL, NULL}};
+  static const luaL_Reg iter_meta[] = {
+    {"__close", l_qiter_close}, {"__gc", l_qiter_close}, {NULL, NULL}};
+  static const luaL_Reg columns_meta[] = {
+    {"__close", l_columns_close}, {"__gc", l_columns_gc}, {NULL, NULL}};
+  static const luaL_Reg native_meta[] = {
+    {"__tostring", l_native_tostring}, {NULL, NULL}};
+  query_class(L, ECS_LUA_QUERY, query_methods, query_meta);
+  query_class(L, ECS_LUA_QUERY_ITER, NULL, iter_meta);
+  query_class(L, ECS_LUA_COLUMNS, NULL, columns_meta);
+  query_class(L, ECS_LUA_NATIVE, NULL, native_meta);
+}
+
+/* ===================== end of the queries section ===================== */
+
 static const luaL_Reg world_methods[] = {
   {"create", l_world_create},
   {"destroy", l_world_destroy},
@@ -1893,6 +2993,12 @@ static const luaL_Reg world_methods[] = {
   {"close", l_world_close},
   {"component", l_world_component},   /* components section */
   {"components", l_world_components}, /* components section */
+  {"query", l_world_query},           /* queries section */
+  {"system", l_world_system},
+  {"remove_system", l_world_remove_system},
+  {"systems", l_world_systems},
+  {"stats", l_world_stats},
+  {"reset_stats", l_world_reset_stats},
   {NULL, NULL}
 };
 
@@ -1947,6 +3053,7 @@ LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   open_components(L);  /* components section */
   preload_plugins(L);  /* components section */
   open_builtins(L);    /* transform branch */
+  open_queries(L);     /* queries section */
   luaL_newlib(L, module_functions);
   lua_pushcfunction(L, l_lightuserdata); /* transform branch: test helper */
   lua_setfield(L, -2, "_lightuserdata");

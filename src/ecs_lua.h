@@ -15,6 +15,7 @@
 #include "lauxlib.h"
 
 #include "ecs.h"
+#include "query.h"
 
 /*
 ** Entity handles are light userdata whose pointer value is
@@ -132,5 +133,20 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
 ** gc calls it too. Never raises.
 */
 void ecs_lua_drain_refs(lua_State *L, int world_idx);
+
+/* ----------------------------------------------------------------------
+** Native systems (queries section; docs/queries.md)
+** ------------------------------------------------------------------- */
+
+/*
+** Push a native system object wrapping fn: world:system(name, q, obj) runs
+** it at every update, q:run(obj, dt) once. specs are column specs as for
+** q:columns ("Position.x", "Velocity.dx:in"), resolved against the query
+** it runs over; view->column[k] is spec k's column. name is for messages.
+** The object's user value 3 is free for the plugin: anchor there whatever
+** ud points into (see examples/plugins/motion.c).
+*/
+void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
+                         void *ud, const char *const *specs, int nspecs);
 
 #endif

@@ -37,6 +37,10 @@ struct ecs_world {
   ** dropping never allocates. */
   uint32_t *ref_drop;
   size_t ref_len, ref_cap, ref_slots;
+  /* query.c: the world's queries (a doubly linked list), and a counter of
+  ** destroyed entities that tells cached match lists they may be stale. */
+  struct ecs_query *queries;
+  uint64_t destroy_epoch;
 };
 
 /*
@@ -55,6 +59,35 @@ ecs_err ecsi_grow(ecs_world *w, void **p, uint32_t *cap, uint32_t need,
 
 /* component.c */
 void ecsi_refs_free(ecs_world *w);
+
+/* query.c */
+void ecsi_queries_free(ecs_world *w);
+const char *ecsi_queries_check(const ecs_world *w);
+
+/*
+** A pinned snapshot of a query's match list, for expr.c and query.c's
+** runs: count entities; the row of "with" manager k for position i is
+** row[k * stride + i].
+*/
+typedef struct ecsi_rows {
+  uint32_t count, stride;
+  const ecs_entity *entity;
+  const uint32_t *row;
+  void *snap;
+} ecsi_rows;
+struct ecs_query;
+struct ecs_program;
+ecs_err ecsi_query_pin(ecs_world *w, struct ecs_query *q, ecsi_rows *out);
+void ecsi_query_unpin(ecs_world *w, struct ecs_query *q, void *snap);
+/* Scratch memory owned by the query (reused between runs). */
+void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
+/* Programs compiled for a query are freed with it. */
+struct ecs_program **ecsi_query_programs(struct ecs_query *q);
+void ecsi_program_free(ecs_world *w, struct ecs_program *p);
+/* Length of the run at position i over which the rows of every listed
+** term are consecutive (at least 1, at most max). */
+uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, const uint32_t *terms,
+                       uint32_t nterms, uint32_t max);
 
 /* entity.c */
 void ecsi_entities_free(ecs_world *w);

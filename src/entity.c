@@ -146,6 +146,7 @@ bool ecs_destroy(ecs_world *w, ecs_entity e) {
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
   q->len++;
   w->live--;
+  w->destroy_epoch++; /* cached query match lists may hold e */
   return true;
 }
 

@@ -1,0 +1,124 @@
+/*
+** motion.c -- a C plugin of native systems (require("ecs.motion")).
+**
+**   local motion = require("ecs.motion")
+**   local integrate = motion.integrate("Position.x", "Velocity.dx:in",
+**                                      "Position.y", "Velocity.dy:in")
+**   world:system("move", world:query(Position, Velocity), integrate)
+**   movers:run(integrate, dt)                   -- or once, by hand
+**
+** integrate(target, rate, ...) takes pairs of column specs and, for every
+** match, adds rate * dt to target. Columns may be of any numeric type
+** (integers truncate); the common f32/f32 case is a plain loop the
+** compiler vectorises. damp(spec, factor) scales a column by
+** 1 - (1 - factor) * dt: factor is what is left after one second.
+** Columns that are not numbers (entity fields) are left alone.
+**
+** This is the whole glue a native system needs: a function of the view
+** (query.h) and ecs_lua_push_native (ecs_lua.h).
+*/
+#include <math.h>
+
+#include "ecs_lua.h"
+
+#define MAX_PAIRS 16
+
+/* value k of column c, as a double */
+static double get(const ecs_view *v, uint32_t c, uint32_t k) {
+  const void *p = v->column[c];
+  switch (v->type[c]) {
+  case ECS_F32: return (double)((const float *)p)[k];
+  case ECS_F64: return ((const double *)p)[k];
+  case ECS_I8: return (double)((const int8_t *)p)[k];
+  case ECS_I16: return (double)((const int16_t *)p)[k];
+  case ECS_I32: return (double)((const int32_t *)p)[k];
+  case ECS_I64: return (double)((const int64_t *)p)[k];
+  case ECS_U8: case ECS_BOOL: return (double)((const uint8_t *)p)[k];
+  case ECS_U16: return (double)((const uint16_t *)p)[k];
+  case ECS_U32: return (double)((const uint32_t *)p)[k];
+  default: return 0.0;
+  }
+}
+
+/* Store x (saturated for integer columns) at value k of column c. */
+static void put(const ecs_view *v, uint32_t c, uint32_t k, double x) {
+  void *p = v->column[c];
+#define SAT(T, LO, HI) \
+  ((T *)p)[k] = (T)(x != x ? 0 : x <= (double)(LO) ? (LO) : x >= (double)(HI) ? (HI) : (T)x)
+  switch (v->type[c]) {
+  case ECS_F32: ((float *)p)[k] = (float)x; break;
+  case ECS_F64: ((double *)p)[k] = x; break;
+  case ECS_I8: SAT(int8_t, INT8_MIN, INT8_MAX); break;
+  case ECS_I16: SAT(int16_t, INT16_MIN, INT16_MAX); break;
+  case ECS_I32: SAT(int32_t, INT32_MIN, INT32_MAX); break;
+  case ECS_I64: SAT(int64_t, INT64_MIN, INT64_MAX); break;
+  case ECS_U8: SAT(uint8_t, 0, UINT8_MAX); break;
+  case ECS_U16: SAT(uint16_t, 0, UINT16_MAX); break;
+  case ECS_U32: SAT(uint32_t, 0, UINT32_MAX); break;
+  case ECS_BOOL: ((uint8_t *)p)[k] = x != 0.0; break;
+  default: break; /* entity columns are not numbers */
+  }
+#undef SAT
+}
+
+static void integrate(ecs_world *w, const ecs_view *v, void *ud) {
+  (void)w;
+  (void)ud;
+  for (uint32_t c = 0; c + 1 < v->ncolumns; c += 2) {
+    if (v->type[c] == ECS_F32 && v->type[c + 1] == ECS_F32) {
+      float *x = (float *)v->column[c];
+      const float *dx = (const float *)v->column[c + 1];
+      float dt = (float)v->dt;
+      for (uint32_t k = 0; k < v->count; k++) x[k] += dx[k] * dt;
+    } else {
+      for (uint32_t k = 0; k < v->count; k++)
+        put(v, c, k, get(v, c, k) + get(v, c + 1, k) * v->dt);
+    }
+  }
+}
+
+static void damp(ecs_world *w, const ecs_view *v, void *ud) {
+  double f = *(const double *)ud;
+  (void)w;
+  for (uint32_t k = 0; k < v->count; k++)
+    put(v, 0, k, get(v, 0, k) * (1.0 - (1.0 - f) * v->dt));
+}
+
+/* motion.integrate(target, rate [, target, rate ...]) -> native system */
+static int l_integrate(lua_State *L) {
+  const char *spec[2 * MAX_PAIRS];
+  int n = lua_gettop(L);
+  if (n < 2 || n % 2 != 0 || n > 2 * MAX_PAIRS)
+    return luaL_error(L, "motion.integrate: expected 1 to %d pairs of "
+                      "column specs, got %d arguments", MAX_PAIRS, n);
+  for (int k = 1; k <= n; k++) spec[k - 1] = luaL_checkstring(L, k);
+  ecs_lua_push_native(L, "motion.integrate", integrate, NULL, spec, n);
+  return 1;
+}
+
+/*
+** motion.damp(spec, factor) -> native system. The factor lives in a small
+** userdata anchored as the native object's user value 3 (free for the
+** plugin), so it lives exactly as long as the object.
+*/
+static int l_damp(lua_State *L) {
+  const char *spec = luaL_checkstring(L, 1);
+  lua_Number f = luaL_checknumber(L, 2);
+  double *ud;
+  luaL_argcheck(L, f >= 0 && f <= 1, 2, "factor must be in [0, 1]");
+  ud = (double *)lua_newuserdatauv(L, sizeof *ud, 0);
+  *ud = (double)f;
+  ecs_lua_push_native(L, "motion.damp", damp, ud, &spec, 1);
+  lua_insert(L, -2);                                   /* native, ud */
+  lua_setiuservalue(L, -2, 3);
+  return 1;
+}
+
+int luaopen_ecs_motion(lua_State *L);
+
+int luaopen_ecs_motion(lua_State *L) {
+  static const luaL_Reg fns[] = {
+    {"integrate", l_integrate}, {"damp", l_damp}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  return 1;
+}

@@ -1,0 +1,664 @@
+/*
+** expr.c -- column expressions compiled once, run over a query in blocks.
+**
+**   Position.x += Velocity.dx * dt; Position.y = clamp(Position.y, 0, h)
+**
+** Compilation is a recursive-descent parser (grammar in docs/queries.md)
+** that emits code for a stack machine whose values are whole blocks: one
+** instruction processes up to ECSI_BLOCK rows, so the interpreter's
+** dispatch costs once per block and instruction, and the inner loops are
+** plain loops over double arrays that the compiler vectorises.
+**
+** Code words: an opcode, then its operands. COL and STORE name a "with"
+** term of the query and a field; CONST and PARAM index the constant pool
+** and the parameter list. Statements run in order over a block, which is
+** the same as running them in order per entity, since an entity's
+** statements only touch its own rows.
+**
+** Everything that can go wrong is found before the run: unknown names and
+** bad syntax at compile time, missing parameters by the caller; a run
+** only fails for lack of scratch memory, and then before any store.
+*/
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query.h"
+#include "ecs_private.h"
+
+#define ECSI_BLOCK 256u
+#define MAX_DEPTH 16u
+#define MAX_SOURCE 65536u
+#define MAX_PARAMS 64u
+
+enum {
+  OP_COL, OP_CONST, OP_PARAM, OP_STORE, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
+  OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP
+};
+
+struct ecs_program {
+  struct ecs_program *next;  /* the query's list */
+  ecs_query *q;
+  size_t bytes;              /* the whole block, this struct first */
+  uint32_t *code;
+  uint32_t ncode;
+  double *konst;
+  uint32_t nparam;
+  const char **param;        /* names, in the block */
+  uint32_t depth;            /* deepest stack the code reaches */
+  uint32_t nterms;
+  uint32_t term[ECS_QUERY_MAX_TERMS]; /* "with" terms the code touches */
+};
+
+/* ------------------------------------------------------------------------
+** The compiler
+** --------------------------------------------------------------------- */
+
+typedef struct parser {
+  ecs_query *q;
+  const char *src;
+  size_t len, pos;
+  uint32_t *code;
+  uint32_t ncode, code_cap;
+  double *konst;
+  uint32_t nconst, konst_cap;
+  size_t pname[MAX_PARAMS], plen[MAX_PARAMS]; /* offsets into src */
+  uint32_t nparam;
+  uint32_t depth, maxdepth;
+  bool used[ECS_QUERY_MAX_TERMS];
+  char *msg;
+  size_t msgsize;
+  bool failed;
+} parser;
+
+/* Record the first error (with a 1-based position) and stop. */
+static void fail(parser *p, size_t at, const char *fmt, const char *a,
+                 int alen, const char *b, int blen) {
+  char what[160];
+  if (p->failed) return;
+  p->failed = true;
+  snprintf(what, sizeof what, fmt, alen, a, blen, b);
+  snprintf(p->msg, p->msgsize, "%s at position %u", what, (unsigned)at + 1u);
+}
+
+static void fail0(parser *p, size_t at, const char *text) {
+  fail(p, at, "%.*s%.*s", text, (int)strlen(text), "", 0);
+}
+
+static void skip_space(parser *p) {
+  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t' ||
+                             p->src[p->pos] == '\n' || p->src[p->pos] == '\r'))
+    p->pos++;
+}
+
+/* The next non-space character, or 0 at the end. */
+static char peek(parser *p) {
+  skip_space(p);
+  return p->pos < p->len ? p->src[p->pos] : '\0';
+}
+
+static bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static size_t ident_len(const parser *p, size_t at) {
+  size_t n = 0;
+  if (at >= p->len || !is_alpha(p->src[at])) return 0;
+  while (at + n < p->len && (is_alpha(p->src[at + n]) || is_digit(p->src[at + n])))
+    n++;
+  return n;
+}
+
+/* code_cap was sized from the source length: emitting cannot overflow. */
+static void emit(parser *p, uint32_t w) {
+  if (p->ncode < p->code_cap) p->code[p->ncode++] = w;
+}
+
+/* Track the stack depth an instruction leaves (delta: +1 push, -k pops). */
+static void stack(parser *p, int delta, size_t at) {
+  p->depth = (uint32_t)((int)p->depth + delta);
+  if (p->depth > p->maxdepth) p->maxdepth = p->depth;
+  if (p->depth > MAX_DEPTH) fail0(p, at, "expression too complex");
+}
+
+/*
+** Component.field at the current position: resolves both names against
+** the query's "with" terms. @return false (after failing) if it is not one.
+*/
+static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
+  size_t at = p->pos, n = ident_len(p, at), m;
+  const char *cname = p->src + at;
+  int k = -1, f;
+  ecs_component *c;
+  if (n == 0 || at + n >= p->len || p->src[at + n] != '.') {
+    fail0(p, at, "expected Component.field");
+    return false;
+  }
+  m = ident_len(p, at + n + 1);
+  if (m == 0) {
+    fail0(p, at + n + 1, "expected a field name");
+    return false;
+  }
+  for (uint32_t t = 0; t < ecs_query_with_count(p->q); t++) {
+    const char *name = ecs_component_name(ecs_query_with(p->q, t));
+    if (strlen(name) == n && memcmp(name, cname, n) == 0) k = (int)t;
+  }
+  if (k < 0) {
+    bool excluded = false;
+    for (uint32_t t = 0; t < ecs_query_without_count(p->q); t++) {
+      const char *name = ecs_component_name(ecs_query_without(p->q, t));
+      if (strlen(name) == n && memcmp(name, cname, n) == 0) excluded = true;
+    }
+    fail(p, at, excluded ? "component '%.*s' is excluded by the query%.*s"
+                         : "unknown component '%.*s'%.*s",
+         cname, (int)n, "", 0);
+    return false;
+  }
+  c = ecs_query_with(p->q, (uint32_t)k);
+  f = ecs_component_field_index(c, cname + n + 1, m);
+  if (f < 0) {
+    fail(p, at, "unknown field '%.*s.%.*s'", cname, (int)n, cname + n + 1,
+         (int)m);
+    return false;
+  }
+  switch (ecs_component_field(c, (uint32_t)f)->type) {
+  case ECS_ENTITY: case ECS_LUA:
+    fail(p, at, "field '%.*s.%.*s' is not numeric", cname, (int)n,
+         cname + n + 1, (int)m);
+    return false;
+  default: break;
+  }
+  p->pos = at + n + 1 + m;
+  p->used[k] = true;
+  *term = (uint32_t)k;
+  *field = (uint32_t)f;
+  return true;
+}
+
+static void expr(parser *p);
+
+/* number: digits [. digits] [e [+-] digits], or . digits */
+static void number(parser *p) {
+  size_t at = p->pos, n = 0;
+  char buf[64];
+  while (at + n < p->len && is_digit(p->src[at + n])) n++;
+  if (at + n < p->len && p->src[at + n] == '.') {
+    n++;
+    while (at + n < p->len && is_digit(p->src[at + n])) n++;
+  }
+  if (n == 1 && p->src[at] == '.') {
+    fail0(p, at, "malformed number");
+    return;
+  }
+  if (at + n < p->len && (p->src[at + n] == 'e' || p->src[at + n] == 'E')) {
+    size_t e = n + 1;
+    if (at + e < p->len && (p->src[at + e] == '+' || p->src[at + e] == '-')) e++;
+    if (at + e >= p->len || !is_digit(p->src[at + e])) {
+      fail0(p, at, "malformed number");
+      return;
+    }
+    while (at + e < p->len && is_digit(p->src[at + e])) e++;
+    n = e;
+  }
+  if (n >= sizeof buf || (at + n < p->len && is_alpha(p->src[at + n]))) {
+    fail0(p, at, "malformed number");
+    return;
+  }
+  memcpy(buf, p->src + at, n);
+  buf[n] = '\0';
+  p->pos = at + n;
+  if (p->nconst < p->konst_cap) p->konst[p->nconst] = strtod(buf, NULL);
+  emit(p, OP_CONST);
+  emit(p, p->nconst++);
+  stack(p, 1, at);
+}
+
+static const struct {
+  const char *name;
+  uint32_t op, min_args, max_args;
+} functions[] = {
+  {"min", OP_MIN, 2, UINT32_MAX}, {"max", OP_MAX, 2, UINT32_MAX},
+  {"abs", OP_ABS, 1, 1}, {"sqrt", OP_SQRT, 1, 1}, {"floor", OP_FLOOR, 1, 1},
+  {"clamp", OP_CLAMP, 3, 3},
+};
+
+static void call(parser *p, size_t at, size_t n) {
+  uint32_t fi, nargs = 0;
+  for (fi = 0; fi < sizeof functions / sizeof functions[0]; fi++)
+    if (strlen(functions[fi].name) == n &&
+        memcmp(functions[fi].name, p->src + at, n) == 0)
+      break;
+  if (fi == sizeof functions / sizeof functions[0]) {
+    fail(p, at, "unknown function '%.*s'%.*s", p->src + at, (int)n, "", 0);
+    return;
+  }
+  p->pos++; /* ( */
+  if (peek(p) != ')') {
+    for (;;) {
+      expr(p);
+      if (p->failed) return;
+      nargs++;
+      /* min and max fold as they go: the stack stays shallow */
+      if (nargs > 1 && functions[fi].max_args > 3) {
+        emit(p, functions[fi].op);
+        stack(p, -1, at);
+      }
+      if (peek(p) != ',') break;
+      p->pos++;
+    }
+  }
+  if (peek(p) != ')') {
+    fail0(p, p->pos, "expected ')' or ','");
+    return;
+  }
+  p->pos++;
+  if (nargs < functions[fi].min_args || nargs > functions[fi].max_args) {
+    const char *fmt = functions[fi].min_args == functions[fi].max_args
+      ? "function '%.*s' takes %.*s argument(s)"
+      : "function '%.*s' takes at least %.*s arguments";
+    char count[8];
+    snprintf(count, sizeof count, "%u", (unsigned)functions[fi].min_args);
+    fail(p, at, fmt, p->src + at, (int)n, count, (int)strlen(count));
+    return;
+  }
+  if (functions[fi].max_args <= 3) {
+    emit(p, functions[fi].op);
+    stack(p, 1 - (int)nargs, at);
+  }
+}
+
+static void param(parser *p, size_t at, size_t n) {
+  uint32_t k;
+  for (k = 0; k < p->nparam; k++)
+    if (p->plen[k] == n && memcmp(p->src + p->pname[k], p->src + at, n) == 0)
+      break;
+  if (k == p->nparam) {
+    if (p->nparam == MAX_PARAMS) {
+      fail0(p, at, "too many parameters");
+      return;
+    }
+    p->pname[k] = at;
+    p->plen[k] = n;
+    p->nparam++;
+  }
+  p->pos = at + n;
+  emit(p, OP_PARAM);
+  emit(p, k);
+  stack(p, 1, at);
+}
+
+static void primary(parser *p) {
+  char c = peek(p);
+  size_t at = p->pos, n;
+  if (is_digit(c) || c == '.') {
+    number(p);
+  } else if (c == '(') {
+    p->pos++;
+    expr(p);
+    if (p->failed) return;
+    if (peek(p) != ')') fail0(p, p->pos, "expected ')'");
+    else p->pos++;
+  } else if ((n = ident_len(p, at)) > 0) {
+    if (at + n < p->len && p->src[at + n] == '.') {
+      uint32_t term, field;
+      if (!field_ref(p, &term, &field)) return;
+      emit(p, OP_COL);
+      emit(p, term);
+      emit(p, field);
+      stack(p, 1, at);
+    } else {
+      p->pos = at + n;
+      if (peek(p) == '(') call(p, at, n);
+      else param(p, at, n);
+    }
+  } else if (c == '\0') {
+    fail0(p, at, "expected an expression, got the end");
+  } else {
+    fail(p, at, "expected an expression near '%.*s'%.*s", p->src + at, 1, "", 0);
+  }
+}
+
+static void unary(parser *p) {
+  size_t at;
+  if (peek(p) == '-') {
+    at = p->pos++;
+    unary(p);
+    emit(p, OP_NEG);
+    (void)at;
+  } else {
+    primary(p);
+  }
+}
+
+static void term(parser *p) {
+  unary(p);
+  while (!p->failed && (peek(p) == '*' || peek(p) == '/')) {
+    size_t at = p->pos;
+    uint32_t op = p->src[p->pos++] == '*' ? OP_MUL : OP_DIV;
+    unary(p);
+    emit(p, op);
+    stack(p, -1, at);
+  }
+}
+
+static void expr(parser *p) {
+  term(p);
+  while (!p->failed && (peek(p) == '+' || peek(p) == '-')) {
+    size_t at = p->pos;
+    uint32_t op = p->src[p->pos++] == '+' ? OP_ADD : OP_SUB;
+    term(p);
+    emit(p, op);
+    stack(p, -1, at);
+  }
+}
+
+/* target op expr */
+static void statement(parser *p) {
+  uint32_t t, f, op = OP_STORE;
+  size_t at;
+  char c;
+  peek(p);
+  at = p->pos;
+  if (ident_len(p, at) == 0) {
+    fail0(p, at, "expected Component.field");
+    return;
+  }
+  if (!field_ref(p, &t, &f)) return;
+  c = peek(p);
+  if ((c == '+' || c == '-' || c == '*' || c == '/') && p->pos + 1 < p->len &&
+      p->src[p->pos + 1] == '=') {
+    op = c == '+' ? OP_ADD : c == '-' ? OP_SUB : c == '*' ? OP_MUL : OP_DIV;
+    p->pos += 2;
+  } else if (c == '=') {
+    p->pos++;
+  } else {
+    fail0(p, p->pos, "expected '=', '+=', '-=', '*=' or '/='");
+    return;
+  }
+  if (op != OP_STORE) { /* x op= e  is  x = x op (e) */
+    emit(p, OP_COL);
+    emit(p, t);
+    emit(p, f);
+    stack(p, 1, at);
+  }
+  expr(p);
+  if (p->failed) return;
+  if (op != OP_STORE) {
+    emit(p, op);
+    stack(p, -1, at);
+  }
+  emit(p, OP_STORE);
+  emit(p, t);
+  emit(p, f);
+  stack(p, -1, at);
+}
+
+static void program(parser *p) {
+  uint32_t statements = 0;
+  while (!p->failed) {
+    char c = peek(p);
+    if (c == '\0') break;
+    statement(p);
+    statements++;
+    if (p->failed) break;
+    c = peek(p);
+    if (c == ';') p->pos++;
+    else if (c != '\0') fail(p, p->pos, "expected ';' near '%.*s'%.*s",
+                             p->src + p->pos, 1, "", 0);
+  }
+  if (!p->failed && statements == 0) fail0(p, 0, "empty program");
+}
+
+void ecsi_program_free(ecs_world *w, struct ecs_program *prog) {
+  ecs_program **link = ecsi_query_programs(prog->q);
+  while (*link != NULL && *link != prog) link = &(*link)->next;
+  if (*link == prog) *link = prog->next;
+  ecsi_free(w, prog, prog->bytes);
+}
+
+ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
+                            size_t len, ecs_program **out, char *msg,
+                            size_t msgsize) {
+  parser p;
+  ecs_program *prog;
+  size_t names = 0, bytes;
+  char *text;
+  ecs_err err = ECS_ERR_OK;
+  if (msgsize > 0) msg[0] = '\0';
+  if (len > MAX_SOURCE) {
+    snprintf(msg, msgsize, "expression too long (limit %u bytes)", MAX_SOURCE);
+    return ECS_ERR_INVALID;
+  }
+  memset(&p, 0, sizeof p);
+  p.q = q;
+  p.src = src;
+  p.len = len;
+  p.msg = msg;
+  p.msgsize = msgsize;
+  /* every token emits at most 3 words per source byte, plus a store */
+  p.code_cap = (uint32_t)(3u * len + 8u);
+  p.konst_cap = (uint32_t)(len + 1u);
+  p.code = (uint32_t *)ecsi_realloc(w, NULL, 0, p.code_cap * sizeof *p.code);
+  p.konst = (double *)ecsi_realloc(w, NULL, 0, p.konst_cap * sizeof *p.konst);
+  if (p.code == NULL || p.konst == NULL) {
+    err = ECS_ERR_NOMEM;
+    goto done;
+  }
+  program(&p);
+  if (p.failed) {
+    err = ECS_ERR_INVALID;
+    goto done;
+  }
+  for (uint32_t k = 0; k < p.nparam; k++) names += p.plen[k] + 1;
+  bytes = sizeof *prog + p.ncode * sizeof(uint32_t) +
+          p.nconst * sizeof(double) + p.nparam * sizeof(char *) + names;
+  /* doubles first after the struct keep their alignment */
+  prog = (ecs_program *)ecsi_realloc(w, NULL, 0, bytes);
+  if (prog == NULL) {
+    err = ECS_ERR_NOMEM;
+    goto done;
+  }
+  memset(prog, 0, sizeof *prog);
+  prog->q = q;
+  prog->bytes = bytes;
+  prog->konst = (double *)(void *)(prog + 1);
+  prog->param = (const char **)(void *)(prog->konst + p.nconst);
+  prog->code = (uint32_t *)(void *)(prog->param + p.nparam);
+  text = (char *)(prog->code + p.ncode);
+  if (p.nconst) memcpy(prog->konst, p.konst, p.nconst * sizeof(double));
+  memcpy(prog->code, p.code, p.ncode * sizeof(uint32_t));
+  prog->ncode = p.ncode;
+  prog->nparam = p.nparam;
+  for (uint32_t k = 0; k < p.nparam; k++) {
+    memcpy(text, src + p.pname[k], p.plen[k]);
+    text[p.plen[k]] = '\0';
+    prog->param[k] = text;
+    text += p.plen[k] + 1;
+  }
+  prog->depth = p.maxdepth;
+  for (uint32_t k = 0; k < ecs_query_with_count(q); k++)
+    if (p.used[k]) prog->term[prog->nterms++] = k;
+  prog->next = *ecsi_query_programs(q);
+  *ecsi_query_programs(q) = prog;
+  *out = prog;
+done:
+  ecsi_free(w, p.code, p.code_cap * sizeof *p.code);
+  ecsi_free(w, p.konst, p.konst_cap * sizeof *p.konst);
+  if (err == ECS_ERR_NOMEM) snprintf(msg, msgsize, "not enough memory");
+  return err;
+}
+
+uint32_t ecs_program_param_count(const ecs_program *p) { return p->nparam; }
+
+const char *ecs_program_param_name(const ecs_program *p, uint32_t i) {
+  return i < p->nparam ? p->param[i] : NULL;
+}
+
+/* ------------------------------------------------------------------------
+** The machine
+** --------------------------------------------------------------------- */
+
+/* Load n values of a column into dst, in place (rows from row[0]) or
+** gathered through row[]. */
+static void load(double *dst, const void *base, ecs_type t, const uint32_t *row,
+                 uint32_t n, bool contiguous) {
+#define ECSI_LOAD(T)                                                         \
+  {                                                                          \
+    const T *src = (const T *)base;                                          \
+    if (contiguous) {                                                        \
+      src += row[0];                                                         \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[j];              \
+    } else {                                                                 \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[row[j]];         \
+    }                                                                        \
+  }                                                                          \
+  break;
+  switch (t) {
+  case ECS_F32: ECSI_LOAD(float)
+  case ECS_F64: ECSI_LOAD(double)
+  case ECS_I8: ECSI_LOAD(int8_t)
+  case ECS_I16: ECSI_LOAD(int16_t)
+  case ECS_I32: ECSI_LOAD(int32_t)
+  case ECS_I64: ECSI_LOAD(int64_t)
+  case ECS_U8: case ECS_BOOL: ECSI_LOAD(uint8_t)
+  case ECS_U16: ECSI_LOAD(uint16_t)
+  case ECS_U32: ECSI_LOAD(uint32_t)
+  default: break;
+  }
+#undef ECSI_LOAD
+}
+
+static float to_f32(double v) {
+  if (v > (double)FLT_MAX) return HUGE_VALF;
+  if (v < -(double)FLT_MAX) return -HUGE_VALF;
+  return (float)v;
+}
+
+/* Truncate toward zero, saturate at [lo, hi], NaN gives 0. */
+static int64_t to_int(double v, double lo, double hi) {
+  if (v != v) return 0;
+  if (v <= lo) return (int64_t)lo;
+  if (v >= hi) return v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+  return (int64_t)v;
+}
+
+static void store(void *base, ecs_type t, const uint32_t *row, const double *src,
+                  uint32_t n, bool contiguous) {
+#define ECSI_STORE(T, CONV)                                                  \
+  {                                                                          \
+    T *dst = (T *)base;                                                      \
+    if (contiguous) {                                                        \
+      dst += row[0];                                                         \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (T)(CONV);                   \
+    } else {                                                                 \
+      for (uint32_t j = 0; j < n; j++) dst[row[j]] = (T)(CONV);              \
+    }                                                                        \
+  }                                                                          \
+  break;
+#define ECSI_INT(T, LO, HI) ECSI_STORE(T, to_int(src[j], (double)(LO), (double)(HI)))
+  switch (t) {
+  case ECS_F32: ECSI_STORE(float, to_f32(src[j]))
+  case ECS_F64: ECSI_STORE(double, src[j])
+  case ECS_I8: ECSI_INT(int8_t, INT8_MIN, INT8_MAX)
+  case ECS_I16: ECSI_INT(int16_t, INT16_MIN, INT16_MAX)
+  case ECS_I32: ECSI_INT(int32_t, INT32_MIN, INT32_MAX)
+  case ECS_I64: ECSI_INT(int64_t, INT64_MIN, INT64_MAX)
+  case ECS_U8: ECSI_INT(uint8_t, 0, UINT8_MAX)
+  case ECS_U16: ECSI_INT(uint16_t, 0, UINT16_MAX)
+  case ECS_U32: ECSI_INT(uint32_t, 0, UINT32_MAX)
+  case ECS_BOOL: ECSI_STORE(uint8_t, src[j] != 0.0)
+  default: break;
+  }
+#undef ECSI_INT
+#undef ECSI_STORE
+}
+
+static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
+                 uint32_t n, bool contiguous, const double *params,
+                 double *stackmem) {
+  uint32_t sp = 0; /* blocks on the stack; the top one is at sp - 1 */
+#define TOP (stackmem + (size_t)(sp - 1u) * ECSI_BLOCK)
+  for (uint32_t pc = 0; pc < p->ncode;) {
+    uint32_t op = p->code[pc++];
+    switch (op) {
+    case OP_COL: case OP_STORE: {
+      uint32_t t = p->code[pc++], f = p->code[pc++];
+      ecs_component *c = ecs_query_with(p->q, t);
+      void *base = ecs_component_column(c, f);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      if (op == OP_COL) {
+        sp++;
+        load(TOP, base, type, row, n, contiguous);
+      } else {
+        store(base, type, row, TOP, n, contiguous);
+        sp--;
+      }
+      break;
+    }
+    case OP_CONST: case OP_PARAM: {
+      double v = op == OP_CONST ? p->konst[p->code[pc]] : params[p->code[pc]];
+      double *top;
+      pc++;
+      sp++;
+      top = TOP;
+      for (uint32_t j = 0; j < n; j++) top[j] = v;
+      break;
+    }
+#define ECSI_BINARY(OP, EXPR)                                                \
+  case OP: {                                                                 \
+    double *b = TOP;                                                         \
+    double *a = b - ECSI_BLOCK;                                              \
+    for (uint32_t j = 0; j < n; j++) a[j] = (EXPR);                          \
+    sp--;                                                                    \
+    break;                                                                   \
+  }
+    ECSI_BINARY(OP_ADD, a[j] + b[j])
+    ECSI_BINARY(OP_SUB, a[j] - b[j])
+    ECSI_BINARY(OP_MUL, a[j] * b[j])
+    ECSI_BINARY(OP_DIV, a[j] / b[j])
+    ECSI_BINARY(OP_MIN, b[j] < a[j] ? b[j] : a[j])
+    ECSI_BINARY(OP_MAX, b[j] > a[j] ? b[j] : a[j])
+#undef ECSI_BINARY
+    case OP_NEG: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = -t[j]; break; }
+    case OP_ABS: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = fabs(t[j]); break; }
+    case OP_SQRT: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = sqrt(t[j]); break; }
+    case OP_FLOOR: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = floor(t[j]); break; }
+    case OP_CLAMP: {
+      double *hi = TOP, *lo = hi - ECSI_BLOCK, *x = lo - ECSI_BLOCK;
+      for (uint32_t j = 0; j < n; j++) {
+        double v = x[j] < lo[j] ? lo[j] : x[j];
+        x[j] = v > hi[j] ? hi[j] : v;
+      }
+      sp -= 2;
+      break;
+    }
+    default: return; /* unreachable: the compiler emits only the above */
+    }
+  }
+#undef TOP
+}
+
+ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
+                        size_t *processed) {
+  double *stackmem;
+  ecsi_rows r;
+  ecs_err err;
+  if (processed != NULL) *processed = 0;
+  stackmem = (double *)ecsi_query_scratch(
+      w, p->q, (size_t)(p->depth + 1u) * ECSI_BLOCK * sizeof(double));
+  if (stackmem == NULL) return ECS_ERR_NOMEM;
+  if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
+  for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
+    uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+    bool contiguous = ecsi_rows_run(&r, i, p->term, p->nterms, n) == n;
+    exec(p, &r, i, n, contiguous, params, stackmem);
+  }
+  ecsi_query_unpin(w, p->q, r.snap);
+  if (processed != NULL) *processed = r.count;
+  return ECS_ERR_OK;
+}

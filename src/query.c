@@ -1,0 +1,490 @@
+/*
+** query.c -- cached multi-component queries and native systems.
+**
+** Match list. A snapshot (qsnap) is one block: a header, the matching
+** entities, then one row column per "with" manager (term-major, stride
+** cap), so a run over a query reads the rows of one term contiguously.
+** The query's current snapshot is rebuilt in place when it is stale and
+** nobody pins it; when it is pinned (an iteration is in progress, in Lua
+** or in C) the rebuild writes a new block and the old one is "retired":
+** it stays valid for its pinners and is freed when the last pin goes, or
+** with the query.
+**
+** Staleness. The snapshot records the version of every manager of the
+** query and the world's destroy epoch when it was built. Any difference
+** means some instance was created, reused, removed or reclaimed, columns
+** moved, or an entity died: the next use rebuilds. Rebuilding walks the
+** smallest "with" manager (its rows come out increasing, which the checker
+** uses) and looks each live owner up in the other managers.
+**
+** Runs. ecs_query_run and compiled programs (expr.c) visit the pinned
+** snapshot in chunks. Where the rows of every term used are consecutive
+** for a while (entities that were given their components together), the
+** chunk is that whole run and columns are used in place; elsewhere chunks
+** of ECSI_BLOCK rows are gathered into scratch memory and scattered back.
+*/
+#include <string.h>
+
+#include "query.h"
+#include "ecs_private.h"
+
+/* Rows per gathered chunk, and the shortest run worth using in place. */
+#define ECSI_BLOCK 256u
+#define MIN_DIRECT_RUN 32u
+
+typedef struct qsnap {
+  struct qsnap *next_retired;
+  size_t bytes;
+  uint32_t pins;
+  uint32_t count, cap;
+  uint32_t driver; /* the "with" term the rebuild walked */
+  ecs_entity *entity;
+  uint32_t *row;
+} qsnap;
+
+struct ecs_query {
+  ecs_query *prev, *next; /* the world's list */
+  uint32_t nwith, nwithout;
+  ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
+  uint64_t seen[ECS_QUERY_MAX_TERMS];       /* versions at the rebuild */
+  uint64_t seen_epoch;
+  bool built;     /* cur matches the versions in seen */
+  qsnap *cur;     /* NULL until the first rebuild */
+  qsnap *retired; /* pinned snapshots replaced by a rebuild */
+  void *scratch;
+  size_t scratch_size;
+  struct ecs_program *programs;
+};
+
+/* ------------------------------------------------------------------------
+** Creation and destruction
+** --------------------------------------------------------------------- */
+
+ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
+                      ecs_component *const *without, uint32_t nwithout,
+                      ecs_query **out) {
+  ecs_query *q;
+  uint32_t n = nwith + nwithout;
+  if (nwith == 0 || nwith > ECS_QUERY_MAX_TERMS ||
+      nwithout > ECS_QUERY_MAX_TERMS - nwith)
+    return ECS_ERR_INVALID;
+  for (uint32_t i = 0; i < n; i++) {
+    const ecs_component *c = i < nwith ? with[i] : without[i - nwith];
+    if (c == NULL) return ECS_ERR_INVALID;
+    for (uint32_t j = 0; j < i; j++)
+      if ((j < nwith ? with[j] : without[j - nwith]) == c)
+        return ECS_ERR_INVALID;
+  }
+  q = (ecs_query *)ecsi_realloc(w, NULL, 0, sizeof *q);
+  if (q == NULL) return ECS_ERR_NOMEM;
+  memset(q, 0, sizeof *q);
+  q->nwith = nwith;
+  q->nwithout = nwithout;
+  for (uint32_t i = 0; i < n; i++)
+    q->term[i] = i < nwith ? with[i] : without[i - nwith];
+  q->next = w->queries;
+  if (w->queries != NULL) w->queries->prev = q;
+  w->queries = q;
+  *out = q;
+  return ECS_ERR_OK;
+}
+
+static void snap_free(ecs_world *w, qsnap *s) {
+  if (s != NULL) ecsi_free(w, s, s->bytes);
+}
+
+void ecs_query_free(ecs_world *w, ecs_query *q) {
+  if (q == NULL) return;
+  if (q->prev != NULL) q->prev->next = q->next;
+  else w->queries = q->next;
+  if (q->next != NULL) q->next->prev = q->prev;
+  while (q->programs != NULL) {
+    struct ecs_program *p = q->programs;
+    ecsi_program_free(w, p); /* unlinks itself */
+  }
+  snap_free(w, q->cur);
+  while (q->retired != NULL) {
+    qsnap *s = q->retired;
+    q->retired = s->next_retired;
+    snap_free(w, s);
+  }
+  ecsi_free(w, q->scratch, q->scratch_size);
+  ecsi_free(w, q, sizeof *q);
+}
+
+void ecsi_queries_free(ecs_world *w) {
+  while (w->queries != NULL) ecs_query_free(w, w->queries);
+}
+
+struct ecs_program **ecsi_query_programs(ecs_query *q) { return &q->programs; }
+
+uint32_t ecs_query_with_count(const ecs_query *q) { return q->nwith; }
+uint32_t ecs_query_without_count(const ecs_query *q) { return q->nwithout; }
+
+ecs_component *ecs_query_with(const ecs_query *q, uint32_t k) {
+  return k < q->nwith ? q->term[k] : NULL;
+}
+
+ecs_component *ecs_query_without(const ecs_query *q, uint32_t k) {
+  return k < q->nwithout ? q->term[q->nwith + k] : NULL;
+}
+
+int ecs_query_term(const ecs_query *q, const ecs_component *c) {
+  for (uint32_t k = 0; k < q->nwith; k++)
+    if (q->term[k] == c) return (int)k;
+  return -1;
+}
+
+/* ------------------------------------------------------------------------
+** Matching and the cache
+** --------------------------------------------------------------------- */
+
+bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
+  if (!ecs_alive(w, e)) return false;
+  for (uint32_t k = 0; k < q->nwith; k++)
+    if (ecs_component_lookup(w, q->term[k], e) == ECS_NO_INSTANCE) return false;
+  for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
+    if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
+  return true;
+}
+
+static bool is_stale(const ecs_world *w, const ecs_query *q) {
+  if (!q->built || q->seen_epoch != w->destroy_epoch) return true;
+  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+    if (q->seen[k] != ecs_component_version(q->term[k])) return true;
+  return false;
+}
+
+/*
+** A snapshot with room for cap matches: the current one if nobody pins it
+** and it is large enough, else a new block (the old one is freed, or
+** retired while pinned). On failure nothing changed.
+*/
+static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t cap) {
+  qsnap *s = q->cur, *ns;
+  size_t bytes;
+  if (s != NULL && s->pins == 0 && s->cap >= cap) return ECS_ERR_OK;
+  if (cap < 16u) cap = 16u;
+  else if (s != NULL && cap < s->cap + s->cap / 2u) cap = s->cap + s->cap / 2u;
+  bytes = sizeof *ns + (size_t)cap * sizeof(ecs_entity) +
+          (size_t)cap * q->nwith * sizeof(uint32_t);
+  ns = (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
+  if (ns == NULL) return ECS_ERR_NOMEM;
+  memset(ns, 0, sizeof *ns);
+  ns->bytes = bytes;
+  ns->cap = cap;
+  ns->entity = (ecs_entity *)(void *)(ns + 1);
+  ns->row = (uint32_t *)(void *)(ns->entity + cap);
+  if (s != NULL) {
+    if (s->pins > 0) {
+      s->next_retired = q->retired;
+      q->retired = s;
+    } else {
+      snap_free(w, s);
+    }
+  }
+  q->cur = ns;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
+  uint32_t driver = 0, n = 0, cap;
+  const ecs_entity *own;
+  qsnap *s;
+  ecs_err err;
+  if (!is_stale(w, q)) return ECS_ERR_OK;
+  for (uint32_t k = 1; k < q->nwith; k++)
+    if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[driver]))
+      driver = k;
+  if ((err = snap_reserve(w, q, ecs_component_size(q->term[driver]))) !=
+      ECS_ERR_OK) {
+    q->built = false;
+    return err;
+  }
+  s = q->cur;
+  cap = s->cap;
+  own = ecs_component_entities(q->term[driver]);
+  for (uint32_t i = 0, size = ecs_component_size(q->term[driver]); i < size;
+       i++) {
+    ecs_entity e = own[i];
+    uint32_t k;
+    if (!ecs_alive(w, e)) continue;
+    for (k = 0; k < q->nwith; k++) {
+      uint32_t r = k == driver ? i : ecs_component_lookup(w, q->term[k], e);
+      if (r == ECS_NO_INSTANCE) break;
+      s->row[(size_t)k * cap + n] = r;
+    }
+    if (k < q->nwith) continue;
+    for (k = q->nwith; k < q->nwith + q->nwithout; k++)
+      if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) break;
+    if (k < q->nwith + q->nwithout) continue;
+    s->entity[n++] = e;
+  }
+  s->count = n;
+  s->driver = driver;
+  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+    q->seen[k] = ecs_component_version(q->term[k]);
+  q->seen_epoch = w->destroy_epoch;
+  q->built = true;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
+  ecs_err err = ecs_query_refresh(w, q);
+  *out = err == ECS_ERR_OK ? q->cur->count : 0;
+  return err;
+}
+
+/* ------------------------------------------------------------------------
+** Pinned snapshots
+** --------------------------------------------------------------------- */
+
+ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
+  ecs_err err = ecs_query_refresh(w, q);
+  if (err != ECS_ERR_OK) return err;
+  q->cur->pins++;
+  out->count = q->cur->count;
+  out->stride = q->cur->cap;
+  out->entity = q->cur->entity;
+  out->row = q->cur->row;
+  out->snap = q->cur;
+  return ECS_ERR_OK;
+}
+
+void ecsi_query_unpin(ecs_world *w, ecs_query *q, void *snap) {
+  qsnap *s = (qsnap *)snap, **p;
+  if (s == NULL || s->pins == 0) return;
+  if (--s->pins > 0 || s == q->cur) return;
+  for (p = &q->retired; *p != NULL; p = &(*p)->next_retired)
+    if (*p == s) {
+      *p = s->next_retired;
+      snap_free(w, s);
+      return;
+    }
+}
+
+void *ecsi_query_scratch(ecs_world *w, ecs_query *q, size_t size) {
+  void *p;
+  if (size <= q->scratch_size) return q->scratch;
+  p = ecsi_realloc(w, q->scratch, q->scratch_size, size);
+  if (p == NULL) return NULL;
+  q->scratch = p;
+  q->scratch_size = size;
+  return p;
+}
+
+uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, const uint32_t *terms,
+                       uint32_t nterms, uint32_t max) {
+  uint32_t n = 1, left = r->count - i;
+  if (max > left) max = left;
+  for (; n < max; n++) {
+    uint32_t t;
+    for (t = 0; t < nterms; t++) {
+      const uint32_t *row = r->row + (size_t)terms[t] * r->stride + i;
+      if (row[n] != row[0] + n) break;
+    }
+    if (t < nterms) break;
+  }
+  return n;
+}
+
+/* Changes whenever a version of q's managers or the destroy epoch does. */
+static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
+  uint64_t sum = w->destroy_epoch;
+  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+    sum += ecs_component_version(q->term[k]);
+  return sum;
+}
+
+bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it) {
+  return it->snap != NULL && stamp(w, it->q) == it->stamp;
+}
+
+ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
+  ecsi_rows r;
+  ecs_err err = ecsi_query_pin(w, q, &r);
+  it->q = q;
+  it->snap = err == ECS_ERR_OK ? r.snap : NULL;
+  it->pos = 0;
+  return err;
+}
+
+bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
+                         ecs_entity *e) {
+  const qsnap *s = (const qsnap *)it->snap;
+  if (s == NULL) return false;
+  while (it->pos < s->count) {
+    ecs_entity x = s->entity[it->pos++];
+    if (ecs_query_matches(w, it->q, x)) {
+      *e = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
+                              uint32_t max, ecs_entity *ents, uint32_t *rows) {
+  const qsnap *s = (const qsnap *)it->snap;
+  const ecs_query *q = it->q;
+  uint32_t n = 0;
+  if (s == NULL) return 0;
+  it->stamp = stamp(w, q);
+  if (s == q->cur && !is_stale(w, q)) { /* the snapshot is the truth */
+    n = s->count - it->pos < max ? s->count - it->pos : max;
+    memcpy(ents, s->entity + it->pos, (size_t)n * sizeof *ents);
+    for (uint32_t k = 0; k < q->nwith; k++)
+      memcpy(rows + (size_t)k * max, s->row + (size_t)k * s->cap + it->pos,
+             (size_t)n * sizeof *rows);
+    it->pos += n;
+    return n;
+  }
+  while (n < max && it->pos < s->count) { /* something changed: look up */
+    ecs_entity e = s->entity[it->pos++];
+    if (!ecs_query_matches(w, q, e)) continue;
+    for (uint32_t k = 0; k < q->nwith; k++)
+      rows[(size_t)k * max + n] = ecs_component_lookup(w, q->term[k], e);
+    ents[n++] = e;
+  }
+  return n;
+}
+
+void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it) {
+  if (it->snap == NULL) return;
+  ecsi_query_unpin(w, it->q, it->snap);
+  it->snap = NULL;
+}
+
+/* ------------------------------------------------------------------------
+** Native systems
+** --------------------------------------------------------------------- */
+
+static void copy_rows(void *dst, const void *src, const uint32_t *row,
+                      uint32_t n, size_t elem, bool gather) {
+  uint8_t *d = (uint8_t *)dst;
+  const uint8_t *sp = (const uint8_t *)src;
+  /* gather: dst[j] = src[row[j]]; scatter: dst[row[j]] = src[j] */
+  switch (elem) {
+#define ECSI_COPY(T)                                                         \
+  if (gather)                                                                \
+    for (uint32_t j = 0; j < n; j++)                                         \
+      ((T *)(void *)d)[j] = ((const T *)(const void *)sp)[row[j]];           \
+  else                                                                       \
+    for (uint32_t j = 0; j < n; j++)                                         \
+      ((T *)(void *)d)[row[j]] = ((const T *)(const void *)sp)[j];           \
+  break;
+  case 1: ECSI_COPY(uint8_t)
+  case 2: ECSI_COPY(uint16_t)
+  case 4: ECSI_COPY(uint32_t)
+  default: ECSI_COPY(uint64_t)
+#undef ECSI_COPY
+  }
+}
+
+ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                      uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                      size_t *processed) {
+  uint32_t term[ECS_QUERY_MAX_TERMS];
+  void *colp[ECS_QUERY_MAX_TERMS];
+  ecs_type type[ECS_QUERY_MAX_TERMS];
+  size_t elem[ECS_QUERY_MAX_TERMS];
+  uint8_t *scratch;
+  ecsi_rows r;
+  ecs_view view;
+  ecs_err err;
+  size_t done = 0;
+  if (processed != NULL) *processed = 0;
+  if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_INVALID;
+  for (uint32_t c = 0; c < ncols; c++) {
+    int k = ecs_query_term(q, cols[c].c);
+    if (k < 0 || cols[c].field >= ecs_component_field_count(cols[c].c))
+      return ECS_ERR_INVALID;
+    type[c] = ecs_component_field(cols[c].c, cols[c].field)->type;
+    if (type[c] == ECS_LUA) return ECS_ERR_INVALID;
+    term[c] = (uint32_t)k;
+    elem[c] = ecs_type_size(type[c]);
+  }
+  scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
+                                                    ECSI_BLOCK * 8u);
+  if (scratch == NULL) return ECS_ERR_NOMEM;
+  if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
+  view.dt = dt;
+  view.column = colp;
+  view.type = type;
+  view.ncolumns = ncols;
+  for (uint32_t i = 0; i < r.count;) {
+    uint32_t n = ecsi_rows_run(&r, i, term, ncols, UINT32_MAX);
+    bool direct = n >= MIN_DIRECT_RUN;
+    if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+    for (uint32_t c = 0; c < ncols; c++) {
+      const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
+      uint8_t *base = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
+      if (direct) {
+        colp[c] = base + (size_t)row[0] * elem[c];
+      } else {
+        colp[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
+        copy_rows(colp[c], base, row, n, elem[c], true);
+      }
+    }
+    view.count = n;
+    view.entities = r.entity + i;
+    fn(w, &view, ud);
+    if (!direct)
+      for (uint32_t c = 0; c < ncols; c++)
+        if (cols[c].write)
+          copy_rows(ecs_component_column(cols[c].c, cols[c].field), colp[c],
+                    r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
+    i += n;
+    done += n;
+  }
+  ecsi_query_unpin(w, q, r.snap);
+  if (processed != NULL) *processed = done;
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Consistency
+** --------------------------------------------------------------------- */
+
+/*
+** For a query whose snapshot is up to date: every entry matches with the
+** right rows, the driver's rows increase (so no entity is listed twice),
+** and the number of entries equals a brute-force count over the driver.
+*/
+static const char *query_check(const ecs_world *w, const ecs_query *q) {
+  const qsnap *s = q->cur;
+  const ecs_component *d;
+  const ecs_entity *own;
+  size_t expect = 0;
+  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired)
+    if (r->pins == 0) return "query: an unpinned snapshot is retired";
+  if (s == NULL || is_stale(w, q)) return NULL;
+  if (s->count > s->cap || s->driver >= q->nwith)
+    return "query: snapshot count exceeds its capacity";
+  for (uint32_t i = 0; i < s->count; i++) {
+    if (!ecs_query_matches(w, q, s->entity[i]))
+      return "query: a cached entity does not match";
+    for (uint32_t k = 0; k < q->nwith; k++)
+      if (s->row[(size_t)k * s->cap + i] !=
+          ecs_component_lookup(w, q->term[k], s->entity[i]))
+        return "query: a cached row is wrong";
+    if (i > 0 && s->row[(size_t)s->driver * s->cap + i] <=
+                     s->row[(size_t)s->driver * s->cap + i - 1])
+      return "query: cached rows out of order";
+  }
+  d = q->term[s->driver];
+  own = ecs_component_entities(d);
+  for (uint32_t i = 0; i < ecs_component_size(d); i++)
+    expect += ecs_query_matches(w, q, own[i]);
+  if (expect != s->count) return "query: cached match count is wrong";
+  return NULL;
+}
+
+const char *ecsi_queries_check(const ecs_world *w) {
+  for (const ecs_query *q = w->queries; q != NULL; q = q->next) {
+    const char *bad = query_check(w, q);
+    if (bad != NULL) return bad;
+    if (q->next != NULL && q->next->prev != q) return "query: list broken";
+  }
+  return NULL;
+}

@@ -1,0 +1,182 @@
+/*
+** query.h -- cached multi-component queries, native systems and compiled
+** column expressions. No Lua here.
+**
+** A query names the component managers an entity must have ("with") and
+** must not have ("without"). It keeps a match list: the matching entities
+** and, per "with" manager, each one's instance row. The list is rebuilt
+** lazily, when the query is next used after a structural change of one of
+** its managers (ecs_component_version) or after any entity was destroyed
+** (the world's destroy epoch): walking the smallest "with" manager and
+** looking each owner up in the others, O(smallest) per rebuild and nothing
+** while the world does not change.
+**
+** Iteration works on a pinned snapshot of the list: while a snapshot is
+** pinned, a rebuild writes a fresh list and the old one is freed when its
+** last pin goes. Readers of a snapshot re-check each entity against the
+** current state, so structural changes during an iteration are safe.
+**
+** The world owns its queries: ecs_world_free frees those still alive.
+*/
+#ifndef ECS_QUERY_H
+#define ECS_QUERY_H
+
+#include "ecs.h"
+#include "component.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ecs_query ecs_query;
+
+/* Most "with" plus "without" managers in one query. */
+#define ECS_QUERY_MAX_TERMS 32u
+
+/*
+** Create a query over nwith managers that must all be present and nwithout
+** that must all be absent.
+** @return ECS_ERR_INVALID when nwith is 0, a manager is NULL, listed twice
+**         (in either list), or the total exceeds ECS_QUERY_MAX_TERMS;
+**         ECS_ERR_NOMEM. The managers must belong to w.
+*/
+ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
+                      ecs_component *const *without, uint32_t nwithout,
+                      ecs_query **out);
+
+/* Free q (and the programs compiled for it). Pinned snapshots go too. */
+void ecs_query_free(ecs_world *w, ecs_query *q);
+
+/* @return the number of "with" (or "without") managers, and the k-th. */
+uint32_t ecs_query_with_count(const ecs_query *q);
+uint32_t ecs_query_without_count(const ecs_query *q);
+ecs_component *ecs_query_with(const ecs_query *q, uint32_t k);
+ecs_component *ecs_query_without(const ecs_query *q, uint32_t k);
+
+/* @return the position of c among the "with" managers, or -1. */
+int ecs_query_term(const ecs_query *q, const ecs_component *c);
+
+/* Bring the match list up to date. @return ECS_ERR_OK or ECS_ERR_NOMEM
+** (then the old list, if any, is kept and marked stale). */
+ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q);
+
+/* Number of live matches (refreshes first). */
+ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
+
+/* @return true if the live entity e matches q now (no cache involved). */
+bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e);
+
+/* ------------------------------------------------------------------------
+** Iteration over a pinned snapshot
+** --------------------------------------------------------------------- */
+typedef struct ecs_query_iter {
+  ecs_query *q;
+  void *snap;     /* the pinned snapshot (opaque) */
+  uint32_t pos;   /* next position in the snapshot */
+  uint64_t stamp; /* the world's structure as of the last chunk */
+} ecs_query_iter;
+
+/* Refresh q and pin its list. Every successful begin needs one end. */
+ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it);
+
+/*
+** Next entity of the snapshot that is alive and matches q now.
+** @return false at the end.
+*/
+bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
+                         ecs_entity *e);
+
+/*
+** Up to max next entities of the snapshot that are alive and match now,
+** with their current rows: ents[j], and rows[k * max + j] for "with"
+** manager k. @return how many (0 at the end); never fewer than one before
+** the end.
+*/
+uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
+                              uint32_t max, ecs_entity *ents, uint32_t *rows);
+
+/*
+** @return true if nothing structural happened to q's managers and no
+** entity died since the last ecs_query_iter_chunk: the rows it returned
+** are still exact.
+*/
+bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it);
+
+/* Unpin. Idempotent: it->snap is cleared. */
+void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it);
+
+/* ------------------------------------------------------------------------
+** Native systems
+** --------------------------------------------------------------------- */
+
+/* One column a native system reads (and, with write, writes back). */
+typedef struct ecs_column_ref {
+  ecs_component *c; /* a "with" manager of the query */
+  uint32_t field;   /* below its field count; not a "lua" field */
+  bool write;
+} ecs_column_ref;
+
+/*
+** What a native system sees, one chunk at a time: count > 0 matching
+** entities and, per requested column, a contiguous array of count values
+** typed by type[k] (float * for ECS_F32 ...). The arrays point into the
+** managers when the rows are contiguous, else into scratch buffers that
+** are gathered before the call and scattered back (write columns) after.
+*/
+typedef struct ecs_view {
+  double dt;
+  uint32_t count;
+  const ecs_entity *entities;
+  void *const *column;
+  const ecs_type *type;
+  uint32_t ncolumns;
+} ecs_view;
+
+typedef void (*ecs_system_fn)(ecs_world *w, const ecs_view *view, void *ud);
+
+/*
+** Run fn over every match of q, chunk by chunk. fn may destroy entities
+** but must not add or remove instances of q's managers, nor run their gc.
+** @param processed receives the number of entities visited (may be NULL).
+** @return ECS_ERR_INVALID for a column that is not a readable field of a
+**         "with" manager (or more than ECS_QUERY_MAX_TERMS columns);
+**         ECS_ERR_NOMEM (then fn was not called).
+*/
+ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                      uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                      size_t *processed);
+
+/* ------------------------------------------------------------------------
+** Compiled expressions (expr.c): "Comp.field += Other.f * dt; ..."
+** The grammar is in docs/queries.md. A program belongs to its query and
+** is freed with it.
+** --------------------------------------------------------------------- */
+typedef struct ecs_program ecs_program;
+
+/*
+** Compile src (len bytes) against q's "with" managers.
+** @param msg receives a message naming the position on ECS_ERR_INVALID
+**        ("unknown field 'Position.z' at position 12"); msgsize >= 1.
+** @return ECS_ERR_OK, ECS_ERR_INVALID, ECS_ERR_NOMEM.
+*/
+ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
+                            size_t len, ecs_program **out, char *msg,
+                            size_t msgsize);
+
+/* Named parameters of the program, in the order run expects them. */
+uint32_t ecs_program_param_count(const ecs_program *p);
+const char *ecs_program_param_name(const ecs_program *p, uint32_t i);
+
+/*
+** Run p over every match of its query, blocks of rows at a time.
+** @param params one value per parameter (ecs_program_param_name order).
+** @return ECS_ERR_OK or ECS_ERR_NOMEM (then nothing changed).
+*/
+ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
+                        size_t *processed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
