@@ -10,7 +10,8 @@ run:
       (c) ours, q:entities() with get/set (one call per entity)
       (d) ours, q:columns (plain Lua arrays per chunk)
       (e) ours, q:apply (an expression run by C)
-      (f) ours, q:run(native) -- a C system from a plugin, when one exists
+      (f) ours, q:run(native) -- motion.integrate, a C system from the
+          example plugin examples/plugins/motion.c
       (g) a hand-written C loop over the same columns -- bench/bench_query.c,
           run from here when its binary sits next to the module
   W3  remove and re-add Velocity on 10k random entities (then use the query)
@@ -106,13 +107,13 @@ function Base:destroy(e)
 end
 -- }==========================================================================
 
--- The native system, if a plugin brings one (ecs_lua_push_native).
+-- The native system: motion.integrate from the example plugin
+-- examples/plugins/motion.c (ecs_lua_push_native), when it is built in.
 local native
-for _, name in ipairs({ "ecs.move", "ecs.native", "ecs.systems" }) do
-  local ok, m = pcall(require, name)
-  if ok and type(m) == "table" then
-    native = m.move or m.integrate or m.system
-    if native then break end
+do
+  local ok, motion = pcall(require, "ecs.motion")
+  if ok then
+    native = motion.integrate("Position.x", "Velocity.dx:in", "Position.y", "Velocity.dy:in")
   end
 end
 
