@@ -21,9 +21,14 @@
 **
 ** Positions outside [0, width) x [0, height) are clamped into the border
 ** cells, which keeps every answer exact (clamping never moves two points
-** further apart in cells than their distance allows). Results come in a
-** fixed order (cells in row order, and inside a cell the order of the
-** Collider's instances), so a simulation using them is deterministic.
+** further apart in cells than their distance allows). Colliders larger
+** than half a cell (radius > cell / 2) are not binned but kept in a short
+** list that every search also scans, so a few big ones (a station, a
+** monolith) do not widen the search of the many small ones: a small
+** active collider looks at 3 x 3 cells. Results come in a fixed order
+** (cells in row order, inside a cell the order of the Collider's
+** instances, then the big ones), so a simulation using them is
+** deterministic.
 **
 ** Memory: the grid object is a full userdata; its arrays are userdata held
 ** as its user values, so Lua's allocator and collector own everything and
@@ -57,9 +62,11 @@ typedef struct grid {
   double cell;            /* cell side */
   uint32_t cols, rows;    /* cells across, down */
   uint32_t n, cap;        /* items binned, room in the item arrays */
-  float rmax;             /* largest radius binned */
+  uint32_t nsmall;        /* item[0, nsmall) binned in cells, the rest big */
+  float rmax;             /* largest radius binned in cells (<= cell / 2) */
   uint32_t *start;        /* cols*rows + 1 offsets into item (user value 1) */
-  grid_item *item;        /* n items sorted by cell (user value 2) */
+  grid_item *item;        /* nsmall items sorted by cell, then the big ones
+                             in instance order (user value 2) */
   grid_item *tmp;         /* n items in instance order (user value 3) */
 } grid;
 
@@ -201,7 +208,8 @@ static int l_grid_build(lua_State *L) {
   ecs_type tx, ty, tr, tl, tm;
   const ecs_entity *owner;
   ecs_instance inst[GRID_CHUNK];
-  float rmax = 0.0f;
+  float rmax = 0.0f, half = (float)(g->cell / 2);
+  uint32_t nsmall = 0, nbig = 0;
   luaL_argcheck(L, w == w2, 3, "component of another world");
   luaL_argcheck(L, pos != col, 3, "must differ from the position component");
   fx = need_field(L, 2, pos, "x", is_float, "f32 or f64");
@@ -213,13 +221,13 @@ static int l_grid_build(lua_State *L) {
   if (size > g->cap) { /* may raise: nothing changed yet */
     uint32_t cap = g->cap ? g->cap : 256u;
     while (cap < size) cap = cap > UINT32_MAX / 2 ? size : cap * 2;
-    g->n = 0; /* the old arrays go: an error below leaves an empty grid */
+    g->n = g->nsmall = 0; /* the old arrays go: an error below leaves an empty grid */
     g->item = (grid_item *)new_block(L, UV_ITEM, (size_t)cap * sizeof(grid_item));
     g->tmp = (grid_item *)new_block(L, UV_TMP, (size_t)cap * sizeof(grid_item));
     g->cap = cap;
   }
   if (size == 0 || ecs_component_size(pos) == 0) {
-    g->n = 0;
+    g->n = g->nsmall = 0;
     g->rmax = 0.0f;
     memset(g->start, 0, ((size_t)ncells + 1) * sizeof(uint32_t));
     lua_pushinteger(L, 0);
@@ -246,23 +254,27 @@ static int l_grid_build(lua_State *L) {
       it->y = to_float(read_num(cy, ty, inst[j]));
       r = read_num(cr, tr, base + j);
       it->r = r >= 0.0 ? to_float(r) : 0.0f; /* NaN -> 0 */
-      if (it->r > rmax) rmax = it->r;
       it->layer = read_bits(cl, tl, base + j);
       it->mask = read_bits(cm, tm, base + j);
       it->cell = axis_cell(g, (double)it->y, g->rows) * g->cols +
                  axis_cell(g, (double)it->x, g->cols);
+      if (it->r > half) continue; /* big: not binned */
+      if (it->r > rmax) rmax = it->r;
       g->start[it->cell + 1]++;
+      nsmall++;
     }
   }
   /* counting sort into item[] */
   for (uint32_t c = 0; c < ncells; c++) g->start[c + 1] += g->start[c];
   for (uint32_t k = 0; k < n; k++) {
     /* start[c] is used as the fill cursor and restored below */
-    g->item[g->start[g->tmp[k].cell]++] = g->tmp[k];
+    if (g->tmp[k].r > half) g->item[nsmall + nbig++] = g->tmp[k];
+    else g->item[g->start[g->tmp[k].cell]++] = g->tmp[k];
   }
   for (uint32_t c = ncells; c > 0; c--) g->start[c] = g->start[c - 1];
   g->start[0] = 0;
   g->n = n;
+  g->nsmall = nsmall;
   g->rmax = rmax;
   lua_pushinteger(L, (lua_Integer)n);
   return 1;
@@ -276,6 +288,23 @@ static void out_table(lua_State *L, int idx) {
   } else {
     luaL_checktype(L, idx, LUA_TTABLE);
   }
+}
+
+/* If a sees b, store the pair at k + 1 of the tables at 2 and 3. */
+static lua_Integer overlap(lua_State *L, const grid_item *a,
+                           const grid_item *b, lua_Integer k) {
+  double dx, dy, rr;
+  if ((a->mask & b->layer) == 0) return k;
+  dx = (double)b->x - (double)a->x;
+  dy = (double)b->y - (double)a->y;
+  rr = (double)a->r + (double)b->r;
+  if (dx * dx + dy * dy > rr * rr) return k;
+  k++;
+  ecs_lua_push_entity(L, a->e);
+  lua_rawseti(L, 2, k);
+  ecs_lua_push_entity(L, b->e);
+  lua_rawseti(L, 3, k);
+  return k;
 }
 
 /*
@@ -301,23 +330,12 @@ static int l_grid_pairs(lua_State *L) {
     y0 = acy > ry ? acy - ry : 0;
     y1 = g->rows - 1 - acy > ry ? acy + ry : g->rows - 1;
     for (uint32_t y = y0; y <= y1; y++) {
-      for (uint32_t c = y * g->cols + x0, ce = y * g->cols + x1; c <= ce; c++) {
-        for (uint32_t j = g->start[c], je = g->start[c + 1]; j < je; j++) {
-          const grid_item *b = &g->item[j];
-          double dx, dy, rr;
-          if (j == i || (a->mask & b->layer) == 0) continue;
-          dx = (double)b->x - (double)a->x;
-          dy = (double)b->y - (double)a->y;
-          rr = (double)a->r + (double)b->r;
-          if (dx * dx + dy * dy > rr * rr) continue;
-          k++;
-          ecs_lua_push_entity(L, a->e);
-          lua_rawseti(L, 2, k);
-          ecs_lua_push_entity(L, b->e);
-          lua_rawseti(L, 3, k);
-        }
-      }
+      uint32_t j = g->start[y * g->cols + x0], je = g->start[y * g->cols + x1 + 1];
+      for (; j < je; j++) /* the cells of a row are contiguous */
+        if (j != i) k = overlap(L, a, &g->item[j], k);
     }
+    for (uint32_t j = g->nsmall; j < g->n; j++)
+      if (j != i) k = overlap(L, a, &g->item[j], k);
   }
   lua_pushinteger(L, k);
   lua_rotate(L, 2, 1); /* n, as, bs */
@@ -349,19 +367,20 @@ static int l_grid_nearest(lua_State *L) {
   x1 = g->cols - 1 - cx > rx ? cx + rx : g->cols - 1;
   y0 = cy > ry ? cy - ry : 0;
   y1 = g->rows - 1 - cy > ry ? cy + ry : g->rows - 1;
-  for (uint32_t yy = y0; yy <= y1; yy++) {
-    for (uint32_t c = yy * g->cols + x0, ce = yy * g->cols + x1; c <= ce; c++) {
-      for (uint32_t j = g->start[c], je = g->start[c + 1]; j < je; j++) {
-        const grid_item *b = &g->item[j];
-        double dx, dy, d2;
-        if (((lua_Integer)b->layer & layers) == 0 || b->e == except) continue;
-        dx = (double)b->x - x;
-        dy = (double)b->y - y;
-        d2 = dx * dx + dy * dy;
-        if (d2 < bestd2 || (d2 == bestd2 && best == UINT32_MAX)) {
-          bestd2 = d2;
-          best = j;
-        }
+  for (uint32_t yy = y0; yy <= y1 + 1; yy++) {
+    /* rows y0..y1 of cells, then (yy == y1 + 1) the big colliders */
+    uint32_t j = yy <= y1 ? g->start[yy * g->cols + x0] : g->nsmall;
+    uint32_t je = yy <= y1 ? g->start[yy * g->cols + x1 + 1] : g->n;
+    for (; j < je; j++) {
+      const grid_item *b = &g->item[j];
+      double dx, dy, d2;
+      if (((lua_Integer)b->layer & layers) == 0 || b->e == except) continue;
+      dx = (double)b->x - x;
+      dy = (double)b->y - y;
+      d2 = dx * dx + dy * dy;
+      if (d2 < bestd2 || (d2 == bestd2 && best == UINT32_MAX)) {
+        bestd2 = d2;
+        best = j;
       }
     }
   }
