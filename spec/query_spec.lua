@@ -566,6 +566,23 @@ describe("queries of a closed world", function()
     assert.is_false(ok)
   end)
 
+  it("raise from a loop whose body closed the world", function()
+    local w = ecs.world()
+    local P = w:component("Position", { "x:f32", "y:f32" })
+    for _, e in ipairs(w:create(3000)) do P:add(e, 1, 2) end
+    local q = w:query(P)
+    local msg = err_of(function() for _ in q:entities() do w:close() end end)
+    assert.truthy(tostring(msg):find("attempt to use a closed world", 1, true), tostring(msg))
+    w = ecs.world()
+    P = w:component("Position", { "x:f32", "y:f32" })
+    for _, e in ipairs(w:create(3000)) do P:add(e, 1, 2) end
+    q = w:query(P)
+    msg = err_of(function()
+      for _, x in q:columns("Position.x") do x[1] = 5; w:close() end
+    end)
+    assert.truthy(tostring(msg):find("attempt to use a closed world", 1, true), tostring(msg))
+  end)
+
   it("raise after a <close> scope exit", function()
     local q
     do
