@@ -142,6 +142,30 @@ describe("ecs.grid", function()
     other:close()
   end)
 
+  it("survives every junk value in every position (no crash, string errors)", function()
+    local junk = require("spec.support.junk")
+    local values, other = junk.values(w)
+    local g = grid.new(4, 64, 64)
+    local e = w:create()
+    P:add(e, 3, 3); C:add(e, 1, 1, 1)
+    local function try(f, ...)
+      local ok, err = pcall(f, ...)
+      if not ok then assert.equals("string", type(err)) end
+    end
+    for _, j in ipairs(values) do
+      local v = j[2]
+      try(grid.new, v, 1, 1); try(grid.new, 1, v, 1); try(grid.new, 1, 1, v)
+      for _, m in ipairs({ "build", "pairs", "nearest", "count", "size" }) do
+        local f = g[m]
+        try(f, v); try(f, g, v); try(f, g, P, v); try(f, g, v, C)
+        try(f, g, 1, 2, v); try(f, g, 1, 2, 3, v); try(f, g, 1, 2, 3, 1, v)
+      end
+      assert.equals(1, g:build(P, C))   -- and it still works
+      assert.equals(e, (g:nearest(3, 3, 1, 1)))
+    end
+    other:close()
+  end)
+
   it("keeps answering from its last build after the world closed", function()
     local e = w:create()
     P:add(e, 1, 1); C:add(e, 1, 1, 1)
