@@ -114,7 +114,6 @@ function arena.run(opts)
     looted = 0,           -- enemies turned into pickups (converted enemy -> pickup)
     loot_ids = {},        -- ecs.id of every looted entity, in order
     waves = 0, peak = 0, hits = 0, splits = 0, collected = 0, respawns = 0,
-    lua_seconds = {},     -- phases timed around world:update
   }
   local spawned, destroyed = sim.spawned, sim.destroyed
 

@@ -51,7 +51,8 @@ local function read_png(data)
   local z = table.concat(idat)
   local cmf, flg = z:byte(1, 2)
   assert(cmf & 0x0F == 8 and (cmf * 256 + flg) % 31 == 0, "zlib header")
-  local p, out, final = 3, {}, 0
+  local p, out = 3, {}
+  local final
   repeat
     local hdr = z:byte(p)
     final = hdr & 1
