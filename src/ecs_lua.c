@@ -2301,82 +2301,122 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
                     expect, value_type_name(L, -1));
 }
 
+/* Values read per batch in a write-back: pushed together, popped once. */
+#define WRITE_BACK_BATCH 64
+
+/*
+** Convert and check the n values of array t (an absolute index) for a
+** column of type ty into out. Values come onto the stack in batches (one
+** pop per batch); a bad one raises through columns_bad.
+*/
+static void columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n, cvalue *out) {
+  ecs_type ty = st->col[k].type;
+  int base = lua_gettop(L);
+  luaL_checkstack(L, WRITE_BACK_BATCH + 2, "columns write-back");
+  for (uint32_t j0 = 0; j0 < n; j0 += WRITE_BACK_BATCH) {
+    uint32_t m = n - j0 < WRITE_BACK_BATCH ? n - j0 : WRITE_BACK_BATCH;
+    int type[WRITE_BACK_BATCH];
+    for (uint32_t j = 0; j < m; j++)
+      type[j] = lua_rawgeti(L, t, (lua_Integer)(j0 + j) + 1);
+    for (uint32_t j = 0; j < m; j++) {
+      int idx = base + 1 + (int)j;
+      cvalue *o = &out[j0 + j];
+      const char *bad = NULL;
+      switch (ty) {
+      case ECS_F32: case ECS_F64:
+        if (type[j] == LUA_TNUMBER) o->f = (double)lua_tonumberx(L, idx, NULL);
+        else bad = "number";
+        break;
+      case ECS_BOOL:
+        if (type[j] == LUA_TBOOLEAN) o->i = lua_toboolean(L, idx);
+        else bad = "boolean";
+        break;
+      case ECS_ENTITY:
+        if (ecs_lua_is_entity(L, idx)) o->i = (int64_t)ecs_lua_check_entity(L, idx);
+        else bad = "entity";
+        break;
+      default: {
+        int isint = 0;
+        lua_Integer v = type[j] == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
+        if (!isint) bad = "integer";
+        else if ((int64_t)v < int_min[ty] || (int64_t)v > int_max[ty])
+          bad = ecs_type_name(ty);
+        else o->i = (int64_t)v;
+      }
+      }
+      if (bad != NULL) {
+        lua_pushvalue(L, idx);
+        columns_bad(L, st, k, j0 + j, bad);
+      }
+    }
+    lua_settop(L, base);
+  }
+}
+
+/* Store n converted values: at rows[j] (exact rows), or, when the loop
+** body changed the structure, at each still-matching entity's row now. */
+static void columns_store(ecs_world *w, lcolumns *st, colspec s,
+                          const cvalue *in, uint32_t n, bool current) {
+  ecs_component *c = ecs_query_with(st->lq->q, s.term);
+  void *base = ecs_component_column(c, s.field);
+  const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+  if (!current) {
+    for (uint32_t j = 0; j < n; j++)
+      if (ecs_query_matches(w, st->lq->q, st->ent[j]))
+        store_cvalue(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
+                     in[j]);
+    return;
+  }
+#define STORE_ROWS(T, V)                                                     \
+  {                                                                          \
+    T *col = (T *)base;                                                      \
+    for (uint32_t j = 0; j < n; j++) col[rows[j]] = (T)(V);                  \
+  }                                                                          \
+  break;
+  switch (s.type) {
+  case ECS_F32: STORE_ROWS(float, in[j].f) /* beyond FLT_MAX: inf (Annex F) */
+  case ECS_F64: STORE_ROWS(double, in[j].f)
+  case ECS_I8: STORE_ROWS(int8_t, in[j].i)
+  case ECS_I16: STORE_ROWS(int16_t, in[j].i)
+  case ECS_I32: STORE_ROWS(int32_t, in[j].i)
+  case ECS_I64: STORE_ROWS(int64_t, in[j].i)
+  case ECS_U8: case ECS_BOOL: STORE_ROWS(uint8_t, in[j].i)
+  case ECS_U16: STORE_ROWS(uint16_t, in[j].i)
+  case ECS_U32: STORE_ROWS(uint32_t, in[j].i)
+  case ECS_ENTITY: STORE_ROWS(ecs_entity, in[j].i)
+  default: break;
+  }
+#undef STORE_ROWS
+}
+
 /*
 ** Write the pending chunk back: convert and check every value of every
-** writable column into scratch, then store them into rows whose entity
-** still owns them (the loop body may have destroyed or removed).
+** writable column into scratch (nothing is stored if one is bad), then
+** store them. Rows are exact unless the loop body changed the structure.
 */
 static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
   ecs_world *w = st->lq->lw->w;
   uint32_t n = st->n, slot = 0;
   bool current;
+  int arrays;
   if (n == 0) return;
   lua_getiuservalue(L, sidx, 2);                          /* arrays */
+  arrays = lua_gettop(L);
   for (uint32_t k = 0; k < st->ncols; k++) {
-    colspec s = st->col[k];
-    cvalue *out;
-    if (!s.write) continue;
-    out = st->scratch + (size_t)slot++ * COLUMNS_CHUNK;
-    lua_rawgeti(L, -1, (lua_Integer)k + 1);               /* arrays, t */
-    for (uint32_t j = 0; j < n; j++) {
-      int t = lua_rawgeti(L, -1, (lua_Integer)j + 1);     /* arrays, t, v */
-      switch (s.type) {
-      case ECS_F32: case ECS_F64:
-        if (t != LUA_TNUMBER) { columns_bad(L, st, k, j, "number"); return; }
-        out[j].f = (double)lua_tonumber(L, -1);
-        if (s.type == ECS_F32) {
-          if (out[j].f > (double)FLT_MAX) out[j].f = (double)HUGE_VALF;
-          else if (out[j].f < -(double)FLT_MAX) out[j].f = -(double)HUGE_VALF;
-        }
-        break;
-      case ECS_BOOL:
-        if (t != LUA_TBOOLEAN) { columns_bad(L, st, k, j, "boolean"); return; }
-        out[j].i = lua_toboolean(L, -1);
-        break;
-      case ECS_ENTITY:
-        if (!ecs_lua_is_entity(L, -1))
-          { columns_bad(L, st, k, j, "entity"); return; }
-        out[j].i = (int64_t)ecs_lua_check_entity(L, -1);
-        break;
-      default: {
-        int isint;
-        lua_Integer v = t == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint) : 0;
-        if (t != LUA_TNUMBER || !isint)
-          { columns_bad(L, st, k, j, "integer"); return; }
-        if ((int64_t)v < int_min[s.type] || (int64_t)v > int_max[s.type])
-          { columns_bad(L, st, k, j, ecs_type_name(s.type)); return; }
-        out[j].i = (int64_t)v;
-      }
-      }
-      lua_pop(L, 1);
-    }
+    if (!st->col[k].write) continue;
+    lua_rawgeti(L, arrays, (lua_Integer)k + 1);           /* arrays, t */
+    columns_read(L, st, k, lua_gettop(L), n,
+                 st->scratch + (size_t)slot++ * COLUMNS_CHUNK);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  /* rows are exact unless the loop body changed the structure: then each
-  ** entity is matched again and its current row looked up */
   current = ecs_query_iter_current(w, &st->it);
   slot = 0;
-  for (uint32_t k = 0; k < st->ncols; k++) {
-    colspec s = st->col[k];
-    ecs_component *c;
-    const uint32_t *rows;
-    const cvalue *in;
-    void *base;
-    if (!s.write) continue;
-    in = st->scratch + (size_t)slot++ * COLUMNS_CHUNK;
-    c = ecs_query_with(st->lq->q, s.term);
-    base = ecs_component_column(c, s.field);
-    rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
-    if (current) {
-      for (uint32_t j = 0; j < n; j++) store_cvalue(base, s.type, rows[j], in[j]);
-    } else {
-      for (uint32_t j = 0; j < n; j++)
-        if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-          store_cvalue(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
-                       in[j]);
-    }
-  }
+  for (uint32_t k = 0; k < st->ncols; k++)
+    if (st->col[k].write)
+      columns_store(w, st, st->col[k],
+                    st->scratch + (size_t)slot++ * COLUMNS_CHUNK, n, current);
   st->n = 0;
 }
 

@@ -73,6 +73,7 @@ typedef struct ecsi_rows {
   uint32_t count, stride;
   const ecs_entity *entity;
   const uint32_t *row;
+  const uint32_t *runend; /* see qsnap in query.c */
   void *snap;
 } ecsi_rows;
 struct ecs_query;
@@ -84,10 +85,9 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 /* Programs compiled for a query are freed with it. */
 struct ecs_program **ecsi_query_programs(struct ecs_query *q);
 void ecsi_program_free(ecs_world *w, struct ecs_program *p);
-/* Length of the run at position i over which the rows of every listed
-** term are consecutive (at least 1, at most max). */
-uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, const uint32_t *terms,
-                       uint32_t nterms, uint32_t max);
+/* Length of the run at position i over which the rows of every "with"
+** term are consecutive (at least 1, at most max). O(1). */
+uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
 /* entity.c */
 void ecsi_entities_free(ecs_world *w);

@@ -35,7 +35,8 @@
 
 enum {
   OP_COL, OP_CONST, OP_PARAM, OP_STORE, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
-  OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP
+  OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP, OP_SCALAR,
+  OP_UPDATE
 };
 
 struct ecs_program {
@@ -67,6 +68,7 @@ typedef struct parser {
   size_t pname[MAX_PARAMS], plen[MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
   uint32_t depth, maxdepth;
+  uint32_t last_push; /* where the last CONST or PARAM was emitted */
   bool used[ECS_QUERY_MAX_TERMS];
   char *msg;
   size_t msgsize;
@@ -181,6 +183,27 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
 
 static void expr(parser *p);
 
+/*
+** Emit a binary op. When its right operand was just pushed as a constant
+** or parameter, fuse the two: SCALAR op kind index works on the left
+** operand in place, without filling a block with one value.
+*/
+static void emit_binary(parser *p, uint32_t op, size_t at) {
+  if (p->ncode >= 2 && p->last_push == p->ncode - 2 &&
+      (p->code[p->ncode - 2] == OP_CONST || p->code[p->ncode - 2] == OP_PARAM)) {
+    uint32_t kind = p->code[p->ncode - 2] == OP_CONST ? 0u : 1u;
+    uint32_t k = p->code[p->ncode - 1];
+    p->ncode -= 2;
+    emit(p, OP_SCALAR);
+    emit(p, op);
+    emit(p, kind);
+    emit(p, k);
+  } else {
+    emit(p, op);
+  }
+  stack(p, -1, at);
+}
+
 /* number: digits [. digits] [e [+-] digits], or . digits */
 static void number(parser *p) {
   size_t at = p->pos, n = 0;
@@ -212,6 +235,7 @@ static void number(parser *p) {
   buf[n] = '\0';
   p->pos = at + n;
   if (p->nconst < p->konst_cap) p->konst[p->nconst] = strtod(buf, NULL);
+  p->last_push = p->ncode;
   emit(p, OP_CONST);
   emit(p, p->nconst++);
   stack(p, 1, at);
@@ -243,10 +267,8 @@ static void call(parser *p, size_t at, size_t n) {
       if (p->failed) return;
       nargs++;
       /* min and max fold as they go: the stack stays shallow */
-      if (nargs > 1 && functions[fi].max_args > 3) {
-        emit(p, functions[fi].op);
-        stack(p, -1, at);
-      }
+      if (nargs > 1 && functions[fi].max_args > 3)
+        emit_binary(p, functions[fi].op, at);
       if (peek(p) != ',') break;
       p->pos++;
     }
@@ -286,6 +308,7 @@ static void param(parser *p, size_t at, size_t n) {
     p->nparam++;
   }
   p->pos = at + n;
+  p->last_push = p->ncode;
   emit(p, OP_PARAM);
   emit(p, k);
   stack(p, 1, at);
@@ -340,8 +363,7 @@ static void term(parser *p) {
     size_t at = p->pos;
     uint32_t op = p->src[p->pos++] == '*' ? OP_MUL : OP_DIV;
     unary(p);
-    emit(p, op);
-    stack(p, -1, at);
+    emit_binary(p, op, at);
   }
 }
 
@@ -351,8 +373,7 @@ static void expr(parser *p) {
     size_t at = p->pos;
     uint32_t op = p->src[p->pos++] == '+' ? OP_ADD : OP_SUB;
     term(p);
-    emit(p, op);
-    stack(p, -1, at);
+    emit_binary(p, op, at);
   }
 }
 
@@ -379,19 +400,14 @@ static void statement(parser *p) {
     fail0(p, p->pos, "expected '=', '+=', '-=', '*=' or '/='");
     return;
   }
-  if (op != OP_STORE) { /* x op= e  is  x = x op (e) */
-    emit(p, OP_COL);
-    emit(p, t);
-    emit(p, f);
-    stack(p, 1, at);
-  }
   expr(p);
   if (p->failed) return;
-  if (op != OP_STORE) {
+  if (op != OP_STORE) { /* x op= e: x = x op (e) in one pass (UPDATE) */
+    emit(p, OP_UPDATE);
     emit(p, op);
-    stack(p, -1, at);
+  } else {
+    emit(p, OP_STORE);
   }
-  emit(p, OP_STORE);
   emit(p, t);
   emit(p, f);
   stack(p, -1, at);
@@ -500,16 +516,24 @@ const char *ecs_program_param_name(const ecs_program *p, uint32_t i) {
 
 /* ------------------------------------------------------------------------
 ** The machine
+**
+** Arithmetic runs over whole blocks (ECSI_BLOCK lanes, a constant trip
+** count, restrict operands), which compilers vectorise at -O2; lanes past
+** the block's rows hold leftovers and are never stored. Loads and stores
+** have a whole-block contiguous fast path for the same reason.
 ** --------------------------------------------------------------------- */
 
 /* Load n values of a column into dst, in place (rows from row[0]) or
 ** gathered through row[]. */
-static void load(double *dst, const void *base, ecs_type t, const uint32_t *row,
-                 uint32_t n, bool contiguous) {
+static void load(double *restrict dst, const void *base, ecs_type t,
+                 const uint32_t *row, uint32_t n, bool contiguous) {
 #define ECSI_LOAD(T)                                                         \
   {                                                                          \
-    const T *src = (const T *)base;                                          \
-    if (contiguous) {                                                        \
+    const T *restrict src = (const T *)base;                                 \
+    if (contiguous && n == ECSI_BLOCK) {                                     \
+      src += row[0];                                                         \
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (double)src[j];     \
+    } else if (contiguous) {                                                 \
       src += row[0];                                                         \
       for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[j];              \
     } else {                                                                 \
@@ -532,11 +556,12 @@ static void load(double *dst, const void *base, ecs_type t, const uint32_t *row,
 #undef ECSI_LOAD
 }
 
-static float to_f32(double v) {
-  if (v > (double)FLT_MAX) return HUGE_VALF;
-  if (v < -(double)FLT_MAX) return -HUGE_VALF;
-  return (float)v;
-}
+/*
+** Round to float; magnitudes beyond float's range become +-inf. Defined by
+** IEC 60559 (C11 Annex F, which gcc and clang follow), and branch-free, so
+** the store loop vectorises.
+*/
+static float to_f32(double v) { return (float)v; }
 
 /* Truncate toward zero, saturate at [lo, hi], NaN gives 0. */
 static int64_t to_int(double v, double lo, double hi) {
@@ -546,12 +571,15 @@ static int64_t to_int(double v, double lo, double hi) {
   return (int64_t)v;
 }
 
-static void store(void *base, ecs_type t, const uint32_t *row, const double *src,
-                  uint32_t n, bool contiguous) {
+static void store(void *base, ecs_type t, const uint32_t *row,
+                  const double *restrict src, uint32_t n, bool contiguous) {
 #define ECSI_STORE(T, CONV)                                                  \
   {                                                                          \
-    T *dst = (T *)base;                                                      \
-    if (contiguous) {                                                        \
+    T *restrict dst = (T *)base;                                             \
+    if (contiguous && n == ECSI_BLOCK) {                                     \
+      dst += row[0];                                                         \
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (T)(CONV);          \
+    } else if (contiguous) {                                                 \
       dst += row[0];                                                         \
       for (uint32_t j = 0; j < n; j++) dst[j] = (T)(CONV);                   \
     } else {                                                                 \
@@ -577,6 +605,64 @@ static void store(void *base, ecs_type t, const uint32_t *row, const double *src
 #undef ECSI_STORE
 }
 
+/* a[j] = a[j] op b[j] over a whole block */
+static void binary(uint32_t op, double *restrict a, const double *restrict b) {
+#define ECSI_LANES(EXPR) for (uint32_t j = 0; j < ECSI_BLOCK; j++) a[j] = (EXPR); break;
+  switch (op) {
+  case OP_ADD: ECSI_LANES(a[j] + b[j])
+  case OP_SUB: ECSI_LANES(a[j] - b[j])
+  case OP_MUL: ECSI_LANES(a[j] * b[j])
+  case OP_DIV: ECSI_LANES(a[j] / b[j])
+  case OP_MIN: ECSI_LANES(b[j] < a[j] ? b[j] : a[j])
+  case OP_MAX: ECSI_LANES(b[j] > a[j] ? b[j] : a[j])
+  default: break;
+  }
+}
+
+/* a[j] = a[j] op v over a whole block (a constant or parameter operand) */
+static void binary_scalar(uint32_t op, double *restrict a, double v) {
+  switch (op) {
+  case OP_ADD: ECSI_LANES(a[j] + v)
+  case OP_SUB: ECSI_LANES(a[j] - v)
+  case OP_MUL: ECSI_LANES(a[j] * v)
+  case OP_DIV: ECSI_LANES(a[j] / v)
+  case OP_MIN: ECSI_LANES(v < a[j] ? v : a[j])
+  case OP_MAX: ECSI_LANES(v > a[j] ? v : a[j])
+  default: break;
+  }
+#undef ECSI_LANES
+}
+
+/*
+** col[j] = col[j] op src[j] in one pass, for the common case: a whole
+** contiguous block of an f32 or f64 column and + - * /.
+** @return false when the case is not covered (the caller goes the long way).
+*/
+static bool update_fast(uint32_t op, void *base, ecs_type t, uint32_t row0,
+                        const double *restrict src, uint32_t n,
+                        bool contiguous) {
+  if (!contiguous || n != ECSI_BLOCK || op > OP_DIV || op < OP_ADD) return false;
+#define ECSI_RMW(T, OPER)                                                    \
+  {                                                                          \
+    T *restrict d = (T *)base + row0;                                        \
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)                                \
+      d[j] = (T)((double)d[j] OPER src[j]);                                  \
+  }                                                                          \
+  return true;
+#define ECSI_RMW_TYPE(T)                                                     \
+  switch (op) {                                                              \
+  case OP_ADD: ECSI_RMW(T, +)                                                \
+  case OP_SUB: ECSI_RMW(T, -)                                                \
+  case OP_MUL: ECSI_RMW(T, *)                                                \
+  default: ECSI_RMW(T, /)                                                    \
+  }
+  if (t == ECS_F32) ECSI_RMW_TYPE(float)
+  if (t == ECS_F64) ECSI_RMW_TYPE(double)
+#undef ECSI_RMW_TYPE
+#undef ECSI_RMW
+  return false;
+}
+
 static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
                  uint32_t n, bool contiguous, const double *params,
                  double *stackmem) {
@@ -585,6 +671,22 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
   for (uint32_t pc = 0; pc < p->ncode;) {
     uint32_t op = p->code[pc++];
     switch (op) {
+    case OP_UPDATE: { /* UPDATE op t f: column = column op top */
+      uint32_t bop = p->code[pc++], t = p->code[pc++], f = p->code[pc++];
+      ecs_component *c = ecs_query_with(p->q, t);
+      void *base = ecs_component_column(c, f);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      double *top = TOP;
+      if (!update_fast(bop, base, type, row[0], top, n, contiguous)) {
+        double *tmp = top + ECSI_BLOCK; /* a spare block above the top */
+        load(tmp, base, type, row, n, contiguous);
+        binary(bop, tmp, top);
+        store(base, type, row, tmp, n, contiguous);
+      }
+      sp--;
+      break;
+    }
     case OP_COL: case OP_STORE: {
       uint32_t t = p->code[pc++], f = p->code[pc++];
       ecs_component *c = ecs_query_with(p->q, t);
@@ -602,35 +704,40 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
     }
     case OP_CONST: case OP_PARAM: {
       double v = op == OP_CONST ? p->konst[p->code[pc]] : params[p->code[pc]];
-      double *top;
+      double *restrict top;
       pc++;
       sp++;
       top = TOP;
-      for (uint32_t j = 0; j < n; j++) top[j] = v;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) top[j] = v;
       break;
     }
-#define ECSI_BINARY(OP, EXPR)                                                \
+    case OP_SCALAR: { /* op, const (0) or param (1), index */
+      uint32_t bop = p->code[pc], kind = p->code[pc + 1], k = p->code[pc + 2];
+      pc += 3;
+      binary_scalar(bop, TOP, kind == 0 ? p->konst[k] : params[k]);
+      break;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MIN:
+    case OP_MAX: {
+      double *b = TOP;
+      binary(op, b - ECSI_BLOCK, b);
+      sp--;
+      break;
+    }
+#define ECSI_UNARY(OP, EXPR)                                                 \
   case OP: {                                                                 \
-    double *b = TOP;                                                         \
-    double *a = b - ECSI_BLOCK;                                              \
-    for (uint32_t j = 0; j < n; j++) a[j] = (EXPR);                          \
-    sp--;                                                                    \
+    double *restrict t = TOP;                                                \
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) t[j] = (EXPR);                 \
     break;                                                                   \
   }
-    ECSI_BINARY(OP_ADD, a[j] + b[j])
-    ECSI_BINARY(OP_SUB, a[j] - b[j])
-    ECSI_BINARY(OP_MUL, a[j] * b[j])
-    ECSI_BINARY(OP_DIV, a[j] / b[j])
-    ECSI_BINARY(OP_MIN, b[j] < a[j] ? b[j] : a[j])
-    ECSI_BINARY(OP_MAX, b[j] > a[j] ? b[j] : a[j])
-#undef ECSI_BINARY
-    case OP_NEG: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = -t[j]; break; }
-    case OP_ABS: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = fabs(t[j]); break; }
-    case OP_SQRT: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = sqrt(t[j]); break; }
-    case OP_FLOOR: { double *t = TOP; for (uint32_t j = 0; j < n; j++) t[j] = floor(t[j]); break; }
+    ECSI_UNARY(OP_NEG, -t[j])
+    ECSI_UNARY(OP_ABS, fabs(t[j]))
+    ECSI_UNARY(OP_SQRT, sqrt(t[j]))
+    ECSI_UNARY(OP_FLOOR, floor(t[j]))
+#undef ECSI_UNARY
     case OP_CLAMP: {
       double *hi = TOP, *lo = hi - ECSI_BLOCK, *x = lo - ECSI_BLOCK;
-      for (uint32_t j = 0; j < n; j++) {
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) {
         double v = x[j] < lo[j] ? lo[j] : x[j];
         x[j] = v > hi[j] ? hi[j] : v;
       }
@@ -650,12 +757,14 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   ecs_err err;
   if (processed != NULL) *processed = 0;
   stackmem = (double *)ecsi_query_scratch(
-      w, p->q, (size_t)(p->depth + 1u) * ECSI_BLOCK * sizeof(double));
+      w, p->q, (size_t)(p->depth + 2u) * ECSI_BLOCK * sizeof(double));
   if (stackmem == NULL) return ECS_ERR_NOMEM;
+  /* lanes past a short block are computed too: give them defined values */
+  memset(stackmem, 0, (size_t)(p->depth + 2u) * ECSI_BLOCK * sizeof(double));
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
   for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
     uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-    bool contiguous = ecsi_rows_run(&r, i, p->term, p->nterms, n) == n;
+    bool contiguous = ecsi_rows_run(&r, i, n) == n;
     exec(p, &r, i, n, contiguous, params, stackmem);
   }
   ecsi_query_unpin(w, p->q, r.snap);

@@ -40,6 +40,9 @@ typedef struct qsnap {
   uint32_t driver; /* the "with" term the rebuild walked */
   ecs_entity *entity;
   uint32_t *row;
+  /* runend[i]: the end of the run holding position i, over which the rows
+  ** of every "with" term are consecutive (so columns work in place) */
+  uint32_t *runend;
 } qsnap;
 
 struct ecs_query {
@@ -167,7 +170,7 @@ static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t cap) {
   if (cap < 16u) cap = 16u;
   else if (s != NULL && cap < s->cap + s->cap / 2u) cap = s->cap + s->cap / 2u;
   bytes = sizeof *ns + (size_t)cap * sizeof(ecs_entity) +
-          (size_t)cap * q->nwith * sizeof(uint32_t);
+          (size_t)cap * (q->nwith + 1u) * sizeof(uint32_t);
   ns = (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
   if (ns == NULL) return ECS_ERR_NOMEM;
   memset(ns, 0, sizeof *ns);
@@ -175,6 +178,7 @@ static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t cap) {
   ns->cap = cap;
   ns->entity = (ecs_entity *)(void *)(ns + 1);
   ns->row = (uint32_t *)(void *)(ns->entity + cap);
+  ns->runend = ns->row + (size_t)cap * q->nwith;
   if (s != NULL) {
     if (s->pins > 0) {
       s->next_retired = q->retired;
@@ -222,6 +226,15 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   }
   s->count = n;
   s->driver = driver;
+  for (uint32_t i = n; i-- > 0;) { /* runs, from the end */
+    uint32_t k = 0;
+    if (i + 1 < n)
+      for (; k < q->nwith; k++) {
+        const uint32_t *row = s->row + (size_t)k * cap;
+        if (row[i + 1] != row[i] + 1u) break;
+      }
+    s->runend[i] = i + 1 < n && k == q->nwith ? s->runend[i + 1] : i + 1;
+  }
   for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
     q->seen[k] = ecs_component_version(q->term[k]);
   q->seen_epoch = w->destroy_epoch;
@@ -247,6 +260,7 @@ ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
   out->stride = q->cur->cap;
   out->entity = q->cur->entity;
   out->row = q->cur->row;
+  out->runend = q->cur->runend;
   out->snap = q->cur;
   return ECS_ERR_OK;
 }
@@ -273,19 +287,9 @@ void *ecsi_query_scratch(ecs_world *w, ecs_query *q, size_t size) {
   return p;
 }
 
-uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, const uint32_t *terms,
-                       uint32_t nterms, uint32_t max) {
-  uint32_t n = 1, left = r->count - i;
-  if (max > left) max = left;
-  for (; n < max; n++) {
-    uint32_t t;
-    for (t = 0; t < nterms; t++) {
-      const uint32_t *row = r->row + (size_t)terms[t] * r->stride + i;
-      if (row[n] != row[0] + n) break;
-    }
-    if (t < nterms) break;
-  }
-  return n;
+uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max) {
+  uint32_t n = r->runend[i] - i;
+  return n < max ? n : max;
 }
 
 /* Changes whenever a version of q's managers or the destroy epoch does. */
@@ -413,7 +417,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   view.type = type;
   view.ncolumns = ncols;
   for (uint32_t i = 0; i < r.count;) {
-    uint32_t n = ecsi_rows_run(&r, i, term, ncols, UINT32_MAX);
+    uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
     bool direct = n >= MIN_DIRECT_RUN;
     if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
     for (uint32_t c = 0; c < ncols; c++) {
@@ -471,6 +475,9 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
     if (i > 0 && s->row[(size_t)s->driver * s->cap + i] <=
                      s->row[(size_t)s->driver * s->cap + i - 1])
       return "query: cached rows out of order";
+    if (s->runend[i] <= i || s->runend[i] > s->count ||
+        (i > 0 && s->runend[i - 1] != i && s->runend[i - 1] != s->runend[i]))
+      return "query: cached runs are wrong";
   }
   d = q->term[s->driver];
   own = ecs_component_entities(d);
