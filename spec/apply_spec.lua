@@ -349,6 +349,41 @@ describe("q:apply errors", function()
     if ok then assert.equals(20000, D:field(e, "d")) end
     assert.is_true(w:check())
   end)
+
+  -- Nesting as deep as the length limit allows. Run in a child interpreter
+  -- (same module paths and environment), so that a crash fails this test
+  -- instead of ending the whole run.
+  local nests = {
+    { "parentheses", 'string.rep("(", 32000) .. "1" .. string.rep(")", 32000)' },
+    { "unary minus", 'string.rep("-", 65000) .. "1"' },
+    { "function calls", 'string.rep("abs(", 16000) .. "1" .. string.rep(")", 16000)' },
+  }
+  for _, nest in ipairs(nests) do
+    it("survives " .. nest[1] .. " nested up to the length limit (error or result, no crash)", function()
+      local code = table.concat({
+        ("package.path = %q; package.cpath = %q"):format(package.path, package.cpath),
+        'local ecs = require("ecs")',
+        'local w = ecs.world()',
+        'local D = w:component("D", { "d:f64" })',
+        'D:add(w:create(), 1)',
+        'local q = w:query(D)',
+        'local ok, err = pcall(q.apply, q, "D.d = " .. ' .. nest[2] .. ')',
+        'assert(ok or tostring(err):find("apply", 1, true), err)',
+        'assert(w:check())',
+        'io.write("survived")',
+      }, "\n")
+      local path = os.tmpname()
+      local f = assert(io.open(path, "w"))
+      f:write(code)
+      f:close()
+      local p = assert(io.popen("lua5.4 " .. path .. " 2>&1"))
+      local out = p:read("a")
+      local ok, how, status = p:close()
+      os.remove(path)
+      assert.equals("survived", out, ("child %s %s: %s"):format(tostring(how), tostring(status), out))
+      assert.is_true(ok)
+    end)
+  end
 end)
 
 describe("q:apply on random data", function()
