@@ -2195,6 +2195,9 @@ static colspec unpack_spec(lua_Integer v) {
   return s;
 }
 
+/* term of the "entity" pseudo-column: the chunk's entities, read-only */
+#define ENTITY_TERM 0xffu
+
 /* The spec at idx for the query at qidx (fn names the caller in errors). */
 static colspec check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   lquery *lq = (lquery *)lua_touserdata(L, qidx);
@@ -2214,6 +2217,14 @@ static colspec check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   if (len > 3 && memcmp(s + len - 3, ":in", 3) == 0) {
     write = 0;
     len -= 3;
+  }
+  if (len == 6 && memcmp(s, "entity", 6) == 0) {
+    colspec e;
+    e.term = ENTITY_TERM;
+    e.field = 0;
+    e.type = ECS_ENTITY;
+    e.write = 0;
+    return e;
   }
   dot = (const char *)memchr(s, '.', len);
   if (dot == NULL)
@@ -2455,9 +2466,19 @@ static int l_columns_gc(lua_State *L) {
 static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
                          uint32_t n) {
   colspec s = st->col[k];
-  ecs_component *c = ecs_query_with(st->lq->q, s.term);
-  const void *base = ecs_component_column(c, s.field);
-  const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+  ecs_component *c;
+  const void *base;
+  const uint32_t *rows;
+  if (s.term == ENTITY_TERM) {
+    for (uint32_t j = 0; j < n; j++) {
+      push_entity(L, st->ent[j]);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    return;
+  }
+  c = ecs_query_with(st->lq->q, s.term);
+  base = ecs_component_column(c, s.field);
+  rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
 #define FILL(PUSH)                                                           \
   for (uint32_t j = 0; j < n; j++) {                                         \
     PUSH;                                                                    \
@@ -2703,6 +2724,9 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
     colspec s;
     lua_rawgeti(L, -1, k + 1);
     s = check_spec(L, qidx, lua_gettop(L), fn);
+    if (s.term == ENTITY_TERM)
+      luaL_error(L, "%s: 'entity' is not a column of native systems (they "
+                 "get view->entities)", fn);
     lua_pop(L, 1);
     cols[k].c = ecs_query_with(lq->q, s.term);
     cols[k].field = s.field;
@@ -2762,14 +2786,23 @@ static lua_Integer find_system(lua_State *L, int list, int nidx) {
   return 0;
 }
 
-/* world:system(name, query, fn | expr | native [, params]) */
+/*
+** world:system(name, query, fn | expr | native [, params])
+** world:system(name, fn)  -- a Lua system with no query
+*/
 static int l_world_system(lua_State *L) {
-  lquery *lq;
+  lquery *lq = NULL;
   int kind, list;
   check_world(L, 1);
   if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
-  lq = check_query(L, 3);
-  if (lq->lw != to_lworld(L, 1)) return luaL_argerror(L, 3, "query of another world");
+  if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
+    lua_pushboolean(L, 0);                                /* no query */
+    lua_insert(L, 3);
+  } else {
+    lq = check_query(L, 3);
+    if (lq->lw != to_lworld(L, 1))
+      return luaL_argerror(L, 3, "query of another world");
+  }
   switch (lua_type(L, 4)) {
   case LUA_TFUNCTION: kind = KIND_LUA; break;
   case LUA_TSTRING: kind = KIND_EXPR; break;
@@ -2795,7 +2828,9 @@ static int l_world_system(lua_State *L) {
     lua_getiuservalue(L, 4, 1);                           /* check its specs */
     for (int k = 0; k < nv->nspec; k++) {
       lua_rawgeti(L, -1, k + 1);
-      check_spec(L, 3, lua_gettop(L), "world:system");
+      if (check_spec(L, 3, lua_gettop(L), "world:system").term == ENTITY_TERM)
+        return luaL_error(L, "world:system: 'entity' is not a column of "
+                          "native systems");
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -2940,14 +2975,23 @@ static void run_systems(lua_State *L, double dt) {
     lua_pop(L, 1);
     lua_rawgeti(L, rec, SYS_BODY);                        /* rec, q, body */
     t0 = now();
-    if (kind == KIND_LUA) {
-      size_t cnt;
-      lquery *lq = check_query(L, rec + 1);
-      if (ecs_query_count(lq->lw->w, lq->q, &cnt) == ECS_ERR_OK) done = cnt;
+    if (kind == KIND_LUA) { /* fn(dt, q): its count, or the query's */
+      int isint;
+      lua_Integer cnt;
       lua_pushnumber(L, (lua_Number)dt);
-      lua_pushvalue(L, rec + 1);
-      lua_call(L, 2, 0);                                  /* rec, q */
+      if (lua_toboolean(L, rec + 1)) lua_pushvalue(L, rec + 1);
+      else lua_pushnil(L);                                /* no query */
+      lua_call(L, 2, 1);                                  /* rec, q, r */
       if (to_lworld(L, 1)->w == NULL) return; /* the system closed it */
+      cnt = lua_tointegerx(L, -1, &isint);
+      if (isint && cnt >= 0) {
+        done = (size_t)cnt;
+      } else if (lua_toboolean(L, rec + 1)) {
+        lquery *lq = check_query(L, rec + 1);
+        size_t matches;
+        if (ecs_query_count(lq->lw->w, lq->q, &matches) == ECS_ERR_OK)
+          done = matches;
+      }
     } else if (kind == KIND_EXPR) {
       double v[64];
       ecs_program *p = (ecs_program *)lua_touserdata(L, -1);

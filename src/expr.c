@@ -32,11 +32,14 @@
 #define MAX_DEPTH 16u
 #define MAX_SOURCE 65536u
 #define MAX_PARAMS 64u
+/* deepest nesting of parentheses, calls and unary minus: the parser is
+** recursive, so this bounds its C stack */
+#define MAX_NESTING 200u
 
 enum {
   OP_COL, OP_CONST, OP_PARAM, OP_STORE, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
   OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP, OP_SCALAR,
-  OP_UPDATE
+  OP_UPDATE, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_SELECT
 };
 
 struct ecs_program {
@@ -69,6 +72,7 @@ typedef struct parser {
   uint32_t nparam;
   uint32_t depth, maxdepth;
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
+  uint32_t nesting;   /* current depth of recursion */
   bool used[ECS_QUERY_MAX_TERMS];
   char *msg;
   size_t msgsize;
@@ -247,7 +251,7 @@ static const struct {
 } functions[] = {
   {"min", OP_MIN, 2, UINT32_MAX}, {"max", OP_MAX, 2, UINT32_MAX},
   {"abs", OP_ABS, 1, 1}, {"sqrt", OP_SQRT, 1, 1}, {"floor", OP_FLOOR, 1, 1},
-  {"clamp", OP_CLAMP, 3, 3},
+  {"clamp", OP_CLAMP, 3, 3}, {"select", OP_SELECT, 3, 3},
 };
 
 static void call(parser *p, size_t at, size_t n) {
@@ -345,34 +349,70 @@ static void primary(parser *p) {
   }
 }
 
+/* Enter one level of nesting; false (after failing) beyond MAX_NESTING. */
+static bool nest(parser *p, size_t at) {
+  if (++p->nesting <= MAX_NESTING) return true;
+  fail0(p, at, "expression nested too deeply");
+  return false;
+}
+
 static void unary(parser *p) {
-  size_t at;
+  size_t at = p->pos;
+  if (!nest(p, at)) return;
   if (peek(p) == '-') {
-    at = p->pos++;
+    p->pos++;
     unary(p);
     emit(p, OP_NEG);
-    (void)at;
   } else {
     primary(p);
   }
+  p->nesting--;
 }
 
 static void term(parser *p) {
   unary(p);
-  while (!p->failed && (peek(p) == '*' || peek(p) == '/')) {
+  while (!p->failed &&
+         (peek(p) == '*' || peek(p) == '/' || peek(p) == '%')) {
     size_t at = p->pos;
-    uint32_t op = p->src[p->pos++] == '*' ? OP_MUL : OP_DIV;
+    char c = p->src[p->pos++];
+    uint32_t op = c == '*' ? OP_MUL : c == '/' ? OP_DIV : OP_MOD;
     unary(p);
     emit_binary(p, op, at);
   }
 }
 
-static void expr(parser *p) {
+static void sum(parser *p) {
   term(p);
   while (!p->failed && (peek(p) == '+' || peek(p) == '-')) {
     size_t at = p->pos;
     uint32_t op = p->src[p->pos++] == '+' ? OP_ADD : OP_SUB;
     term(p);
+    emit_binary(p, op, at);
+  }
+}
+
+/* A comparison operator at the current position: its op and length. */
+static uint32_t relop(parser *p, size_t *len) {
+  char c = peek(p), d = p->pos + 1 < p->len ? p->src[p->pos + 1] : '\0';
+  *len = d == '=' ? 2 : 1;
+  switch (c) {
+  case '<': return d == '=' ? OP_LE : OP_LT;
+  case '>': return d == '=' ? OP_GE : OP_GT;
+  case '=': return d == '=' ? OP_EQ : 0;
+  case '~': return d == '=' ? OP_NE : 0;
+  default: return 0;
+  }
+}
+
+/* expr := sum [relop sum]; a comparison gives 1 or 0 */
+static void expr(parser *p) {
+  uint32_t op;
+  size_t len;
+  sum(p);
+  if (!p->failed && (op = relop(p, &len)) != 0) {
+    size_t at = p->pos;
+    p->pos += len;
+    sum(p);
     emit_binary(p, op, at);
   }
 }
@@ -615,6 +655,13 @@ static void binary(uint32_t op, double *restrict a, const double *restrict b) {
   case OP_DIV: ECSI_LANES(a[j] / b[j])
   case OP_MIN: ECSI_LANES(b[j] < a[j] ? b[j] : a[j])
   case OP_MAX: ECSI_LANES(b[j] > a[j] ? b[j] : a[j])
+  case OP_MOD: ECSI_LANES(a[j] - floor(a[j] / b[j]) * b[j])
+  case OP_LT: ECSI_LANES(a[j] < b[j] ? 1.0 : 0.0)
+  case OP_LE: ECSI_LANES(a[j] <= b[j] ? 1.0 : 0.0)
+  case OP_GT: ECSI_LANES(a[j] > b[j] ? 1.0 : 0.0)
+  case OP_GE: ECSI_LANES(a[j] >= b[j] ? 1.0 : 0.0)
+  case OP_EQ: ECSI_LANES(a[j] == b[j] ? 1.0 : 0.0)
+  case OP_NE: ECSI_LANES(a[j] != b[j] ? 1.0 : 0.0)
   default: break;
   }
 }
@@ -628,6 +675,13 @@ static void binary_scalar(uint32_t op, double *restrict a, double v) {
   case OP_DIV: ECSI_LANES(a[j] / v)
   case OP_MIN: ECSI_LANES(v < a[j] ? v : a[j])
   case OP_MAX: ECSI_LANES(v > a[j] ? v : a[j])
+  case OP_MOD: ECSI_LANES(a[j] - floor(a[j] / v) * v)
+  case OP_LT: ECSI_LANES(a[j] < v ? 1.0 : 0.0)
+  case OP_LE: ECSI_LANES(a[j] <= v ? 1.0 : 0.0)
+  case OP_GT: ECSI_LANES(a[j] > v ? 1.0 : 0.0)
+  case OP_GE: ECSI_LANES(a[j] >= v ? 1.0 : 0.0)
+  case OP_EQ: ECSI_LANES(a[j] == v ? 1.0 : 0.0)
+  case OP_NE: ECSI_LANES(a[j] != v ? 1.0 : 0.0)
   default: break;
   }
 #undef ECSI_LANES
@@ -718,7 +772,8 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       break;
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MIN:
-    case OP_MAX: {
+    case OP_MAX: case OP_MOD: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    case OP_EQ: case OP_NE: {
       double *b = TOP;
       binary(op, b - ECSI_BLOCK, b);
       sp--;
@@ -741,6 +796,12 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
         double v = x[j] < lo[j] ? lo[j] : x[j];
         x[j] = v > hi[j] ? hi[j] : v;
       }
+      sp -= 2;
+      break;
+    }
+    case OP_SELECT: { /* select(c, a, b): a where c ~= 0, else b */
+      double *b = TOP, *a = b - ECSI_BLOCK, *c = a - ECSI_BLOCK;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) c[j] = c[j] != 0.0 ? a[j] : b[j];
       sp -= 2;
       break;
     }
