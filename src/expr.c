@@ -39,7 +39,8 @@
 enum {
   OP_COL, OP_CONST, OP_PARAM, OP_STORE, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
   OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP, OP_SCALAR,
-  OP_UPDATE, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_SELECT
+  OP_UPDATE, OP_MOD, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_SELECT,
+  OP_AXPY
 };
 
 struct ecs_program {
@@ -419,7 +420,7 @@ static void expr(parser *p) {
 
 /* target op expr */
 static void statement(parser *p) {
-  uint32_t t, f, op = OP_STORE;
+  uint32_t t, f, op = OP_STORE, start;
   size_t at;
   char c;
   peek(p);
@@ -440,8 +441,27 @@ static void statement(parser *p) {
     fail0(p, p->pos, "expected '=', '+=', '-=', '*=' or '/='");
     return;
   }
+  start = p->ncode;
   expr(p);
   if (p->failed) return;
+  if ((op == OP_ADD || op == OP_SUB) && p->ncode == start + 7 &&
+      p->code[start] == OP_COL && p->code[start + 3] == OP_SCALAR &&
+      p->code[start + 4] == OP_MUL) {
+    /* x += y * k (k a constant or parameter): one fused pass (AXPY) */
+    uint32_t ts = p->code[start + 1], fs = p->code[start + 2];
+    uint32_t kind = p->code[start + 5], k = p->code[start + 6];
+    p->ncode = start;
+    emit(p, OP_AXPY);
+    emit(p, op);
+    emit(p, t);
+    emit(p, f);
+    emit(p, ts);
+    emit(p, fs);
+    emit(p, kind);
+    emit(p, k);
+    stack(p, -1, at);
+    return;
+  }
   if (op != OP_STORE) { /* x op= e: x = x op (e) in one pass (UPDATE) */
     emit(p, OP_UPDATE);
     emit(p, op);
@@ -717,6 +737,38 @@ static bool update_fast(uint32_t op, void *base, ecs_type t, uint32_t row0,
   return false;
 }
 
+/*
+** x[j] += y[j] * v in one pass, for a whole contiguous block of two f32 or
+** two f64 columns (x and y may be the same column: same index, no
+** overlap problem). @return false when the case is not covered.
+*/
+static bool axpy_fast(double v, void *xb, ecs_type xt, uint32_t xr,
+                      const void *yb, ecs_type yt, uint32_t yr, uint32_t n,
+                      bool contiguous) {
+  if (!contiguous || n != ECSI_BLOCK || xt != yt) return false;
+  /* distinct columns never overlap; the same column is the same rows */
+  if (xt == ECS_F32 && xb == yb && xr == yr) {
+    float *x = (float *)xb + xr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)
+      x[j] = (float)((double)x[j] + (double)x[j] * v);
+  } else if (xt == ECS_F32) {
+    float *restrict x = (float *)xb + xr;
+    const float *restrict y = (const float *)yb + yr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)
+      x[j] = (float)((double)x[j] + (double)y[j] * v);
+  } else if (xt == ECS_F64 && xb == yb && xr == yr) {
+    double *x = (double *)xb + xr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) x[j] = x[j] + x[j] * v;
+  } else if (xt == ECS_F64) {
+    double *restrict x = (double *)xb + xr;
+    const double *restrict y = (const double *)yb + yr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) x[j] = x[j] + y[j] * v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
                  uint32_t n, bool contiguous, const double *params,
                  double *stackmem) {
@@ -725,6 +777,31 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
   for (uint32_t pc = 0; pc < p->ncode;) {
     uint32_t op = p->code[pc++];
     switch (op) {
+    case OP_AXPY: { /* AXPY op t f ts fs kind k: col(t,f) op= col(ts,fs) * v */
+      uint32_t bop = p->code[pc], t = p->code[pc + 1], f = p->code[pc + 2];
+      uint32_t ts = p->code[pc + 3], fs = p->code[pc + 4];
+      double v = p->code[pc + 5] == 0 ? p->konst[p->code[pc + 6]]
+                                      : params[p->code[pc + 6]];
+      ecs_component *c = ecs_query_with(p->q, t), *cs = ecs_query_with(p->q, ts);
+      void *base = ecs_component_column(c, f);
+      const void *src = ecs_component_column(cs, fs);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      const uint32_t *srow = r->row + (size_t)ts * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      ecs_type stype = ecs_component_field(cs, fs)->type;
+      pc += 7;
+      if (!axpy_fast(bop == OP_SUB ? -v : v, base, type, row[0], src, stype,
+                     srow[0], n, contiguous)) {
+        double *y = stackmem + (size_t)sp * ECSI_BLOCK; /* free blocks */
+        double *x = y + ECSI_BLOCK;
+        load(y, src, stype, srow, n, contiguous);
+        binary_scalar(OP_MUL, y, v);
+        load(x, base, type, row, n, contiguous);
+        binary(bop, x, y);
+        store(base, type, row, x, n, contiguous);
+      }
+      break;
+    }
     case OP_UPDATE: { /* UPDATE op t f: column = column op top */
       uint32_t bop = p->code[pc++], t = p->code[pc++], f = p->code[pc++];
       ecs_component *c = ecs_query_with(p->q, t);
@@ -818,10 +895,10 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   ecs_err err;
   if (processed != NULL) *processed = 0;
   stackmem = (double *)ecsi_query_scratch(
-      w, p->q, (size_t)(p->depth + 2u) * ECSI_BLOCK * sizeof(double));
+      w, p->q, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
   if (stackmem == NULL) return ECS_ERR_NOMEM;
   /* lanes past a short block are computed too: give them defined values */
-  memset(stackmem, 0, (size_t)(p->depth + 2u) * ECSI_BLOCK * sizeof(double));
+  memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
   for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
     uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
