@@ -53,8 +53,6 @@ struct ecs_program {
   uint32_t nparam;
   const char **param;        /* names, in the block */
   uint32_t depth;            /* deepest stack the code reaches */
-  uint32_t nterms;
-  uint32_t term[ECS_QUERY_MAX_TERMS]; /* "with" terms the code touches */
 };
 
 /* ------------------------------------------------------------------------
@@ -74,7 +72,6 @@ typedef struct parser {
   uint32_t depth, maxdepth;
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
   uint32_t nesting;   /* current depth of recursion */
-  bool used[ECS_QUERY_MAX_TERMS];
   char *msg;
   size_t msgsize;
   bool failed;
@@ -180,7 +177,6 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
   default: break;
   }
   p->pos = at + n + 1 + m;
-  p->used[k] = true;
   *term = (uint32_t)k;
   *field = (uint32_t)f;
   return true;
@@ -556,8 +552,6 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
     text += p.plen[k] + 1;
   }
   prog->depth = p.maxdepth;
-  for (uint32_t k = 0; k < ecs_query_with_count(q); k++)
-    if (p.used[k]) prog->term[prog->nterms++] = k;
   prog->next = *ecsi_query_programs(q);
   *ecsi_query_programs(q) = prog;
   *out = prog;
