@@ -1514,6 +1514,8 @@ static int l_tr_parent(lua_State *L) {
 
 static int l_tr_children_next(lua_State *L) {
   lua_Integer k = lua_tointeger(L, lua_upvalueindex(2)) + 1;
+  /* the transform (upvalue 3): a closed world ends the loop with an error */
+  ecs_lua_plugin_check(L, lua_upvalueindex(3), ECS_LUA_TRANSFORM, NULL);
   if (lua_rawgeti(L, lua_upvalueindex(1), k) == LUA_TNIL) return 1;
   lua_pushinteger(L, k);
   lua_replace(L, lua_upvalueindex(2));
@@ -1534,7 +1536,8 @@ static int l_tr_children(lua_State *L) {
     lua_rawseti(L, -2, ++n);
   }
   lua_pushinteger(L, 0);
-  lua_pushcclosure(L, l_tr_children_next, 2);
+  lua_pushvalue(L, 1);
+  lua_pushcclosure(L, l_tr_children_next, 3);
   return 1;
 }
 
@@ -2652,10 +2655,12 @@ static void program_params(lua_State *L, const ecs_program *p, int pidx,
       continue;
     }
     if (pidx == 0)
-      luaL_error(L, "%s: parameter '%s' needs a params table", fn, name);
+      luaL_error(L, "%s: parameter '%s' needs a params table at position %d",
+                 fn, name, (int)ecs_program_param_position(p, k));
     if (lua_getfield(L, pidx, name) != LUA_TNUMBER)
-      luaL_error(L, "%s: parameter '%s' must be a number (got %s)", fn, name,
-                 luaL_typename(L, -1));
+      luaL_error(L, "%s: parameter '%s' must be a number (got %s) at "
+                 "position %d", fn, name, luaL_typename(L, -1),
+                 (int)ecs_program_param_position(p, k));
     v[k] = (double)lua_tonumber(L, -1);
     lua_pop(L, 1);
   }

@@ -52,6 +52,7 @@ struct ecs_program {
   double *konst;
   uint32_t nparam;
   const char **param;        /* names, in the block */
+  uint32_t *param_pos;       /* 1-based position of each one's first use */
   uint32_t depth;            /* deepest stack the code reaches */
 };
 
@@ -527,7 +528,8 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   }
   for (uint32_t k = 0; k < p.nparam; k++) names += p.plen[k] + 1;
   bytes = sizeof *prog + p.ncode * sizeof(uint32_t) +
-          p.nconst * sizeof(double) + p.nparam * sizeof(char *) + names;
+          p.nconst * sizeof(double) + p.nparam * sizeof(char *) +
+          p.nparam * sizeof(uint32_t) + names;
   /* doubles first after the struct keep their alignment */
   prog = (ecs_program *)ecsi_realloc(w, NULL, 0, bytes);
   if (prog == NULL) {
@@ -540,7 +542,8 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   prog->konst = (double *)(void *)(prog + 1);
   prog->param = (const char **)(void *)(prog->konst + p.nconst);
   prog->code = (uint32_t *)(void *)(prog->param + p.nparam);
-  text = (char *)(prog->code + p.ncode);
+  prog->param_pos = prog->code + p.ncode;
+  text = (char *)(prog->param_pos + p.nparam);
   if (p.nconst) memcpy(prog->konst, p.konst, p.nconst * sizeof(double));
   memcpy(prog->code, p.code, p.ncode * sizeof(uint32_t));
   prog->ncode = p.ncode;
@@ -549,6 +552,7 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
     memcpy(text, src + p.pname[k], p.plen[k]);
     text[p.plen[k]] = '\0';
     prog->param[k] = text;
+    prog->param_pos[k] = (uint32_t)p.pname[k] + 1u;
     text += p.plen[k] + 1;
   }
   prog->depth = p.maxdepth;
@@ -566,6 +570,10 @@ uint32_t ecs_program_param_count(const ecs_program *p) { return p->nparam; }
 
 const char *ecs_program_param_name(const ecs_program *p, uint32_t i) {
   return i < p->nparam ? p->param[i] : NULL;
+}
+
+uint32_t ecs_program_param_position(const ecs_program *p, uint32_t i) {
+  return i < p->nparam ? p->param_pos[i] : 0;
 }
 
 /* ------------------------------------------------------------------------

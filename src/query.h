@@ -166,6 +166,8 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
 /* Named parameters of the program, in the order run expects them. */
 uint32_t ecs_program_param_count(const ecs_program *p);
 const char *ecs_program_param_name(const ecs_program *p, uint32_t i);
+/* 1-based position in the source of parameter i's first use (for errors). */
+uint32_t ecs_program_param_position(const ecs_program *p, uint32_t i);
 
 /*
 ** Run p over every match of its query, blocks of rows at a time.
