@@ -94,6 +94,7 @@ function arena.run(opts)
     health = world:query(Health),
     turrets = world:query(Turret),
     ships = world:query(Ship),
+    placed_ships = world:query(Ship, Position),
     enemies = world:query(Enemy, Ship),
     bullets = world:query(Bullet),
     asteroids = world:query(Asteroid, Position),
@@ -233,17 +234,17 @@ function arena.run(opts)
   -- Native per-entity math: compiled once, run over the matches in C.
   world:system("move", q.movers,
     "Position.x += Velocity.dx * dt; Position.y += Velocity.dy * dt;" ..
-    "Position.x -= W * floor(Position.x / W); Position.y -= H * floor(Position.y / H)",
+    "Position.x = Position.x % W; Position.y = Position.y % H",
     { W = W, H = H })
   world:system("spin", q.spinners,
-    "Spin.angle += Spin.rate * dt; Spin.angle -= tau * floor(Spin.angle / tau)",
+    "Spin.angle += Spin.rate * dt; Spin.angle = Spin.angle % tau",
     { tau = 2 * math.pi })
   world:system("regen", q.health, "Health.hp = min(Health.hp + Health.regen * dt, Health.max)")
   world:system("cooldown", q.turrets, "Turret.cooldown = max(Turret.cooldown - dt, 0)")
 
   -- Waves of raiders every two seconds; asteroids drift in to refill the field;
   -- fallen named defenders come back.
-  world:system("waves", q.enemies, function()
+  world:system("waves", function()
     if sim.frame % 120 == 0 then spawn_wave() end
     local missing = asteroid_target - Asteroid:count()
     if missing > 0 then spawn_asteroids(math.min(missing, 64), true) end
@@ -311,13 +312,13 @@ function arena.run(opts)
   -- Ship transforms follow their positions (one batch call); turrets are
   -- children, so their world positions follow.
   local att_e, att_x, att_y, att_z = {}, {}, {}, {}
-  world:system("attach", q.ships, function(_, ships)
+  world:system("attach", q.placed_ships, function(_, ships)
     local n = 0
-    for e in ships:entities() do
-      n = n + 1
-      att_e[n] = e
-      att_x[n], att_y[n] = Position:get(e)
-      att_z[n] = 0
+    for c, e, x, y in ships:columns("entity", "Position.x:in", "Position.y:in") do
+      for i = 1, c do
+        n = n + 1
+        att_e[n], att_x[n], att_y[n], att_z[n] = e[i], x[i], y[i], 0
+      end
     end
     for k = n + 1, #att_e do att_e[k], att_x[k], att_y[k], att_z[k] = nil, nil, nil, nil end
     T:set_local_positions(att_e, att_x, att_y, att_z)
