@@ -1,0 +1,409 @@
+/*
+** test_query.c -- queries, native systems and compiled expressions
+** (query.h), through the core alone.
+*/
+#include <math.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "ecs.h"
+#include "component.h"
+#include "query.h"
+
+static const ecs_field_def pos_fields[] = {{"x", ECS_F32}, {"y", ECS_F32}};
+static const ecs_field_def vel_fields[] = {{"dx", ECS_F32}, {"dy", ECS_F32}};
+static const ecs_field_def hp_fields[] = {{"hp", ECS_I16}, {"alive", ECS_BOOL}};
+
+typedef struct fixture {
+  test_alloc a;
+  ecs_world *w;
+  ecs_component *P, *V, *H, *Tag;
+} fixture;
+
+static int setup(fixture *f) {
+  memset(&f->a, 0, sizeof f->a);
+  f->w = ecs_world_new(test_allocf, &f->a);
+  return f->w != NULL &&
+         ecs_component_new(f->w, "Position", pos_fields, 2, &f->P) == ECS_ERR_OK &&
+         ecs_component_new(f->w, "Velocity", vel_fields, 2, &f->V) == ECS_ERR_OK &&
+         ecs_component_new(f->w, "Health", hp_fields, 2, &f->H) == ECS_ERR_OK &&
+         ecs_component_new(f->w, "Frozen", NULL, 0, &f->Tag) == ECS_ERR_OK;
+}
+
+static float *col_f(ecs_component *c, uint32_t field) {
+  return (float *)ecs_component_column(c, field);
+}
+
+/* Give e Position (x, y) and, when v, Velocity (1, 2). */
+static ecs_entity spawn(fixture *f, float x, float y, int v) {
+  ecs_entity e;
+  ecs_instance i;
+  if (ecs_create(f->w, &e) != ECS_ERR_OK) return ECS_NULL;
+  if (ecs_component_add(f->w, f->P, e, &i, NULL) != ECS_ERR_OK) return ECS_NULL;
+  col_f(f->P, 0)[i] = x;
+  col_f(f->P, 1)[i] = y;
+  if (v) {
+    if (ecs_component_add(f->w, f->V, e, &i, NULL) != ECS_ERR_OK) return ECS_NULL;
+    col_f(f->V, 0)[i] = 1.0f;
+    col_f(f->V, 1)[i] = 2.0f;
+  }
+  return e;
+}
+
+static size_t count_of(fixture *f, ecs_query *q) {
+  size_t n = 0;
+  if (ecs_query_count(f->w, q, &n) != ECS_ERR_OK) return (size_t)-1;
+  return n;
+}
+
+TEST(Query_new_rejects_bad_terms) {
+  fixture f;
+  ecs_query *q = NULL;
+  ecs_component *with[2], *without[1];
+  CHECK(setup(&f));
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 0, NULL, 0, &q), ECS_ERR_INVALID);
+  with[0] = f.P;
+  with[1] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_INVALID);
+  with[1] = NULL;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_INVALID);
+  without[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, without, 1, &q), ECS_ERR_INVALID);
+  CHECK(q == NULL);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+TEST(Query_count_follows_adds_removes_and_destroys) {
+  fixture f;
+  ecs_query *q, *qx;
+  ecs_component *with[2], *without[1];
+  ecs_entity e[10];
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  without[0] = f.Tag;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, without, 1, &qx), ECS_ERR_OK);
+  CHECK_EQ_INT(count_of(&f, q), 0);
+  for (int k = 0; k < 10; k++) CHECK((e[k] = spawn(&f, (float)k, 0, k % 2 == 0)) != ECS_NULL);
+  CHECK_EQ_INT(count_of(&f, q), 5);
+  CHECK(ecs_component_add(f.w, f.Tag, e[0], NULL, NULL) == ECS_ERR_OK);
+  CHECK_EQ_INT(count_of(&f, qx), 4);
+  CHECK(ecs_destroy(f.w, e[2]));
+  CHECK_EQ_INT(count_of(&f, q), 4);      /* at once, before any gc */
+  CHECK(ecs_component_remove(f.w, f.V, e[4]));
+  CHECK_EQ_INT(count_of(&f, q), 3);
+  CHECK(ecs_component_add(f.w, f.V, e[1], NULL, NULL) == ECS_ERR_OK);
+  CHECK_EQ_INT(count_of(&f, q), 4);
+  CHECK(ecs_query_matches(f.w, q, e[1]));
+  CHECK(!ecs_query_matches(f.w, qx, e[0]));
+  CHECK_WORLD(f.w);
+  ecs_world_gc(f.w, SIZE_MAX);
+  CHECK_EQ_INT(count_of(&f, q), 4);
+  CHECK_WORLD(f.w);
+  ecs_query_free(f.w, qx);
+  ecs_world_free(f.w); /* frees q */
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/*
+** A pinned snapshot survives a rebuild; the iterator skips entities that
+** stopped matching and never yields entities created after it began.
+*/
+TEST(Query_iteration_pins_a_snapshot) {
+  fixture f;
+  ecs_query *q;
+  ecs_query_iter it, it2;
+  ecs_component *with[1];
+  ecs_entity e[6], x, created;
+  size_t seen = 0;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 6; k++) CHECK((e[k] = spawn(&f, (float)k, 0, 0)) != ECS_NULL);
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK);
+  CHECK(ecs_query_iter_next(f.w, &it, &x));
+  seen++;
+  CHECK(ecs_destroy(f.w, e[5]));              /* not yet visited: skipped */
+  CHECK((created = spawn(&f, 9, 9, 0)) != ECS_NULL); /* created: not visited */
+  CHECK_EQ_INT(count_of(&f, q), 6);           /* rebuilds while pinned */
+  CHECK_WORLD(f.w);                            /* retired snapshot is pinned */
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it2), ECS_ERR_OK); /* nested */
+  while (ecs_query_iter_next(f.w, &it, &x)) {
+    CHECK(x != e[5] && x != created);
+    seen++;
+  }
+  CHECK_EQ_INT(seen, 5);
+  ecs_query_iter_end(f.w, &it);
+  ecs_query_iter_end(f.w, &it);                /* idempotent */
+  seen = 0;
+  while (ecs_query_iter_next(f.w, &it2, &x)) seen++;
+  CHECK_EQ_INT(seen, 6);
+  ecs_query_iter_end(f.w, &it2);
+  CHECK_WORLD(f.w);
+  /* a snapshot still pinned when the world goes is freed with it */
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, e[0]));
+  CHECK_EQ_INT(count_of(&f, q), 5);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* Chunks return current rows, re-looked-up after structural changes. */
+TEST(Query_chunks_report_current_rows) {
+  fixture f;
+  ecs_query *q;
+  ecs_query_iter it;
+  ecs_component *with[2];
+  ecs_entity e[8], ents[4];
+  uint32_t rows[2 * 4], n, total = 0;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 8; k++) CHECK((e[k] = spawn(&f, (float)k, 0, 1)) != ECS_NULL);
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK);
+  n = ecs_query_iter_chunk(f.w, &it, 4, ents, rows);
+  CHECK_EQ_INT(n, 4);
+  CHECK(ecs_query_iter_current(f.w, &it));
+  CHECK(ecs_component_remove(f.w, f.P, e[0])); /* moves e[7]'s P row */
+  CHECK(!ecs_query_iter_current(f.w, &it));
+  total = n;
+  while ((n = ecs_query_iter_chunk(f.w, &it, 4, ents, rows)) > 0) {
+    for (uint32_t j = 0; j < n; j++) {
+      CHECK_EQ_INT(rows[j], ecs_component_lookup(f.w, f.P, ents[j]));
+      CHECK_EQ_INT(rows[4 + j], ecs_component_lookup(f.w, f.V, ents[j]));
+    }
+    total += n;
+  }
+  CHECK_EQ_INT(total, 8);
+  ecs_query_iter_end(f.w, &it);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+typedef struct run_log {
+  uint32_t calls, rows, direct;
+  ecs_component *P;
+} run_log;
+
+static void integrate(ecs_world *w, const ecs_view *v, void *ud) {
+  run_log *log = (run_log *)ud;
+  float *x = (float *)v->column[0];
+  const float *dx = (const float *)v->column[1];
+  (void)w;
+  log->calls++;
+  log->rows += v->count;
+  if (v->column[0] >= ecs_component_column(log->P, 0) &&
+      v->column[0] < (void *)(col_f(log->P, 0) + ecs_component_size(log->P)))
+    log->direct++;
+  for (uint32_t k = 0; k < v->count; k++) x[k] += dx[k] * (float)v->dt;
+}
+
+/*
+** Contiguous rows are handed over in place (one call for the whole run);
+** scattered ones are gathered and scattered back. Both give the same sums.
+*/
+TEST(Query_run_in_place_and_gathered) {
+  fixture f;
+  ecs_query *q;
+  ecs_component *with[2];
+  ecs_column_ref cols[2];
+  ecs_entity e[600];
+  run_log log;
+  size_t done;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 600; k++) CHECK((e[k] = spawn(&f, (float)k, 0, 1)) != ECS_NULL);
+  cols[0].c = f.P; cols[0].field = 0; cols[0].write = true;
+  cols[1].c = f.V; cols[1].field = 0; cols[1].write = false;
+  memset(&log, 0, sizeof log);
+  log.P = f.P;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0.5, integrate, &log, &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 600);
+  CHECK_EQ_INT(log.calls, 1);                  /* one contiguous run */
+  CHECK_EQ_INT(log.direct, 1);
+  /* scramble Velocity's rows: remove and re-add every third */
+  for (int k = 0; k < 600; k += 3) {
+    ecs_instance i;
+    CHECK(ecs_component_remove(f.w, f.V, e[k]));
+    CHECK(ecs_component_add(f.w, f.V, e[k], &i, NULL) == ECS_ERR_OK);
+    col_f(f.V, 0)[i] = 1.0f;
+  }
+  memset(&log, 0, sizeof log);
+  log.P = f.P;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0.5, integrate, &log, &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 600);
+  CHECK(log.calls > 1);
+  for (int k = 0; k < 600; k++) {
+    ecs_instance i = ecs_component_lookup(f.w, f.P, e[k]);
+    CHECK(fabs((double)col_f(f.P, 0)[i] - (k + 1.0)) < 1e-4);
+  }
+  /* bad columns: a field out of range, a manager not in the query, lua */
+  cols[1].field = 5;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL), ECS_ERR_INVALID);
+  cols[1].c = f.H;
+  cols[1].field = 0;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL), ECS_ERR_INVALID);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+static ecs_err compile(fixture *f, ecs_query *q, const char *src,
+                       ecs_program **p, char *msg) {
+  return ecs_program_compile(f->w, q, src, strlen(src), p, msg, 128);
+}
+
+TEST(Program_errors_name_positions) {
+  static const struct { const char *src, *msg; } bad[] = {
+    {"", "empty program at position 1"},
+    {"Position.z = 1", "unknown field 'Position.z' at position 1"},
+    {"Nope.x = 1", "unknown component 'Nope' at position 1"},
+    {"Position.x = 1 +", "expected an expression, got the end at position 17"},
+    {"Position.x = foo(1)", "unknown function 'foo' at position 14"},
+    {"Position.x = clamp(1, 2)", "function 'clamp' takes 3 argument(s) at position 14"},
+    {"Position.x = (1", "expected ')' at position 16"},
+    {"Position.x == 1", "expected an expression near '=' at position 13"},
+    {"Position.x = 1 Position.y = 2", "expected ';' near 'P' at position 16"},
+    {"Position.x = 1.5.", "expected ';' near '.' at position 17"},
+    {"Position.x = 2x", "malformed number at position 14"},
+    {"Frozen.x = 1", "component 'Frozen' is excluded by the query at position 1"},
+  };
+  fixture f;
+  ecs_query *q;
+  ecs_program *p = NULL;
+  ecs_component *with[2], *without[1];
+  char msg[128];
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  without[0] = f.Tag;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, without, 1, &q), ECS_ERR_OK);
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    if (compile(&f, q, bad[k].src, &p, msg) != ECS_ERR_INVALID ||
+        strcmp(msg, bad[k].msg) != 0)
+      fprintf(stderr, "source %s: got '%s'\n", bad[k].src, msg);
+    CHECK_EQ_INT(compile(&f, q, bad[k].src, &p, msg), ECS_ERR_INVALID);
+    CHECK(strcmp(msg, bad[k].msg) == 0);
+  }
+  CHECK(p == NULL);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* Programs agree with the same arithmetic in C, in place and gathered. */
+TEST(Program_runs_match_a_reference) {
+  fixture f;
+  ecs_query *q;
+  ecs_program *p;
+  ecs_component *with[3];
+  ecs_entity e[700];
+  char msg[128];
+  double params[2];
+  size_t done;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  with[2] = f.H;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 3, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 700; k++) {
+    ecs_instance i;
+    CHECK((e[k] = spawn(&f, (float)k, (float)-k, 1)) != ECS_NULL);
+    CHECK(ecs_component_add(f.w, f.H, e[k], &i, NULL) == ECS_ERR_OK);
+    ((int16_t *)ecs_component_column(f.H, 0))[i] = (int16_t)(k * 10);
+  }
+  for (int k = 0; k < 700; k += 5) { /* scatter Health's rows */
+    ecs_instance i;
+    int16_t hp = ((int16_t *)ecs_component_column(f.H, 0))
+        [ecs_component_lookup(f.w, f.H, e[k])];
+    CHECK(ecs_component_remove(f.w, f.H, e[k]));
+    CHECK(ecs_component_add(f.w, f.H, e[k], &i, NULL) == ECS_ERR_OK);
+    ((int16_t *)ecs_component_column(f.H, 0))[i] = hp;
+  }
+  CHECK_EQ_INT(compile(&f, q,
+    "Position.x += Velocity.dx * dt; Position.y = clamp(Position.y, lo, 0) % 7;"
+    "Health.hp = Health.hp + 30000; Health.alive = Health.hp > 32000 - dt",
+    &p, msg), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_program_param_count(p), 2);
+  CHECK(strcmp(ecs_program_param_name(p, 0), "dt") == 0);
+  CHECK(strcmp(ecs_program_param_name(p, 1), "lo") == 0);
+  params[0] = 0.25;
+  params[1] = -100;
+  CHECK_EQ_INT(ecs_program_run(f.w, p, params, &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 700);
+  for (int k = 0; k < 700; k++) {
+    ecs_instance ip = ecs_component_lookup(f.w, f.P, e[k]);
+    ecs_instance ih = ecs_component_lookup(f.w, f.H, e[k]);
+    double y = -k < -100 ? -100.0 : (double)-k;
+    int hp = k * 10 + 30000 > 32767 ? 32767 : k * 10 + 30000; /* saturates */
+    y = y - floor(y / 7) * 7;
+    CHECK(fabs((double)col_f(f.P, 0)[ip] - (k + 0.25)) < 1e-4);
+    CHECK(fabs((double)col_f(f.P, 1)[ip] - y) < 1e-4);
+    CHECK_EQ_INT(((int16_t *)ecs_component_column(f.H, 0))[ih], hp);
+    CHECK_EQ_INT(((uint8_t *)ecs_component_column(f.H, 1))[ih], hp > 32000 - 0.25);
+  }
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w); /* frees the program with its query */
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+static void bump(ecs_world *w, const ecs_view *v, void *ud) {
+  float *x = (float *)v->column[0];
+  (void)w;
+  (void)ud;
+  for (uint32_t k = 0; k < v->count; k++) x[k] += 1.0f;
+}
+
+/* Every allocation of new/refresh/compile/run may fail: clean errors. */
+TEST(Query_out_of_memory_at_every_step) {
+  for (long fail = 1;; fail++) {
+    fixture f;
+    ecs_query *q = NULL;
+    ecs_program *p = NULL;
+    ecs_component *with[2];
+    ecs_column_ref cols[1];
+    char msg[128];
+    ecs_err err;
+    size_t n = 0;
+    int ok;
+    if (!setup(&f)) { ecs_world_free(f.w); continue; }
+    for (int k = 0; k < 40; k++) CHECK(spawn(&f, (float)k, 0, 1) != ECS_NULL);
+    f.a.calls = 0;      /* fail the fail-th allocation from here on */
+    f.a.fail_at = fail;
+    with[0] = f.P;
+    with[1] = f.V;
+    cols[0].c = f.P; cols[0].field = 0; cols[0].write = true;
+    ok = (err = ecs_query_new(f.w, with, 2, NULL, 0, &q)) == ECS_ERR_OK &&
+         (err = ecs_query_count(f.w, q, &n)) == ECS_ERR_OK &&
+         (err = compile(&f, q, "Position.x += 1", &p, msg)) == ECS_ERR_OK &&
+         (err = ecs_program_run(f.w, p, NULL, NULL)) == ECS_ERR_OK &&
+         (err = ecs_query_run(f.w, q, cols, 1, 0, bump, NULL, NULL)) == ECS_ERR_OK;
+    if (!ok) CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+    f.a.fail_at = 0;
+    CHECK_WORLD(f.w);
+    ecs_world_free(f.w);
+    CHECK_EQ_INT(f.a.blocks, 0);
+    if (ok) {
+      CHECK_EQ_INT(n, 40);
+      CHECK(fail > 3); /* the sweep did reach the allocations */
+      break;
+    }
+  }
+}
+
+static const test_case cases[] = {
+  CASE(Query_new_rejects_bad_terms),
+  CASE(Query_count_follows_adds_removes_and_destroys),
+  CASE(Query_iteration_pins_a_snapshot),
+  CASE(Query_chunks_report_current_rows),
+  CASE(Query_run_in_place_and_gathered),
+  CASE(Program_errors_name_positions),
+  CASE(Program_runs_match_a_reference),
+  CASE(Query_out_of_memory_at_every_step),
+};
+
+TEST_MAIN(cases)
