@@ -9,49 +9,12 @@ metatables.
 ]]
 local ecs = require("ecs")
 local junk = require("spec.support.junk")
+local surface = require("spec.support.surface")
 
--- Objects a world hands out, each with a name and a way to make one.
-local function objects(w)
-  local list = { { "world", w } }
-  local e = w:create()
-  if w.component then
-    local P = w:component("JunkPosition", { "x:f32", "y:f32", "ref:entity", "any:lua" })
-    P:add(e, 1, 2)
-    list[#list + 1] = { "component", P }
-  end
-  if w.query and w.component then
-    local P = list[#list][2]
-    list[#list + 1] = { "query", w:query(P) }
-  end
-  for _, field in ipairs({ "transform", "names" }) do
-    local ok, obj = pcall(function() return w[field] end)
-    if ok and obj ~= nil then list[#list + 1] = { field, obj } end
-  end
-  return list, e
-end
-
--- The methods of obj: the functions of its metatable's __index table.
-local function methods(obj)
-  local mt = debug.getmetatable(obj)
-  local index = mt and (type(mt.__index) == "table" and mt.__index or mt.__methods)
-  local out = {}
-  if type(index) == "table" then
-    for k, v in pairs(index) do
-      if type(v) == "function" then out[#out + 1] = k end
-    end
-  end
-  table.sort(out)
-  return out
-end
-
-local function module_functions()
-  local out = {}
-  for k, v in pairs(ecs) do
-    if type(v) == "function" then out[#out + 1] = k end
-  end
-  table.sort(out)
-  return out
-end
+-- The surface (spec/support/surface.lua): module and plugin functions, the
+-- objects a world hands out (plugins included) and their methods.
+local objects = surface.objects
+local methods = surface.methods
 
 -- Call f with args under pcall; assert the outcome is allowed.
 local function try(label, f, ...)
@@ -66,15 +29,19 @@ describe("argument sweep", function()
   it("module functions survive every junk value", function()
     local w = ecs.world()
     local values, other = junk.values(w)
-    for _, name in ipairs(module_functions()) do
+    for _, fn in ipairs(surface.module_functions()) do
+      local name, f = fn[1], fn[2]
       for _, j in ipairs(values) do
-        local label = "ecs." .. name .. "(" .. j[1] .. ")"
-        local ok, r = try(label, ecs[name], j[2])
-        if ok and name == "world" then r:close() end
-        ok, r = try(label, ecs[name], j[2], j[2])
-        if ok and name == "world" then r:close() end
+        local label = name .. "(" .. j[1] .. ")"
+        local ok, r = try(label, f, j[2])
+        if ok and name == "ecs.world" then r:close() end
+        ok, r = try(label, f, j[2], j[2])
+        if ok and name == "ecs.world" then r:close() end
+        try(label, f, w, j[2])
+        try(label, f, j[2], 1, 1)
       end
     end
+    assert.is_true(w:check())
     other:close()
     w:close()
   end)

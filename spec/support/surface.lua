@@ -1,0 +1,93 @@
+--[[
+surface.lua -- the exported surface of require("ecs"), found by walking
+(RELIABILITY R18, R31): the functions of the module table and of every C
+plugin module preloaded as "ecs.<name>", the objects a world hands out
+(world, component, query, transform, names, plugin objects), and each
+object's methods (its metatable's __methods, else its __index table).
+spec/errors_spec.lua sweeps exactly this list; spec/surface_spec.lua checks
+that it misses no class registered by the binding and that the README
+documents every name.
+]]
+local ecs = require("ecs")
+
+local surface = {}
+
+-- The C plugin modules ("ecs.pointmass", ...), sorted by name.
+function surface.plugin_modules()
+  local names = {}
+  for k in pairs(package.preload) do
+    if type(k) == "string" and k:match("^ecs%.") then names[#names + 1] = k end
+  end
+  table.sort(names)
+  local out = {}
+  for _, n in ipairs(names) do out[#out + 1] = { n, require(n) } end
+  return out
+end
+
+-- Every module-level function: { label, fn }, e.g. { "ecs.world", f }.
+function surface.module_functions()
+  local out = {}
+  local function add(prefix, t)
+    local keys = {}
+    for k, v in pairs(t) do
+      if type(v) == "function" then keys[#keys + 1] = k end
+    end
+    table.sort(keys)
+    for _, k in ipairs(keys) do out[#out + 1] = { prefix .. "." .. k, t[k] } end
+  end
+  add("ecs", ecs)
+  for _, m in ipairs(surface.plugin_modules()) do
+    if type(m[2]) == "table" then add(m[1], m[2]) end
+  end
+  return out
+end
+
+-- How to make a plugin object: plugin.new(world), unless listed here.
+local constructors = {
+  ["ecs.grid"] = function(mod) return mod.new(4, 64, 64) end,
+}
+
+-- Objects a world hands out, { kind, object } each, and a live entity.
+function surface.objects(w)
+  local list = { { "world", w } }
+  local e = w:create()
+  local P = w:component("JunkPosition", { "x:f32", "y:f32", "ref:entity", "any:lua" })
+  P:add(e, 1, 2)
+  list[#list + 1] = { "component", P }
+  if w.query then list[#list + 1] = { "query", w:query(P) } end
+  for _, field in ipairs({ "transform", "names" }) do
+    list[#list + 1] = { field, w[field] }
+  end
+  for _, m in ipairs(surface.plugin_modules()) do
+    local mod = m[2]
+    local make = constructors[m[1]] or (type(mod) == "table" and mod.new and function()
+      return mod.new(w)
+    end)
+    if make then list[#list + 1] = { m[1], make(mod) } end
+  end
+  return list, e
+end
+
+-- The method table of obj (or nil).
+function surface.method_table(obj)
+  local mt = debug.getmetatable(obj)
+  if mt == nil then return nil end
+  if type(mt.__methods) == "table" then return mt.__methods end
+  if type(mt.__index) == "table" then return mt.__index end
+  return nil
+end
+
+-- The method names of obj, sorted.
+function surface.methods(obj)
+  local out = {}
+  local index = surface.method_table(obj)
+  if index then
+    for k, v in pairs(index) do
+      if type(v) == "function" then out[#out + 1] = k end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+return surface
