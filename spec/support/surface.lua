@@ -42,12 +42,16 @@ function surface.module_functions()
   return out
 end
 
--- How to make a plugin object: plugin.new(world), unless listed here.
+-- How to make a plugin object: plugin.new(world), unless listed here
+-- (objects made without a world are marked unbound: closing a world does
+-- not concern them).
 local constructors = {
   ["ecs.grid"] = function(mod) return mod.new(4, 64, 64) end,
 }
+local unbound = { ["ecs.grid"] = true }
 
--- Objects a world hands out, { kind, object } each, and a live entity.
+-- Objects a world hands out, { kind, object, unbound } each, and a live
+-- entity.
 function surface.objects(w)
   local list = { { "world", w } }
   local e = w:create()
@@ -63,7 +67,7 @@ function surface.objects(w)
     local make = constructors[m[1]] or (type(mod) == "table" and mod.new and function()
       return mod.new(w)
     end)
-    if make then list[#list + 1] = { m[1], make(mod) } end
+    if make then list[#list + 1] = { m[1], make(mod), unbound[m[1]] } end
   end
   return list, e
 end
