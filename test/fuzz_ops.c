@@ -8,9 +8,11 @@
 ** valid program. One world is driven through entity create/destroy
 ** (single and batch), generic components (registration with fuzzed
 ** schemas, add, remove, lookup, lookup_n, gc, lua refs), the transform
-** (add, remove, set_parent, setters, destroy_tree, sort, gc) and names
-** (set, clear, find, gc). A model (flags per created entity: alive,
-** component mask, transform, parent, name) predicts every observable
+** (add, remove, set_parent, setters, destroy_tree, sort, gc), names
+** (set, clear, find, gc) and queries (new with/without, count, one
+** iteration kept open across other ops, free). A model (flags per created entity: alive,
+** component mask, transform, parent, name; a with/without mask per
+** query) predicts every observable
 ** result; after each op ecs_world_check runs and the model is compared
 ** with the world for every tracked entity.
 **
@@ -35,6 +37,7 @@
 #include "ecs.h"
 #include "component.h"
 #include "names.h"
+#include "query.h"
 #include "transform.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_TRACKED 256
 #define MAX_COMPS 16
 #define MAX_REFS 65536u
+#define MAX_QUERIES 8
 
 /* Fail loudly: libFuzzer reports the abort with the input. */
 #define ENSURE(cond)                                                     \
@@ -106,6 +110,11 @@ typedef struct comp_model {
   int lua_field; /* index of a "lua" field, or -1 */
 } comp_model;
 
+typedef struct query_model {
+  ecs_query *q;
+  uint32_t with, without; /* component masks */
+} query_model;
+
 typedef struct state {
   ecs_world *w;
   fuzz_alloc alloc;
@@ -117,6 +126,13 @@ typedef struct state {
   size_t ncomp;
   char comp_names[MAX_COMPS][16];
   uint64_t stamp;
+  query_model query[MAX_QUERIES];
+  size_t nquery;
+  ecs_query_iter iter; /* one open iteration (iter.snap != NULL) */
+  size_t iter_query;
+  uint64_t iter_changes; /* st->changes when it began */
+  uint8_t yielded[MAX_TRACKED];
+  uint64_t changes; /* counts ops that may change what queries match */
   uint32_t next_ref, drained;
   uint8_t ref_state[MAX_REFS]; /* 0 unused, 1 written, 2 drained */
 } state;
@@ -175,6 +191,10 @@ static void drain(state *st) {
   } while (n == 7);
 }
 
+static int model_matches(const query_model *qm, const tracked *x) {
+  return x->alive && (x->comps & qm->with) == qm->with && (x->comps & qm->without) == 0;
+}
+
 /* Compare the world with the model. */
 static void compare(state *st) {
   const char *bad = ecs_world_check(st->w);
@@ -213,6 +233,16 @@ static void compare(state *st) {
     for (size_t i = 0; i < st->nt; i++) n += st->t[i].alive && (st->t[i].comps >> c & 1u);
     ENSURE(ecs_component_count(st->w, st->comp[c].c) == n);
     ENSURE(ecs_component_size(st->comp[c].c) >= n);
+  }
+  for (size_t k = 0; k < st->nquery; k++) {
+    size_t n = 0, got = 0;
+    for (size_t i = 0; i < st->nt; i++) {
+      int m = model_matches(&st->query[k], &st->t[i]);
+      n += (size_t)m;
+      if (st->t[i].alive) ENSURE(ecs_query_matches(st->w, st->query[k].q, st->t[i].e) == (m != 0));
+    }
+    ENSURE(ecs_query_count(st->w, st->query[k].q, &got) == ECS_ERR_OK);
+    ENSURE(got == n);
   }
   if (st->nm != NULL) {
     for (size_t k = 0; k < NNAMES; k++) {
@@ -589,6 +619,85 @@ static void op_walk(state *st) {
   ENSURE(n == ecs_count(st->w));
 }
 
+/* ---------------------------------------------------------------------
+** Queries
+** ------------------------------------------------------------------ */
+static void op_query_new(state *st, input *in) {
+  ecs_component *with[3], *without[2];
+  uint32_t nw = byte(in) % 4, nwo = byte(in) % 3, wm = 0, wom = 0;
+  int dup = 0;
+  ecs_query *q = NULL;
+  ecs_err err;
+  if (st->ncomp == 0 || st->nquery == MAX_QUERIES) return;
+  for (uint32_t k = 0; k < nw; k++) {
+    size_t c = byte(in) % st->ncomp;
+    with[k] = st->comp[c].c;
+    if ((wm | wom) >> c & 1u) dup = 1;
+    wm |= 1u << c;
+  }
+  for (uint32_t k = 0; k < nwo; k++) {
+    size_t c = byte(in) % st->ncomp;
+    without[k] = st->comp[c].c;
+    if ((wm | wom) >> c & 1u) dup = 1;
+    wom |= 1u << c;
+  }
+  err = ecs_query_new(st->w, with, nw, without, nwo, &q);
+  if (nw == 0 || dup) {
+    ENSURE(err == ECS_ERR_INVALID);
+    return;
+  }
+  if (err == ECS_ERR_NOMEM) return;
+  ENSURE(err == ECS_ERR_OK && q != NULL);
+  st->query[st->nquery].q = q;
+  st->query[st->nquery].with = wm;
+  st->query[st->nquery].without = wom;
+  st->nquery++;
+}
+
+static void iter_end(state *st) {
+  if (st->iter.snap == NULL) return;
+  ecs_query_iter_end(st->w, &st->iter);
+  ENSURE(st->iter.snap == NULL);
+}
+
+/* Begin, step or end the one open iteration; free a query. */
+static void op_query_iter(state *st, input *in) {
+  uint8_t which = byte(in) % 4;
+  if (st->nquery == 0) return;
+  if (which == 0 && st->iter.snap == NULL) {
+    size_t k = byte(in) % st->nquery;
+    ecs_err err = ecs_query_iter_begin(st->w, st->query[k].q, &st->iter);
+    if (err == ECS_ERR_NOMEM) return;
+    ENSURE(err == ECS_ERR_OK);
+    st->iter_query = k;
+    st->iter_changes = st->changes;
+    memset(st->yielded, 0, sizeof st->yielded);
+  } else if (which <= 1 && st->iter.snap != NULL) {
+    size_t steps = 1 + byte(in) % 8;
+    query_model *qm = &st->query[st->iter_query];
+    ecs_entity e;
+    while (steps-- > 0) {
+      tracked *x;
+      if (!ecs_query_iter_next(st->w, &st->iter, &e)) {
+        /* the end: with no change since begin, every match was visited */
+        if (st->changes == st->iter_changes)
+          for (size_t i = 0; i < st->nt; i++)
+            ENSURE(st->yielded[i] == (uint8_t)model_matches(qm, &st->t[i]));
+        iter_end(st);
+        return;
+      }
+      x = find_tracked(st, e);
+      ENSURE(x != NULL && model_matches(qm, x)); /* alive and matching now */
+      ENSURE(!st->yielded[slot_of(st, x)]);      /* at most once */
+      st->yielded[slot_of(st, x)] = 1;
+    }
+  } else if (which == 2) {
+    iter_end(st);
+  } else if (st->iter.snap == NULL) { /* free the last query */
+    ecs_query_free(st->w, st->query[--st->nquery].q);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static state s; /* large: not on the stack */
   state *st = &s;
@@ -603,7 +712,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       st->alloc.countdown = 1 + (op & 0x0F);
       op = byte(&in);
     }
-    switch (op % 14) {
+    if (op % 16 != 8 && op % 16 != 12 && op % 16 != 14) st->changes++;
+    switch (op % 16) {
     case 0: op_create(st); break;
     case 1: op_create_n(st, &in); break;
     case 2: op_destroy(st, &in); break;
@@ -616,12 +726,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 10: if (st->tr == NULL) op_transform_new(st); else op_transform(st, &in); break;
     case 11: op_names(st, &in); break;
     case 12: op_walk(st); break;
-    default: op_transform(st, &in); break;
+    case 13: op_transform(st, &in); break;
+    case 14: op_query_iter(st, &in); break;
+    default: op_query_new(st, &in); break;
     }
     st->alloc.countdown = 0;
     st->alloc.failed = 0;
     compare(st);
   }
+  iter_end(st);
   /* Everything destroyed and swept: every ref drained exactly once. */
   for (size_t i = 0; i < st->nt; i++)
     if (st->t[i].alive) ecs_destroy(st->w, st->t[i].e);
