@@ -4,7 +4,10 @@
 #   1. builds with AddressSanitizer + UBSan and runs the C tests (ctest)
 #      and the busted specs against that build;
 #   2. installs the rock with `luarocks make` into a local tree and runs the
-#      specs again against the installed module.
+#      specs again against the installed module;
+#   3. re-runs the specs with the garbage collector at its most aggressive
+#      (both modes), then the C tests and the specs under valgrind
+#      (docs/reliability.md).
 # The last line is "N passed, N failed" over all of it.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -68,6 +71,52 @@ else
   cat "$log"
   echo "luarocks make failed"
   failed=$((failed + 1))
+fi
+
+# (reliability) the specs again with the garbage collector at its most
+# aggressive (spec/support/gc_stress.lua, RELIABILITY R26), sanitized:
+# generational mode over every spec; incremental mode with pause 0 over every
+# spec with step multiplier 100, and with 1000 (close to stop-the-world,
+# quadratic in the heap size: hours over the whole suite) over the specs
+# about lifetimes and callbacks. docs/reliability.md has the timings.
+gc_subset=(spec/gc_spec.lua spec/lifetime_spec.lua spec/callback_spec.lua
+           spec/component_spec.lua spec/entity_spec.lua spec/names_spec.lua
+           spec/message_spec.lua spec/pointmass_spec.lua spec/mesh_spec.lua)
+gc_stress() { # mode stepmul [spec files...]
+  local mode=$1 mul=$2
+  shift 2
+  echo "== specs with the collector at its most aggressive: $mode${mul:+, step multiplier $mul} (build-asan/)"
+  env LD_PRELOAD="$asan_rt $ubsan_rt" \
+      ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      ECS_GC_STRESS="$mode" ECS_GC_STEPMUL="$mul" \
+      "${busted_cmd[@]}" -o utfTerminal --run=asan --helper=spec/support/gc_stress.lua "$@" 2>&1 | tee "$log"
+  count_busted
+}
+gc_stress generational ""
+gc_stress incremental 100
+gc_stress incremental 1000 "${gc_subset[@]}"
+
+# (reliability) valgrind over a plain build (RELIABILITY R7): every ctest
+# runs under valgrind (CMAKE_CROSSCOMPILING_EMULATOR), then every spec.
+vg=(valgrind -q --error-exitcode=1 --leak-check=full)
+echo "== valgrind: C tests and specs on a plain build (build-valgrind/)"
+if ! command -v valgrind >/dev/null 2>&1; then
+  echo "valgrind is not installed"; failed=$((failed + 1))
+elif ! ecs_build build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       "-DCMAKE_CROSSCOMPILING_EMULATOR=$(IFS=';'; echo "${vg[*]}")"; then
+  echo "build failed"; failed=$((failed + 1))
+else
+  (cd build-valgrind && ctest --output-on-failure 2>&1) | tee "$log"
+  count_ctest
+  before=$failed
+  "${vg[@]}" "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=valgrind 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  count_busted
+  # valgrind's own findings fail the stage even when every spec passed
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq "$before" ]; then
+    echo "valgrind reported errors (exit $rc)"; failed=$((failed + 1))
+  fi
 fi
 
 echo "$passed passed, $failed failed"

@@ -10,6 +10,7 @@ ecs_install_deps() {
   command -v cmake >/dev/null 2>&1 || need+=(cmake)
   command -v cc >/dev/null 2>&1 || need+=(build-essential)
   command -v luarocks >/dev/null 2>&1 || need+=(luarocks)
+  command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # test.sh (reliability)
   if [ "${#need[@]}" -gt 0 ]; then
     echo "installing: ${need[*]}"
     local sudo=""
