@@ -443,16 +443,20 @@ static void components_world_closed(lua_State *L, int widx) {
 */
 static const char comp_marker = 'm';
 
-static lcomponent *to_comp(lua_State *L, int idx) {
-  lcomponent *lc = (lcomponent *)lua_touserdata(L, idx);
+/* True when the value at idx is a component manager (never raises). */
+static int is_comp(lua_State *L, int idx) {
   int ok = 0;
-  if (lc != NULL && lua_type(L, idx) == LUA_TUSERDATA &&
-      lua_rawlen(L, idx) == sizeof *lc && lua_getmetatable(L, idx)) {
+  if (lua_type(L, idx) == LUA_TUSERDATA &&
+      lua_rawlen(L, idx) == sizeof(lcomponent) && lua_getmetatable(L, idx)) {
     ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
     lua_pop(L, 2);
   }
-  if (!ok) luaL_typeerror(L, idx, ECS_LUA_COMPONENT);
-  return lc;
+  return ok;
+}
+
+static lcomponent *to_comp(lua_State *L, int idx) {
+  if (!is_comp(L, idx)) luaL_typeerror(L, idx, ECS_LUA_COMPONENT);
+  return (lcomponent *)lua_touserdata(L, idx);
 }
 
 /* The manager at idx with its world open. */
@@ -1960,17 +1964,6 @@ static int push_query_cache(lua_State *L, int qidx, int k) {
   return lua_gettop(L);
 }
 
-/* True when the value at idx is a component manager (never raises). */
-static int is_comp(lua_State *L, int idx) {
-  int ok = 0;
-  if (lua_type(L, idx) == LUA_TUSERDATA &&
-      lua_rawlen(L, idx) == sizeof(lcomponent) && lua_getmetatable(L, idx)) {
-    ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
-    lua_pop(L, 2);
-  }
-  return ok;
-}
-
 /* The manager at idx (stack index arg of the call), of the world lw. */
 static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
   lcomponent *lc;
@@ -2133,9 +2126,20 @@ static int l_qiter_close(lua_State *L) {
   return 0;
 }
 
+/*
+** The per-entity step. A closure made once (open_queries) whose upvalue 1
+** is the iterator metatable: checking the state is a pointer compare, not
+** the registry lookup by name that luaL_checkudata does.
+*/
+static const char qiter_next_key = 'n';
+
 static int l_qiter_next(lua_State *L) {
-  lqiter *qi = (lqiter *)luaL_checkudata(L, 1, ECS_LUA_QUERY_ITER);
+  lqiter *qi = (lqiter *)lua_touserdata(L, 1);
   ecs_entity e;
+  int ok = qi != NULL && lua_type(L, 1) == LUA_TUSERDATA &&
+           lua_getmetatable(L, 1) && lua_rawequal(L, -1, lua_upvalueindex(1));
+  if (!ok) return luaL_typeerror(L, 1, ECS_LUA_QUERY_ITER);
+  lua_settop(L, 1);
   if (!qi->active) return 0;
   if (qi->lq->q == NULL || qi->lq->lw->w == NULL)
     return luaL_error(L, "attempt to use a closed world");
@@ -2171,7 +2175,7 @@ static int l_query_entities(lua_State *L) {
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &qi->it);
   if (err != ECS_ERR_OK) return query_fail(L, "entities", err);
   qi->active = 1;
-  lua_pushcfunction(L, l_qiter_next);                     /* cache, it, next */
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &qiter_next_key);    /* cache, it, next */
   lua_insert(L, -2);                                      /* cache, next, it */
   lua_pushnil(L);
   lua_pushvalue(L, -2);                                   /* next, it, nil, it */
@@ -2669,7 +2673,7 @@ static void program_params(lua_State *L, const ecs_program *p, int pidx,
 /* q:apply(expr [, params]) -> entities processed */
 static int l_query_apply(lua_State *L) {
   lquery *lq = check_query(L, 1);
-  double params[64];
+  double params[ECS_PROGRAM_MAX_PARAMS];
   ecs_program *p;
   size_t done;
   ecs_err err;
@@ -2823,7 +2827,7 @@ static int l_world_system(lua_State *L) {
     return luaL_error(L, "world:system: a system named '%s' already exists",
                       lua_tostring(L, 2));
   if (kind == KIND_EXPR) {
-    double v[64];
+    double v[ECS_PROGRAM_MAX_PARAMS];
     ecs_program *p = query_program(L, 3, 4, "world:system");
     program_params(L, p, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, "world:system");
     lua_pushlightuserdata(L, p);
@@ -2998,7 +3002,7 @@ static void run_systems(lua_State *L, double dt) {
           done = matches;
       }
     } else if (kind == KIND_EXPR) {
-      double v[64];
+      double v[ECS_PROGRAM_MAX_PARAMS];
       ecs_program *p = (ecs_program *)lua_touserdata(L, -1);
       lquery *lq = check_query(L, rec + 1);
       int pidx;
@@ -3065,6 +3069,9 @@ static void open_queries(lua_State *L) {
     {"__tostring", l_native_tostring}, {NULL, NULL}};
   query_class(L, ECS_LUA_QUERY, query_methods, query_meta);
   query_class(L, ECS_LUA_QUERY_ITER, NULL, iter_meta);
+  luaL_getmetatable(L, ECS_LUA_QUERY_ITER);
+  lua_pushcclosure(L, l_qiter_next, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &qiter_next_key);
   query_class(L, ECS_LUA_COLUMNS, NULL, columns_meta);
   query_class(L, ECS_LUA_NATIVE, NULL, native_meta);
 }

@@ -61,6 +61,9 @@ ecs_err ecsi_grow(ecs_world *w, void **p, uint32_t *cap, uint32_t need,
 void ecsi_refs_free(ecs_world *w);
 
 /* query.c */
+/* Rows per block of native runs and compiled programs (gathered chunks,
+** the expression machine's values). */
+#define ECSI_BLOCK 256u
 void ecsi_queries_free(ecs_world *w);
 const char *ecsi_queries_check(const ecs_world *w);
 

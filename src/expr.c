@@ -28,10 +28,8 @@
 #include "query.h"
 #include "ecs_private.h"
 
-#define ECSI_BLOCK 256u
 #define MAX_DEPTH 16u
 #define MAX_SOURCE 65536u
-#define MAX_PARAMS 64u
 /* deepest nesting of parentheses, calls and unary minus: the parser is
 ** recursive, so this bounds its C stack */
 #define MAX_NESTING 200u
@@ -68,7 +66,7 @@ typedef struct parser {
   uint32_t ncode, code_cap;
   double *konst;
   uint32_t nconst, konst_cap;
-  size_t pname[MAX_PARAMS], plen[MAX_PARAMS]; /* offsets into src */
+  size_t pname[ECS_PROGRAM_MAX_PARAMS], plen[ECS_PROGRAM_MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
   uint32_t depth, maxdepth;
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
@@ -301,7 +299,7 @@ static void param(parser *p, size_t at, size_t n) {
     if (p->plen[k] == n && memcmp(p->src + p->pname[k], p->src + at, n) == 0)
       break;
   if (k == p->nparam) {
-    if (p->nparam == MAX_PARAMS) {
+    if (p->nparam == ECS_PROGRAM_MAX_PARAMS) {
       fail0(p, at, "too many parameters");
       return;
     }

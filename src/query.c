@@ -28,8 +28,7 @@
 #include "query.h"
 #include "ecs_private.h"
 
-/* Rows per gathered chunk, and the shortest run worth using in place. */
-#define ECSI_BLOCK 256u
+/* The shortest run worth using in place (shorter ones are gathered). */
 #define MIN_DIRECT_RUN 32u
 
 typedef struct qsnap {

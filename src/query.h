@@ -153,6 +153,9 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
 ** --------------------------------------------------------------------- */
 typedef struct ecs_program ecs_program;
 
+/* Most named parameters in one program. */
+#define ECS_PROGRAM_MAX_PARAMS 64u
+
 /*
 ** Compile src (len bytes) against q's "with" managers.
 ** @param msg receives a message naming the position on ECS_ERR_INVALID
