@@ -7,6 +7,7 @@ result on random data (mixed field types, scattered rows) against the same
 computation done in Lua.
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 
 local function err_of(f, ...)
   local ok, err = pcall(f, ...)
@@ -35,12 +36,7 @@ describe("q:apply", function()
     e = w:create()
     D:add(e, 10, 0)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   -- the value of an expression, through an f64 field
   local function eval(src, params)
@@ -154,12 +150,7 @@ describe("q:apply store rules", function()
     e = w:create()
     N:add(e)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   local cases = {
     { "f", "0.1", f32(0.1) }, { "f", "1 / 3", f32(1 / 3) }, { "f", "1e39", math.huge },
@@ -214,12 +205,7 @@ describe("q:apply errors", function()
     D:add(e, 1, 2)
     F:add(e, 3)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   -- { source, params, text the message contains, position or { lo, hi } }
   local cases = {

@@ -6,6 +6,7 @@ back (all-or-nothing per chunk), structural changes inside the loop body,
 and the reuse of the arrays between loops (no garbage in steady state).
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 
 local function err_of(f, ...)
   local ok, err = pcall(f, ...)
@@ -31,12 +32,7 @@ describe("q:columns", function()
     V = w:component("Velocity", { "dx:f64", "dy:f64" })
     q = w:query(P, V)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("yields n and arrays whose values equal get()", function()
     local es = populate(100)
@@ -221,12 +217,7 @@ describe("q:columns field types", function()
             4000000000 + k, k % 2 == 0, es[11 - k])
     end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   local ALL = { "All.f", "All.d", "All.a", "All.b", "All.c", "All.l", "All.g", "All.h", "All.u",
                 "All.flag", "All.ref" }
@@ -367,12 +358,7 @@ describe("q:columns with structural changes in the loop body", function()
     es = w:create(3000)
     for k, e in ipairs(es) do P:add(e, 0, k); V:add(e, k) end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("skips rows of destroyed entities and writes the others to their owners", function()
     local destroyed = {}
@@ -458,12 +444,7 @@ describe("q:columns arrays", function()
     q = w:query(P, V)
     for _, e in ipairs(w:create(2000)) do P:add(e, 1, 2); V:add(e, 3, 4) end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   local function frame(dt)
     for n, x, y, dx, dy in q:columns("Position.x", "Position.y", "Velocity.dx:in", "Velocity.dy:in") do

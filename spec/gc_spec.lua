@@ -3,6 +3,7 @@ gc_spec.lua -- lazy reclamation of dead entities' records (Bitsquid part 2)
 and the lifetime of Lua values held in "lua" fields (RELIABILITY R28).
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 
 local function full_gc()
   collectgarbage()
@@ -70,12 +71,7 @@ describe("lua fields", function()
     w = ecs.world()
     B = w:component("Brain", { "script:lua", "n:i32", "memo:lua" })
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("hold any Lua value, reachable while held", function()
     local e = w:create()
@@ -228,11 +224,7 @@ describe("finalizers that run inside a call", function()
         if k % 20 == 0 then pcall(w.component, w, "C" .. k, { "a:lua" }) end
         pcall(B.get, B, e)
       end
-      if pcall(w.count, w) then
-        local good, bad = w:check()
-        assert(good, bad)
-        w:close()
-      end
+      release(w)
     end
     collectgarbage(mode)
     collectgarbage("setpause", 200)

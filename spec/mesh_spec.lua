@@ -4,6 +4,7 @@ instances per entity chained through next_instance (Bitsquid part 2),
 swap-removal that keeps every chain intact, dead entities, gc.
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 local mesh = require("ecs.mesh")
 local junk = require("spec.support.junk")
 
@@ -19,12 +20,7 @@ describe("ecs.mesh", function()
     w = ecs.world()
     M = mesh.new(w)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("keeps several meshes per entity in order", function()
     local a, b = w:create(), w:create()

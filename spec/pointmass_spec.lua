@@ -4,6 +4,7 @@ driven from Lua: creation per world, add/read/write, simulate() in C, dead
 entities, gc, closed worlds and junk arguments.
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 local pointmass = require("ecs.pointmass")
 local junk = require("spec.support.junk")
 
@@ -21,12 +22,7 @@ describe("ecs.pointmass", function()
     w = ecs.world()
     PM = pointmass.new(w)
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("is one manager per world", function()
     assert.equals(PM, pointmass.new(w))

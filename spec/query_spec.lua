@@ -8,6 +8,7 @@ randomized differential test against spec/support/query_model.lua (the
 set of matches of every query compared after every step).
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 local Model = require("spec.support.query_model")
 
 local function err_of(f, ...)
@@ -42,12 +43,7 @@ describe("world:query", function()
     Dead = w:component("Dead")
     Tag = w:component("Tag")
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("accepts managers as arguments, a table of them, and a table with without", function()
     local e = w:create()
@@ -170,12 +166,7 @@ describe("query matches", function()
     Dead = w:component("Dead")
     Tag = w:component("Tag")
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("is empty for a new world and follows creation and adds", function()
     local q = w:query(P, V)
@@ -320,12 +311,7 @@ describe("q:entities() with structural changes", function()
     es = w:create(20)
     for _, e in ipairs(es) do P:add(e); V:add(e) end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   -- Runs one loop; at the k-th yielded entity calls act(e, seen), where seen
   -- is the set of entities yielded so far (e included). Returns the yielded

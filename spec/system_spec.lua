@@ -7,6 +7,7 @@ out with their original value and leaving the world usable (RELIABILITY
 R22-R24), and a native system from a C plugin when one is available.
 ]]
 local ecs = require("ecs")
+local release = require("spec.support.release")
 
 local function err_of(f, ...)
   local ok, err = pcall(f, ...)
@@ -24,12 +25,7 @@ describe("world:system", function()
     es = w:create(10)
     for i, e in ipairs(es) do P:add(e, 0, 0); V:add(e, i, -i) end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   it("calls a Lua system with dt and its query at each update", function()
     local calls = {}
@@ -242,12 +238,7 @@ describe("errors inside systems", function()
     es = w:create(30)
     for i, e in ipairs(es) do P:add(e, 0, 0); V:add(e, i, -i) end
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   local tbl = setmetatable({}, { __tostring = function() return "a table error" end })
   local values = { { "a string", "boom" }, { "a table", tbl }, { "nil", nil } }
@@ -398,12 +389,7 @@ describe("native systems (ecs.motion)", function()
     for i, e in ipairs(es) do P:add(e, i, -i); V:add(e, i % 7, 0.5 * i) end
     move = motion.integrate("Position.x", "Velocity.dx:in", "Position.y", "Velocity.dy:in")
   end)
-  after_each(function()
-    if pcall(w.count, w) then
-      assert.is_true(w:check())
-      w:close()
-    end
-  end)
+  after_each(function() release(w) end)
 
   local function f32(v) return (string.unpack("f", string.pack("f", v))) end
 
