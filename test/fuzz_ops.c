@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h" /* test_alloc: counts blocks, fails the k-th growth */
 #include "ecs.h"
 #include "component.h"
 #include "names.h"
@@ -66,37 +67,6 @@ static uint8_t byte(input *in) {
   return in->at < in->n ? in->p[in->at++] : 0;
 }
 
-/* ---------------------------------------------------------------------
-** Allocator: counts blocks, can fail the k-th next allocation.
-** ------------------------------------------------------------------ */
-typedef struct fuzz_alloc {
-  long blocks;
-  long countdown; /* 0: never fail; k: the k-th next growth fails */
-  int failed;
-} fuzz_alloc;
-
-static void *fuzz_allocf(void *ud, void *p, size_t osize, size_t nsize) {
-  fuzz_alloc *a = (fuzz_alloc *)ud;
-  void *np;
-  if (nsize == 0) {
-    if (p != NULL) {
-      a->blocks--;
-      free(p);
-    }
-    return NULL;
-  }
-  if ((p == NULL || nsize > osize) && a->countdown > 0 && --a->countdown == 0) {
-    a->failed = 1;
-    return NULL;
-  }
-  np = realloc(p, nsize);
-  if (np != NULL && p == NULL) a->blocks++;
-  return np;
-}
-
-/* ---------------------------------------------------------------------
-** Model
-** ------------------------------------------------------------------ */
 typedef struct tracked {
   ecs_entity e;
   uint8_t alive, has_tr, name; /* name: 0 none, else 1 + index in names[] */
@@ -117,7 +87,7 @@ typedef struct query_model {
 
 typedef struct state {
   ecs_world *w;
-  fuzz_alloc alloc;
+  test_alloc alloc;
   ecs_transform *tr;
   ecs_names *nm;
   tracked t[MAX_TRACKED];
@@ -703,13 +673,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   state *st = &s;
   input in = {data, size, 0};
   memset(st, 0, sizeof *st);
-  st->w = ecs_world_new(fuzz_allocf, &st->alloc);
+  st->w = ecs_world_new(test_allocf, &st->alloc);
   if (st->w == NULL) abort();
   while (in.at < in.n) {
     uint8_t op = byte(&in);
     st->ops++;
     if (op >= 0xF0) { /* arm: the k-th next allocation of the next op fails */
-      st->alloc.countdown = 1 + (op & 0x0F);
+      st->alloc.fail_at = st->alloc.calls + 1 + (op & 0x0F);
       op = byte(&in);
     }
     if (op % 16 != 8 && op % 16 != 12 && op % 16 != 14) st->changes++;
@@ -730,8 +700,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 14: op_query_iter(st, &in); break;
     default: op_query_new(st, &in); break;
     }
-    st->alloc.countdown = 0;
-    st->alloc.failed = 0;
+    st->alloc.fail_at = 0;
     compare(st);
   }
   iter_end(st);

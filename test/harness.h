@@ -78,15 +78,20 @@ static inline int test_run(const test_case *cases, size_t n) {
   }
 
 /*
-** A counting allocator: tracks live blocks and bytes, and fails the
-** allocation numbered fail_at (1-based; 0 = never fail).
+** A counting allocator for lua_Alloc-style hosts: tracks live blocks and
+** bytes, and counts growing allocations (a new block or a larger one) in
+** calls. The fail_at-th growth fails (1-based; 0 = never); with sticky set,
+** every growth from the fail_at-th on fails, as Lua's own memory tests do.
+** Shrinking never fails: Lua assumes it cannot.
 */
 typedef struct test_alloc {
   long blocks, bytes, calls, fail_at;
+  int sticky;
 } test_alloc;
 
 static inline void *test_allocf(void *ud, void *p, size_t osize, size_t nsize) {
   test_alloc *a = (test_alloc *)ud;
+  void *np;
   if (nsize == 0) {
     if (p != NULL) {
       a->blocks--;
@@ -95,15 +100,17 @@ static inline void *test_allocf(void *ud, void *p, size_t osize, size_t nsize) {
     }
     return NULL;
   }
-  if (a->fail_at != 0 && ++a->calls == a->fail_at) return NULL;
-  if (a->fail_at == 0) a->calls++;
-  {
-    void *np = realloc(p, nsize);
-    if (np == NULL) return NULL;
-    if (p == NULL) a->blocks++;
-    a->bytes += (long)nsize - (long)(p ? osize : 0);
-    return np;
+  if (p == NULL || nsize > osize) {
+    a->calls++;
+    if (a->fail_at != 0 &&
+        (a->calls == a->fail_at || (a->sticky && a->calls > a->fail_at)))
+      return NULL;
   }
+  np = realloc(p, nsize);
+  if (np == NULL) return NULL;
+  if (p == NULL) a->blocks++;
+  a->bytes += (long)nsize - (long)(p ? osize : 0);
+  return np;
 }
 
 #endif

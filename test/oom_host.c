@@ -32,6 +32,8 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
+#include "harness.h" /* test_alloc, sticky: every growth from the Nth fails */
+
 int luaopen_ecs_core(lua_State *L);
 
 #ifndef ECS_LUA_DIR
@@ -39,30 +41,6 @@ int luaopen_ecs_core(lua_State *L);
 #endif
 
 #define MAX_RUNS 200000L
-
-typedef struct oom_alloc {
-  long blocks, grows, fail_at;
-} oom_alloc;
-
-/* Lua assumes shrinking never fails: only growing allocations can fail. */
-static void *oom_allocf(void *ud, void *p, size_t osize, size_t nsize) {
-  oom_alloc *a = (oom_alloc *)ud;
-  void *np;
-  if (nsize == 0) {
-    if (p != NULL) {
-      a->blocks--;
-      free(p);
-    }
-    return NULL;
-  }
-  if (p == NULL || nsize > osize) {
-    a->grows++;
-    if (a->fail_at != 0 && a->grows >= a->fail_at) return NULL;
-  }
-  np = realloc(p, nsize);
-  if (np != NULL && p == NULL) a->blocks++;
-  return np;
-}
 
 /*
 ** Runs in the state before arming: loads ecs and the scenario, leaves
@@ -114,8 +92,8 @@ static const char *errtext(lua_State *L) {
 static int sweep(const char *file) {
   long failures = 0;
   for (long n = 1; n < MAX_RUNS; n++) {
-    oom_alloc a = {0, 0, 0};
-    lua_State *L = lua_newstate(oom_allocf, &a);
+    test_alloc a = {0, 0, 0, 0, 1};
+    lua_State *L = lua_newstate(test_allocf, &a);
     int rc, done = 0;
     if (L == NULL) {
       fprintf(stderr, "%s: cannot create a Lua state\n", file);
@@ -136,7 +114,7 @@ static int sweep(const char *file) {
       lua_close(L);
       return 1;
     }
-    a.fail_at = a.grows + n; /* arm */
+    a.fail_at = a.calls + n; /* arm */
     rc = run_chunk(L, armed, "=scenario");
     a.fail_at = 0;           /* disarm */
     if (rc == LUA_OK) {
