@@ -93,6 +93,48 @@ static int l_tostring(lua_State *L) {
 }
 
 /* ======================================================================
+** Objects and calls in progress
+**
+** Every full userdata the binding hands to Lua (worlds, component
+** managers, queries and their iteration states, native systems, plugin
+** objects) begins with an lhead: its own address and its class tag. A
+** userdata of another library that debug.setmetatable gave one of our
+** metatables carries neither, so it is refused with a type error instead
+** of being read as ours (every self is checked this way, not by its
+** metatable).
+**
+** A world counts the calls in progress on it (busy). Methods run through
+** one wrapper (l_method) that checks self and counts the call. A call may
+** run Lua code it does not control: a finalizer at any allocation, a
+** metamethod of a user table. If that code closes the world, the world
+** is marked closed at once (every method then raises the closed-world
+** error) but its core memory is released only when the last call in
+** progress returns, so no call is left holding pointers into freed
+** memory. A call that ends in an error does not return through the
+** wrapper; its count then stays, and the memory of a world closed later
+** is released by the world's __gc instead (never earlier than safe).
+** Calls that run user code on purpose (Lua systems) uncount themselves
+** around it: they hold no core pointer across it.
+** ==================================================================== */
+
+typedef struct lworld lworld;
+
+typedef struct lhead {
+  const void *self; /* the block's own address */
+  const void *cls;  /* &<class>_tag */
+  lworld *lw;       /* the world it belongs to (a world: itself) */
+} lhead;
+
+/* Class tags: only their addresses matter. */
+static const char world_tag = 'w';
+static const char comp_tag = 'c';
+static const char query_tag = 'q';
+static const char qiter_tag = 'i';
+static const char columns_tag = 'k';
+static const char native_tag = 'n';
+static const char plugin_tag = 'p';
+
+/* ======================================================================
 ** Worlds
 **
 ** A world userdata holds the ecs_world pointer (NULL once closed) and has
@@ -103,38 +145,59 @@ static int l_tostring(lua_State *L) {
 ** and they can see whether it was closed.
 ** ==================================================================== */
 
-typedef struct lworld {
-  ecs_world *w;
-} lworld;
+struct lworld {
+  lhead h;
+  ecs_world *w;      /* NULL once closed */
+  ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
+  unsigned busy;     /* calls in progress */
+};
+
+static void init_head(lhead *h, const void *cls, lworld *lw) {
+  h->self = h;
+  h->cls = cls;
+  h->lw = lw;
+}
+
+/* The lhead of the userdata at idx if it is of class cls, else NULL. */
+static lhead *test_object(lua_State *L, int idx, const void *cls) {
+  lhead *h = (lhead *)lua_touserdata(L, idx);
+  if (h == NULL || lua_type(L, idx) != LUA_TUSERDATA ||
+      lua_rawlen(L, idx) < sizeof *h || h->self != (const void *)h ||
+      h->cls != cls)
+    return NULL;
+  return h;
+}
+
+/* The type name luaL_typeerror would use: __name, or the basic type. */
+static const char *value_type_name(lua_State *L, int idx);
 
 /*
-** Every world has a metatable of its own (so that world.transform and
-** world.names can be plain fields of its __index table, found without a
-** function call), copied from the class template registered as
-** ECS_LUA_WORLD. A world is recognised by the marker world_key in its
-** metatable, which Lua code cannot reach: the metatables are locked.
+** Raise "bad argument #idx (<cname> expected, got <what>)"; a userdata
+** wearing one of our metatables without being ours is called that, not
+** by the class name it borrowed.
 */
-static const char world_key = 'w';
+static int object_error(lua_State *L, int idx, const char *cname) {
+  const char *got = value_type_name(L, idx);
+  if (lua_type(L, idx) == LUA_TUSERDATA && strcmp(got, cname) == 0)
+    got = lua_pushfstring(L, "a userdata with a borrowed %s metatable", cname);
+  return luaL_argerror(L, idx, lua_pushfstring(L, "%s expected, got %s", cname, got));
+}
 
 static lworld *test_lworld(lua_State *L, int idx) {
-  lworld *lw = (lworld *)lua_touserdata(L, idx);
-  int is_world;
-  if (lw == NULL || lua_type(L, idx) != LUA_TUSERDATA || !lua_getmetatable(L, idx))
-    return NULL;
-  is_world = lua_rawgetp(L, -1, &world_key) == LUA_TBOOLEAN;
-  lua_pop(L, 2);
-  return is_world ? lw : NULL;
+  return (lworld *)test_object(L, idx, &world_tag);
 }
 
 static lworld *to_lworld(lua_State *L, int idx) {
   lworld *lw = test_lworld(L, idx);
-  if (lw == NULL) luaL_typeerror(L, idx, ECS_LUA_WORLD);
+  if (lw == NULL) object_error(L, idx, ECS_LUA_WORLD);
   return lw;
 }
 
+#define CLOSED_WORLD "attempt to use a closed world"
+
 ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
   lworld *lw = to_lworld(L, idx);
-  if (lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  if (lw->w == NULL) luaL_error(L, CLOSED_WORLD);
   return lw->w;
 }
 
@@ -144,6 +207,73 @@ static ecs_world *check_self(lua_State *L) {
 }
 
 #define check_world(L, idx) check_self(L)
+
+/* Release the core world of a closed world once no call is in progress. */
+static void world_release(lworld *lw) {
+  ecs_world *w = lw->doomed;
+  lw->doomed = NULL;
+  ecs_world_free(w);
+}
+
+static void world_enter(lworld *lw) { lw->busy++; }
+
+static void world_leave(lworld *lw) {
+  if (--lw->busy == 0 && lw->doomed != NULL) world_release(lw);
+}
+
+/*
+** A method: the function, and how to check its self (argument 1): by
+** class tag, or for plugin classes by tag and class name.
+*/
+typedef struct lmethod {
+  lua_CFunction fn;
+  const void *cls;
+  const char *cname; /* for messages; for plugins also the class name */
+} lmethod;
+
+static lhead *test_plugin(lua_State *L, int idx, const char *tname);
+
+/* Every method runs through here: check self, count the call. */
+static int l_method(lua_State *L) {
+  const lmethod *m = (const lmethod *)lua_touserdata(L, lua_upvalueindex(1));
+  lhead *h = m->cls == &plugin_tag ? test_plugin(L, 1, m->cname)
+                                     : test_object(L, 1, m->cls);
+  lworld *lw;
+  int n;
+  if (h == NULL) return object_error(L, 1, m->cname);
+  lw = h->lw;
+  world_enter(lw);
+  n = m->fn(L);
+  world_leave(lw);
+  return n;
+}
+
+/* Set the methods into the table on top of the stack, each wrapped. */
+static void set_methods(lua_State *L, const luaL_Reg *methods,
+                        const void *cls, const char *cname) {
+  for (; methods->name != NULL; methods++) {
+    lmethod *m = (lmethod *)lua_newuserdatauv(L, sizeof *m, 0);
+    m->fn = methods->func;
+    m->cls = cls;
+    m->cname = cname;
+    lua_pushcclosure(L, l_method, 1);
+    lua_setfield(L, -2, methods->name);
+  }
+}
+
+void *ecs_lua_enter(lua_State *L, int idx) {
+  lhead *h = (lhead *)lua_touserdata(L, idx);
+  if (h == NULL || lua_type(L, idx) != LUA_TUSERDATA ||
+      lua_rawlen(L, idx) < sizeof *h || h->self != (const void *)h ||
+      h->lw == NULL || h->lw->h.self != (const void *)h->lw)
+    luaL_argerror(L, idx, "ecs object expected");
+  world_enter(h->lw);
+  return h->lw;
+}
+
+void ecs_lua_leave(void *token) {
+  if (token != NULL) world_leave((lworld *)token);
+}
 
 /*
 ** Lua's allocator, passed to the core so that Lua's accounting (and a test
@@ -168,7 +298,8 @@ static int l_world_new(lua_State *L) {
   lworld *lw;
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
-  lw->w = NULL;
+  memset(lw, 0, sizeof *lw);
+  init_head(&lw->h, &world_tag, lw);
   /* its own metatable: a copy of the template, __index = fields table */
   lua_createtable(L, 0, 10);                             /* world, mt */
   luaL_getmetatable(L, ECS_LUA_WORLD);                   /* world, mt, tpl */
@@ -194,15 +325,29 @@ static int l_world_new(lua_State *L) {
 
 static void components_world_closed(lua_State *L, int widx); /* components section */
 
-/* world:close(); also __gc and __close. Idempotent. */
+/*
+** world:close(); also __close. Idempotent. The world is closed at once;
+** its core memory goes now, or when the calls in progress on it return.
+*/
 static int l_world_close(lua_State *L) {
   lworld *lw = to_lworld(L, 1);
   if (lw->w != NULL) {
-    ecs_world *w = lw->w;
+    lw->doomed = lw->w;
     lw->w = NULL;
     components_world_closed(L, 1); /* components section */
-    ecs_world_free(w);
+    if (lw->busy == 0) world_release(lw);
   }
+  return 0;
+}
+
+/*
+** __gc: nothing can be running on an unreachable world (every call keeps
+** its self, which keeps the world, on the stack), so release everything.
+*/
+static int l_world_gc(lua_State *L) {
+  lworld *lw = to_lworld(L, 1);
+  l_world_close(L);
+  if (lw->doomed != NULL) world_release(lw);
   return 0;
 }
 
@@ -365,7 +510,8 @@ static const char refs_key = 'r';
 static const char plugins_key = 'p';
 
 typedef struct lcomponent {
-  lworld *lw;          /* inside the world userdata (user value 1) */
+  lhead h;             /* h.lw: inside the world userdata (user value 1) */
+  lworld *lw;          /* == h.lw */
   ecs_component *c;    /* NULL until registered */
   uint32_t nfields, nlua;
 } lcomponent;
@@ -437,33 +583,25 @@ static void components_world_closed(lua_State *L, int widx) {
 /*
 ** Each manager has its own metatable (so that its __index table can hold
 ** its name next to the methods, and a method call is one table lookup);
-** every such metatable carries comp_marker = true and __name
-** "ecs.Component". to_comp accepts exactly those userdata (of the right
-** size, should debug.setmetatable put such a metatable on another one).
+** __name is "ecs.Component". A manager is recognised by its lhead.
 */
-static const char comp_marker = 'm';
 
 /* True when the value at idx is a component manager (never raises). */
 static int is_comp(lua_State *L, int idx) {
-  int ok = 0;
-  if (lua_type(L, idx) == LUA_TUSERDATA &&
-      lua_rawlen(L, idx) == sizeof(lcomponent) && lua_getmetatable(L, idx)) {
-    ok = lua_rawgetp(L, -1, &comp_marker) == LUA_TBOOLEAN;
-    lua_pop(L, 2);
-  }
-  return ok;
+  return test_object(L, idx, &comp_tag) != NULL;
 }
 
 static lcomponent *to_comp(lua_State *L, int idx) {
-  if (!is_comp(L, idx)) luaL_typeerror(L, idx, ECS_LUA_COMPONENT);
-  return (lcomponent *)lua_touserdata(L, idx);
+  lcomponent *lc = (lcomponent *)test_object(L, idx, &comp_tag);
+  if (lc == NULL) object_error(L, idx, ECS_LUA_COMPONENT);
+  return lc;
 }
 
 /* The manager at idx with its world open. */
 static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
   lcomponent *lc = to_comp(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
-    luaL_error(L, "attempt to use a closed world");
+    luaL_error(L, CLOSED_WORLD);
   *w = lc->lw->w;
   return lc;
 }
@@ -994,7 +1132,8 @@ static const luaL_Reg comp_methods[] = {
 */
 static void open_components(lua_State *L) {
   luaL_newmetatable(L, ECS_LUA_COMPONENT);               /* mt */
-  luaL_newlib(L, comp_methods);                          /* mt, methods */
+  lua_newtable(L);                                       /* mt, methods */
+  set_methods(L, comp_methods, &comp_tag, ECS_LUA_COMPONENT);
   lua_setfield(L, -2, "__methods");
   lua_pushcfunction(L, l_comp_tostring);
   lua_setfield(L, -2, "__tostring");
@@ -1027,8 +1166,6 @@ static void push_comp_metatable(lua_State *L, const char *name) {
   lua_setfield(L, -2, "__name");
   lua_pushliteral(L, "locked");
   lua_setfield(L, -2, "__metatable");
-  lua_pushboolean(L, 1);
-  lua_rawsetp(L, -2, &comp_marker);
 }
 
 static bool is_ident(const char *s, size_t len) {
@@ -1108,6 +1245,7 @@ static int l_world_component(lua_State *L) {
   }
   lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc, 2); /* 7: manager */
   lc->lw = to_lworld(L, 1);
+  init_head(&lc->h, &comp_tag, lc->lw);
   lc->c = NULL;
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
@@ -1166,17 +1304,29 @@ static int l_world_components(lua_State *L) {
 ** header is padded to that, not to max_align_t.
 */
 typedef union plugin_head {
-  lworld *lw;
+  struct {
+    lhead h;           /* class plugin_tag; h.lw its world */
+    const char *tname; /* its class name */
+  } o;
   double d;
   lua_Integer i;
   void *p;
 } plugin_head;
 
+/* The plugin object of class tname at idx (NULL if it is not one). */
+static lhead *test_plugin(lua_State *L, int idx, const char *tname) {
+  plugin_head *ph = (plugin_head *)test_object(L, idx, &plugin_tag);
+  if (ph == NULL || lua_rawlen(L, idx) < sizeof *ph ||
+      (ph->o.tname != tname && strcmp(ph->o.tname, tname) != 0))
+    return NULL;
+  return &ph->o.h;
+}
+
 void ecs_lua_plugin_class(lua_State *L, const char *tname,
                           const luaL_Reg *methods) {
   if (luaL_newmetatable(L, tname)) {                     /* mt */
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
+    lua_newtable(L);                                     /* mt, methods */
+    set_methods(L, methods, &plugin_tag, tname);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "__index");
     lua_setfield(L, -2, "__methods");
@@ -1206,7 +1356,8 @@ void *ecs_lua_plugin_new(lua_State *L, int world_idx, const char *tname,
   ecs_lua_check_world(L, world_idx);
   h = (plugin_head *)lua_newuserdatauv(L, sizeof *h + size, 1);
   memset(h, 0, sizeof *h + size);
-  h->lw = to_lworld(L, world_idx);
+  init_head(&h->o.h, &plugin_tag, to_lworld(L, world_idx));
+  h->o.tname = tname;
   luaL_setmetatable(L, tname);
   lua_pushvalue(L, world_idx);
   lua_setiuservalue(L, -2, 1);                            /* obj */
@@ -1228,10 +1379,11 @@ void ecs_lua_plugin_detach(lua_State *L, int world_idx, const char *tname) {
 
 void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
                            ecs_world **w) {
-  plugin_head *h = (plugin_head *)luaL_checkudata(L, idx, tname);
-  if (h->lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  lhead *h = test_plugin(L, idx, tname);
+  if (h == NULL) object_error(L, idx, tname);
+  if (h->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
   if (w != NULL) *w = h->lw->w;
-  return h + 1;
+  return (plugin_head *)(void *)h + 1;
 }
 
 /* The plugins compiled into ecs.core, loadable as require("ecs.<name>"). */
@@ -1285,17 +1437,12 @@ typedef struct lnames {
 } lnames;
 
 /*
-** The manager at index 1. Methods carry their class's metatable as
-** upvalue 1: one metatable fetch and a raw compare in the usual case; the
-** checked path (luaL_checkudata, closed world) gives the proper errors.
+** The manager at index 1. Methods run through l_method, which checked
+** the class of self already: only the closed world is left to check.
 */
 static void *check_builtin(lua_State *L, const char *tname) {
-  plugin_head *h = (plugin_head *)lua_touserdata(L, 1);
-  if (h != NULL && lua_getmetatable(L, 1)) {
-    int same = lua_rawequal(L, -1, lua_upvalueindex(1));
-    lua_pop(L, 1);
-    if (same && h->lw->w != NULL) return h + 1;
-  }
+  lhead *h = test_plugin(L, 1, tname);
+  if (h != NULL && h->lw->w != NULL) return (plugin_head *)(void *)h + 1;
   return ecs_lua_plugin_check(L, 1, tname, NULL);
 }
 
@@ -1822,20 +1969,13 @@ static const luaL_Reg nm_methods[] = {
   {NULL, NULL}
 };
 
-/* A class whose methods carry its metatable as upvalue 1 (check_builtin). */
+/* A built-in plugin class (check_builtin) with its __tostring. */
 static void builtin_class(lua_State *L, const char *tname, const luaL_Reg *methods,
                           lua_CFunction tostring) {
-  luaL_newmetatable(L, tname);                           /* mt */
-  lua_newtable(L);                                       /* mt, methods */
-  lua_pushvalue(L, -2);
-  luaL_setfuncs(L, methods, 1);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "__index");
-  lua_setfield(L, -2, "__methods");                      /* mt */
+  ecs_lua_plugin_class(L, tname, methods);
+  luaL_getmetatable(L, tname);                           /* mt */
   lua_pushcfunction(L, tostring);
   lua_setfield(L, -2, "__tostring");
-  lua_pushliteral(L, "locked");
-  lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
 }
 
@@ -1932,7 +2072,8 @@ static int l_lightuserdata(lua_State *L) {
 static const char systems_key = 's';
 
 typedef struct lquery {
-  lworld *lw;
+  lhead h;
+  lworld *lw; /* == h.lw */
   ecs_query *q;
   uint32_t nwith;
 } lquery;
@@ -1941,9 +2082,9 @@ typedef struct lquery {
 enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_PROGRAMS = 4 };
 
 static lquery *check_query(lua_State *L, int idx) {
-  lquery *lq = (lquery *)luaL_checkudata(L, idx, ECS_LUA_QUERY);
-  if (lq->q == NULL || lq->lw->w == NULL)
-    luaL_error(L, "attempt to use a closed world");
+  lquery *lq = (lquery *)test_object(L, idx, &query_tag);
+  if (lq == NULL) object_error(L, idx, ECS_LUA_QUERY);
+  if (lq->q == NULL || lq->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
   return lq;
 }
 
@@ -2044,6 +2185,7 @@ static int l_world_query(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)nwith);
   lua_setfield(L, list, "n");                             /* with count */
   lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
+  init_head(&lq->h, &query_tag, lw);
   lq->lw = lw;
   lq->q = NULL;
   lq->nwith = nwith;
@@ -2065,7 +2207,8 @@ static int l_world_query(lua_State *L) {
 
 /* __gc: free the core query while the world is open. Never raises. */
 static int l_query_gc(lua_State *L) {
-  lquery *lq = (lquery *)luaL_checkudata(L, 1, ECS_LUA_QUERY);
+  lquery *lq = (lquery *)test_object(L, 1, &query_tag);
+  if (lq == NULL) return 0;
   if (lq->q != NULL && lq->lw->w != NULL) ecs_query_free(lq->lw->w, lq->q);
   lq->q = NULL;
   return 0;
@@ -2098,7 +2241,8 @@ static int l_query_components(lua_State *L) {
 }
 
 static int l_query_tostring(lua_State *L) {
-  lquery *lq = (lquery *)luaL_checkudata(L, 1, ECS_LUA_QUERY);
+  lquery *lq = (lquery *)test_object(L, 1, &query_tag);
+  if (lq == NULL) return object_error(L, 1, ECS_LUA_QUERY);
   if (lq->q == NULL || lq->lw->w == NULL) lua_pushliteral(L, "ecs.Query (closed)");
   else lua_pushfstring(L, "ecs.Query (%p)", (void *)lq);
   return 1;
@@ -2110,6 +2254,7 @@ static int l_query_tostring(lua_State *L) {
 ** ------------------------------------------------------------------- */
 
 typedef struct lqiter {
+  lhead h;
   lquery *lq;
   ecs_query_iter it;
   int active;
@@ -2122,23 +2267,21 @@ static void qiter_end(lqiter *qi) {
 }
 
 static int l_qiter_close(lua_State *L) {
-  qiter_end((lqiter *)luaL_checkudata(L, 1, ECS_LUA_QUERY_ITER));
+  lqiter *qi = (lqiter *)test_object(L, 1, &qiter_tag);
+  if (qi != NULL) qiter_end(qi);
   return 0;
 }
 
 /*
-** The per-entity step. A closure made once (open_queries) whose upvalue 1
-** is the iterator metatable: checking the state is a pointer compare, not
-** the registry lookup by name that luaL_checkudata does.
+** The per-entity step, made once (open_queries). Checking the state is a
+** look at its lhead, not the registry lookup by name of luaL_checkudata.
 */
 static const char qiter_next_key = 'n';
 
 static int l_qiter_next(lua_State *L) {
-  lqiter *qi = (lqiter *)lua_touserdata(L, 1);
+  lqiter *qi = (lqiter *)test_object(L, 1, &qiter_tag);
   ecs_entity e;
-  int ok = qi != NULL && lua_type(L, 1) == LUA_TUSERDATA &&
-           lua_getmetatable(L, 1) && lua_rawequal(L, -1, lua_upvalueindex(1));
-  if (!ok) return luaL_typeerror(L, 1, ECS_LUA_QUERY_ITER);
+  if (qi == NULL) return object_error(L, 1, ECS_LUA_QUERY_ITER);
   lua_settop(L, 1);
   if (!qi->active) return 0;
   if (qi->lq->q == NULL || qi->lq->lw->w == NULL)
@@ -2163,6 +2306,7 @@ static int l_query_entities(lua_State *L) {
   } else {
     lua_pop(L, 1);
     qi = (lqiter *)lua_newuserdatauv(L, sizeof *qi, 1);
+    init_head(&qi->h, &qiter_tag, lq->lw);
     qi->lq = lq;
     qi->active = 0;
     luaL_setmetatable(L, ECS_LUA_QUERY_ITER);
@@ -2275,6 +2419,7 @@ typedef union cvalue {
 } cvalue;
 
 typedef struct lcolumns {
+  lhead h;
   lquery *lq;
   ecs_query_iter it;
   int active;
@@ -2451,9 +2596,12 @@ static void columns_end(lcolumns *st) {
 ** entities and rows, and may raise.
 */
 static int l_columns_close(lua_State *L) {
-  lcolumns *st = (lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS);
-  int pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
-  uint32_t n = st->n;
+  lcolumns *st = (lcolumns *)test_object(L, 1, &columns_tag);
+  int pending;
+  uint32_t n;
+  if (st == NULL) return 0;
+  pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
+  n = st->n;
   columns_end(st);
   if (pending && n > 0) {
     st->n = n;
@@ -2465,7 +2613,8 @@ static int l_columns_close(lua_State *L) {
 
 /* __gc: unpin only (a finalizer must not raise). */
 static int l_columns_gc(lua_State *L) {
-  columns_end((lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS));
+  lcolumns *st = (lcolumns *)test_object(L, 1, &columns_tag);
+  if (st != NULL) columns_end(st);
   return 0;
 }
 
@@ -2511,8 +2660,9 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
 
 /* The iterator: write back the last chunk, fill the next -> n, arrays... */
 static int l_columns_next(lua_State *L) {
-  lcolumns *st = (lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS);
+  lcolumns *st = (lcolumns *)test_object(L, 1, &columns_tag);
   ecs_world *w;
+  if (st == NULL) return object_error(L, 1, ECS_LUA_COLUMNS);
   uint32_t n;
   if (!st->active) return 0;
   if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
@@ -2545,6 +2695,7 @@ static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols) {
                  (size_t)lq->nwith * COLUMNS_CHUNK * sizeof(uint32_t);
   lcolumns *st = (lcolumns *)lua_newuserdatauv(L, bytes, 2);
   memset(st, 0, sizeof *st);
+  init_head(&st->h, &columns_tag, lq->lw);
   st->lq = lq;
   st->cap_cols = cap;
   st->scratch = (cvalue *)(void *)((char *)st + head);
@@ -2694,6 +2845,7 @@ static int l_query_apply(lua_State *L) {
 ** ------------------------------------------------------------------- */
 
 typedef struct lnative {
+  lhead h; /* no world */
   ecs_system_fn fn;
   void *ud;
   int nspec;
@@ -2705,6 +2857,7 @@ void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
   luaL_argcheck(L, nspecs >= 0 && nspecs <= MAX_COLUMNS, 1,
                 "too many columns for a native system");
   nv = (lnative *)lua_newuserdatauv(L, sizeof *nv, 3);
+  init_head(&nv->h, &native_tag, NULL);
   nv->fn = fn;
   nv->ud = ud;
   nv->nspec = nspecs;
@@ -2753,14 +2906,16 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
 static int l_query_run(lua_State *L) {
   double dt;
   check_query(L, 1);
-  luaL_checkudata(L, 2, ECS_LUA_NATIVE);
+  if (test_object(L, 2, &native_tag) == NULL)
+    return object_error(L, 2, ECS_LUA_NATIVE);
   dt = (double)luaL_optnumber(L, 3, 0.0);
   lua_pushinteger(L, (lua_Integer)run_native(L, 1, 2, dt, "q:run"));
   return 1;
 }
 
 static int l_native_tostring(lua_State *L) {
-  luaL_checkudata(L, 1, ECS_LUA_NATIVE);
+  if (test_object(L, 1, &native_tag) == NULL)
+    return object_error(L, 1, ECS_LUA_NATIVE);
   lua_getiuservalue(L, 1, 2);
   lua_pushfstring(L, "ecs.NativeSystem (%s)", lua_tostring(L, -1));
   return 1;
@@ -2816,7 +2971,7 @@ static int l_world_system(lua_State *L) {
   case LUA_TFUNCTION: kind = KIND_LUA; break;
   case LUA_TSTRING: kind = KIND_EXPR; break;
   default:
-    if (luaL_testudata(L, 4, ECS_LUA_NATIVE) == NULL)
+    if (test_object(L, 4, &native_tag) == NULL)
       return luaL_typeerror(L, 4, "function, expression or native system");
     kind = KIND_NATIVE;
   }
@@ -2970,6 +3125,7 @@ static double now(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
 ** propagates unchanged; nothing in C is left locked across the call.
 */
 static void run_systems(lua_State *L, double dt) {
+  lworld *lw = to_lworld(L, 1);
   int list = push_systems(L, 1);
   lua_Integer n = (lua_Integer)lua_rawlen(L, list);
   for (lua_Integer k = 1; k <= n; k++) {
@@ -2990,8 +3146,13 @@ static void run_systems(lua_State *L, double dt) {
       lua_pushnumber(L, (lua_Number)dt);
       if (lua_toboolean(L, rec + 1)) lua_pushvalue(L, rec + 1);
       else lua_pushnil(L);                                /* no query */
+      /* the body is user code by design: this call is not in progress
+      ** meanwhile (it keeps no core pointer across it), so a close
+      ** there releases the world at once, and an error leaves no count */
+      lw->busy--;
       lua_call(L, 2, 1);                                  /* rec, q, r */
-      if (to_lworld(L, 1)->w == NULL) return; /* the system closed it */
+      lw->busy++;
+      if (lw->w == NULL) return; /* the system closed it */
       cnt = lua_tointegerx(L, -1, &isint);
       if (isint && cnt >= 0) {
         done = (size_t)cnt;
@@ -3009,6 +3170,7 @@ static void run_systems(lua_State *L, double dt) {
       lua_rawgeti(L, rec, SYS_PARAMS);
       pidx = lua_istable(L, -1) ? lua_gettop(L) : 0;
       program_params(L, p, pidx, v, 1, dt, "world:update");
+      if (lq->lw->w == NULL) return; /* a params metamethod closed it */
       if (ecs_program_run(lq->lw->w, p, v, &done) != ECS_ERR_OK)
         luaL_error(L, "world:update: not enough memory");
     } else {
@@ -3048,7 +3210,7 @@ static void query_class(lua_State *L, const char *tname, const luaL_Reg *methods
   luaL_setfuncs(L, meta, 0);
   if (methods != NULL) {
     lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
+    set_methods(L, methods, &query_tag, tname);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "__index");
     lua_setfield(L, -2, "__methods");
@@ -3069,8 +3231,7 @@ static void open_queries(lua_State *L) {
     {"__tostring", l_native_tostring}, {NULL, NULL}};
   query_class(L, ECS_LUA_QUERY, query_methods, query_meta);
   query_class(L, ECS_LUA_QUERY_ITER, NULL, iter_meta);
-  luaL_getmetatable(L, ECS_LUA_QUERY_ITER);
-  lua_pushcclosure(L, l_qiter_next, 1);
+  lua_pushcfunction(L, l_qiter_next);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &qiter_next_key);
   query_class(L, ECS_LUA_COLUMNS, NULL, columns_meta);
   query_class(L, ECS_LUA_NATIVE, NULL, native_meta);
@@ -3099,7 +3260,7 @@ static const luaL_Reg world_methods[] = {
 };
 
 static const luaL_Reg world_meta[] = {
-  {"__gc", l_world_close},
+  {"__gc", l_world_gc},
   {"__close", l_world_close},
   {"__tostring", l_world_tostring},
   {NULL, NULL}
@@ -3107,15 +3268,14 @@ static const luaL_Reg world_meta[] = {
 
 /*
 ** The class template every world's metatable is copied from (__name,
-** metamethods, the marker, __methods for the argument sweep), and the
+** metamethods, __methods for the argument sweep), and the
 ** shared metatable of every world's fields table: { __index = methods }.
 */
 static void open_world(lua_State *L) {
   luaL_newmetatable(L, ECS_LUA_WORLD);                   /* tpl */
   luaL_setfuncs(L, world_meta, 0);
-  lua_pushboolean(L, 1);
-  lua_rawsetp(L, -2, &world_key);
-  luaL_newlib(L, world_methods);                         /* tpl, methods */
+  lua_newtable(L);                                       /* tpl, methods */
+  set_methods(L, world_methods, &world_tag, ECS_LUA_WORLD);
   lua_pushvalue(L, -1);
   lua_setfield(L, -3, "__methods");
   luaL_newmetatable(L, ECS_LUA_WORLD_FIELDS);            /* tpl, methods, fmt */

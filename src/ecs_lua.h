@@ -60,6 +60,20 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx);
 */
 int ecs_lua_error(lua_State *L, const char *fname, ecs_err err);
 
+/*
+** Calls in progress. A plugin function that reaches a world through an
+** argument other than its self (e.g. grid:build(Position, Collider)) and
+** keeps core pointers across a Lua allocation or a metamethod call wraps
+** that part in ecs_lua_enter(L, idx) ... ecs_lua_leave(token), idx being
+** any object of that world (world, component, query, plugin object): a
+** world:close() run meanwhile (by a finalizer, say) then releases the
+** world's memory only at ecs_lua_leave. Methods registered through
+** ecs_lua_plugin_class are counted this way already, for their self.
+** ecs_lua_enter raises a type error for anything else.
+*/
+void *ecs_lua_enter(lua_State *L, int idx);
+void ecs_lua_leave(void *token);
+
 /* ----------------------------------------------------------------------
 ** Components and C plugins (components branch)
 ** ------------------------------------------------------------------- */
@@ -91,7 +105,11 @@ struct ecs_component *ecs_lua_check_component(lua_State *L, int idx,
 /*
 ** Create the metatable tname if it does not exist yet: methods become its
 ** __index table (also __methods, for the argument sweep), __name is tname.
-** Leaves nothing on the stack.
+** Each method checks that its self is a plugin object of class tname
+** (made by ecs_lua_plugin_new: a userdata of another library given this
+** metatable is refused) and counts as a call in progress on its world.
+** tname must be a string that outlives the module (a literal); classes
+** are told apart by its text. Leaves nothing on the stack.
 */
 void ecs_lua_plugin_class(lua_State *L, const char *tname,
                           const luaL_Reg *methods);
