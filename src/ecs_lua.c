@@ -241,7 +241,7 @@ static int l_method(lua_State *L) {
   lworld *lw;
   int n;
   if (h == NULL) return object_error(L, 1, m->cname);
-  lw = h->lw;
+  if ((lw = h->lw) == NULL) return m->fn(L); /* an object of no world */
   world_enter(lw);
   n = m->fn(L);
   world_leave(lw);
@@ -1368,6 +1368,16 @@ void *ecs_lua_plugin_new(lua_State *L, int world_idx, const char *tname,
   return h + 1;
 }
 
+void *ecs_lua_object_new(lua_State *L, const char *tname, size_t size,
+                         int nuvalue) {
+  plugin_head *h = (plugin_head *)lua_newuserdatauv(L, sizeof *h + size, nuvalue);
+  memset(h, 0, sizeof *h + size);
+  init_head(&h->o.h, &plugin_tag, NULL);
+  h->o.tname = tname;
+  luaL_setmetatable(L, tname);
+  return h + 1;
+}
+
 void ecs_lua_plugin_detach(lua_State *L, int world_idx, const char *tname) {
   world_idx = lua_absindex(L, world_idx);
   if (push_state_field(L, world_idx, &plugins_key) == LUA_TTABLE) {
@@ -1381,8 +1391,8 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
                            ecs_world **w) {
   lhead *h = test_plugin(L, idx, tname);
   if (h == NULL) object_error(L, idx, tname);
-  if (h->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
-  if (w != NULL) *w = h->lw->w;
+  if (h->lw != NULL && h->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  if (w != NULL) *w = h->lw != NULL ? h->lw->w : NULL;
   return (plugin_head *)(void *)h + 1;
 }
 

@@ -130,6 +130,16 @@ void *ecs_lua_plugin_new(lua_State *L, int world_idx, const char *tname,
                          size_t size);
 
 /*
+** Create an object of plugin class tname (ecs_lua_plugin_class first) that
+** belongs to no world (a spatial grid, say) with size bytes of zeroed
+** storage and nuvalue user values, and push it. Its methods check their
+** self like those of plugin objects; ecs_lua_plugin_check returns its
+** storage (and NULL as its world). @return the storage.
+*/
+void *ecs_lua_object_new(lua_State *L, const char *tname, size_t size,
+                         int nuvalue);
+
+/*
 ** Detach the plugin object of class tname from the world at world_idx
 ** (used when creating the C side failed after ecs_lua_plugin_new).
 ** Never raises.
