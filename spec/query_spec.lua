@@ -524,6 +524,121 @@ describe("q:entities() with structural changes", function()
   end)
 end)
 
+-- A loop pins the snapshot it walks; a rebuild while it is pinned writes a
+-- new one, and the pinned one is freed when its last pin goes. Each new
+-- snapshot is sized by the need, so memory stays bounded by (live pins + 1)
+-- snapshots of the matches, however many rounds pin, change and rebuild
+-- (it used to grow 1.5x per round: "not enough memory" by round 47).
+describe("pinned snapshots", function()
+  local w, P, V, q
+  before_each(function()
+    w = ecs.world()
+    P = w:component("P", { "x:f32" })
+    V = w:component("V", { "dx:f32" })
+    for i = 1, 16 do P:add(w:create(), i) end
+    q = w:query(P)
+  end)
+  after_each(function() release(w) end)
+
+  local function check_world()
+    local ok, bad = w:check()
+    assert(ok, bad)
+  end
+
+  -- Memory in use after a full collection (the core allocates through Lua).
+  local function kb()
+    collectgarbage(); collectgarbage()
+    return collectgarbage("count")
+  end
+
+  it("stay bounded when every loop rebuilds while pinned and breaks", function()
+    for round = 1, 120 do                  -- the reproducer of issue 11
+      for _ in q:entities() do
+        w:destroy(w:create())
+        local ok, n = pcall(q.count, q)
+        assert(ok and n == 16, ("round %d: %s %s"):format(round, tostring(ok), tostring(n)))
+        break
+      end
+    end
+    local before = kb()
+    for round = 1, 400 do
+      for _ in q:entities() do
+        w:destroy(w:create())
+        assert.equals(16, q:count())
+        break
+      end
+      if round % 50 == 0 then check_world() end
+    end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+
+  it("stay bounded over many abandoned iterators, freed by the collector", function()
+    local before = kb()
+    for round = 1, 3000 do
+      local f, s, c = q:entities()
+      assert.is_true(ecs.is_entity(f(s, c)))   -- one step, never closed
+      w:destroy(w:create())
+      assert.equals(16, q:count())
+      if round % 500 == 0 then check_world() end
+    end
+    check_world()
+    assert.is_true(kb() - before < 64, "memory grew")
+    assert.equals(16, select(2, visited(q)))
+  end)
+
+  it("stay bounded over nested pinned loops with structural changes at each level", function()
+    local made = {}
+    local function expect()
+      local n = 0
+      for e in w:entities() do if P:has(e) then n = n + 1 end end
+      return n
+    end
+    local function level(d)
+      local k = 0
+      for e in q:entities() do
+        k = k + 1
+        local x = w:create()                     -- a new match
+        P:add(x, d)
+        made[#made + 1] = x
+        if #made > 8 then w:destroy(table.remove(made, 1)) end
+        V:add(e); V:remove(e)                    -- another manager changes
+        assert.equals(expect(), q:count())       -- rebuild while pinned
+        check_world()
+        if d < 6 then level(d + 1) end
+        if k == 2 then break end
+      end
+    end
+    level(1)
+    local before = kb()
+    for _ = 1, 20 do level(1) end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+
+  it("stay bounded when one long loop rebuilds at every entity, over many rounds", function()
+    local before
+    for round = 1, 60 do
+      local seen = 0
+      for e in q:entities() do
+        seen = seen + 1
+        P:remove(e); P:add(e, round)             -- moves its row
+        local x = w:create()
+        P:add(x); w:destroy(x)
+        assert.equals(16, q:count())
+        check_world()
+      end
+      assert.equals(16, seen)
+      for n, x in q:columns("P.x") do            -- columns pin too
+        assert.is_true(n > 0 and x[1] ~= nil)
+        w:destroy(w:create())
+        assert.equals(16, q:count())
+        check_world()
+      end
+      if round == 10 then before = kb() end
+    end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+end)
+
 describe("queries of a closed world", function()
   it("raise attempt to use a closed world from every method", function()
     local w = ecs.world()

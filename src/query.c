@@ -36,6 +36,7 @@ typedef struct qsnap {
   size_t bytes;
   uint32_t pins;
   uint32_t count, cap;
+  uint32_t sized_for; /* the need its capacity was computed from */
   uint32_t driver; /* the "with" term the rebuild walked */
   ecs_entity *entity;
   uint32_t *row;
@@ -157,24 +158,58 @@ static bool is_stale(const ecs_world *w, const ecs_query *q) {
   return false;
 }
 
+/* The fewest entries a snapshot is given room for. */
+#define MIN_SNAP_CAP 16u
+
 /*
-** A snapshot with room for cap matches: the current one if nobody pins it
-** and it is large enough, else a new block (the old one is freed, or
-** retired while pinned). On failure nothing changed.
+** Room for a snapshot that must hold need entries and replaces one of cap
+** old (0: none). Capacity grows only when the need exceeds it, then by at
+** least half (amortised growth); otherwise it is sized to the need. Never
+** below MIN_SNAP_CAP, never above UINT32_MAX, so it is always under
+** 1.5 x max(need, MIN_SNAP_CAP): a pinned snapshot replaced over and over
+** does not compound (the old rule, 1.5 x old capacity at every pinned
+** rebuild, reached gigabytes in a few hundred frames).
 */
-static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t cap) {
+static uint32_t snap_capacity(uint32_t need, uint32_t old) {
+  uint64_t cap = need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need;
+  if (old != 0 && need > old) {
+    uint64_t grown = (uint64_t)old + old / 2u;
+    if (grown > cap) cap = grown;
+  }
+  return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
+/* Bytes of a snapshot of cap entries, or 0 when that overflows size_t. */
+static size_t snap_bytes(const ecs_query *q, uint32_t cap) {
+  size_t per = sizeof(ecs_entity) + ((size_t)q->nwith + 1u) * sizeof(uint32_t);
+  if ((size_t)cap > (SIZE_MAX - sizeof(qsnap)) / per) return 0;
+  return sizeof(qsnap) + (size_t)cap * per;
+}
+
+/*
+** Make q->cur a snapshot with room for need matches. The current one is
+** reused when nobody pins it and it is large enough but not four times too
+** large; else a new block replaces it and the old one is freed, or retired
+** while pinned (freed by the last unpin). So every snapshot is sized by a
+** need it was built for, and a query holds at most one snapshot per live
+** pin plus the current one. On failure nothing changed, except that an
+** oversized snapshot that could not be shrunk is kept as it is.
+*/
+static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t need) {
   qsnap *s = q->cur, *ns;
+  uint32_t cap;
   size_t bytes;
-  if (s != NULL && s->pins == 0 && s->cap >= cap) return ECS_ERR_OK;
-  if (cap < 16u) cap = 16u;
-  else if (s != NULL && cap < s->cap + s->cap / 2u) cap = s->cap + s->cap / 2u;
-  bytes = sizeof *ns + (size_t)cap * sizeof(ecs_entity) +
-          (size_t)cap * (q->nwith + 1u) * sizeof(uint32_t);
-  ns = (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
-  if (ns == NULL) return ECS_ERR_NOMEM;
+  bool fits = s != NULL && s->pins == 0 && s->cap >= need;
+  if (fits && s->cap / 4u <= (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need))
+    return ECS_ERR_OK;
+  cap = snap_capacity(need, s != NULL ? s->cap : 0);
+  bytes = snap_bytes(q, cap);
+  ns = bytes == 0 ? NULL : (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
+  if (ns == NULL) return fits ? ECS_ERR_OK : ECS_ERR_NOMEM;
   memset(ns, 0, sizeof *ns);
   ns->bytes = bytes;
   ns->cap = cap;
+  ns->sized_for = need;
   ns->entity = (ecs_entity *)(void *)(ns + 1);
   ns->row = (uint32_t *)(void *)(ns->entity + cap);
   ns->runend = ns->row + (size_t)cap * q->nwith;
@@ -245,6 +280,22 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
   ecs_err err = ecs_query_refresh(w, q);
   *out = err == ECS_ERR_OK ? q->cur->count : 0;
   return err;
+}
+
+void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (q->cur != NULL) {
+    out->count = q->cur->count;
+    out->capacity = q->cur->cap;
+    out->sized_for = q->cur->sized_for;
+    out->pins = q->cur->pins;
+    out->bytes = q->cur->bytes;
+  }
+  for (const qsnap *s = q->retired; s != NULL; s = s->next_retired) {
+    out->retired++;
+    out->pins += s->pins;
+    out->bytes += s->bytes;
+  }
 }
 
 /* ------------------------------------------------------------------------
@@ -445,9 +496,18 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   return ECS_ERR_OK;
 }
 
-/* ------------------------------------------------------------------------
-** Consistency
-** --------------------------------------------------------------------- */
+/*
+** A snapshot's capacity was computed from the need of the rebuild that
+** made it (snap_capacity): at least that need, at most 1.5 x max(need,
+** MIN_SNAP_CAP); its size matches. (Rebuilds that reuse it in place need
+** no more than its capacity and, unless shrinking it failed, more than a
+** quarter of it.)
+*/
+static bool snap_sized(const ecs_query *q, const qsnap *s) {
+  uint64_t m = s->sized_for < MIN_SNAP_CAP ? MIN_SNAP_CAP : s->sized_for;
+  return s->cap >= s->sized_for && s->cap >= MIN_SNAP_CAP &&
+         (uint64_t)s->cap <= m + m / 2u && s->bytes == snap_bytes(q, s->cap);
+}
 
 /*
 ** For a query whose snapshot is up to date: every entry matches with the
@@ -459,8 +519,12 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
   const ecs_component *d;
   const ecs_entity *own;
   size_t expect = 0;
-  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired)
+  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
     if (r->pins == 0) return "query: an unpinned snapshot is retired";
+    if (!snap_sized(q, r)) return "query: a snapshot is not sized by its need";
+  }
+  if (s != NULL && !snap_sized(q, s))
+    return "query: a snapshot is not sized by its need";
   if (s == NULL || is_stale(w, q)) return NULL;
   if (s->count > s->cap || s->driver >= q->nwith)
     return "query: snapshot count exceeds its capacity";

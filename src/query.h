@@ -66,6 +66,24 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
 /* @return true if the live entity e matches q now (no cache involved). */
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e);
 
+/*
+** Memory held by q's match lists (for tests and tools). A list is sized by
+** the need it was built for (the smallest "with" manager's size): at least
+** that, under 1.5 times max(need, 16). Besides the current list, a query
+** keeps only replaced lists that are still pinned, freed by their last
+** unpin: at most one list per live pin, plus one.
+*/
+typedef struct ecs_query_stats {
+  uint32_t count;     /* entries of the current list */
+  uint32_t capacity;  /* its room (0 before the first refresh) */
+  uint32_t sized_for; /* the need its capacity was computed from */
+  uint32_t retired;   /* replaced lists still pinned */
+  uint32_t pins;      /* live pins over all lists */
+  size_t bytes;       /* all lists together */
+} ecs_query_stats;
+
+void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out);
+
 /* ------------------------------------------------------------------------
 ** Iteration over a pinned snapshot
 ** --------------------------------------------------------------------- */

@@ -253,6 +253,103 @@ TEST(Query_run_in_place_and_gathered) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* Capacity within what a need justifies: under 1.5 x max(need, 16). */
+static int sized(const ecs_query_stats *st, uint32_t need) {
+  uint32_t m = need < 16u ? 16u : need;
+  return st->capacity >= need && st->capacity <= m + m / 2u;
+}
+
+/*
+** Each round pins the current snapshot (an iteration begins), changes the
+** world and rebuilds while pinned (a count), then unpins: the snapshot that
+** replaces the pinned one is sized by the need, not by the old capacity
+** (which made it grow 1.5x per round, to an allocation failure at about
+** round 47). Then growth while pinned, and several pins at once: at most
+** one retired snapshot per live pin, each freed by its last unpin.
+*/
+TEST(Query_pinned_rebuilds_stay_sized_by_need) {
+  fixture f;
+  ecs_query *q;
+  ecs_query_iter it[4];
+  ecs_query_stats st;
+  ecs_component *with[1];
+  ecs_entity x, e0;
+  size_t n;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  ecs_query_get_stats(q, &st);
+  CHECK_EQ_INT(st.capacity, 0);
+  for (int k = 0; k < 16; k++) CHECK(spawn(&f, (float)k, 0, 0) != ECS_NULL);
+  for (int round = 0; round < 1000; round++) {
+    CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[0]), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_create(f.w, &x), ECS_ERR_OK);
+    CHECK(ecs_destroy(f.w, x));             /* the destroy epoch moves */
+    CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+    CHECK_EQ_INT(n, 16);
+    ecs_query_get_stats(q, &st);
+    CHECK(sized(&st, 16));
+    CHECK_EQ_INT(st.retired, 1);             /* the pinned one */
+    CHECK_EQ_INT(st.pins, 1);
+    ecs_query_iter_end(f.w, &it[0]);
+    ecs_query_get_stats(q, &st);
+    CHECK_EQ_INT(st.retired, 0);             /* freed by its last unpin */
+    CHECK_EQ_INT(st.pins, 0);
+    if (round % 100 == 0) CHECK_WORLD(f.w);
+  }
+  /* growth while pinned: each rebuild is sized by the need */
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[0]), ECS_ERR_OK);
+  CHECK((e0 = spawn(&f, 0, 0, 0)) != ECS_NULL);
+  for (uint32_t k = 17; k < 3000; k++) {
+    CHECK(spawn(&f, 0, 0, 0) != ECS_NULL);
+    if (k % 7 == 0) {
+      CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+      CHECK_EQ_INT(n, k + 1);
+      ecs_query_get_stats(q, &st);
+      CHECK(sized(&st, ecs_component_size(f.P)));
+      CHECK_EQ_INT(st.retired, 1);
+    }
+  }
+  ecs_query_iter_end(f.w, &it[0]);
+  CHECK_WORLD(f.w);
+  /* four nested pins, a change and a rebuild under each */
+  for (int k = 0; k < 4; k++) {
+    CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[k]), ECS_ERR_OK);
+    CHECK(spawn(&f, 0, 0, 0) != ECS_NULL);
+    CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+    ecs_query_get_stats(q, &st);
+    CHECK_EQ_INT(st.retired, (uint32_t)k + 1u);
+    CHECK_EQ_INT(st.pins, (uint32_t)k + 1u);
+    CHECK(sized(&st, ecs_component_size(f.P)));
+    CHECK(st.bytes < (size_t)(k + 2) * 2u * (size_t)st.capacity *
+                         (sizeof(ecs_entity) + 2u * sizeof(uint32_t)) + 4096u);
+    CHECK_WORLD(f.w);
+  }
+  for (int k = 4; k-- > 0;) ecs_query_iter_end(f.w, &it[k]);
+  ecs_query_get_stats(q, &st);
+  CHECK_EQ_INT(st.retired, 0);
+  CHECK_EQ_INT(st.pins, 0);
+  /* shrinking: most entities go; the next unpinned rebuild fits the need */
+  for (uint32_t k = 0; k < 2990; k++) {
+    CHECK_EQ_INT(ecs_create(f.w, &x), ECS_ERR_OK);
+    (void)x;
+  }
+  {
+    uint32_t cursor = 0;
+    ecs_entity y;
+    while (ecs_next_entity(f.w, &cursor, &y))
+      if (y != e0) ecs_destroy(f.w, y);
+  }
+  ecs_world_gc(f.w, SIZE_MAX);
+  CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(n, 1);
+  ecs_query_get_stats(q, &st);
+  CHECK(sized(&st, ecs_component_size(f.P)));
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static ecs_err compile(fixture *f, ecs_query *q, const char *src,
                        ecs_program **p, char *msg) {
   return ecs_program_compile(f->w, q, src, strlen(src), p, msg, 128);
@@ -401,6 +498,7 @@ static const test_case cases[] = {
   CASE(Query_iteration_pins_a_snapshot),
   CASE(Query_chunks_report_current_rows),
   CASE(Query_run_in_place_and_gathered),
+  CASE(Query_pinned_rebuilds_stay_sized_by_need),
   CASE(Program_errors_name_positions),
   CASE(Program_runs_match_a_reference),
   CASE(Query_out_of_memory_at_every_step),
