@@ -435,17 +435,39 @@ static void copy_rows(void *dst, const void *src, const uint32_t *row,
   }
 }
 
+#ifndef NDEBUG
+/* FNV-1a over n bytes: debug builds compare read-only columns before and
+** after a system's call with it. */
+static uint64_t hash_bytes(const void *p, size_t n) {
+  const uint8_t *b = (const uint8_t *)p;
+  uint64_t h = 1469598103934665603u;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
+  return h;
+}
+#endif
+
+/*
+** Columns naming the same manager and field share one array (first[c] is
+** the first such column): in place they alias anyway, and gathering them
+** into one buffer too keeps a write through one visible through the other
+** and scatters the group once, so both layouts give the same result. A
+** group is written back when any of its columns is writable; a group that
+** is only read is handed out read-only and, in debug builds, hashed before
+** and after the call to catch a system that writes it anyway.
+*/
 ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed) {
-  uint32_t term[ECS_QUERY_MAX_TERMS];
-  void *colp[ECS_QUERY_MAX_TERMS];
+  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
+  bool written[ECS_QUERY_MAX_TERMS];
+  const void *colp[ECS_QUERY_MAX_TERMS];
+  void *outp[ECS_QUERY_MAX_TERMS];
   ecs_type type[ECS_QUERY_MAX_TERMS];
   size_t elem[ECS_QUERY_MAX_TERMS];
   uint8_t *scratch;
   ecsi_rows r;
   ecs_view view;
-  ecs_err err;
+  ecs_err err = ECS_ERR_OK;
   size_t done = 0;
   if (processed != NULL) *processed = 0;
   if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_INVALID;
@@ -457,6 +479,14 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
     if (type[c] == ECS_LUA) return ECS_ERR_INVALID;
     term[c] = (uint32_t)k;
     elem[c] = ecs_type_size(type[c]);
+    first[c] = c;
+    for (uint32_t d = 0; d < c; d++)
+      if (cols[d].c == cols[c].c && cols[d].field == cols[c].field) {
+        first[c] = first[d];
+        break;
+      }
+    written[c] = false;
+    written[first[c]] = written[first[c]] || cols[c].write;
   }
   scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
                                                     ECSI_BLOCK * 8u);
@@ -464,37 +494,60 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
   view.dt = dt;
   view.column = colp;
+  view.out = outp;
   view.type = type;
   view.ncolumns = ncols;
-  for (uint32_t i = 0; i < r.count;) {
+  for (uint32_t i = 0; i < r.count && err == ECS_ERR_OK;) {
     uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
     bool direct = n >= MIN_DIRECT_RUN;
+    void *p[ECS_QUERY_MAX_TERMS];
+#ifndef NDEBUG
+    uint64_t sum[ECS_QUERY_MAX_TERMS];
+#endif
     if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
     for (uint32_t c = 0; c < ncols; c++) {
       const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
       uint8_t *base = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
-      if (direct) {
-        colp[c] = base + (size_t)row[0] * elem[c];
+      if (first[c] != c) {
+        p[c] = p[first[c]];
+      } else if (direct) {
+        p[c] = base + (size_t)row[0] * elem[c];
       } else {
-        colp[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        copy_rows(colp[c], base, row, n, elem[c], true);
+        p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
+        copy_rows(p[c], base, row, n, elem[c], true);
       }
+      colp[c] = p[c];
+      outp[c] = cols[c].write ? p[c] : NULL;
+#ifndef NDEBUG
+      if (first[c] == c && !written[c])
+        sum[c] = hash_bytes(p[c], (size_t)n * elem[c]);
+#endif
     }
     view.count = n;
     view.entities = r.entity + i;
     fn(w, &view, ud);
+#ifndef NDEBUG
+    for (uint32_t c = 0; c < ncols; c++)
+      if (first[c] == c && !written[c] &&
+          sum[c] != hash_bytes(p[c], (size_t)n * elem[c]))
+        err = ECS_ERR_READONLY;
+#endif
     if (!direct)
       for (uint32_t c = 0; c < ncols; c++)
-        if (cols[c].write)
-          copy_rows(ecs_component_column(cols[c].c, cols[c].field), colp[c],
+        if (first[c] == c && written[c])
+          copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
                     r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
     i += n;
     done += n;
   }
   ecsi_query_unpin(w, q, r.snap);
   if (processed != NULL) *processed = done;
-  return ECS_ERR_OK;
+  return err;
 }
+
+/* ------------------------------------------------------------------------
+** Consistency
+** --------------------------------------------------------------------- */
 
 /*
 ** A snapshot's capacity was computed from the need of the rebuild that
