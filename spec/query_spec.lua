@@ -3,9 +3,11 @@ query_spec.lua -- world:query and the ecs.Query methods count, entities and
 components (docs/queries.md): the accepted forms and every argument error,
 matches as entities are created, destroyed, gain and lose components (tags
 and `without` included), structural changes during q:entities() with their
-documented results (RELIABILITY R22, R23), closed worlds (R17), and a
-randomized differential test against spec/support/query_model.lua (the
-set of matches of every query compared after every step).
+documented results (RELIABILITY R22, R23), the memory of pinned snapshots
+rebuilt while pinned, closed worlds (R17), and a randomized differential
+test against spec/support/query_model.lua (the set of matches of every
+query compared after every step, with loops held open across steps,
+counts and nested loops inside loops, and abandoned iterators).
 ]]
 local ecs = require("ecs")
 local release = require("spec.support.release")
@@ -782,9 +784,68 @@ describe("queries against a model", function()
       end
     end
 
+    -- changed[id]: the tick of the entity's last change of components or
+    -- death, so that a loop can tell which entities of its snapshot it
+    -- must still visit (those unchanged since it began)
+    local tick, changed = 0, {}
+    for _, op in ipairs({ "destroy", "add", "remove" }) do
+      local f = Model[op]
+      model[op] = function(self, a, b)
+        tick = tick + 1
+        changed[op == "destroy" and a or b] = tick
+        return f(self, a, b)
+      end
+    end
+
+    -- Iterators driven by hand and kept open across steps (pins that live
+    -- while the world changes and queries rebuild); some are abandoned to
+    -- the collector instead of being closed.
+    local held, pinned = {}, 0
+    local function open_held(step)
+      local qi = rnd(#queries)
+      local f, s, _, c = queries[qi]:entities()
+      held[#held + 1] = { qi = qi, f = f, s = s, c = c, since = tick, yielded = {},
+                          snapshot = (model:match_set(qdefs[qi])), step = step }
+      pinned = pinned + 1
+    end
+    local function step_held(step, h, k)
+      local d = qdefs[h.qi]
+      local e = h.f(h.s, nil)
+      if e == nil then                          -- the end: nothing missed
+        for id in pairs(h.snapshot) do
+          if (changed[id] or 0) <= h.since then
+            check(h.yielded[id], ("step %d: a held loop (from step %d) skipped %d"):format(step, h.step, id))
+          end
+        end
+        table.remove(held, k)
+        return
+      end
+      local id = ecs.id(e)
+      check(h.snapshot[id], ("step %d: a held loop yielded an entity outside its snapshot"):format(step))
+      check(not h.yielded[id], ("step %d: a held loop yielded twice"):format(step))
+      check(model:matches(d, id), ("step %d: a held loop yielded a non-matching entity"):format(step))
+      h.yielded[id] = true
+    end
+
     local dead_handles = {}
     local mutating = 0
     for step = 1, STEPS do
+      local hr = rnd(20)
+      if hr == 1 and #held < 3 then
+        open_held(step)
+      elseif hr <= 5 and #held > 0 then
+        local k = rnd(#held)
+        for _ = 1, rnd(4) do
+          if held[k] == nil then break end
+          step_held(step, held[k], k)
+        end
+      elseif hr == 6 and #held > 0 then         -- close by hand
+        local h = table.remove(held, rnd(#held))
+        do local _ <close> = h.c end -- luacheck: ignore 211
+      elseif hr == 7 and #held > 0 then         -- abandon to the collector
+        table.remove(held, rnd(#held))
+        if rnd(4) == 1 then collectgarbage() end
+      end
       local r = rnd(100)
       local name = names[rnd(#names)]
       local m = mgr[name]
@@ -841,6 +902,17 @@ describe("queries against a model", function()
           check(not yielded[id], ("step %d: yielded twice"):format(step))
           check(model:matches(d, id), ("step %d: yielded a non-matching entity"):format(step))
           yielded[id] = true
+          local c = rnd(12)
+          if c == 1 then                        -- rebuild while pinned
+            local _, nwant = model:match_set(d)
+            check(q:count() == nwant, ("step %d: count inside a loop disagrees"):format(step))
+          elseif c == 2 then                    -- a nested loop, cut short
+            local qj = rnd(#queries)
+            for f in queries[qj]:entities() do
+              check(model:matches(qdefs[qj], ecs.id(f)), ("step %d: a nested loop yielded a non-match"):format(step))
+              if rnd(3) == 1 then break end
+            end
+          end
           if rnd(3) == 1 then
             local x = pick()
             if x then
@@ -886,6 +958,9 @@ describe("queries against a model", function()
       end
     end
     assert.is_true(mutating > 100)
+    assert.is_true(pinned > 100)
+    held = nil
+    collectgarbage()
     w:close()
   end)
 end)
