@@ -36,7 +36,7 @@ build = {
         "examples/plugins/motion.c",
       },
       incdirs = { "src" },
-      defines = {},
+      defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
     },
     ["ecs"] = "lua/ecs/init.lua",
     ["ecs.message"] = "lua/ecs/message.lua", -- transform branch

@@ -62,7 +62,7 @@ static void move(float *restrict x, float *restrict y,
 static void move_system(ecs_world *w, const ecs_view *v, void *ud) {
   (void)w;
   (void)ud;
-  move((float *)v->column[0], (float *)v->column[1],
+  move((float *)v->out[0], (float *)v->out[1],
        (const float *)v->column[2], (const float *)v->column[3], v->count,
        (float)v->dt);
 }

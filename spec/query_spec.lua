@@ -3,9 +3,11 @@ query_spec.lua -- world:query and the ecs.Query methods count, entities and
 components (docs/queries.md): the accepted forms and every argument error,
 matches as entities are created, destroyed, gain and lose components (tags
 and `without` included), structural changes during q:entities() with their
-documented results (RELIABILITY R22, R23), closed worlds (R17), and a
-randomized differential test against spec/support/query_model.lua (the
-set of matches of every query compared after every step).
+documented results (RELIABILITY R22, R23), the memory of pinned snapshots
+rebuilt while pinned, closed worlds (R17), and a randomized differential
+test against spec/support/query_model.lua (the set of matches of every
+query compared after every step, with loops held open across steps,
+counts and nested loops inside loops, and abandoned iterators).
 ]]
 local ecs = require("ecs")
 local release = require("spec.support.release")
@@ -524,6 +526,121 @@ describe("q:entities() with structural changes", function()
   end)
 end)
 
+-- A loop pins the snapshot it walks; a rebuild while it is pinned writes a
+-- new one, and the pinned one is freed when its last pin goes. Each new
+-- snapshot is sized by the need, so memory stays bounded by (live pins + 1)
+-- snapshots of the matches, however many rounds pin, change and rebuild
+-- (it used to grow 1.5x per round: "not enough memory" by round 47).
+describe("pinned snapshots", function()
+  local w, P, V, q
+  before_each(function()
+    w = ecs.world()
+    P = w:component("P", { "x:f32" })
+    V = w:component("V", { "dx:f32" })
+    for i = 1, 16 do P:add(w:create(), i) end
+    q = w:query(P)
+  end)
+  after_each(function() release(w) end)
+
+  local function check_world()
+    local ok, bad = w:check()
+    assert(ok, bad)
+  end
+
+  -- Memory in use after a full collection (the core allocates through Lua).
+  local function kb()
+    collectgarbage(); collectgarbage()
+    return collectgarbage("count")
+  end
+
+  it("stay bounded when every loop rebuilds while pinned and breaks", function()
+    for round = 1, 120 do                  -- the reproducer of issue 11
+      for _ in q:entities() do
+        w:destroy(w:create())
+        local ok, n = pcall(q.count, q)
+        assert(ok and n == 16, ("round %d: %s %s"):format(round, tostring(ok), tostring(n)))
+        break
+      end
+    end
+    local before = kb()
+    for round = 1, 400 do
+      for _ in q:entities() do
+        w:destroy(w:create())
+        assert.equals(16, q:count())
+        break
+      end
+      if round % 50 == 0 then check_world() end
+    end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+
+  it("stay bounded over many abandoned iterators, freed by the collector", function()
+    local before = kb()
+    for round = 1, 3000 do
+      local f, s, c = q:entities()
+      assert.is_true(ecs.is_entity(f(s, c)))   -- one step, never closed
+      w:destroy(w:create())
+      assert.equals(16, q:count())
+      if round % 500 == 0 then check_world() end
+    end
+    check_world()
+    assert.is_true(kb() - before < 64, "memory grew")
+    assert.equals(16, select(2, visited(q)))
+  end)
+
+  it("stay bounded over nested pinned loops with structural changes at each level", function()
+    local made = {}
+    local function expect()
+      local n = 0
+      for e in w:entities() do if P:has(e) then n = n + 1 end end
+      return n
+    end
+    local function level(d)
+      local k = 0
+      for e in q:entities() do
+        k = k + 1
+        local x = w:create()                     -- a new match
+        P:add(x, d)
+        made[#made + 1] = x
+        if #made > 8 then w:destroy(table.remove(made, 1)) end
+        V:add(e); V:remove(e)                    -- another manager changes
+        assert.equals(expect(), q:count())       -- rebuild while pinned
+        check_world()
+        if d < 6 then level(d + 1) end
+        if k == 2 then break end
+      end
+    end
+    level(1)
+    local before = kb()
+    for _ = 1, 20 do level(1) end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+
+  it("stay bounded when one long loop rebuilds at every entity, over many rounds", function()
+    local before
+    for round = 1, 60 do
+      local seen = 0
+      for e in q:entities() do
+        seen = seen + 1
+        P:remove(e); P:add(e, round)             -- moves its row
+        local x = w:create()
+        P:add(x); w:destroy(x)
+        assert.equals(16, q:count())
+        check_world()
+      end
+      assert.equals(16, seen)
+      for n, x in q:columns("P.x") do            -- columns pin too
+        assert.is_true(n > 0 and x[1] ~= nil)
+        w:destroy(w:create())
+        assert.equals(16, q:count())
+        check_world()
+      end
+      if round == 10 then before = kb() end
+    end
+    assert.is_true(kb() - before < 64, "memory grew")
+  end)
+end)
+
 describe("queries of a closed world", function()
   it("raise attempt to use a closed world from every method", function()
     local w = ecs.world()
@@ -667,9 +784,68 @@ describe("queries against a model", function()
       end
     end
 
+    -- changed[id]: the tick of the entity's last change of components or
+    -- death, so that a loop can tell which entities of its snapshot it
+    -- must still visit (those unchanged since it began)
+    local tick, changed = 0, {}
+    for _, op in ipairs({ "destroy", "add", "remove" }) do
+      local f = Model[op]
+      model[op] = function(self, a, b)
+        tick = tick + 1
+        changed[op == "destroy" and a or b] = tick
+        return f(self, a, b)
+      end
+    end
+
+    -- Iterators driven by hand and kept open across steps (pins that live
+    -- while the world changes and queries rebuild); some are abandoned to
+    -- the collector instead of being closed.
+    local held, pinned = {}, 0
+    local function open_held(step)
+      local qi = rnd(#queries)
+      local f, s, _, c = queries[qi]:entities()
+      held[#held + 1] = { qi = qi, f = f, s = s, c = c, since = tick, yielded = {},
+                          snapshot = (model:match_set(qdefs[qi])), step = step }
+      pinned = pinned + 1
+    end
+    local function step_held(step, h, k)
+      local d = qdefs[h.qi]
+      local e = h.f(h.s, nil)
+      if e == nil then                          -- the end: nothing missed
+        for id in pairs(h.snapshot) do
+          if (changed[id] or 0) <= h.since then
+            check(h.yielded[id], ("step %d: a held loop (from step %d) skipped %d"):format(step, h.step, id))
+          end
+        end
+        table.remove(held, k)
+        return
+      end
+      local id = ecs.id(e)
+      check(h.snapshot[id], ("step %d: a held loop yielded an entity outside its snapshot"):format(step))
+      check(not h.yielded[id], ("step %d: a held loop yielded twice"):format(step))
+      check(model:matches(d, id), ("step %d: a held loop yielded a non-matching entity"):format(step))
+      h.yielded[id] = true
+    end
+
     local dead_handles = {}
     local mutating = 0
     for step = 1, STEPS do
+      local hr = rnd(20)
+      if hr == 1 and #held < 3 then
+        open_held(step)
+      elseif hr <= 5 and #held > 0 then
+        local k = rnd(#held)
+        for _ = 1, rnd(4) do
+          if held[k] == nil then break end
+          step_held(step, held[k], k)
+        end
+      elseif hr == 6 and #held > 0 then         -- close by hand
+        local h = table.remove(held, rnd(#held))
+        do local _ <close> = h.c end -- luacheck: ignore 211
+      elseif hr == 7 and #held > 0 then         -- abandon to the collector
+        table.remove(held, rnd(#held))
+        if rnd(4) == 1 then collectgarbage() end
+      end
       local r = rnd(100)
       local name = names[rnd(#names)]
       local m = mgr[name]
@@ -726,6 +902,17 @@ describe("queries against a model", function()
           check(not yielded[id], ("step %d: yielded twice"):format(step))
           check(model:matches(d, id), ("step %d: yielded a non-matching entity"):format(step))
           yielded[id] = true
+          local c = rnd(12)
+          if c == 1 then                        -- rebuild while pinned
+            local _, nwant = model:match_set(d)
+            check(q:count() == nwant, ("step %d: count inside a loop disagrees"):format(step))
+          elseif c == 2 then                    -- a nested loop, cut short
+            local qj = rnd(#queries)
+            for f in queries[qj]:entities() do
+              check(model:matches(qdefs[qj], ecs.id(f)), ("step %d: a nested loop yielded a non-match"):format(step))
+              if rnd(3) == 1 then break end
+            end
+          end
           if rnd(3) == 1 then
             local x = pick()
             if x then
@@ -771,6 +958,9 @@ describe("queries against a model", function()
       end
     end
     assert.is_true(mutating > 100)
+    assert.is_true(pinned > 100)
+    held = nil
+    collectgarbage()
     w:close()
   end)
 end)

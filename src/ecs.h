@@ -56,7 +56,8 @@ typedef uint32_t ecs_entity;
   X(SCHEMA, "invalid component schema")                         \
   X(CYCLE, "parenting would create a cycle")                    \
   X(LOCKED, "world is locked by an iteration in progress")      \
-  X(INVALID, "invalid argument")
+  X(INVALID, "invalid argument")                                \
+  X(READONLY, "a system wrote a read-only column")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

@@ -170,7 +170,10 @@ void ecs_lua_drain_refs(lua_State *L, int world_idx);
 ** Push a native system object wrapping fn: world:system(name, q, obj) runs
 ** it at every update, q:run(obj, dt) once. specs are column specs as for
 ** q:columns ("Position.x", "Velocity.dx:in"), resolved against the query
-** it runs over; view->column[k] is spec k's column. name is for messages.
+** it runs over; view->column[k] is spec k's column (read-only) and
+** view->out[k] the same array for writing, NULL for a ":in" spec: a
+** system that writes a column must refuse a ":in" spec for it (see
+** motion.c's check_target). name is for messages.
 ** The object's user value 3 is free for the plugin: anchor there whatever
 ** ud points into (see examples/plugins/motion.c).
 */

@@ -36,6 +36,7 @@ typedef struct qsnap {
   size_t bytes;
   uint32_t pins;
   uint32_t count, cap;
+  uint32_t sized_for; /* the need its capacity was computed from */
   uint32_t driver; /* the "with" term the rebuild walked */
   ecs_entity *entity;
   uint32_t *row;
@@ -157,24 +158,58 @@ static bool is_stale(const ecs_world *w, const ecs_query *q) {
   return false;
 }
 
+/* The fewest entries a snapshot is given room for. */
+#define MIN_SNAP_CAP 16u
+
 /*
-** A snapshot with room for cap matches: the current one if nobody pins it
-** and it is large enough, else a new block (the old one is freed, or
-** retired while pinned). On failure nothing changed.
+** Room for a snapshot that must hold need entries and replaces one of cap
+** old (0: none). Capacity grows only when the need exceeds it, then by at
+** least half (amortised growth); otherwise it is sized to the need. Never
+** below MIN_SNAP_CAP, never above UINT32_MAX, so it is always under
+** 1.5 x max(need, MIN_SNAP_CAP): a pinned snapshot replaced over and over
+** does not compound (the old rule, 1.5 x old capacity at every pinned
+** rebuild, reached gigabytes in a few hundred frames).
 */
-static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t cap) {
+static uint32_t snap_capacity(uint32_t need, uint32_t old) {
+  uint64_t cap = need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need;
+  if (old != 0 && need > old) {
+    uint64_t grown = (uint64_t)old + old / 2u;
+    if (grown > cap) cap = grown;
+  }
+  return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
+/* Bytes of a snapshot of cap entries, or 0 when that overflows size_t. */
+static size_t snap_bytes(const ecs_query *q, uint32_t cap) {
+  size_t per = sizeof(ecs_entity) + ((size_t)q->nwith + 1u) * sizeof(uint32_t);
+  if ((size_t)cap > (SIZE_MAX - sizeof(qsnap)) / per) return 0;
+  return sizeof(qsnap) + (size_t)cap * per;
+}
+
+/*
+** Make q->cur a snapshot with room for need matches. The current one is
+** reused when nobody pins it and it is large enough but not four times too
+** large; else a new block replaces it and the old one is freed, or retired
+** while pinned (freed by the last unpin). So every snapshot is sized by a
+** need it was built for, and a query holds at most one snapshot per live
+** pin plus the current one. On failure nothing changed, except that an
+** oversized snapshot that could not be shrunk is kept as it is.
+*/
+static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t need) {
   qsnap *s = q->cur, *ns;
+  uint32_t cap;
   size_t bytes;
-  if (s != NULL && s->pins == 0 && s->cap >= cap) return ECS_ERR_OK;
-  if (cap < 16u) cap = 16u;
-  else if (s != NULL && cap < s->cap + s->cap / 2u) cap = s->cap + s->cap / 2u;
-  bytes = sizeof *ns + (size_t)cap * sizeof(ecs_entity) +
-          (size_t)cap * (q->nwith + 1u) * sizeof(uint32_t);
-  ns = (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
-  if (ns == NULL) return ECS_ERR_NOMEM;
+  bool fits = s != NULL && s->pins == 0 && s->cap >= need;
+  if (fits && s->cap / 4u <= (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need))
+    return ECS_ERR_OK;
+  cap = snap_capacity(need, s != NULL ? s->cap : 0);
+  bytes = snap_bytes(q, cap);
+  ns = bytes == 0 ? NULL : (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
+  if (ns == NULL) return fits ? ECS_ERR_OK : ECS_ERR_NOMEM;
   memset(ns, 0, sizeof *ns);
   ns->bytes = bytes;
   ns->cap = cap;
+  ns->sized_for = need;
   ns->entity = (ecs_entity *)(void *)(ns + 1);
   ns->row = (uint32_t *)(void *)(ns->entity + cap);
   ns->runend = ns->row + (size_t)cap * q->nwith;
@@ -245,6 +280,22 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
   ecs_err err = ecs_query_refresh(w, q);
   *out = err == ECS_ERR_OK ? q->cur->count : 0;
   return err;
+}
+
+void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (q->cur != NULL) {
+    out->count = q->cur->count;
+    out->capacity = q->cur->cap;
+    out->sized_for = q->cur->sized_for;
+    out->pins = q->cur->pins;
+    out->bytes = q->cur->bytes;
+  }
+  for (const qsnap *s = q->retired; s != NULL; s = s->next_retired) {
+    out->retired++;
+    out->pins += s->pins;
+    out->bytes += s->bytes;
+  }
 }
 
 /* ------------------------------------------------------------------------
@@ -384,17 +435,39 @@ static void copy_rows(void *dst, const void *src, const uint32_t *row,
   }
 }
 
+#ifndef NDEBUG
+/* FNV-1a over n bytes: debug builds compare read-only columns before and
+** after a system's call with it. */
+static uint64_t hash_bytes(const void *p, size_t n) {
+  const uint8_t *b = (const uint8_t *)p;
+  uint64_t h = 1469598103934665603u;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
+  return h;
+}
+#endif
+
+/*
+** Columns naming the same manager and field share one array (first[c] is
+** the first such column): in place they alias anyway, and gathering them
+** into one buffer too keeps a write through one visible through the other
+** and scatters the group once, so both layouts give the same result. A
+** group is written back when any of its columns is writable; a group that
+** is only read is handed out read-only and, in debug builds, hashed before
+** and after the call to catch a system that writes it anyway.
+*/
 ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed) {
-  uint32_t term[ECS_QUERY_MAX_TERMS];
-  void *colp[ECS_QUERY_MAX_TERMS];
+  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
+  bool written[ECS_QUERY_MAX_TERMS];
+  const void *colp[ECS_QUERY_MAX_TERMS];
+  void *outp[ECS_QUERY_MAX_TERMS];
   ecs_type type[ECS_QUERY_MAX_TERMS];
   size_t elem[ECS_QUERY_MAX_TERMS];
   uint8_t *scratch;
   ecsi_rows r;
   ecs_view view;
-  ecs_err err;
+  ecs_err err = ECS_ERR_OK;
   size_t done = 0;
   if (processed != NULL) *processed = 0;
   if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_INVALID;
@@ -406,6 +479,14 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
     if (type[c] == ECS_LUA) return ECS_ERR_INVALID;
     term[c] = (uint32_t)k;
     elem[c] = ecs_type_size(type[c]);
+    first[c] = c;
+    for (uint32_t d = 0; d < c; d++)
+      if (cols[d].c == cols[c].c && cols[d].field == cols[c].field) {
+        first[c] = first[d];
+        break;
+      }
+    written[c] = false;
+    written[first[c]] = written[first[c]] || cols[c].write;
   }
   scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
                                                     ECSI_BLOCK * 8u);
@@ -413,41 +494,73 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
   view.dt = dt;
   view.column = colp;
+  view.out = outp;
   view.type = type;
   view.ncolumns = ncols;
-  for (uint32_t i = 0; i < r.count;) {
+  for (uint32_t i = 0; i < r.count && err == ECS_ERR_OK;) {
     uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
     bool direct = n >= MIN_DIRECT_RUN;
+    void *p[ECS_QUERY_MAX_TERMS];
+#ifndef NDEBUG
+    uint64_t sum[ECS_QUERY_MAX_TERMS];
+#endif
     if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
     for (uint32_t c = 0; c < ncols; c++) {
       const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
       uint8_t *base = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
-      if (direct) {
-        colp[c] = base + (size_t)row[0] * elem[c];
+      if (first[c] != c) {
+        p[c] = p[first[c]];
+      } else if (direct) {
+        p[c] = base + (size_t)row[0] * elem[c];
       } else {
-        colp[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        copy_rows(colp[c], base, row, n, elem[c], true);
+        p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
+        copy_rows(p[c], base, row, n, elem[c], true);
       }
+      colp[c] = p[c];
+      outp[c] = cols[c].write ? p[c] : NULL;
+#ifndef NDEBUG
+      if (first[c] == c && !written[c])
+        sum[c] = hash_bytes(p[c], (size_t)n * elem[c]);
+#endif
     }
     view.count = n;
     view.entities = r.entity + i;
     fn(w, &view, ud);
+#ifndef NDEBUG
+    for (uint32_t c = 0; c < ncols; c++)
+      if (first[c] == c && !written[c] &&
+          sum[c] != hash_bytes(p[c], (size_t)n * elem[c]))
+        err = ECS_ERR_READONLY;
+#endif
     if (!direct)
       for (uint32_t c = 0; c < ncols; c++)
-        if (cols[c].write)
-          copy_rows(ecs_component_column(cols[c].c, cols[c].field), colp[c],
+        if (first[c] == c && written[c])
+          copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
                     r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
     i += n;
     done += n;
   }
   ecsi_query_unpin(w, q, r.snap);
   if (processed != NULL) *processed = done;
-  return ECS_ERR_OK;
+  return err;
 }
 
 /* ------------------------------------------------------------------------
 ** Consistency
 ** --------------------------------------------------------------------- */
+
+/*
+** A snapshot's capacity was computed from the need of the rebuild that
+** made it (snap_capacity): at least that need, at most 1.5 x max(need,
+** MIN_SNAP_CAP); its size matches. (Rebuilds that reuse it in place need
+** no more than its capacity and, unless shrinking it failed, more than a
+** quarter of it.)
+*/
+static bool snap_sized(const ecs_query *q, const qsnap *s) {
+  uint64_t m = s->sized_for < MIN_SNAP_CAP ? MIN_SNAP_CAP : s->sized_for;
+  return s->cap >= s->sized_for && s->cap >= MIN_SNAP_CAP &&
+         (uint64_t)s->cap <= m + m / 2u && s->bytes == snap_bytes(q, s->cap);
+}
 
 /*
 ** For a query whose snapshot is up to date: every entry matches with the
@@ -459,8 +572,12 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
   const ecs_component *d;
   const ecs_entity *own;
   size_t expect = 0;
-  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired)
+  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
     if (r->pins == 0) return "query: an unpinned snapshot is retired";
+    if (!snap_sized(q, r)) return "query: a snapshot is not sized by its need";
+  }
+  if (s != NULL && !snap_sized(q, s))
+    return "query: a snapshot is not sized by its need";
   if (s == NULL || is_stale(w, q)) return NULL;
   if (s->count > s->cap || s->driver >= q->nwith)
     return "query: snapshot count exceeds its capacity";

@@ -66,6 +66,24 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
 /* @return true if the live entity e matches q now (no cache involved). */
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e);
 
+/*
+** Memory held by q's match lists (for tests and tools). A list is sized by
+** the need it was built for (the smallest "with" manager's size): at least
+** that, under 1.5 times max(need, 16). Besides the current list, a query
+** keeps only replaced lists that are still pinned, freed by their last
+** unpin: at most one list per live pin, plus one.
+*/
+typedef struct ecs_query_stats {
+  uint32_t count;     /* entries of the current list */
+  uint32_t capacity;  /* its room (0 before the first refresh) */
+  uint32_t sized_for; /* the need its capacity was computed from */
+  uint32_t retired;   /* replaced lists still pinned */
+  uint32_t pins;      /* live pins over all lists */
+  size_t bytes;       /* all lists together */
+} ecs_query_stats;
+
+void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out);
+
 /* ------------------------------------------------------------------------
 ** Iteration over a pinned snapshot
 ** --------------------------------------------------------------------- */
@@ -109,7 +127,11 @@ void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it);
 ** Native systems
 ** --------------------------------------------------------------------- */
 
-/* One column a native system reads (and, with write, writes back). */
+/*
+** One column a native system uses. write false (":in" from Lua) makes the
+** column read-only: the system reads it through view->column and gets no
+** writable pointer for it (view->out[k] is NULL).
+*/
 typedef struct ecs_column_ref {
   ecs_component *c; /* a "with" manager of the query */
   uint32_t field;   /* below its field count; not a "lua" field */
@@ -118,16 +140,27 @@ typedef struct ecs_column_ref {
 
 /*
 ** What a native system sees, one chunk at a time: count > 0 matching
-** entities and, per requested column, a contiguous array of count values
-** typed by type[k] (float * for ECS_F32 ...). The arrays point into the
-** managers when the rows are contiguous, else into scratch buffers that
-** are gathered before the call and scattered back (write columns) after.
+** entities and, per requested column k, an array of count values typed by
+** type[k] (float for ECS_F32 ...):
+**   column[k]  the values, read-only (every column);
+**   out[k]     the same array for writing, or NULL when column k is
+**              read-only (ecs_column_ref.write false).
+** The arrays point into the managers when the rows are contiguous, else
+** into scratch buffers that are gathered before the call and scattered back
+** after it (writable columns only). A system writes only through out[]:
+** writing a read-only column (casting column[k]'s const away) is a
+** contract violation whose effect would depend on that layout (kept in
+** place, dropped when gathered); debug builds (no NDEBUG) detect it and
+** ecs_query_run returns ECS_ERR_READONLY. Two columns naming the same
+** field are one array in both layouts (a write through one is seen by the
+** other), so the result never depends on the layout.
 */
 typedef struct ecs_view {
   double dt;
   uint32_t count;
   const ecs_entity *entities;
-  void *const *column;
+  const void *const *column;
+  void *const *out;
   const ecs_type *type;
   uint32_t ncolumns;
 } ecs_view;
@@ -136,11 +169,14 @@ typedef void (*ecs_system_fn)(ecs_world *w, const ecs_view *view, void *ud);
 
 /*
 ** Run fn over every match of q, chunk by chunk. fn may destroy entities
-** but must not add or remove instances of q's managers, nor run their gc.
+** but must not add or remove instances of q's managers, nor run their gc,
+** and writes only the writable columns (view->out).
 ** @param processed receives the number of entities visited (may be NULL).
 ** @return ECS_ERR_INVALID for a column that is not a readable field of a
 **         "with" manager (or more than ECS_QUERY_MAX_TERMS columns);
-**         ECS_ERR_NOMEM (then fn was not called).
+**         ECS_ERR_NOMEM (then fn was not called); in debug builds
+**         ECS_ERR_READONLY when fn changed a read-only column that no
+**         writable column names (the run stops after that chunk).
 */
 ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,

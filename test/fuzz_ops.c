@@ -9,8 +9,9 @@
 ** (single and batch), generic components (registration with fuzzed
 ** schemas, add, remove, lookup, lookup_n, gc, lua refs), the transform
 ** (add, remove, set_parent, setters, destroy_tree, sort, gc), names
-** (set, clear, find, gc) and queries (new with/without, count, one
-** iteration kept open across other ops, free). A model (flags per created entity: alive,
+** (set, clear, find, gc) and queries (new with/without, count, up to four
+** iterations kept open across other ops, so that snapshots stay pinned
+** while the world changes and every compare rebuilds them, free). A model (flags per created entity: alive,
 ** component mask, transform, parent, name; a with/without mask per
 ** query) predicts every observable
 ** result; after each op ecs_world_check runs and the model is compared
@@ -47,6 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_COMPS 16
 #define MAX_REFS 65536u
 #define MAX_QUERIES 8
+#define MAX_ITERS 4
 
 /* Fail loudly: libFuzzer reports the abort with the input. */
 #define ENSURE(cond)                                                     \
@@ -98,10 +100,10 @@ typedef struct state {
   uint64_t stamp;
   query_model query[MAX_QUERIES];
   size_t nquery;
-  ecs_query_iter iter; /* one open iteration (iter.snap != NULL) */
-  size_t iter_query;
-  uint64_t iter_changes; /* st->changes when it began */
-  uint8_t yielded[MAX_TRACKED];
+  ecs_query_iter iter[MAX_ITERS]; /* open iterations (iter.snap != NULL) */
+  size_t iter_query[MAX_ITERS];
+  uint64_t iter_changes[MAX_ITERS]; /* st->changes when each began */
+  uint8_t yielded[MAX_ITERS][MAX_TRACKED];
   uint64_t changes; /* counts ops that may change what queries match */
   uint32_t next_ref, drained;
   uint8_t ref_state[MAX_REFS]; /* 0 unused, 1 written, 2 drained */
@@ -213,6 +215,14 @@ static void compare(state *st) {
     }
     ENSURE(ecs_query_count(st->w, st->query[k].q, &got) == ECS_ERR_OK);
     ENSURE(got == n);
+    { /* one pin per open iteration; a retired snapshot only while pinned */
+      ecs_query_stats qs;
+      uint32_t pins = 0;
+      for (size_t i = 0; i < MAX_ITERS; i++)
+        pins += st->iter[i].snap != NULL && st->iter_query[i] == k;
+      ecs_query_get_stats(st->query[k].q, &qs);
+      ENSURE(qs.pins == pins && qs.retired <= pins && qs.count == n);
+    }
   }
   if (st->nm != NULL) {
     for (size_t k = 0; k < NNAMES; k++) {
@@ -624,46 +634,56 @@ static void op_query_new(state *st, input *in) {
   st->nquery++;
 }
 
-static void iter_end(state *st) {
-  if (st->iter.snap == NULL) return;
-  ecs_query_iter_end(st->w, &st->iter);
-  ENSURE(st->iter.snap == NULL);
+static void iter_end(state *st, size_t i) {
+  if (st->iter[i].snap == NULL) return;
+  ecs_query_iter_end(st->w, &st->iter[i]);
+  ENSURE(st->iter[i].snap == NULL);
 }
 
-/* Begin, step or end the one open iteration; free a query. */
+/*
+** Begin, step or end one of the open iterations; free a query that none
+** walks. The byte's low two bits choose the action, the next two the
+** iteration (inputs written for a single iteration use the first).
+*/
 static void op_query_iter(state *st, input *in) {
-  uint8_t which = byte(in) % 4;
+  uint8_t b = byte(in), which = b % 4;
+  size_t it = (size_t)(b >> 2) % MAX_ITERS;
+  ecs_query_iter *iter = &st->iter[it];
+  uint8_t *yielded = st->yielded[it];
   if (st->nquery == 0) return;
-  if (which == 0 && st->iter.snap == NULL) {
+  if (which == 0 && iter->snap == NULL) {
     size_t k = byte(in) % st->nquery;
-    ecs_err err = ecs_query_iter_begin(st->w, st->query[k].q, &st->iter);
+    ecs_err err = ecs_query_iter_begin(st->w, st->query[k].q, iter);
     if (err == ECS_ERR_NOMEM) return;
     ENSURE(err == ECS_ERR_OK);
-    st->iter_query = k;
-    st->iter_changes = st->changes;
-    memset(st->yielded, 0, sizeof st->yielded);
-  } else if (which <= 1 && st->iter.snap != NULL) {
+    st->iter_query[it] = k;
+    st->iter_changes[it] = st->changes;
+    memset(yielded, 0, MAX_TRACKED);
+  } else if (which <= 1 && iter->snap != NULL) {
     size_t steps = 1 + byte(in) % 8;
-    query_model *qm = &st->query[st->iter_query];
+    query_model *qm = &st->query[st->iter_query[it]];
     ecs_entity e;
     while (steps-- > 0) {
       tracked *x;
-      if (!ecs_query_iter_next(st->w, &st->iter, &e)) {
+      if (!ecs_query_iter_next(st->w, iter, &e)) {
         /* the end: with no change since begin, every match was visited */
-        if (st->changes == st->iter_changes)
+        if (st->changes == st->iter_changes[it])
           for (size_t i = 0; i < st->nt; i++)
-            ENSURE(st->yielded[i] == (uint8_t)model_matches(qm, &st->t[i]));
-        iter_end(st);
+            ENSURE(yielded[i] == (uint8_t)model_matches(qm, &st->t[i]));
+        iter_end(st, it);
         return;
       }
       x = find_tracked(st, e);
       ENSURE(x != NULL && model_matches(qm, x)); /* alive and matching now */
-      ENSURE(!st->yielded[slot_of(st, x)]);      /* at most once */
-      st->yielded[slot_of(st, x)] = 1;
+      ENSURE(!yielded[slot_of(st, x)]);          /* at most once */
+      yielded[slot_of(st, x)] = 1;
     }
   } else if (which == 2) {
-    iter_end(st);
-  } else if (st->iter.snap == NULL) { /* free the last query */
+    iter_end(st, it);
+  } else { /* 1 with nothing to step, or 3: free the last query unless walked */
+    for (size_t i = 0; i < MAX_ITERS; i++)
+      if (st->iter[i].snap != NULL && st->iter_query[i] == st->nquery - 1)
+        return;
     ecs_query_free(st->w, st->query[--st->nquery].q);
   }
 }
@@ -703,7 +723,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     st->alloc.fail_at = 0;
     compare(st);
   }
-  iter_end(st);
+  for (size_t i = 0; i < MAX_ITERS; i++) iter_end(st, i);
   /* Everything destroyed and swept: every ref drained exactly once. */
   for (size_t i = 0; i < st->nt; i++)
     if (st->t[i].alive) ecs_destroy(st->w, st->t[i].e);

@@ -190,13 +190,13 @@ typedef struct run_log {
 
 static void integrate(ecs_world *w, const ecs_view *v, void *ud) {
   run_log *log = (run_log *)ud;
-  float *x = (float *)v->column[0];
+  float *x = (float *)v->out[0];
   const float *dx = (const float *)v->column[1];
   (void)w;
   log->calls++;
   log->rows += v->count;
   if (v->column[0] >= ecs_component_column(log->P, 0) &&
-      v->column[0] < (void *)(col_f(log->P, 0) + ecs_component_size(log->P)))
+      v->column[0] < (const void *)(col_f(log->P, 0) + ecs_component_size(log->P)))
     log->direct++;
   for (uint32_t k = 0; k < v->count; k++) x[k] += dx[k] * (float)v->dt;
 }
@@ -251,6 +251,233 @@ TEST(Query_run_in_place_and_gathered) {
   CHECK_WORLD(f.w);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* Capacity within what a need justifies: under 1.5 x max(need, 16). */
+static int sized(const ecs_query_stats *st, uint32_t need) {
+  uint32_t m = need < 16u ? 16u : need;
+  return st->capacity >= need && st->capacity <= m + m / 2u;
+}
+
+/*
+** Each round pins the current snapshot (an iteration begins), changes the
+** world and rebuilds while pinned (a count), then unpins: the snapshot that
+** replaces the pinned one is sized by the need, not by the old capacity
+** (which made it grow 1.5x per round, to an allocation failure at about
+** round 47). Then growth while pinned, and several pins at once: at most
+** one retired snapshot per live pin, each freed by its last unpin.
+*/
+TEST(Query_pinned_rebuilds_stay_sized_by_need) {
+  fixture f;
+  ecs_query *q;
+  ecs_query_iter it[4];
+  ecs_query_stats st;
+  ecs_component *with[1];
+  ecs_entity x, e0;
+  size_t n;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  ecs_query_get_stats(q, &st);
+  CHECK_EQ_INT(st.capacity, 0);
+  for (int k = 0; k < 16; k++) CHECK(spawn(&f, (float)k, 0, 0) != ECS_NULL);
+  for (int round = 0; round < 1000; round++) {
+    CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[0]), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_create(f.w, &x), ECS_ERR_OK);
+    CHECK(ecs_destroy(f.w, x));             /* the destroy epoch moves */
+    CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+    CHECK_EQ_INT(n, 16);
+    ecs_query_get_stats(q, &st);
+    CHECK(sized(&st, 16));
+    CHECK_EQ_INT(st.retired, 1);             /* the pinned one */
+    CHECK_EQ_INT(st.pins, 1);
+    ecs_query_iter_end(f.w, &it[0]);
+    ecs_query_get_stats(q, &st);
+    CHECK_EQ_INT(st.retired, 0);             /* freed by its last unpin */
+    CHECK_EQ_INT(st.pins, 0);
+    if (round % 100 == 0) CHECK_WORLD(f.w);
+  }
+  /* growth while pinned: each rebuild is sized by the need */
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[0]), ECS_ERR_OK);
+  CHECK((e0 = spawn(&f, 0, 0, 0)) != ECS_NULL);
+  for (uint32_t k = 17; k < 3000; k++) {
+    CHECK(spawn(&f, 0, 0, 0) != ECS_NULL);
+    if (k % 7 == 0) {
+      CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+      CHECK_EQ_INT(n, k + 1);
+      ecs_query_get_stats(q, &st);
+      CHECK(sized(&st, ecs_component_size(f.P)));
+      CHECK_EQ_INT(st.retired, 1);
+    }
+  }
+  ecs_query_iter_end(f.w, &it[0]);
+  CHECK_WORLD(f.w);
+  /* four nested pins, a change and a rebuild under each */
+  for (int k = 0; k < 4; k++) {
+    CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it[k]), ECS_ERR_OK);
+    CHECK(spawn(&f, 0, 0, 0) != ECS_NULL);
+    CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+    ecs_query_get_stats(q, &st);
+    CHECK_EQ_INT(st.retired, (uint32_t)k + 1u);
+    CHECK_EQ_INT(st.pins, (uint32_t)k + 1u);
+    CHECK(sized(&st, ecs_component_size(f.P)));
+    CHECK(st.bytes < (size_t)(k + 2) * 2u * (size_t)st.capacity *
+                         (sizeof(ecs_entity) + 2u * sizeof(uint32_t)) + 4096u);
+    CHECK_WORLD(f.w);
+  }
+  for (int k = 4; k-- > 0;) ecs_query_iter_end(f.w, &it[k]);
+  ecs_query_get_stats(q, &st);
+  CHECK_EQ_INT(st.retired, 0);
+  CHECK_EQ_INT(st.pins, 0);
+  /* shrinking: most entities go; the next unpinned rebuild fits the need */
+  for (uint32_t k = 0; k < 2990; k++) {
+    CHECK_EQ_INT(ecs_create(f.w, &x), ECS_ERR_OK);
+    (void)x;
+  }
+  {
+    uint32_t cursor = 0;
+    ecs_entity y;
+    while (ecs_next_entity(f.w, &cursor, &y))
+      if (y != e0) ecs_destroy(f.w, y);
+  }
+  ecs_world_gc(f.w, SIZE_MAX);
+  CHECK_EQ_INT(ecs_query_count(f.w, q, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(n, 1);
+  ecs_query_get_stats(q, &st);
+  CHECK(sized(&st, ecs_component_size(f.P)));
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* ------------------------------------------------------------------------
+** Read-only (":in") columns of native systems
+** --------------------------------------------------------------------- */
+
+typedef struct view_log {
+  int bad;                    /* views not as documented */
+  uint32_t in_place, gathered; /* calls with column 0 in place, gathered */
+  ecs_component *P;
+} view_log;
+
+/* x += dx * dt through the view's pointers; checks what it is handed. */
+static void integrate_checked(ecs_world *w, const ecs_view *v, void *ud) {
+  view_log *log = (view_log *)ud;
+  const float *x0 = col_f(log->P, 0);
+  (void)w;
+  if (v->out[0] == NULL || v->out[0] != v->column[0] || v->out[1] != NULL)
+    log->bad++;
+  if (v->column[0] >= (const void *)x0 &&
+      v->column[0] < (const void *)(x0 + ecs_component_size(log->P)))
+    log->in_place++;
+  else
+    log->gathered++;
+  for (uint32_t k = 0; k < v->count; k++)
+    ((float *)v->out[0])[k] += ((const float *)v->column[1])[k] * (float)v->dt;
+}
+
+/* Writes its read-only column 1 anyway (a system breaking the contract). */
+static void cheat(ecs_world *w, const ecs_view *v, void *ud) {
+  float *dx;
+  (void)w;
+  (void)ud;
+  memcpy(&dx, &v->column[1], sizeof dx); /* casts the const away */
+  for (uint32_t k = 0; k < v->count; k++) dx[k] = 99.0f;
+}
+
+/* Columns 0 and 1 are both Position.x: adds 1 through each. */
+static void twice(ecs_world *w, const ecs_view *v, void *ud) {
+  (void)w;
+  (void)ud;
+  for (uint32_t k = 0; k < v->count; k++) ((float *)v->out[0])[k] += 1.0f;
+  for (uint32_t k = 0; k < v->count; k++) ((float *)v->out[1])[k] += 1.0f;
+  for (uint32_t k = 0; k < v->count; k++) /* column 2 reads the same */
+    if (((const float *)v->column[2])[k] != ((const float *)v->column[0])[k])
+      ((float *)v->out[0])[k] = -1.0f;
+}
+
+/*
+** Two worlds with the same values, one fresh (rows contiguous: columns in
+** place) and one churned (components removed and re-added: rows gathered).
+** Every run gives both the same result and never changes a read-only
+** column; a system writing one is caught in debug builds in both layouts.
+*/
+TEST(Query_run_read_only_columns_do_not_depend_on_layout) {
+  fixture f[2];
+  ecs_query *q[2];
+  ecs_entity e[2][500];
+  ecs_column_ref cols[3];
+  view_log log[2];
+  size_t done;
+  for (int wi = 0; wi < 2; wi++) {
+    ecs_component *with[2];
+    CHECK(setup(&f[wi]));
+    with[0] = f[wi].P;
+    with[1] = f[wi].V;
+    CHECK_EQ_INT(ecs_query_new(f[wi].w, with, 2, NULL, 0, &q[wi]), ECS_ERR_OK);
+    for (int k = 0; k < 500; k++) {
+      ecs_instance i;
+      CHECK((e[wi][k] = spawn(&f[wi], (float)k, 0, 1)) != ECS_NULL);
+      i = ecs_component_lookup(f[wi].w, f[wi].V, e[wi][k]);
+      col_f(f[wi].V, 0)[i] = (float)(k % 13);
+    }
+  }
+  for (int k = 0; k < 500; k += 3) { /* churn world 1 */
+    ecs_instance i;
+    float dx = col_f(f[1].V, 0)[ecs_component_lookup(f[1].w, f[1].V, e[1][k])];
+    CHECK(ecs_component_remove(f[1].w, f[1].V, e[1][k]));
+    CHECK(ecs_component_add(f[1].w, f[1].V, e[1][k], &i, NULL) == ECS_ERR_OK);
+    col_f(f[1].V, 0)[i] = dx;
+    if (k % 2 == 0) {
+      float x = col_f(f[1].P, 0)[ecs_component_lookup(f[1].w, f[1].P, e[1][k])];
+      CHECK(ecs_component_remove(f[1].w, f[1].P, e[1][k]));
+      CHECK(ecs_component_add(f[1].w, f[1].P, e[1][k], &i, NULL) == ECS_ERR_OK);
+      col_f(f[1].P, 0)[i] = x;
+    }
+  }
+  for (int wi = 0; wi < 2; wi++) {
+    cols[0].c = f[wi].P; cols[0].field = 0; cols[0].write = true;
+    cols[1].c = f[wi].V; cols[1].field = 0; cols[1].write = false;
+    memset(&log[wi], 0, sizeof log[wi]);
+    log[wi].P = f[wi].P;
+    CHECK_EQ_INT(ecs_query_run(f[wi].w, q[wi], cols, 2, 0.5, integrate_checked,
+                               &log[wi], &done), ECS_ERR_OK);
+    CHECK_EQ_INT(done, 500);
+    CHECK_EQ_INT(log[wi].bad, 0);
+    /* the same field twice, writable both times, and read a third time */
+    cols[1].c = f[wi].P; cols[1].field = 0; cols[1].write = true;
+    cols[2].c = f[wi].P; cols[2].field = 0; cols[2].write = false;
+    CHECK_EQ_INT(ecs_query_run(f[wi].w, q[wi], cols, 3, 0, twice, NULL, &done),
+                 ECS_ERR_OK);
+  }
+  CHECK(log[0].in_place == 1 && log[0].gathered == 0); /* one run */
+  CHECK(log[1].gathered > 0);
+  for (int k = 0; k < 500; k++) {
+    float x[2], dx[2];
+    for (int wi = 0; wi < 2; wi++) {
+      x[wi] = col_f(f[wi].P, 0)[ecs_component_lookup(f[wi].w, f[wi].P, e[wi][k])];
+      dx[wi] = col_f(f[wi].V, 0)[ecs_component_lookup(f[wi].w, f[wi].V, e[wi][k])];
+    }
+    CHECK(x[0] == x[1]);
+    CHECK(x[0] == (float)k + (float)(k % 13) * 0.5f + 2.0f);
+    CHECK(dx[0] == (float)(k % 13) && dx[1] == dx[0]); /* never written */
+  }
+#ifndef NDEBUG
+  /* debug builds catch a write to a read-only column, in both layouts */
+  for (int wi = 0; wi < 2; wi++) {
+    cols[0].c = f[wi].P; cols[0].field = 0; cols[0].write = true;
+    cols[1].c = f[wi].V; cols[1].field = 0; cols[1].write = false;
+    CHECK_EQ_INT(ecs_query_run(f[wi].w, q[wi], cols, 2, 0, cheat, NULL, NULL),
+                 ECS_ERR_READONLY);
+  }
+  CHECK(strcmp(ecs_strerror(ECS_ERR_READONLY),
+               "a system wrote a read-only column") == 0);
+#endif
+  for (int wi = 0; wi < 2; wi++) {
+    CHECK_WORLD(f[wi].w);
+    ecs_world_free(f[wi].w);
+    CHECK_EQ_INT(f[wi].a.blocks, 0);
+  }
 }
 
 static ecs_err compile(fixture *f, ecs_query *q, const char *src,
@@ -352,7 +579,7 @@ TEST(Program_runs_match_a_reference) {
 }
 
 static void bump(ecs_world *w, const ecs_view *v, void *ud) {
-  float *x = (float *)v->column[0];
+  float *x = (float *)v->out[0];
   (void)w;
   (void)ud;
   for (uint32_t k = 0; k < v->count; k++) x[k] += 1.0f;
@@ -401,6 +628,8 @@ static const test_case cases[] = {
   CASE(Query_iteration_pins_a_snapshot),
   CASE(Query_chunks_report_current_rows),
   CASE(Query_run_in_place_and_gathered),
+  CASE(Query_pinned_rebuilds_stay_sized_by_need),
+  CASE(Query_run_read_only_columns_do_not_depend_on_layout),
   CASE(Program_errors_name_positions),
   CASE(Program_runs_match_a_reference),
   CASE(Query_out_of_memory_at_every_step),

@@ -12,12 +12,17 @@
 ** (integers truncate); the common f32/f32 case is a plain loop the
 ** compiler vectorises. damp(spec, factor) scales a column by
 ** 1 - (1 - factor) * dt: factor is what is left after one second.
-** Columns that are not numbers (entity fields) are left alone.
+** Columns that are not numbers (entity fields) are left alone. Targets
+** are written, so they may not be read-only: integrate("Position.x:in",
+** ...) and damp("Velocity.dy:in", ...) are errors. Rates are only read:
+** give them ":in" (or not; a writable column the system leaves alone is
+** written back unchanged).
 **
 ** This is the whole glue a native system needs: a function of the view
 ** (query.h) and ecs_lua_push_native (ecs_lua.h).
 */
 #include <math.h>
+#include <string.h>
 
 #include "ecs_lua.h"
 
@@ -40,9 +45,14 @@ static double get(const ecs_view *v, uint32_t c, uint32_t k) {
   }
 }
 
-/* Store x (saturated for integer columns) at value k of column c. */
+/*
+** Store x (saturated for integer columns) at value k of column c, through
+** the writable pointer: a read-only column has none (the constructors
+** refuse ":in" targets, so this never skips).
+*/
 static void put(const ecs_view *v, uint32_t c, uint32_t k, double x) {
-  void *p = v->column[c];
+  void *p = v->out[c];
+  if (p == NULL) return;
 #define SAT(T, LO, HI) \
   ((T *)p)[k] = (T)(x != x ? 0 : x <= (double)(LO) ? (LO) : x >= (double)(HI) ? (HI) : (T)x)
   switch (v->type[c]) {
@@ -65,8 +75,9 @@ static void integrate(ecs_world *w, const ecs_view *v, void *ud) {
   (void)w;
   (void)ud;
   for (uint32_t c = 0; c + 1 < v->ncolumns; c += 2) {
+    if (v->out[c] == NULL) continue; /* read-only: never, see put */
     if (v->type[c] == ECS_F32 && v->type[c + 1] == ECS_F32) {
-      float *x = (float *)v->column[c];
+      float *x = (float *)v->out[c];
       const float *dx = (const float *)v->column[c + 1];
       float dt = (float)v->dt;
       for (uint32_t k = 0; k < v->count; k++) x[k] += dx[k] * dt;
@@ -84,6 +95,13 @@ static void damp(ecs_world *w, const ecs_view *v, void *ud) {
     put(v, 0, k, get(v, 0, k) * (1.0 - (1.0 - f) * v->dt));
 }
 
+/* Refuse a read-only spec ("...:in") as the target of fname. */
+static void check_target(lua_State *L, const char *fname, const char *spec) {
+  size_t len = strlen(spec);
+  if (len > 3 && strcmp(spec + len - 3, ":in") == 0) /* as the binding */
+    luaL_error(L, "%s: target '%s' is read-only (:in)", fname, spec);
+}
+
 /* motion.integrate(target, rate [, target, rate ...]) -> native system */
 static int l_integrate(lua_State *L) {
   const char *spec[2 * MAX_PAIRS];
@@ -92,6 +110,7 @@ static int l_integrate(lua_State *L) {
     return luaL_error(L, "motion.integrate: expected 1 to %d pairs of "
                       "column specs, got %d arguments", MAX_PAIRS, n);
   for (int k = 1; k <= n; k++) spec[k - 1] = luaL_checkstring(L, k);
+  for (int k = 0; k < n; k += 2) check_target(L, "motion.integrate", spec[k]);
   ecs_lua_push_native(L, "motion.integrate", integrate, NULL, spec, n);
   return 1;
 }
@@ -106,6 +125,7 @@ static int l_damp(lua_State *L) {
   lua_Number f = luaL_checknumber(L, 2);
   double *ud;
   luaL_argcheck(L, f >= 0 && f <= 1, 2, "factor must be in [0, 1]");
+  check_target(L, "motion.damp", spec);
   ud = (double *)lua_newuserdatauv(L, sizeof *ud, 0);
   *ud = (double)f;
   ecs_lua_push_native(L, "motion.damp", damp, ud, &spec, 1);
