@@ -24,7 +24,9 @@
 **
 ** Invariants (checked by component_check): size <= cap; for every
 ** instance i, map[index(owner[i])] == i, and the map holds exactly size
-** entries; so at most one record per entity index, live or dead.
+** entries; so at most one record per entity index, live or dead; and no
+** owner's generation is ahead of its slot's (ecs_record_valid): when an
+** index's generation wraps, component_purge marks its record ECS_PURGED.
 */
 #include <string.h>
 
@@ -346,6 +348,19 @@ static size_t component_gc(ecs_world *w, void *self, size_t budget) {
   return ecs_component_gc(w, (ecs_component *)self, budget);
 }
 
+/*
+** The index's generation wrapped: mark its record (if any) purged in
+** place. Nothing moves, so iterations and pinned query rows stay valid;
+** the record is dead for every read, reused in place by the next add at
+** this index or reclaimed by gc (which drops its lua refs then).
+*/
+static void component_purge(ecs_world *w, void *self, uint32_t index) {
+  ecs_component *c = (ecs_component *)self;
+  uint32_t i = map_get(c, index);
+  (void)w;
+  if (i != ECS_NO_INSTANCE) owners(c)[i] = ecs_mark_purged(owners(c)[i]);
+}
+
 /* The world is going: its drop list goes too, so refs are not reported. */
 static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
@@ -368,9 +383,11 @@ static const char *component_check(const ecs_world *w, const void *self) {
     return "component: no room reserved for dropped lua refs";
   for (uint32_t i = 0; i < c->size; i++) {
     uint32_t index = ecs_entity_index(own[i]);
-    if (index == 0 || (own[i] & ~ECS_ID_MASK) != 0)
+    if (index == 0 || (own[i] & ~(ECS_ID_MASK | ECS_PURGED)) != 0)
       return "component: owner is not an entity";
     if (map_get(c, index) != i) return "component: map disagrees with owner column";
+    if (!ecs_record_valid(w, own[i]))
+      return "component: record outlived its generation (wrap)";
   }
   for (uint32_t pg = 0; pg < c->page_count; pg++) {
     if (c->page[pg] == NULL) continue;
@@ -386,7 +403,8 @@ static const char *component_check(const ecs_world *w, const void *self) {
 }
 
 static const ecs_manager_class component_class = {
-  ECS_COMPONENT_KIND, component_gc, component_check, component_free
+  ECS_COMPONENT_KIND, component_gc, component_check, component_free,
+  component_purge
 };
 
 bool ecs_component_is(const ecs_manager_class *cls) {

@@ -16,6 +16,9 @@
 ** instance whose owner is dead is invisible to every read (lookup, count)
 ** from that moment, and is reclaimed later by ecs_component_gc (random
 ** probing, or a full sweep), which ecs_world_gc runs for every manager.
+** When the generation of an index wraps (ecs_destroy), the record at that
+** index is marked ECS_PURGED in place, so the entity that gets the old
+** handle back never sees it; nothing moves.
 **
 ** "lua" fields store a uint32_t reference (0 = nil) that the binding maps to
 ** a Lua value. The core never calls Lua: when an instance holding non-zero
@@ -132,7 +135,8 @@ uint32_t ecs_component_size(const ecs_component *c);
 size_t ecs_component_count(const ecs_world *w, const ecs_component *c);
 
 /* @return the owner column: owner of instance i at [i], i in [0, size).
-**         The owner may be dead (check ecs_alive). */
+**         The owner may be dead (check ecs_alive), and a dead one may be
+**         marked ECS_PURGED (ecs_entity_index still gives its index). */
 const ecs_entity *ecs_component_entities(const ecs_component *c);
 
 /*

@@ -145,24 +145,68 @@ int ecs_type_parse(const char *s, size_t len);
 /* ------------------------------------------------------------------------
 ** Managers. Every manager a world owns (generic components, the transform,
 ** names, C plugins) is registered with it under a unique name together
-** with a class; the world calls the class to collect garbage, check
-** invariants and free the manager when the world goes.
+** with a class; the world calls the class to collect garbage, purge an
+** index whose generation wraps, check invariants and free the manager when
+** the world goes.
+**
+** Records and generations. A manager keeps a record per entity, found by
+** the entity's index and told apart from a newer entity's by the full
+** handle it stores. The world does not tell managers when an entity dies:
+** a dead entity's record is invisible (its stored handle is no longer
+** alive) and is reclaimed later by gc. Generations have 8 bits, so after
+** 256 destroys of one index a handle comes back; before that can happen
+** the world calls every manager's purge for that index (from ecs_destroy,
+** when the slot's generation wraps from 255 to 0), so a record never
+** outlives the 256 generations of its index and a new entity never sees
+** an old entity's data.
+**
+** Invariant (checked by each manager's check through ecs_record_valid):
+** every record whose stored handle is not marked ECS_PURGED has an index
+** below the slot count and a generation not ahead of its slot's: at most
+** the live generation, or below the next one while the index is free.
 ** --------------------------------------------------------------------- */
 typedef struct ecs_manager_class {
   const char *kind; /* "component", "transform", a plugin's own word */
   /* reclaim up to budget records of dead entities (SIZE_MAX = all);
-  ** @return how many were reclaimed. May be NULL. */
+  ** @return how many were reclaimed. May be NULL (then so may purge: a
+  ** manager without gc keeps no records of entities). */
   size_t (*gc)(ecs_world *w, void *self, size_t budget);
   /* @return NULL or the first violated invariant. May be NULL. */
   const char *(*check)(const ecs_world *w, const void *self);
   /* release everything self owns, self included. Required. */
   void (*free)(ecs_world *w, void *self);
+  /* Make every record of entity index `index` unreachable for good: no
+  ** future entity with that index may see it (the usual way: set
+  ** ECS_PURGED on the stored handle, which gc reclaims later). Called by
+  ** ecs_destroy when the index's generation wraps; the index is free.
+  ** Must not allocate, fail, call back into the world or move records
+  ** (iterations over the manager and pinned query rows may be in
+  ** progress). O(records of that index). Required when gc is set. */
+  void (*purge)(ecs_world *w, void *self, uint32_t index);
 } ecs_manager_class;
+
+/*
+** A stored handle with this bit set belongs to a purged record: it is never
+** alive (ecs_alive compares the bits above the index with an 8-bit
+** generation) and never equals a handle, while ecs_entity_index still
+** gives its index.
+*/
+#define ECS_PURGED 0x80000000u
+#define ecs_mark_purged(e) ((ecs_entity)((uint32_t)(e) | ECS_PURGED))
+
+/*
+** For managers' checks: may a record storing handle e exist? True when e
+** is marked ECS_PURGED, or e's index has a slot and e's generation is not
+** ahead of the slot's (see "Records and generations" above). False means
+** the record survived a generation wrap, or was never a real entity's.
+*/
+bool ecs_record_valid(const ecs_world *w, ecs_entity e);
 
 /*
 ** Register self under name (copied). The world owns self from here on and
 ** frees it through cls->free, even when registration fails.
-** @return ECS_ERR_EXISTS if the name is taken, ECS_ERR_NOMEM.
+** @return ECS_ERR_EXISTS if the name is taken, ECS_ERR_INVALID if cls has
+**         gc but no purge, ECS_ERR_NOMEM.
 */
 ecs_err ecs_manager_register(ecs_world *w, const char *name,
                              const ecs_manager_class *cls, void *self);
@@ -210,6 +254,10 @@ ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n);
 
 /*
 ** Destroy e. Its index joins the free queue with the next generation.
+** Managers' records of e vanish at once for every read and are reclaimed
+** by gc. When the generation wraps (e's was 255), every manager's purge
+** runs for e's index first, so the next entity to take it starts with no
+** record anywhere. Never allocates and never fails.
 ** @return true if e was alive; false (and nothing happens) for a dead,
 **         stale or null handle: never a double free.
 */

@@ -92,6 +92,9 @@ void ecsi_program_free(ecs_world *w, struct ecs_program *p);
 ** term are consecutive (at least 1, at most max). O(1). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
+/* world.c: run every manager's purge for index (its generation wrapped) */
+void ecsi_purge_index(ecs_world *w, uint32_t index);
+
 /* entity.c */
 void ecsi_entities_free(ecs_world *w);
 const char *ecsi_entities_check(const ecs_world *w);

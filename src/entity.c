@@ -12,6 +12,8 @@
 ** ECS_MINIMUM_FREE_INDICES are waiting, so an index runs 256 laps of a
 ** queue of 1024 before an id can come back. When no fresh index is left the
 ** queue is used whatever its length; when both are exhausted, ECS_ERR_FULL.
+** When an index's generation wraps, managers purge their records of it
+** (ecs_destroy), so a returning handle finds nothing of its predecessor.
 **
 ** Invariant: the ring's capacity is at least slot_count, so every index can
 ** be queued at once and destroy never allocates.
@@ -137,17 +139,40 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
   return ecs_create_n(w, out, 1);
 }
 
+/*
+** When the next generation is 0 the index has run through all 256: its
+** old handles would come back, so every manager purges the index now,
+** before it can be handed out again (once per 256 destroys of an index,
+** so the cost follows the work; purges never allocate or fail).
+*/
 bool ecs_destroy(ecs_world *w, ecs_entity e) {
   ecsi_queue *q = &w->free;
-  uint32_t i = ecs_entity_index(e);
+  uint32_t i = ecs_entity_index(e), next;
   if (!ecs_alive(w, e)) return false;
-  w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE |
-                               ((w->head.slot[i] + 1u) & ECS_GENERATION_MASK));
+  next = (w->head.slot[i] + 1u) & ECS_GENERATION_MASK;
+  w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE | next);
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
   q->len++;
   w->live--;
   w->destroy_epoch++; /* cached query match lists may hold e */
+  if (next == 0) ecsi_purge_index(w, i);
   return true;
+}
+
+/*
+** Within one lap of an index's generations, records are made only for
+** live entities and the slot's generation only grows, so a record's
+** generation is at most the live one, or below the next one while free;
+** the lap ends with a purge (ecs_destroy). ECS_PURGED records are exempt.
+*/
+bool ecs_record_valid(const ecs_world *w, ecs_entity e) {
+  uint32_t i = ecs_entity_index(e), g = ecs_entity_generation(e), s;
+  if (i == 0 || i >= w->head.slot_count) return false;
+  if (((uint32_t)e & ~(ECS_ID_MASK | ECS_PURGED)) != 0) return false;
+  if (((uint32_t)e & ECS_PURGED) != 0) return true;
+  s = w->head.slot[i];
+  if (s < ECS_SLOT_FREE) return g <= s;
+  return g < (s & ECS_GENERATION_MASK);
 }
 
 size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n) {

@@ -4,6 +4,8 @@
 ** Records live in a dense array (swap-remove). Each record is on one
 ** doubly linked chain of the bucket table, selected by its stored hash;
 ** records are moved by fixing the neighbours' links and the bucket head.
+** When an index's generation wraps, its record is marked ECS_PURGED
+** (nm_purge), so no record's generation is ahead of its slot's.
 ** Each record carries the value of a counter at the time it was set, so
 ** that find can return the most recently named of several holders whatever
 ** order a chain is in (rehashing reorders chains).
@@ -216,6 +218,18 @@ static size_t nm_gc(ecs_world *w, void *self, size_t budget) {
   return ecs_names_gc((ecs_names *)self, budget);
 }
 
+/*
+** The index's generation wrapped: mark its record purged in place, so no
+** later entity with that index gets the old name or is found by it. The
+** record stays chained until the next set at this index or gc drops it.
+*/
+static void nm_purge(ecs_world *w, void *self, uint32_t index) {
+  ecs_names *m = (ecs_names *)self;
+  uint32_t i = ecsi_sparse_get(&m->map, index);
+  (void)w;
+  if (i != NONE) m->rec[i].e = ecs_mark_purged(m->rec[i].e);
+}
+
 static void nm_free(ecs_world *w, void *self) {
   ecs_names *m = (ecs_names *)self;
   if (m == NULL) return;
@@ -245,13 +259,14 @@ static const char *check_map_entry(const void *ud, uint32_t index,
 static const char *nm_check(const ecs_world *w, const void *self) {
   const ecs_names *m = (const ecs_names *)self;
   size_t chained = 0;
-  (void)w;
   if (m->n > m->cap) return "names: more records than capacity";
   if (m->n > 0 && m->nbucket < m->n) return "names: load factor above 1";
   for (uint32_t i = 0; i < m->n; i++) {
     const name_rec *r = &m->rec[i];
     if (ecsi_sparse_get(&m->map, ecs_entity_index(r->e)) != i)
       return "names: record missing from the map";
+    if (!ecs_record_valid(w, r->e))
+      return "names: record outlived its generation (wrap)";
     if (r->str == NULL || r->str[r->len] != '\0') return "names: bad string";
     if (r->hash != fnv1a(r->str, r->len)) return "names: stale hash";
     if (r->prev == NONE) {
@@ -276,7 +291,7 @@ static const char *nm_check(const ecs_world *w, const void *self) {
 }
 
 static const ecs_manager_class names_class = {"names", nm_gc, nm_check,
-                                              nm_free};
+                                              nm_free, nm_purge};
 
 ecs_err ecs_names_new(ecs_world *w, ecs_names **out) {
   ecs_names *m;

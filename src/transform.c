@@ -470,6 +470,20 @@ static size_t tr_gc(ecs_world *w, void *self, size_t budget) {
   return ecs_transform_gc((ecs_transform *)self, budget);
 }
 
+/*
+** The index's generation wrapped: mark its row's entity purged, so the row
+** is dead for good. Links are left alone (like any dead row's): its
+** children already read as roots, and it is unlinked by gc or by the next
+** add at this index, so a new entity never inherits its parent, children
+** or matrices. Nothing moves (ecs_transform_destroy_tree may be walking).
+*/
+static void tr_purge(ecs_world *w, void *self, uint32_t index) {
+  ecs_transform *t = (ecs_transform *)self;
+  uint32_t i = ecsi_sparse_get(&t->map, index);
+  (void)w;
+  if (i != NONE) t->entity[i] = ecs_mark_purged(t->entity[i]);
+}
+
 static void tr_free(ecs_world *w, void *self) {
   ecs_transform *t = (ecs_transform *)self;
   if (t == NULL) return;
@@ -515,6 +529,8 @@ static const char *tr_check(const ecs_world *w, const void *self) {
     if (ecsi_sparse_get(&t->map, ecs_entity_index(t->entity[i])) != i)
       return "transform: row missing from the map";
     if (ecs_entity_index(t->entity[i]) == 0) return "transform: null entity row";
+    if (!ecs_record_valid(w, t->entity[i]))
+      return "transform: row outlived its generation (wrap)";
     if (p != NONE && (p >= n || p == i)) return "transform: bad parent link";
     if (p == NONE && (t->next_sibling[i] != NONE || t->prev_sibling[i] != NONE))
       return "transform: root has sibling links";
@@ -569,7 +585,7 @@ static const char *tr_check(const ecs_world *w, const void *self) {
 }
 
 static const ecs_manager_class transform_class = {"transform", tr_gc,
-                                                  tr_check, tr_free};
+                                                  tr_check, tr_free, tr_purge};
 
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   ecs_transform *t;

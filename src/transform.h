@@ -17,7 +17,9 @@
 ** Dead entities: destroying an entity makes it vanish at once (has is
 ** false, it is nobody's parent or child); its children become roots whose
 ** world matrix is kept exactly and whose local transform becomes the TRS
-** decomposition of that world matrix. Rows are reclaimed by gc (lazy).
+** decomposition of that world matrix. Rows are reclaimed by gc (lazy);
+** when the index's generation wraps first, the row is marked purged, so
+** the entity that gets the old handle back has no row, parent or child.
 */
 #ifndef ECS_TRANSFORM_H
 #define ECS_TRANSFORM_H
@@ -80,7 +82,8 @@ void ecs_transform_lookup(const ecs_transform *t, const ecs_entity *es,
 /* Rows in use, including dead entities' rows awaiting gc. */
 uint32_t ecs_transform_size(const ecs_transform *t);
 
-/* Row accessors; i must be below ecs_transform_size. */
+/* Row accessors; i must be below ecs_transform_size. A dead row's entity
+** may be marked ECS_PURGED (its index's generation wrapped). */
 ecs_entity ecs_transform_entity_at(const ecs_transform *t, uint32_t i);
 const double *ecs_transform_world_at(const ecs_transform *t, uint32_t i);
 

@@ -138,7 +138,9 @@ ecs_err ecs_manager_register(ecs_world *w, const char *name,
   size_t len = strlen(name) + 1;
   void *p = w->manager;
   char *copy;
-  ecs_err err = ECS_ERR_EXISTS;
+  ecs_err err = ECS_ERR_INVALID;
+  if (cls->gc != NULL && cls->purge == NULL) goto fail; /* see ecs.h */
+  err = ECS_ERR_EXISTS;
   if (find(w, name) != NULL) goto fail;
   err = ecsi_grow(w, &p, &w->manager_cap, w->manager_count + 1,
                   sizeof *w->manager, 8);
@@ -175,6 +177,17 @@ void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
   if (name != NULL) *name = w->manager[i].name;
   if (cls != NULL) *cls = w->manager[i].cls;
   return w->manager[i].self;
+}
+
+/*
+** Index `index` has just wrapped its generation (see ecs_destroy): every
+** manager drops it from reach. Purges neither allocate nor fail, so
+** destroy stays all-or-nothing. Managers without gc keep no records.
+*/
+void ecsi_purge_index(ecs_world *w, uint32_t index) {
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].cls->purge != NULL)
+      w->manager[i].cls->purge(w, w->manager[i].self, index);
 }
 
 size_t ecs_world_gc(ecs_world *w, size_t budget) {

@@ -205,6 +205,183 @@ TEST(Entity_error_table_has_a_text_per_code) {
     CHECK(ecs_strerror((ecs_err)i)[0] != '\0');
 }
 
+/*
+** A probe manager: one record (a stored handle) per index below PROBE_N,
+** gc reclaims dead ones, purge marks the index's record purged and counts
+** the call. With forgetful set its purge does nothing, as a manager
+** without the fix would: its check must then see the record outlive the
+** wrap.
+*/
+#define PROBE_N 2048
+typedef struct probe {
+  ecs_world *w;
+  ecs_entity rec[PROBE_N];   /* ECS_NULL: no record */
+  uint32_t purged[PROBE_N];  /* purge calls per index */
+  long calls, bad_calls;
+  bool forgetful;
+  int *freed;
+} probe;
+
+static size_t probe_gc(ecs_world *w, void *self, size_t budget) {
+  probe *p = (probe *)self;
+  size_t done = 0;
+  for (uint32_t i = 0; i < PROBE_N && done < budget; i++)
+    if (p->rec[i] != ECS_NULL && !ecs_alive(w, p->rec[i])) {
+      p->rec[i] = ECS_NULL;
+      done++;
+    }
+  return done;
+}
+
+static void probe_purge(ecs_world *w, void *self, uint32_t index) {
+  probe *p = (probe *)self;
+  p->calls++;
+  /* called once the index is free, with its next generation 0 */
+  if (index >= PROBE_N || ecs_alive(w, ecs_make_entity(index, 0)) ||
+      ecs_alive(w, ecs_make_entity(index, 255)))
+    p->bad_calls++;
+  if (index < PROBE_N) {
+    p->purged[index]++;
+    if (!p->forgetful && p->rec[index] != ECS_NULL)
+      p->rec[index] = ecs_mark_purged(p->rec[index]);
+  }
+}
+
+static const char *probe_check(const ecs_world *w, const void *self) {
+  const probe *p = (const probe *)self;
+  for (uint32_t i = 0; i < PROBE_N; i++)
+    if (p->rec[i] != ECS_NULL && !ecs_record_valid(w, p->rec[i]))
+      return "probe: record outlived its generation (wrap)";
+  return NULL;
+}
+
+static void probe_free(ecs_world *w, void *self) {
+  probe *p = (probe *)self;
+  (void)w; /* static in the tests: nothing to release */
+  if (p->freed != NULL) ++*p->freed;
+}
+
+static const ecs_manager_class probe_class = {"probe", probe_gc, probe_check,
+                                              probe_free, probe_purge};
+static const ecs_manager_class no_purge_class = {"no purge", probe_gc,
+                                                 probe_check, probe_free, NULL};
+static const ecs_manager_class no_records_class = {"no records", NULL, NULL,
+                                                   probe_free, NULL};
+
+/* Each of 1024 indices is destroyed once, then once per lap of laps. */
+static void run_laps(ecs_world *w, int laps) {
+  ecs_entity x;
+  for (int k = 0; k < laps * 1024; k++) {
+    if (ecs_create(w, &x) != ECS_ERR_OK) return;
+    ecs_destroy(w, x);
+  }
+}
+
+TEST(Entity_wrap_purges_every_manager_once_per_256_destroys) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  static probe p, q;
+  int freed = 0;
+  ecs_entity e[1024];
+  memset(&p, 0, sizeof p);
+  memset(&q, 0, sizeof q);
+  p.freed = q.freed = &freed;
+  CHECK(ecs_manager_register(w, "probe", &probe_class, &p) == ECS_ERR_OK);
+  CHECK(ecs_manager_register(w, "empty", &no_records_class, &q) == ECS_ERR_OK);
+  CHECK(ecs_create_n(w, e, 1024) == ECS_ERR_OK);
+  for (int i = 0; i < 1024; i++) p.rec[ecs_entity_index(e[i])] = e[i];
+  CHECK_EQ_INT(ecs_destroy_n(w, e, 1024), 1024); /* destroy 1 of 256 */
+  run_laps(w, 254);                              /* destroys 2 .. 255 */
+  CHECK_EQ_INT(p.calls, 0);
+  CHECK_WORLD(w);
+  run_laps(w, 1); /* destroy 256: every index wraps once */
+  CHECK_EQ_INT(p.calls, 1024);
+  CHECK_EQ_INT(p.bad_calls, 0);
+  for (int i = 0; i < 1024; i++) {
+    uint32_t ix = ecs_entity_index(e[i]);
+    CHECK_EQ_INT(p.purged[ix], 1);
+    CHECK(p.rec[ix] == ecs_mark_purged(e[i])); /* marked, not moved */
+    CHECK(!ecs_alive(w, p.rec[ix]));
+  }
+  CHECK_WORLD(w); /* purged records are valid */
+  run_laps(w, 256);
+  CHECK_EQ_INT(p.calls, 2048); /* once more per index, 256 destroys later */
+  CHECK_WORLD(w);
+  CHECK_EQ_INT(ecs_world_gc(w, SIZE_MAX), 1024);
+  ecs_world_free(w);
+  CHECK_EQ_INT(freed, 2);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+TEST(Entity_check_fails_on_a_record_that_outlived_a_wrap) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  static probe p;
+  ecs_entity e[1024], x;
+  const char *bad;
+  memset(&p, 0, sizeof p);
+  p.forgetful = true; /* a manager that ignores the wrap */
+  CHECK(ecs_manager_register(w, "probe", &probe_class, &p) == ECS_ERR_OK);
+  CHECK(ecs_create_n(w, e, 1024) == ECS_ERR_OK);
+  p.rec[ecs_entity_index(e[0])] = e[0];
+  CHECK_EQ_INT(ecs_destroy_n(w, e, 1024), 1024);
+  run_laps(w, 254);
+  CHECK_WORLD(w); /* generation 0 is behind the next one (255) */
+  run_laps(w, 1);
+  bad = ecs_world_check(w); /* free, next generation 0: 0 is not below it */
+  CHECK(bad != NULL && strcmp(bad, "probe: record outlived its generation (wrap)") == 0);
+  /* the very bug: the old handle is alive again and would see the record */
+  do {
+    CHECK(ecs_create(w, &x) == ECS_ERR_OK);
+    if (x != e[0]) ecs_destroy(w, x);
+  } while (x != e[0]);
+  CHECK(ecs_alive(w, p.rec[ecs_entity_index(e[0])]));
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+TEST(Entity_register_refuses_gc_without_purge) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  static probe p;
+  int freed = 0;
+  memset(&p, 0, sizeof p);
+  p.freed = &freed;
+  CHECK(ecs_manager_register(w, "bad", &no_purge_class, &p) == ECS_ERR_INVALID);
+  CHECK_EQ_INT(freed, 1); /* the world owned it, and freed it */
+  CHECK(ecs_manager_find(w, "bad", NULL) == NULL);
+  CHECK_EQ_INT(ecs_manager_count(w), 0);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+TEST(Entity_record_valid_follows_the_slot) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  ecs_entity e, f;
+  uint32_t i;
+  CHECK(ecs_create(w, &e) == ECS_ERR_OK);
+  CHECK(ecs_create(w, &f) == ECS_ERR_OK);
+  i = ecs_entity_index(e);
+  /* live at generation 0: 0 only */
+  CHECK(ecs_record_valid(w, e));
+  CHECK(!ecs_record_valid(w, ecs_make_entity(i, 1)));
+  CHECK(!ecs_record_valid(w, ecs_make_entity(i, 255)));
+  CHECK(ecs_destroy(w, e));
+  /* free, next generation 1: below 1 only */
+  CHECK(ecs_record_valid(w, e));
+  CHECK(!ecs_record_valid(w, ecs_make_entity(i, 1)));
+  /* purged: always, but only for an index in use */
+  CHECK(ecs_record_valid(w, ecs_mark_purged(ecs_make_entity(i, 200))));
+  CHECK(!ecs_record_valid(w, ecs_mark_purged(ecs_make_entity(3, 0))));
+  /* never an index out of range, index 0, or stray high bits */
+  CHECK(!ecs_record_valid(w, ecs_make_entity(3, 0)));
+  CHECK(!ecs_record_valid(w, ECS_NULL));
+  CHECK(!ecs_record_valid(w, f | 0x40000000u));
+  CHECK(ecs_record_valid(w, f));
+  ecs_world_free(w);
+}
+
 static const test_case cases[] = {
   CASE(Entity_create_gives_distinct_alive_handles),
   CASE(Entity_null_and_junk_are_never_alive),
@@ -216,6 +393,10 @@ static const test_case cases[] = {
   CASE(Entity_iteration_visits_live_entities_in_order),
   CASE(Entity_out_of_memory_at_every_allocation),
   CASE(Entity_error_table_has_a_text_per_code),
+  CASE(Entity_wrap_purges_every_manager_once_per_256_destroys),
+  CASE(Entity_check_fails_on_a_record_that_outlived_a_wrap),
+  CASE(Entity_register_refuses_gc_without_purge),
+  CASE(Entity_record_valid_follows_the_slot),
 };
 
 TEST_MAIN(cases)

@@ -161,7 +161,6 @@ static size_t m_gc(ecs_world *w, void *self, size_t budget) {
 static const char *m_check(const ecs_world *w, const void *self) {
   const meshes *m = (const meshes *)self;
   uint32_t reached = 0;
-  (void)w;
   if (m->size > m->cap) return "mesh: size exceeds capacity";
   for (uint32_t x = 0; x < m->map_count; x++) {
     uint32_t steps = 0;
@@ -169,12 +168,25 @@ static const char *m_check(const ecs_world *w, const void *self) {
       if (i >= m->size) return "mesh: link past the instances";
       if (ecs_entity_index(OWNER(m, i)) != x) return "mesh: chain of another index";
       if (OWNER(m, i) != OWNER(m, m->map[x])) return "mesh: chain mixes owners";
+      if (!ecs_record_valid(w, OWNER(m, i)))
+        return "mesh: record outlived its generation (wrap)";
       if (++steps > m->size) return "mesh: chain loops";
       reached++;
     }
   }
   if (reached != m->size) return "mesh: instances not reachable from the map";
   return NULL;
+}
+
+/* The index's generation wrapped: mark its chain's owners purged, so no
+** later entity with that index sees these meshes; the chain is dropped
+** whole by gc or by the next add at this index. Nothing moves. */
+static void m_purge(ecs_world *w, void *self, uint32_t index) {
+  meshes *m = (meshes *)self;
+  (void)w;
+  if (index >= m->map_count) return;
+  for (uint32_t i = m->map[index]; i != NO_LINK; i = NEXT(m, i))
+    OWNER(m, i) = ecs_mark_purged(OWNER(m, i));
 }
 
 static void m_free(ecs_world *w, void *self) {
@@ -184,7 +196,8 @@ static void m_free(ecs_world *w, void *self) {
   m_alloc(w, m, sizeof *m, 0);
 }
 
-static const ecs_manager_class mesh_class = {"mesh", m_gc, m_check, m_free};
+static const ecs_manager_class mesh_class = {"mesh", m_gc, m_check, m_free,
+                                             m_purge};
 
 /* ------------------------------------------------------------------------
 ** Lua glue

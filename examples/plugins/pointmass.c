@@ -20,7 +20,7 @@
 ** test: records of dead entities are invisible to every read and go at the
 ** next gc, so updating them costs a little and changes nothing visible.
 **
-** The glue with the ecs: a manager class (gc, check, free) registered with
+** The glue with the ecs: a manager class (gc, check, free, purge) registered with
 ** ecs_manager_register, so the world frees it and checks it; memory from
 ** the world's allocator; a plugin object from ecs_lua.h.
 */
@@ -172,14 +172,24 @@ static size_t pm_gc(ecs_world *w, void *self, size_t budget) {
   return done;
 }
 
+/* The index's generation wrapped: its record (if any) can never be seen
+** again; gc or the next add at this index reclaims it. Nothing moves. */
+static void pm_purge(ecs_world *w, void *self, uint32_t index) {
+  pointmass *pm = (pointmass *)self;
+  (void)w;
+  if (index < pm->map_count && pm->map[index] != UINT32_MAX)
+    pm->owner[pm->map[index]] = ecs_mark_purged(pm->owner[pm->map[index]]);
+}
+
 static const char *pm_check(const ecs_world *w, const void *self) {
   const pointmass *pm = (const pointmass *)self;
-  (void)w;
   if (pm->size > pm->cap) return "pointmass: size exceeds capacity";
   for (uint32_t i = 0; i < pm->size; i++) {
     uint32_t index = ecs_entity_index(pm->owner[i]);
     if (index >= pm->map_count || pm->map[index] != i)
       return "pointmass: map disagrees with owner column";
+    if (!ecs_record_valid(w, pm->owner[i]))
+      return "pointmass: record outlived its generation (wrap)";
   }
   return NULL;
 }
@@ -191,7 +201,8 @@ static void pm_free(ecs_world *w, void *self) {
   pm_alloc(w, pm, sizeof *pm, 0);
 }
 
-static const ecs_manager_class pm_class = {"pointmass", pm_gc, pm_check, pm_free};
+static const ecs_manager_class pm_class = {"pointmass", pm_gc, pm_check, pm_free,
+                                           pm_purge};
 
 /* ------------------------------------------------------------------------
 ** Lua glue
