@@ -192,6 +192,93 @@ describe("q:apply store rules", function()
   end)
 end)
 
+describe("q:apply integer saturation", function()
+  -- Every integer field type, every store path, hostile values: the stored
+  -- value equals the Lua model of the rule (int_store: truncate, saturate,
+  -- NaN is 0). Two queries over the same 300 entities: one whose rows are
+  -- in order (a whole block of 256, then a short one) and one whose second
+  -- component was added in reverse order (gathered rows).
+  local types = {
+    { "i8", -128, 127 }, { "i16", -32768, 32767 }, { "i32", -2147483648, 2147483647 },
+    { "i64", math.mininteger, math.maxinteger }, { "u8", 0, 255 }, { "u16", 0, 65535 },
+    { "u32", 0, 4294967295 },
+  }
+  -- { label, statement for field f with parameter v, model of the double }
+  local ops = {
+    { "=", "I.%s = v", function(_, v) return v end },
+    { "+=", "I.%s += v", function(x, v) return x + v end },
+    { "-=", "I.%s -= v", function(x, v) return x - v end },
+    { "*=", "I.%s *= v", function(x, v) return x * v end },
+    { "/=", "I.%s /= v", function(x, v) return x / v end },
+    { "fused scalar", "I.%s = I.%s * v", function(x, v) return x * v end },
+    { "AXPY +", "I.%s += I.one * v", function(x, v) return x + 1.0 * v end },
+    { "AXPY -", "I.%s -= I.one * v", function(x, v) return x - 1.0 * v end },
+    { "stack", "I.%s = min(v, v) + 0 * I.one", function(_, v) return math.min(v, v) + 0.0 end },
+  }
+  local N = 300
+  local w, I, G, es, queries
+  setup(function()
+    w = ecs.world()
+    local schema = { "one:f64" }
+    for _, t in ipairs(types) do schema[#schema + 1] = t[1] .. ":" .. t[1] end
+    I = w:component("I", schema)
+    G = w:component("G")
+    es = w:create(N)
+    for _, e in ipairs(es) do I:add(e, { one = 1 }) end
+    for k = N, 1, -1 do G:add(es[k]) end
+    queries = { { "in order", w:query(I) }, { "gathered", w:query(I, G) } }
+  end)
+  teardown(function() release(w) end)
+
+  local function values(t)
+    local lo, hi = t[2] + 0.0, t[3] + 0.0
+    return {
+      math.huge, -math.huge, 0 / 0, 1e300, -1e300, 2.0 ^ 63, -2.0 ^ 63, 2.0 ^ 64, -2.0 ^ 64,
+      hi + 1, hi - 1, lo + 1, lo - 1, 0.5, -0.5, 0.0, -0.0, 1e19, -1e19,
+    }
+  end
+
+  for _, op in ipairs(ops) do
+    it(("saturates every integer type through '%s' on every row path"):format(op[1]), function()
+      local cases = 0
+      for _, qq in ipairs(queries) do
+        local qname, q = qq[1], qq[2]
+        for _, t in ipairs(types) do
+          local f = t[1]
+          local reset, run = ("I.%s = x0"):format(f), op[2]:format(f, f)
+          for _, x0 in ipairs({ 3, t[3], t[2] }) do
+            for _, v in ipairs(values(t)) do
+              q:apply(reset, { x0 = x0 + 0.0 })
+              assert.equals(x0, I:field(es[1], f))
+              q:apply(run, { v = v })
+              local want = int_store(op[3](x0, v), t[2], t[3])
+              for _, k in ipairs({ 1, 256, 257, N }) do
+                local got = I:field(es[k], f)
+                assert.equals(want, got, ("%s: %s with x0 = %d, v = %s, entity %d"):format(
+                  qname, run, x0, tostring(v), k))
+                assert.equals("integer", math.type(got))
+              end
+              cases = cases + 1
+            end
+          end
+        end
+      end
+      assert.equals(2 * #types * 3 * #values(types[1]), cases)
+    end)
+  end
+
+  it("saturates the literal cases of the issue", function()
+    local q = queries[1][2]
+    q:apply("I.i32 = 1/0; I.i16 = 1e300; I.i8 = 1e19; I.u32 = -1/0; I.i64 = -1e300")
+    assert.same({ 2147483647, 32767, 127, 0, math.mininteger },
+                { I:field(es[1], "i32"), I:field(es[1], "i16"), I:field(es[1], "i8"),
+                  I:field(es[1], "u32"), I:field(es[1], "i64") })
+    q:apply("I.i32 = 5; I.i32 /= 0; I.u16 = 7; I.u16 /= -0; I.i8 = 0; I.i8 /= 0")
+    assert.same({ 2147483647, 0, 0 },
+                { I:field(es[N], "i32"), I:field(es[N], "u16"), I:field(es[N], "i8") })
+  end)
+end)
+
 describe("q:apply errors", function()
   local w, D, F, Dead, q, e
   before_each(function()

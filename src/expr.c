@@ -623,13 +623,40 @@ static void load(double *restrict dst, const void *base, ecs_type t,
 */
 static float to_f32(double v) { return (float)v; }
 
-/* Truncate toward zero, saturate at [lo, hi], NaN gives 0. */
-static int64_t to_int(double v, double lo, double hi) {
-  if (v != v) return 0;
-  if (v <= lo) return (int64_t)lo;
-  if (v >= hi) return v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
-  return (int64_t)v;
-}
+/*
+** The store rule of the integer field types, written once: truncate toward
+** zero, then saturate at the type's range, so +-inf and every magnitude
+** beyond the range store the type's least or greatest value; NaN stores 0.
+** X(name, C type, least value, greatest value, 2^bits of the greatest: the
+** first double above the range, exact, where the greatest one may not be
+** (INT64_MAX is not a double)).
+*/
+#define ECSI_INT_TYPES(X)                                                    \
+  X(I8, int8_t, INT8_MIN, INT8_MAX, 128.0)                                   \
+  X(I16, int16_t, INT16_MIN, INT16_MAX, 32768.0)                             \
+  X(I32, int32_t, INT32_MIN, INT32_MAX, 2147483648.0)                        \
+  X(I64, int64_t, INT64_MIN, INT64_MAX, 9223372036854775808.0)               \
+  X(U8, uint8_t, 0, UINT8_MAX, 256.0)                                        \
+  X(U16, uint16_t, 0, UINT16_MAX, 65536.0)                                   \
+  X(U32, uint32_t, 0, UINT32_MAX, 4294967296.0)
+
+/* saturate_I8(v) ... saturate_U32(v): v in (least, end) converts exactly
+** after truncation (C11 6.3.1.4), everything else is a bound or 0 */
+#define ECSI_SATURATE(NAME, T, LEAST, GREATEST, END)                         \
+  static T saturate_##NAME(double v) {                                       \
+    if (v >= (END)) return (T)(GREATEST);                                    \
+    if (v > (double)(LEAST)) return (T)v;                                    \
+    return v == v ? (T)(LEAST) : (T)0;                                       \
+  }
+ECSI_INT_TYPES(ECSI_SATURATE)
+#undef ECSI_SATURATE
+
+/* f32, f64, bool, entity and lua are the other five: a new integer type in
+** ECS_TYPES needs its line above */
+#define ECSI_ONE(...) +1
+_Static_assert(0 ECSI_INT_TYPES(ECSI_ONE) + 5 == ECS_TYPE__COUNT,
+               "an integer type of ECS_TYPES is missing from ECSI_INT_TYPES");
+#undef ECSI_ONE
 
 static void store(void *base, ecs_type t, const uint32_t *row,
                   const double *restrict src, uint32_t n, bool contiguous) {
@@ -647,17 +674,12 @@ static void store(void *base, ecs_type t, const uint32_t *row,
     }                                                                        \
   }                                                                          \
   break;
-#define ECSI_INT(T, LO, HI) ECSI_STORE(T, to_int(src[j], (double)(LO), (double)(HI)))
+#define ECSI_INT(NAME, T, LEAST, GREATEST, END)                              \
+  case ECS_##NAME: ECSI_STORE(T, saturate_##NAME(src[j]))
   switch (t) {
   case ECS_F32: ECSI_STORE(float, to_f32(src[j]))
   case ECS_F64: ECSI_STORE(double, src[j])
-  case ECS_I8: ECSI_INT(int8_t, INT8_MIN, INT8_MAX)
-  case ECS_I16: ECSI_INT(int16_t, INT16_MIN, INT16_MAX)
-  case ECS_I32: ECSI_INT(int32_t, INT32_MIN, INT32_MAX)
-  case ECS_I64: ECSI_INT(int64_t, INT64_MIN, INT64_MAX)
-  case ECS_U8: ECSI_INT(uint8_t, 0, UINT8_MAX)
-  case ECS_U16: ECSI_INT(uint16_t, 0, UINT16_MAX)
-  case ECS_U32: ECSI_INT(uint32_t, 0, UINT32_MAX)
+  ECSI_INT_TYPES(ECSI_INT)
   case ECS_BOOL: ECSI_STORE(uint8_t, src[j] != 0.0)
   default: break;
   }
