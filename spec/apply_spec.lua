@@ -78,6 +78,23 @@ describe("q:apply", function()
     end)
   end
 
+  it("reads number literals of any length as tonumber reads the same text", function()
+    local z = string.rep("0", 200)
+    local texts = {
+      "0." .. z .. "1", "." .. z .. "1", "1" .. string.rep("0", 400), string.rep("9", 400),
+      string.rep("1", 300) .. "." .. string.rep("7", 300), "1" .. z .. "e-200",
+      "0." .. z .. "1e201", z .. "42", "0." .. string.rep("3", 1000),
+      "123456789012345678901234567890", "9007199254740993", "18446744073709551617",
+      "1" .. string.rep("0", 308) .. ".5", "2." .. string.rep("0", 63) .. "1", "1e" .. z .. "5",
+      "4" .. string.rep("0", 70) .. "e-60", "0." .. string.rep("0", 400) .. "1e-30",
+    }
+    for _, text in ipairs(texts) do
+      local want = tonumber(text) * 1.0
+      assert.equals(want, eval(text), text)
+      assert.equals(want + 1, eval("1 + " .. text .. " * 1"), text)
+    end
+  end)
+
   it("computes sqrt of a negative number as NaN", function()
     local v = eval("sqrt(-1)")
     assert.is_true(v ~= v)

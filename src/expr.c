@@ -20,6 +20,7 @@
 ** only fails for lack of scratch memory, and then before any store.
 */
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ typedef struct parser {
   uint32_t ncode, code_cap;
   double *konst;
   uint32_t nconst, konst_cap;
+  char *digits;       /* len + 1 bytes: a number's text, zero-terminated */
   size_t pname[ECS_PROGRAM_MAX_PARAMS], plen[ECS_PROGRAM_MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
   uint32_t depth, maxdepth;
@@ -204,10 +206,27 @@ static void emit_binary(parser *p, uint32_t op, size_t at) {
   stack(p, -1, at);
 }
 
-/* number: digits [. digits] [e [+-] digits], or . digits */
+/*
+** The double nearest to the n characters of a number at buf (zero-
+** terminated there), as Lua's tonumber reads them: strtod, retried with
+** the locale's decimal point when that is not '.'.
+*/
+static double to_double(char *buf, size_t n) {
+  char *end;
+  double v = strtod(buf, &end);
+  if (end != buf + n) {
+    char *dot = (char *)memchr(buf, '.', n);
+    if (dot != NULL) {
+      *dot = localeconv()->decimal_point[0];
+      v = strtod(buf, &end);
+    }
+  }
+  return v;
+}
+
+/* number: digits [. digits] [e [+-] digits], or . digits; of any length */
 static void number(parser *p) {
   size_t at = p->pos, n = 0;
-  char buf[64];
   while (at + n < p->len && is_digit(p->src[at + n])) n++;
   if (at + n < p->len && p->src[at + n] == '.') {
     n++;
@@ -227,14 +246,14 @@ static void number(parser *p) {
     while (at + e < p->len && is_digit(p->src[at + e])) e++;
     n = e;
   }
-  if (n >= sizeof buf || (at + n < p->len && is_alpha(p->src[at + n]))) {
+  if (at + n < p->len && is_alpha(p->src[at + n])) {
     fail0(p, at, "malformed number");
     return;
   }
-  memcpy(buf, p->src + at, n);
-  buf[n] = '\0';
+  memcpy(p->digits, p->src + at, n);
+  p->digits[n] = '\0';
   p->pos = at + n;
-  if (p->nconst < p->konst_cap) p->konst[p->nconst] = strtod(buf, NULL);
+  if (p->nconst < p->konst_cap) p->konst[p->nconst] = to_double(p->digits, n);
   p->last_push = p->ncode;
   emit(p, OP_CONST);
   emit(p, p->nconst++);
@@ -515,7 +534,8 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   p.konst_cap = (uint32_t)(len + 1u);
   p.code = (uint32_t *)ecsi_realloc(w, NULL, 0, p.code_cap * sizeof *p.code);
   p.konst = (double *)ecsi_realloc(w, NULL, 0, p.konst_cap * sizeof *p.konst);
-  if (p.code == NULL || p.konst == NULL) {
+  p.digits = (char *)ecsi_realloc(w, NULL, 0, len + 1u);
+  if (p.code == NULL || p.konst == NULL || p.digits == NULL) {
     err = ECS_ERR_NOMEM;
     goto done;
   }
@@ -560,6 +580,7 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
 done:
   ecsi_free(w, p.code, p.code_cap * sizeof *p.code);
   ecsi_free(w, p.konst, p.konst_cap * sizeof *p.konst);
+  ecsi_free(w, p.digits, len + 1u);
   if (err == ECS_ERR_NOMEM) snprintf(msg, msgsize, "not enough memory");
   return err;
 }
