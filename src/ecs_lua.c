@@ -47,6 +47,37 @@ int ecs_lua_error(lua_State *L, const char *fname, ecs_err err) {
   return luaL_error(L, "%s: %s", fname, ecs_strerror(err));
 }
 
+/* ======================================================================
+** Strings from Lua
+**
+** A Lua string carries its length and may hold zero bytes; names, schemas,
+** column specs and expressions are text that a zero byte would end early
+** (C functions, %s in messages) or make into a name nobody can type. Every
+** string that reaches the core or a parser is checked here: a zero byte is
+** an error, never a silent truncation.
+** ==================================================================== */
+
+/* 1 + the offset of the first zero byte of s, or 0 when there is none. */
+static size_t zero_at(const char *s, size_t len) {
+  const char *z = (const char *)memchr(s, 0, len);
+  return z == NULL ? 0 : (size_t)(z - s) + 1u;
+}
+
+const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
+                               const char *fn) {
+  size_t n, at;
+  const char *s;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  s = lua_tolstring(L, idx, &n);
+  if ((at = zero_at(s, n)) != 0)
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s: string contains an "
+                  "embedded zero at position %I", fn, (lua_Integer)at));
+  if (len != NULL) *len = n;
+  return s;
+}
+
+#define check_text ecs_lua_check_text
+
 #define check_entity ecs_lua_check_entity
 #define push_entity ecs_lua_push_entity
 
@@ -634,9 +665,12 @@ static uint32_t check_field(lua_State *L, const lcomponent *lc, int idx,
   lua_rawget(L, -2);                                      /* names, k */
   k = lua_tointegerx(L, -1, &isint);
   lua_pop(L, 2);
-  if (!isint)
+  if (!isint) { /* no field name holds a zero: report that first */
+    check_text(L, idx, NULL,
+               lua_pushfstring(L, "%s:%s", ecs_component_name(lc->c), fn));
     luaL_error(L, "%s:%s: unknown field '%s'", ecs_component_name(lc->c), fn,
                lua_tostring(L, idx));
+  }
   return (uint32_t)k;
 }
 
@@ -703,9 +737,16 @@ static int comp_write(lua_State *L, int is_add) {
       lua_rawget(L, -4);                                 /* names, key, v, k */
       k = lua_tointegerx(L, -1, &isint);
       lua_pop(L, 1);
-      if (!isint)
+      if (!isint) {
+        size_t klen, at;
+        const char *key = lua_tolstring(L, -2, &klen);
+        if ((at = zero_at(key, klen)) != 0)
+          return luaL_error(L, "%s:%s: field name contains an embedded zero "
+                            "at position %I", ecs_component_name(lc->c), fn,
+                            (lua_Integer)at);
         return luaL_error(L, "%s:%s: unknown field '%s'",
-                          ecs_component_name(lc->c), fn, lua_tostring(L, -2));
+                          ecs_component_name(lc->c), fn, key);
+      }
       lua_replace(L, 4 + (int)k);                        /* names, key */
       src[k] = 4 + (int)k;
     }
@@ -1057,8 +1098,7 @@ static int l_world_component(lua_State *L) {
   lcomponent *lc;
   lua_Integer slot;
   ecs_err err;
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
-  name = lua_tolstring(L, 2, &len);
+  name = check_text(L, 2, &len, "world:component");
   if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
     return luaL_argerror(L, 2, "component name must be an identifier");
   if (!lua_isnoneornil(L, 3)) {
@@ -1075,13 +1115,17 @@ static int l_world_component(lua_State *L) {
   lua_createtable(L, (int)n, 0);                          /* 5: field names */
   lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
   for (size_t k = 0; k < n; k++) {
-    size_t slen, flen;
+    size_t slen, flen, at;
     const char *s, *colon;
     int type = ECS_F64;
     if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
       return luaL_error(L, "world:component: schema entry %d must be a "
                         "string, got %s", (int)k + 1, luaL_typename(L, -1));
     s = lua_tolstring(L, -1, &slen);
+    if ((at = zero_at(s, slen)) != 0)
+      return luaL_error(L, "world:component: schema entry %d contains an "
+                        "embedded zero at position %I", (int)k + 1,
+                        (lua_Integer)at);
     colon = (const char *)memchr(s, ':', slen);
     flen = colon != NULL ? (size_t)(colon - s) : slen;
     if (!is_ident(s, flen))
@@ -1762,8 +1806,7 @@ static int l_nm_set(lua_State *L) {
   size_t len;
   const char *s;
   ecs_err err;
-  if (lua_type(L, 3) != LUA_TSTRING) return luaL_typeerror(L, 3, "string");
-  s = lua_tolstring(L, 3, &len);
+  s = check_text(L, 3, &len, "names:set");
   err = ecs_names_set(m, e, s, len);
   if (err == ECS_ERR_DEAD) return luaL_error(L, "names:set: entity is not alive");
   if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
@@ -1793,8 +1836,7 @@ static int l_nm_find(lua_State *L) {
   size_t len;
   const char *s;
   ecs_entity e;
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
-  s = lua_tolstring(L, 2, &len);
+  s = check_text(L, 2, &len, "names:find");
   e = ecs_names_find(m, s, len);
   if (e == ECS_NULL) lua_pushnil(L);
   else push_entity(L, e);
@@ -2213,7 +2255,7 @@ static colspec check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   int isnum, write = 1, k = -1, f;
   lua_Integer packed;
   ecs_component *c = NULL;
-  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  check_text(L, idx, NULL, fn);
   push_query_cache(L, qidx, QC_SPECS);                    /* specs */
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);                                      /* specs, packed */
@@ -2627,7 +2669,7 @@ static ecs_program *query_program(lua_State *L, int qidx, int sidx,
   size_t len;
   const char *src;
   ecs_err err;
-  if (lua_type(L, sidx) != LUA_TSTRING) luaL_typeerror(L, sidx, "string");
+  check_text(L, sidx, NULL, fn);
   push_query_cache(L, qidx, QC_PROGRAMS);                 /* programs */
   lua_pushvalue(L, sidx);
   if (lua_rawget(L, -2) == LUA_TLIGHTUSERDATA) {
@@ -2803,7 +2845,7 @@ static int l_world_system(lua_State *L) {
   lquery *lq = NULL;
   int kind, list;
   check_world(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  check_text(L, 2, NULL, "world:system");
   if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
     lua_pushboolean(L, 0);                                /* no query */
     lua_insert(L, 3);
@@ -2873,7 +2915,7 @@ static int l_world_remove_system(lua_State *L) {
   lua_Integer at, n;
   int list;
   check_world(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  check_text(L, 2, NULL, "world:remove_system");
   list = push_systems(L, 1);
   at = find_system(L, list, 2);
   if (at == 0) {

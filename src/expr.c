@@ -517,10 +517,17 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   ecs_program *prog;
   size_t names = 0, bytes;
   char *text;
+  const char *zero;
   ecs_err err = ECS_ERR_OK;
   if (msgsize > 0) msg[0] = '\0';
   if (len > MAX_SOURCE) {
     snprintf(msg, msgsize, "expression too long (limit %u bytes)", MAX_SOURCE);
+    return ECS_ERR_INVALID;
+  }
+  /* src is len bytes, not C text: a zero byte is an error, not the end */
+  if ((zero = (const char *)memchr(src, 0, len)) != NULL) {
+    snprintf(msg, msgsize, "zero byte in the expression at position %u",
+             (unsigned)(zero - src) + 1u);
     return ECS_ERR_INVALID;
   }
   memset(&p, 0, sizeof p);

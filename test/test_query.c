@@ -290,6 +290,10 @@ TEST(Program_errors_name_positions) {
     CHECK_EQ_INT(compile(&f, q, bad[k].src, &p, msg), ECS_ERR_INVALID);
     CHECK(strcmp(msg, bad[k].msg) == 0);
   }
+  /* the source is len bytes: a zero byte inside is an error, not its end */
+  CHECK_EQ_INT(ecs_program_compile(f.w, q, "Position.x = 5\0 junk", 20, &p,
+                                   msg, sizeof msg), ECS_ERR_INVALID);
+  CHECK(strcmp(msg, "zero byte in the expression at position 15") == 0);
   CHECK(p == NULL);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
