@@ -476,6 +476,78 @@ describe("q:apply errors", function()
   end
 end)
 
+describe("q:apply program cache", function()
+  local w, D, q, e
+  before_each(function()
+    w = ecs.world()
+    D = w:component("D", { "d:f64", "k:i32" })
+    q = w:query(D)
+    e = w:create()
+    D:add(e, 0, 0)
+  end)
+  after_each(function() release(w) end)
+
+  it("keeps at most 32 programs over 20000 distinct texts, Lua memory flat", function()
+    collectgarbage("collect")
+    local before = collectgarbage("count")
+    for i = 1, 20000 do
+      assert.equals(1, q:apply("D.d = " .. i))
+      assert.is_true(q:programs() <= 32)
+    end
+    assert.equals(20000, D:field(e, "d"))
+    assert.equals(32, q:programs())
+    collectgarbage("collect")
+    assert.is_true(collectgarbage("count") - before < 256, "Lua memory grew")
+  end)
+
+  it("counts each text once and gives every kept text its own program", function()
+    assert.equals(0, q:programs())
+    for _ = 1, 3 do
+      for i = 1, 32 do q:apply("D.d += " .. i) end
+    end
+    assert.equals(32, q:programs())
+    assert.equals(3 * 32 * 33 / 2, D:field(e, "d"))
+  end)
+
+  it("recompiles an evicted text with the same meaning", function()
+    local a = "D.d = D.d * k + b; D.k += 1"
+    q:apply(a, { k = 2, b = 1 })
+    for i = 1, 100 do q:apply("D.k = D.k + 0 * " .. i) end
+    q:apply(a, { k = 3, b = 0.5 })
+    assert.equals(3.5, D:field(e, "d"))
+    assert.equals(2, D:field(e, "k"))
+  end)
+
+  it("keeps expression systems running while other texts evict their program", function()
+    w:system("tick", q, "D.d += dt * rate", { rate = 2 })
+    for round = 1, 3 do
+      for i = 1, 50 do q:apply("D.k = " .. (round * 100 + i)) end
+      w:update(0.5)
+      assert.equals(round * 1.0, D:field(e, "d"))
+      assert.equals(round * 100 + 50, D:field(e, "k"))
+    end
+    assert.is_true(q:programs() <= 32)
+  end)
+
+  it("survives a params table whose __index evicts the program being read", function()
+    local reads = 0
+    local params = setmetatable({}, { __index = function(_, name)
+      reads = reads + 1
+      for i = 1, 40 do q:apply("D.k = " .. (reads * 1000 + i)) end
+      return name == "a" and 10 or 1
+    end })
+    assert.equals(1, q:apply("D.d = a + b * 2 + c", params))
+    assert.equals(13, D:field(e, "d"))
+    assert.equals(3, reads)
+  end)
+
+  it("reports a world closed by a params table's __index", function()
+    local params = setmetatable({}, { __index = function() w:close(); return 1 end })
+    local err = err_of(q.apply, q, "D.d = a + b", params)
+    assert.matches("attempt to use a closed world", err, 1, true)
+  end)
+end)
+
 describe("q:apply on random data", function()
   it("equals the same computation in Lua over 1200 entities with scattered rows", function()
     math.randomseed(4242)

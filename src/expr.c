@@ -43,9 +43,12 @@ enum {
 };
 
 struct ecs_program {
-  struct ecs_program *next;  /* the query's list */
+  struct ecs_program *next;  /* the query's list, most recently used first */
   ecs_query *q;
   size_t bytes;              /* the whole block, this struct first */
+  const char *src;           /* the source text (in the block), srclen bytes */
+  size_t srclen;
+  bool cached;               /* made by ecs_query_program: may be evicted */
   uint32_t *code;
   uint32_t ncode;
   double *konst;
@@ -510,9 +513,10 @@ void ecsi_program_free(ecs_world *w, struct ecs_program *prog) {
   ecsi_free(w, prog, prog->bytes);
 }
 
-ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
-                            size_t len, ecs_program **out, char *msg,
-                            size_t msgsize) {
+/* Compile src for q into a new program at the head of q's list. */
+static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
+                       bool cached, ecs_program **out, char *msg,
+                       size_t msgsize) {
   parser p;
   ecs_program *prog;
   size_t names = 0, bytes;
@@ -554,7 +558,7 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   for (uint32_t k = 0; k < p.nparam; k++) names += p.plen[k] + 1;
   bytes = sizeof *prog + p.ncode * sizeof(uint32_t) +
           p.nconst * sizeof(double) + p.nparam * sizeof(char *) +
-          p.nparam * sizeof(uint32_t) + names;
+          p.nparam * sizeof(uint32_t) + names + len;
   /* doubles first after the struct keep their alignment */
   prog = (ecs_program *)ecsi_realloc(w, NULL, 0, bytes);
   if (prog == NULL) {
@@ -580,6 +584,10 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
     prog->param_pos[k] = (uint32_t)p.pname[k] + 1u;
     text += p.plen[k] + 1;
   }
+  if (len > 0) memcpy(text, src, len);
+  prog->src = text;
+  prog->srclen = len;
+  prog->cached = cached;
   prog->depth = p.maxdepth;
   prog->next = *ecsi_query_programs(q);
   *ecsi_query_programs(q) = prog;
@@ -590,6 +598,53 @@ done:
   ecsi_free(w, p.digits, len + 1u);
   if (err == ECS_ERR_NOMEM) snprintf(msg, msgsize, "not enough memory");
   return err;
+}
+
+ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
+                            size_t len, ecs_program **out, char *msg,
+                            size_t msgsize) {
+  return compile(w, q, src, len, false, out, msg, msgsize);
+}
+
+/*
+** The query's list is its cache: a hit moves the program to the head, so
+** the list runs from the most to the least recently used, and a miss
+** compiles a new head and frees the last cached program beyond
+** ECS_QUERY_MAX_PROGRAMS. A repeated text costs a walk to its place and
+** one compare of the text; texts of other lengths cost a compare of sizes.
+*/
+ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
+                          size_t len, ecs_program **out, char *msg,
+                          size_t msgsize) {
+  ecs_program **head = ecsi_query_programs(q), **link, *p;
+  uint32_t kept = 0;
+  ecs_err err;
+  if (msgsize > 0) msg[0] = '\0';
+  for (link = head; (p = *link) != NULL; link = &p->next) {
+    if (p->cached && p->srclen == len && memcmp(p->src, src, len) == 0) {
+      *link = p->next;
+      p->next = *head;
+      *head = p;
+      *out = p;
+      return ECS_ERR_OK;
+    }
+  }
+  if ((err = compile(w, q, src, len, true, out, msg, msgsize)) != ECS_ERR_OK)
+    return err;
+  for (p = *head; p != NULL; p = p->next) {
+    if (p->cached && ++kept > ECS_QUERY_MAX_PROGRAMS) {
+      ecsi_program_free(w, p); /* unlinks itself; at most one is over */
+      break;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
+uint32_t ecs_query_program_count(ecs_query *q) {
+  const ecs_program *p = *ecsi_query_programs(q);
+  uint32_t n = 0;
+  for (; p != NULL; p = p->next) n += p->cached;
+  return n;
 }
 
 uint32_t ecs_program_param_count(const ecs_program *p) { return p->nparam; }
