@@ -27,8 +27,6 @@ end
 
 -- What nothing may have changed after a rejected call.
 local function state(c)
-  local names = {}
-  for _, n in ipairs(c.w:components()) do names[#names + 1] = tostring(n) end
   return {
     d = c.P:field(c.e, "d"), i = c.P:field(c.e, "i"), free_has_p = c.P:has(c.free),
     systems = table.concat(c.w:systems(), ","), components = #c.w:components(),
