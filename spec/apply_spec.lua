@@ -78,6 +78,23 @@ describe("q:apply", function()
     end)
   end
 
+  it("reads number literals of any length as tonumber reads the same text", function()
+    local z = string.rep("0", 200)
+    local texts = {
+      "0." .. z .. "1", "." .. z .. "1", "1" .. string.rep("0", 400), string.rep("9", 400),
+      string.rep("1", 300) .. "." .. string.rep("7", 300), "1" .. z .. "e-200",
+      "0." .. z .. "1e201", z .. "42", "0." .. string.rep("3", 1000),
+      "123456789012345678901234567890", "9007199254740993", "18446744073709551617",
+      "1" .. string.rep("0", 308) .. ".5", "2." .. string.rep("0", 63) .. "1", "1e" .. z .. "5",
+      "4" .. string.rep("0", 70) .. "e-60", "0." .. string.rep("0", 400) .. "1e-30",
+    }
+    for _, text in ipairs(texts) do
+      local want = tonumber(text) * 1.0
+      assert.equals(want, eval(text), text)
+      assert.equals(want + 1, eval("1 + " .. text .. " * 1"), text)
+    end
+  end)
+
   it("computes sqrt of a negative number as NaN", function()
     local v = eval("sqrt(-1)")
     assert.is_true(v ~= v)
@@ -189,6 +206,93 @@ describe("q:apply store rules", function()
     N:set(e, { c = 7, g = 250, a = 100 })
     q:apply("N.c /= 2; N.g += 10; N.a *= -2")
     assert.same({ 3, 255, -128 }, { N:field(e, "c"), N:field(e, "g"), N:field(e, "a") })
+  end)
+end)
+
+describe("q:apply integer saturation", function()
+  -- Every integer field type, every store path, hostile values: the stored
+  -- value equals the Lua model of the rule (int_store: truncate, saturate,
+  -- NaN is 0). Two queries over the same 300 entities: one whose rows are
+  -- in order (a whole block of 256, then a short one) and one whose second
+  -- component was added in reverse order (gathered rows).
+  local types = {
+    { "i8", -128, 127 }, { "i16", -32768, 32767 }, { "i32", -2147483648, 2147483647 },
+    { "i64", math.mininteger, math.maxinteger }, { "u8", 0, 255 }, { "u16", 0, 65535 },
+    { "u32", 0, 4294967295 },
+  }
+  -- { label, statement for field f with parameter v, model of the double }
+  local ops = {
+    { "=", "I.%s = v", function(_, v) return v end },
+    { "+=", "I.%s += v", function(x, v) return x + v end },
+    { "-=", "I.%s -= v", function(x, v) return x - v end },
+    { "*=", "I.%s *= v", function(x, v) return x * v end },
+    { "/=", "I.%s /= v", function(x, v) return x / v end },
+    { "fused scalar", "I.%s = I.%s * v", function(x, v) return x * v end },
+    { "AXPY +", "I.%s += I.one * v", function(x, v) return x + 1.0 * v end },
+    { "AXPY -", "I.%s -= I.one * v", function(x, v) return x - 1.0 * v end },
+    { "stack", "I.%s = min(v, v) + 0 * I.one", function(_, v) return math.min(v, v) + 0.0 end },
+  }
+  local N = 300
+  local w, I, G, es, queries
+  setup(function()
+    w = ecs.world()
+    local schema = { "one:f64" }
+    for _, t in ipairs(types) do schema[#schema + 1] = t[1] .. ":" .. t[1] end
+    I = w:component("I", schema)
+    G = w:component("G")
+    es = w:create(N)
+    for _, e in ipairs(es) do I:add(e, { one = 1 }) end
+    for k = N, 1, -1 do G:add(es[k]) end
+    queries = { { "in order", w:query(I) }, { "gathered", w:query(I, G) } }
+  end)
+  teardown(function() release(w) end)
+
+  local function values(t)
+    local lo, hi = t[2] + 0.0, t[3] + 0.0
+    return {
+      math.huge, -math.huge, 0 / 0, 1e300, -1e300, 2.0 ^ 63, -2.0 ^ 63, 2.0 ^ 64, -2.0 ^ 64,
+      hi + 1, hi - 1, lo + 1, lo - 1, 0.5, -0.5, 0.0, -0.0, 1e19, -1e19,
+    }
+  end
+
+  for _, op in ipairs(ops) do
+    it(("saturates every integer type through '%s' on every row path"):format(op[1]), function()
+      local cases = 0
+      for _, qq in ipairs(queries) do
+        local qname, q = qq[1], qq[2]
+        for _, t in ipairs(types) do
+          local f = t[1]
+          local reset, run = ("I.%s = x0"):format(f), op[2]:format(f, f)
+          for _, x0 in ipairs({ 3, t[3], t[2] }) do
+            for _, v in ipairs(values(t)) do
+              q:apply(reset, { x0 = x0 + 0.0 })
+              assert.equals(x0, I:field(es[1], f))
+              q:apply(run, { v = v })
+              local want = int_store(op[3](x0, v), t[2], t[3])
+              for _, k in ipairs({ 1, 256, 257, N }) do
+                local got = I:field(es[k], f)
+                assert.equals(want, got, ("%s: %s with x0 = %d, v = %s, entity %d"):format(
+                  qname, run, x0, tostring(v), k))
+                assert.equals("integer", math.type(got))
+              end
+              cases = cases + 1
+            end
+          end
+        end
+      end
+      assert.equals(2 * #types * 3 * #values(types[1]), cases)
+    end)
+  end
+
+  it("saturates the literal cases of the issue", function()
+    local q = queries[1][2]
+    q:apply("I.i32 = 1/0; I.i16 = 1e300; I.i8 = 1e19; I.u32 = -1/0; I.i64 = -1e300")
+    assert.same({ 2147483647, 32767, 127, 0, math.mininteger },
+                { I:field(es[1], "i32"), I:field(es[1], "i16"), I:field(es[1], "i8"),
+                  I:field(es[1], "u32"), I:field(es[1], "i64") })
+    q:apply("I.i32 = 5; I.i32 /= 0; I.u16 = 7; I.u16 /= -0; I.i8 = 0; I.i8 /= 0")
+    assert.same({ 2147483647, 0, 0 },
+                { I:field(es[N], "i32"), I:field(es[N], "u16"), I:field(es[N], "i8") })
   end)
 end)
 
@@ -370,6 +474,78 @@ describe("q:apply errors", function()
       assert.is_true(ok)
     end)
   end
+end)
+
+describe("q:apply program cache", function()
+  local w, D, q, e
+  before_each(function()
+    w = ecs.world()
+    D = w:component("D", { "d:f64", "k:i32" })
+    q = w:query(D)
+    e = w:create()
+    D:add(e, 0, 0)
+  end)
+  after_each(function() release(w) end)
+
+  it("keeps at most 32 programs over 20000 distinct texts, Lua memory flat", function()
+    collectgarbage("collect")
+    local before = collectgarbage("count")
+    for i = 1, 20000 do
+      assert.equals(1, q:apply("D.d = " .. i))
+      assert.is_true(q:programs() <= 32)
+    end
+    assert.equals(20000, D:field(e, "d"))
+    assert.equals(32, q:programs())
+    collectgarbage("collect")
+    assert.is_true(collectgarbage("count") - before < 256, "Lua memory grew")
+  end)
+
+  it("counts each text once and gives every kept text its own program", function()
+    assert.equals(0, q:programs())
+    for _ = 1, 3 do
+      for i = 1, 32 do q:apply("D.d += " .. i) end
+    end
+    assert.equals(32, q:programs())
+    assert.equals(3 * 32 * 33 / 2, D:field(e, "d"))
+  end)
+
+  it("recompiles an evicted text with the same meaning", function()
+    local a = "D.d = D.d * k + b; D.k += 1"
+    q:apply(a, { k = 2, b = 1 })
+    for i = 1, 100 do q:apply("D.k = D.k + 0 * " .. i) end
+    q:apply(a, { k = 3, b = 0.5 })
+    assert.equals(3.5, D:field(e, "d"))
+    assert.equals(2, D:field(e, "k"))
+  end)
+
+  it("keeps expression systems running while other texts evict their program", function()
+    w:system("tick", q, "D.d += dt * rate", { rate = 2 })
+    for round = 1, 3 do
+      for i = 1, 50 do q:apply("D.k = " .. (round * 100 + i)) end
+      w:update(0.5)
+      assert.equals(round * 1.0, D:field(e, "d"))
+      assert.equals(round * 100 + 50, D:field(e, "k"))
+    end
+    assert.is_true(q:programs() <= 32)
+  end)
+
+  it("survives a params table whose __index evicts the program being read", function()
+    local reads = 0
+    local params = setmetatable({}, { __index = function(_, name)
+      reads = reads + 1
+      for i = 1, 40 do q:apply("D.k = " .. (reads * 1000 + i)) end
+      return name == "a" and 10 or 1
+    end })
+    assert.equals(1, q:apply("D.d = a + b * 2 + c", params))
+    assert.equals(13, D:field(e, "d"))
+    assert.equals(3, reads)
+  end)
+
+  it("reports a world closed by a params table's __index", function()
+    local params = setmetatable({}, { __index = function() w:close(); return 1 end })
+    local err = err_of(q.apply, q, "D.d = a + b", params)
+    assert.matches("attempt to use a closed world", err, 1, true)
+  end)
 end)
 
 describe("q:apply on random data", function()

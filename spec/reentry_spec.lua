@@ -106,6 +106,10 @@ local calls = {
   end,
   ["query.components"] = function(x) return x.q:components() end,
   ["query.count"] = function(x) return x.q:count() end,
+  ["query.programs"] = function(x)
+    x.q:apply("P.y = 1")
+    return x.q:programs()
+  end,
   ["query.entities"] = function(x)
     for e in x.q:entities() do x.P:get(e) end
   end,

@@ -47,6 +47,37 @@ int ecs_lua_error(lua_State *L, const char *fname, ecs_err err) {
   return luaL_error(L, "%s: %s", fname, ecs_strerror(err));
 }
 
+/* ======================================================================
+** Strings from Lua
+**
+** A Lua string carries its length and may hold zero bytes; names, schemas,
+** column specs and expressions are text that a zero byte would end early
+** (C functions, %s in messages) or make into a name nobody can type. Every
+** string that reaches the core or a parser is checked here: a zero byte is
+** an error, never a silent truncation.
+** ==================================================================== */
+
+/* 1 + the offset of the first zero byte of s, or 0 when there is none. */
+static size_t zero_at(const char *s, size_t len) {
+  const char *z = (const char *)memchr(s, 0, len);
+  return z == NULL ? 0 : (size_t)(z - s) + 1u;
+}
+
+const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
+                               const char *fn) {
+  size_t n, at;
+  const char *s;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  s = lua_tolstring(L, idx, &n);
+  if ((at = zero_at(s, n)) != 0)
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s: string contains an "
+                  "embedded zero at position %I", fn, (lua_Integer)at));
+  if (len != NULL) *len = n;
+  return s;
+}
+
+#define check_text ecs_lua_check_text
+
 #define check_entity ecs_lua_check_entity
 #define push_entity ecs_lua_push_entity
 
@@ -772,9 +803,12 @@ static uint32_t check_field(lua_State *L, const lcomponent *lc, int idx,
   lua_rawget(L, -2);                                      /* names, k */
   k = lua_tointegerx(L, -1, &isint);
   lua_pop(L, 2);
-  if (!isint)
+  if (!isint) { /* no field name holds a zero: report that first */
+    check_text(L, idx, NULL,
+               lua_pushfstring(L, "%s:%s", ecs_component_name(lc->c), fn));
     luaL_error(L, "%s:%s: unknown field '%s'", ecs_component_name(lc->c), fn,
                lua_tostring(L, idx));
+  }
   return (uint32_t)k;
 }
 
@@ -841,9 +875,16 @@ static int comp_write(lua_State *L, int is_add) {
       lua_rawget(L, -4);                                 /* names, key, v, k */
       k = lua_tointegerx(L, -1, &isint);
       lua_pop(L, 1);
-      if (!isint)
+      if (!isint) {
+        size_t klen, at;
+        const char *key = lua_tolstring(L, -2, &klen);
+        if ((at = zero_at(key, klen)) != 0)
+          return luaL_error(L, "%s:%s: field name contains an embedded zero "
+                            "at position %I", ecs_component_name(lc->c), fn,
+                            (lua_Integer)at);
         return luaL_error(L, "%s:%s: unknown field '%s'",
-                          ecs_component_name(lc->c), fn, lua_tostring(L, -2));
+                          ecs_component_name(lc->c), fn, key);
+      }
       lua_replace(L, 4 + (int)k);                        /* names, key */
       src[k] = 4 + (int)k;
     }
@@ -1194,8 +1235,7 @@ static int l_world_component(lua_State *L) {
   lcomponent *lc;
   lua_Integer slot;
   ecs_err err;
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
-  name = lua_tolstring(L, 2, &len);
+  name = check_text(L, 2, &len, "world:component");
   if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
     return luaL_argerror(L, 2, "component name must be an identifier");
   if (!lua_isnoneornil(L, 3)) {
@@ -1212,13 +1252,17 @@ static int l_world_component(lua_State *L) {
   lua_createtable(L, (int)n, 0);                          /* 5: field names */
   lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
   for (size_t k = 0; k < n; k++) {
-    size_t slen, flen;
+    size_t slen, flen, at;
     const char *s, *colon;
     int type = ECS_F64;
     if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
       return luaL_error(L, "world:component: schema entry %d must be a "
                         "string, got %s", (int)k + 1, luaL_typename(L, -1));
     s = lua_tolstring(L, -1, &slen);
+    if ((at = zero_at(s, slen)) != 0)
+      return luaL_error(L, "world:component: schema entry %d contains an "
+                        "embedded zero at position %I", (int)k + 1,
+                        (lua_Integer)at);
     colon = (const char *)memchr(s, ':', slen);
     flen = colon != NULL ? (size_t)(colon - s) : slen;
     if (!is_ident(s, flen))
@@ -1919,8 +1963,7 @@ static int l_nm_set(lua_State *L) {
   size_t len;
   const char *s;
   ecs_err err;
-  if (lua_type(L, 3) != LUA_TSTRING) return luaL_typeerror(L, 3, "string");
-  s = lua_tolstring(L, 3, &len);
+  s = check_text(L, 3, &len, "names:set");
   err = ecs_names_set(m, e, s, len);
   if (err == ECS_ERR_DEAD) return luaL_error(L, "names:set: entity is not alive");
   if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
@@ -1950,8 +1993,7 @@ static int l_nm_find(lua_State *L) {
   size_t len;
   const char *s;
   ecs_entity e;
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
-  s = lua_tolstring(L, 2, &len);
+  s = check_text(L, 2, &len, "names:find");
   e = ecs_names_find(m, s, len);
   if (e == ECS_NULL) lua_pushnil(L);
   else push_entity(L, e);
@@ -2057,14 +2099,14 @@ static int l_lightuserdata(lua_State *L) {
 **
 ** A query is a full userdata of class ECS_LUA_QUERY (lquery) with user
 ** values: 1 the world userdata (keeps it alive; closed check), 2 a cache
-** table (compiled programs by source text, resolved column specs, one
-** reusable iterator and one reusable columns state), 3 the list of its
+** table (resolved column specs, one reusable iterator and one reusable
+** columns state; compiled programs live in the core query), 3 the list of its
 ** managers (keeps them alive; q:components()). The core query (query.h)
 ** belongs to the core world, which frees it at close; the userdata frees
 ** it on __gc while the world is open.
 **
 ** Systems live in the world's state table under systems_key: a list of
-** records { name, query, kind, function | program | native, params,
+** records { name, query, kind, function | expression text | native, params,
 ** calls, seconds, entities } in run order. The list is replaced, never
 ** edited in place, when a system is removed, so an update in progress
 ** walks a stable list.
@@ -2088,8 +2130,8 @@ typedef struct lquery {
   uint32_t nwith;
 } lquery;
 
-/* Cache slots in user value 2 of a query (besides string keys: programs) */
-enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_PROGRAMS = 4 };
+/* Cache slots in user value 2 of a query */
+enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3 };
 
 static lquery *check_query(lua_State *L, int idx) {
   lquery *lq = (lquery *)test_object(L, idx, &query_tag);
@@ -2367,7 +2409,7 @@ static colspec check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   int isnum, write = 1, k = -1, f;
   lua_Integer packed;
   ecs_component *c = NULL;
-  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  check_text(L, idx, NULL, fn);
   push_query_cache(L, qidx, QC_SPECS);                    /* specs */
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);                                      /* specs, packed */
@@ -2775,46 +2817,44 @@ static int l_query_columns(lua_State *L) {
 }
 
 /* ----------------------------------------------------------------------
-** q:apply(expr [, params]): programs compiled once per query and text
-** (cache slot QC_PROGRAMS: text -> light userdata of the ecs_program,
-** which the core query owns and frees).
+** q:apply(expr [, params]): programs compiled once per query and text,
+** kept by the core query (ecs_query_program: the ECS_QUERY_MAX_PROGRAMS
+** most recently used texts), so a new text per frame costs a compile but
+** no memory. A program pointer is used at once: anything that runs Lua
+** code may ask the query for other texts and evict it.
 ** ------------------------------------------------------------------- */
 
+/* The program for the expression at sidx on the query at qidx. */
 static ecs_program *query_program(lua_State *L, int qidx, int sidx,
                                   const char *fn) {
   lquery *lq = (lquery *)lua_touserdata(L, qidx);
   ecs_program *p;
   char msg[256];
   size_t len;
-  const char *src;
+  const char *src = check_text(L, sidx, &len, fn);
   ecs_err err;
-  if (lua_type(L, sidx) != LUA_TSTRING) luaL_typeerror(L, sidx, "string");
-  push_query_cache(L, qidx, QC_PROGRAMS);                 /* programs */
-  lua_pushvalue(L, sidx);
-  if (lua_rawget(L, -2) == LUA_TLIGHTUSERDATA) {
-    p = (ecs_program *)lua_touserdata(L, -1);
-    lua_pop(L, 2);
-    return p;
-  }
-  lua_pop(L, 1);
-  src = lua_tolstring(L, sidx, &len);
-  err = ecs_program_compile(lq->lw->w, lq->q, src, len, &p, msg, sizeof msg);
+  if (lq->q == NULL || lq->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_program(lq->lw->w, lq->q, src, len, &p, msg, sizeof msg);
   if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, msg);
-  lua_pushvalue(L, sidx);
-  lua_pushlightuserdata(L, p);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
   return p;
 }
 
 /*
-** Read the program's parameters from the table at pidx (0: none) into v;
-** a parameter named "dt" takes dt when has_dt.
+** The program for the expression at sidx on the query at qidx, with its
+** parameters read from the table at pidx (0: none) into v; a parameter
+** named "dt" takes dt when has_dt. A params table with a metatable may run
+** Lua code on each read, so the program is looked up again after each.
 */
-static void program_params(lua_State *L, const ecs_program *p, int pidx,
-                           double *v, int has_dt, double dt, const char *fn) {
+static ecs_program *program_params(lua_State *L, int qidx, int sidx, int pidx,
+                                   double *v, int has_dt, double dt,
+                                   const char *fn) {
+  ecs_program *p = query_program(L, qidx, sidx, fn);
+  int meta = pidx != 0 && lua_getmetatable(L, pidx);
+  if (meta) lua_pop(L, 1);
   for (uint32_t k = 0; k < ecs_program_param_count(p); k++) {
     const char *name = ecs_program_param_name(p, k);
+    int t;
     if (has_dt && strcmp(name, "dt") == 0) {
       v[k] = dt;
       continue;
@@ -2822,13 +2862,16 @@ static void program_params(lua_State *L, const ecs_program *p, int pidx,
     if (pidx == 0)
       luaL_error(L, "%s: parameter '%s' needs a params table at position %d",
                  fn, name, (int)ecs_program_param_position(p, k));
-    if (lua_getfield(L, pidx, name) != LUA_TNUMBER)
+    t = lua_getfield(L, pidx, name);
+    if (meta) p = query_program(L, qidx, sidx, fn); /* same text, same order */
+    if (t != LUA_TNUMBER)
       luaL_error(L, "%s: parameter '%s' must be a number (got %s) at "
-                 "position %d", fn, name, luaL_typename(L, -1),
-                 (int)ecs_program_param_position(p, k));
+                 "position %d", fn, ecs_program_param_name(p, k),
+                 luaL_typename(L, -1), (int)ecs_program_param_position(p, k));
     v[k] = (double)lua_tonumber(L, -1);
     lua_pop(L, 1);
   }
+  return p;
 }
 
 /* q:apply(expr [, params]) -> entities processed */
@@ -2840,12 +2883,18 @@ static int l_query_apply(lua_State *L) {
   ecs_err err;
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
   lua_settop(L, 3);
-  p = query_program(L, 1, 2, "q:apply");
-  program_params(L, p, lua_isnil(L, 3) ? 0 : 3, params, 0, 0.0, "q:apply");
-  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  p = program_params(L, 1, 2, lua_isnil(L, 3) ? 0 : 3, params, 0, 0.0,
+                     "q:apply");
   err = ecs_program_run(lq->lw->w, p, params, &done);
   if (err != ECS_ERR_OK) return query_fail(L, "apply", err);
   lua_pushinteger(L, (lua_Integer)done);
+  return 1;
+}
+
+/* q:programs() -> compiled expressions the query keeps (at most 32) */
+static int l_query_programs(lua_State *L) {
+  lquery *lq = check_query(L, 1);
+  lua_pushinteger(L, (lua_Integer)ecs_query_program_count(lq->q));
   return 1;
 }
 
@@ -2968,7 +3017,7 @@ static int l_world_system(lua_State *L) {
   lquery *lq = NULL;
   int kind, list;
   check_world(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  check_text(L, 2, NULL, "world:system");
   if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
     lua_pushboolean(L, 0);                                /* no query */
     lua_insert(L, 3);
@@ -2991,12 +3040,9 @@ static int l_world_system(lua_State *L) {
   if (find_system(L, list, 2) != 0)
     return luaL_error(L, "world:system: a system named '%s' already exists",
                       lua_tostring(L, 2));
-  if (kind == KIND_EXPR) {
+  if (kind == KIND_EXPR) { /* compiled and checked now; the text is kept */
     double v[ECS_PROGRAM_MAX_PARAMS];
-    ecs_program *p = query_program(L, 3, 4, "world:system");
-    program_params(L, p, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, "world:system");
-    lua_pushlightuserdata(L, p);
-    lua_replace(L, 4);
+    program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, "world:system");
   } else if (kind == KIND_NATIVE) {
     lnative *nv = (lnative *)lua_touserdata(L, 4);
     lua_getiuservalue(L, 4, 1);                           /* check its specs */
@@ -3038,7 +3084,7 @@ static int l_world_remove_system(lua_State *L) {
   lua_Integer at, n;
   int list;
   check_world(L, 1);
-  if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
+  check_text(L, 2, NULL, "world:remove_system");
   list = push_systems(L, 1);
   at = find_system(L, list, 2);
   if (at == 0) {
@@ -3172,14 +3218,15 @@ static void run_systems(lua_State *L, double dt) {
         if (ecs_query_count(lq->lw->w, lq->q, &matches) == ECS_ERR_OK)
           done = matches;
       }
-    } else if (kind == KIND_EXPR) {
+    } else if (kind == KIND_EXPR) { /* body: the text, compiled at most once
+                                        while the query keeps it */
       double v[ECS_PROGRAM_MAX_PARAMS];
-      ecs_program *p = (ecs_program *)lua_touserdata(L, -1);
       lquery *lq = check_query(L, rec + 1);
+      ecs_program *p;
       int pidx;
       lua_rawgeti(L, rec, SYS_PARAMS);
       pidx = lua_istable(L, -1) ? lua_gettop(L) : 0;
-      program_params(L, p, pidx, v, 1, dt, "world:update");
+      p = program_params(L, rec + 1, rec + 2, pidx, v, 1, dt, "world:update");
       if (lq->lw->w == NULL) return; /* a params metamethod closed it */
       if (ecs_program_run(lq->lw->w, p, v, &done) != ECS_ERR_OK)
         luaL_error(L, "world:update: not enough memory");
@@ -3208,6 +3255,7 @@ static const luaL_Reg query_methods[] = {
   {"entities", l_query_entities},
   {"columns", l_query_columns},
   {"apply", l_query_apply},
+  {"programs", l_query_programs},
   {"run", l_query_run},
   {"components", l_query_components},
   {NULL, NULL}

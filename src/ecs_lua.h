@@ -74,6 +74,16 @@ int ecs_lua_error(lua_State *L, const char *fname, ecs_err err);
 void *ecs_lua_enter(lua_State *L, int idx);
 void ecs_lua_leave(void *token);
 
+/*
+** The string at idx (a string, no number coercion) and its length (len may
+** be NULL), for text that goes to the core or a parser: a zero byte in it
+** raises "bad argument #k to 'f' (<fn>: string contains an embedded zero at
+** position n)" instead of ending the text early. Raises a type error for
+** anything but a string.
+*/
+const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
+                               const char *fn);
+
 /* ----------------------------------------------------------------------
 ** Components and C plugins (components branch)
 ** ------------------------------------------------------------------- */

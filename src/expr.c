@@ -20,6 +20,7 @@
 ** only fails for lack of scratch memory, and then before any store.
 */
 #include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +43,12 @@ enum {
 };
 
 struct ecs_program {
-  struct ecs_program *next;  /* the query's list */
+  struct ecs_program *next;  /* the query's list, most recently used first */
   ecs_query *q;
   size_t bytes;              /* the whole block, this struct first */
+  const char *src;           /* the source text (in the block), srclen bytes */
+  size_t srclen;
+  bool cached;               /* made by ecs_query_program: may be evicted */
   uint32_t *code;
   uint32_t ncode;
   double *konst;
@@ -66,6 +70,7 @@ typedef struct parser {
   uint32_t ncode, code_cap;
   double *konst;
   uint32_t nconst, konst_cap;
+  char *digits;       /* len + 1 bytes: a number's text, zero-terminated */
   size_t pname[ECS_PROGRAM_MAX_PARAMS], plen[ECS_PROGRAM_MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
   uint32_t depth, maxdepth;
@@ -204,10 +209,27 @@ static void emit_binary(parser *p, uint32_t op, size_t at) {
   stack(p, -1, at);
 }
 
-/* number: digits [. digits] [e [+-] digits], or . digits */
+/*
+** The double nearest to the n characters of a number at buf (zero-
+** terminated there), as Lua's tonumber reads them: strtod, retried with
+** the locale's decimal point when that is not '.'.
+*/
+static double to_double(char *buf, size_t n) {
+  char *end;
+  double v = strtod(buf, &end);
+  if (end != buf + n) {
+    char *dot = (char *)memchr(buf, '.', n);
+    if (dot != NULL) {
+      *dot = localeconv()->decimal_point[0];
+      v = strtod(buf, &end);
+    }
+  }
+  return v;
+}
+
+/* number: digits [. digits] [e [+-] digits], or . digits; of any length */
 static void number(parser *p) {
   size_t at = p->pos, n = 0;
-  char buf[64];
   while (at + n < p->len && is_digit(p->src[at + n])) n++;
   if (at + n < p->len && p->src[at + n] == '.') {
     n++;
@@ -227,14 +249,14 @@ static void number(parser *p) {
     while (at + e < p->len && is_digit(p->src[at + e])) e++;
     n = e;
   }
-  if (n >= sizeof buf || (at + n < p->len && is_alpha(p->src[at + n]))) {
+  if (at + n < p->len && is_alpha(p->src[at + n])) {
     fail0(p, at, "malformed number");
     return;
   }
-  memcpy(buf, p->src + at, n);
-  buf[n] = '\0';
+  memcpy(p->digits, p->src + at, n);
+  p->digits[n] = '\0';
   p->pos = at + n;
-  if (p->nconst < p->konst_cap) p->konst[p->nconst] = strtod(buf, NULL);
+  if (p->nconst < p->konst_cap) p->konst[p->nconst] = to_double(p->digits, n);
   p->last_push = p->ncode;
   emit(p, OP_CONST);
   emit(p, p->nconst++);
@@ -491,17 +513,25 @@ void ecsi_program_free(ecs_world *w, struct ecs_program *prog) {
   ecsi_free(w, prog, prog->bytes);
 }
 
-ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
-                            size_t len, ecs_program **out, char *msg,
-                            size_t msgsize) {
+/* Compile src for q into a new program at the head of q's list. */
+static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
+                       bool cached, ecs_program **out, char *msg,
+                       size_t msgsize) {
   parser p;
   ecs_program *prog;
   size_t names = 0, bytes;
   char *text;
+  const char *zero;
   ecs_err err = ECS_ERR_OK;
   if (msgsize > 0) msg[0] = '\0';
   if (len > MAX_SOURCE) {
     snprintf(msg, msgsize, "expression too long (limit %u bytes)", MAX_SOURCE);
+    return ECS_ERR_INVALID;
+  }
+  /* src is len bytes, not C text: a zero byte is an error, not the end */
+  if ((zero = (const char *)memchr(src, 0, len)) != NULL) {
+    snprintf(msg, msgsize, "zero byte in the expression at position %u",
+             (unsigned)(zero - src) + 1u);
     return ECS_ERR_INVALID;
   }
   memset(&p, 0, sizeof p);
@@ -515,7 +545,8 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   p.konst_cap = (uint32_t)(len + 1u);
   p.code = (uint32_t *)ecsi_realloc(w, NULL, 0, p.code_cap * sizeof *p.code);
   p.konst = (double *)ecsi_realloc(w, NULL, 0, p.konst_cap * sizeof *p.konst);
-  if (p.code == NULL || p.konst == NULL) {
+  p.digits = (char *)ecsi_realloc(w, NULL, 0, len + 1u);
+  if (p.code == NULL || p.konst == NULL || p.digits == NULL) {
     err = ECS_ERR_NOMEM;
     goto done;
   }
@@ -527,7 +558,7 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
   for (uint32_t k = 0; k < p.nparam; k++) names += p.plen[k] + 1;
   bytes = sizeof *prog + p.ncode * sizeof(uint32_t) +
           p.nconst * sizeof(double) + p.nparam * sizeof(char *) +
-          p.nparam * sizeof(uint32_t) + names;
+          p.nparam * sizeof(uint32_t) + names + len;
   /* doubles first after the struct keep their alignment */
   prog = (ecs_program *)ecsi_realloc(w, NULL, 0, bytes);
   if (prog == NULL) {
@@ -553,6 +584,10 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
     prog->param_pos[k] = (uint32_t)p.pname[k] + 1u;
     text += p.plen[k] + 1;
   }
+  if (len > 0) memcpy(text, src, len);
+  prog->src = text;
+  prog->srclen = len;
+  prog->cached = cached;
   prog->depth = p.maxdepth;
   prog->next = *ecsi_query_programs(q);
   *ecsi_query_programs(q) = prog;
@@ -560,8 +595,56 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
 done:
   ecsi_free(w, p.code, p.code_cap * sizeof *p.code);
   ecsi_free(w, p.konst, p.konst_cap * sizeof *p.konst);
+  ecsi_free(w, p.digits, len + 1u);
   if (err == ECS_ERR_NOMEM) snprintf(msg, msgsize, "not enough memory");
   return err;
+}
+
+ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
+                            size_t len, ecs_program **out, char *msg,
+                            size_t msgsize) {
+  return compile(w, q, src, len, false, out, msg, msgsize);
+}
+
+/*
+** The query's list is its cache: a hit moves the program to the head, so
+** the list runs from the most to the least recently used, and a miss
+** compiles a new head and frees the last cached program beyond
+** ECS_QUERY_MAX_PROGRAMS. A repeated text costs a walk to its place and
+** one compare of the text; texts of other lengths cost a compare of sizes.
+*/
+ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
+                          size_t len, ecs_program **out, char *msg,
+                          size_t msgsize) {
+  ecs_program **head = ecsi_query_programs(q), **link, *p;
+  uint32_t kept = 0;
+  ecs_err err;
+  if (msgsize > 0) msg[0] = '\0';
+  for (link = head; (p = *link) != NULL; link = &p->next) {
+    if (p->cached && p->srclen == len && memcmp(p->src, src, len) == 0) {
+      *link = p->next;
+      p->next = *head;
+      *head = p;
+      *out = p;
+      return ECS_ERR_OK;
+    }
+  }
+  if ((err = compile(w, q, src, len, true, out, msg, msgsize)) != ECS_ERR_OK)
+    return err;
+  for (p = *head; p != NULL; p = p->next) {
+    if (p->cached && ++kept > ECS_QUERY_MAX_PROGRAMS) {
+      ecsi_program_free(w, p); /* unlinks itself; at most one is over */
+      break;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
+uint32_t ecs_query_program_count(ecs_query *q) {
+  const ecs_program *p = *ecsi_query_programs(q);
+  uint32_t n = 0;
+  for (; p != NULL; p = p->next) n += p->cached;
+  return n;
 }
 
 uint32_t ecs_program_param_count(const ecs_program *p) { return p->nparam; }
@@ -623,13 +706,40 @@ static void load(double *restrict dst, const void *base, ecs_type t,
 */
 static float to_f32(double v) { return (float)v; }
 
-/* Truncate toward zero, saturate at [lo, hi], NaN gives 0. */
-static int64_t to_int(double v, double lo, double hi) {
-  if (v != v) return 0;
-  if (v <= lo) return (int64_t)lo;
-  if (v >= hi) return v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
-  return (int64_t)v;
-}
+/*
+** The store rule of the integer field types, written once: truncate toward
+** zero, then saturate at the type's range, so +-inf and every magnitude
+** beyond the range store the type's least or greatest value; NaN stores 0.
+** X(name, C type, least value, greatest value, 2^bits of the greatest: the
+** first double above the range, exact, where the greatest one may not be
+** (INT64_MAX is not a double)).
+*/
+#define ECSI_INT_TYPES(X)                                                    \
+  X(I8, int8_t, INT8_MIN, INT8_MAX, 128.0)                                   \
+  X(I16, int16_t, INT16_MIN, INT16_MAX, 32768.0)                             \
+  X(I32, int32_t, INT32_MIN, INT32_MAX, 2147483648.0)                        \
+  X(I64, int64_t, INT64_MIN, INT64_MAX, 9223372036854775808.0)               \
+  X(U8, uint8_t, 0, UINT8_MAX, 256.0)                                        \
+  X(U16, uint16_t, 0, UINT16_MAX, 65536.0)                                   \
+  X(U32, uint32_t, 0, UINT32_MAX, 4294967296.0)
+
+/* saturate_I8(v) ... saturate_U32(v): v in (least, end) converts exactly
+** after truncation (C11 6.3.1.4), everything else is a bound or 0 */
+#define ECSI_SATURATE(NAME, T, LEAST, GREATEST, END)                         \
+  static T saturate_##NAME(double v) {                                       \
+    if (v >= (END)) return (T)(GREATEST);                                    \
+    if (v > (double)(LEAST)) return (T)v;                                    \
+    return v == v ? (T)(LEAST) : (T)0;                                       \
+  }
+ECSI_INT_TYPES(ECSI_SATURATE)
+#undef ECSI_SATURATE
+
+/* f32, f64, bool, entity and lua are the other five: a new integer type in
+** ECS_TYPES needs its line above */
+#define ECSI_ONE(...) +1
+_Static_assert(0 ECSI_INT_TYPES(ECSI_ONE) + 5 == ECS_TYPE__COUNT,
+               "an integer type of ECS_TYPES is missing from ECSI_INT_TYPES");
+#undef ECSI_ONE
 
 static void store(void *base, ecs_type t, const uint32_t *row,
                   const double *restrict src, uint32_t n, bool contiguous) {
@@ -647,17 +757,12 @@ static void store(void *base, ecs_type t, const uint32_t *row,
     }                                                                        \
   }                                                                          \
   break;
-#define ECSI_INT(T, LO, HI) ECSI_STORE(T, to_int(src[j], (double)(LO), (double)(HI)))
+#define ECSI_INT(NAME, T, LEAST, GREATEST, END)                              \
+  case ECS_##NAME: ECSI_STORE(T, saturate_##NAME(src[j]))
   switch (t) {
   case ECS_F32: ECSI_STORE(float, to_f32(src[j]))
   case ECS_F64: ECSI_STORE(double, src[j])
-  case ECS_I8: ECSI_INT(int8_t, INT8_MIN, INT8_MAX)
-  case ECS_I16: ECSI_INT(int16_t, INT16_MIN, INT16_MAX)
-  case ECS_I32: ECSI_INT(int32_t, INT32_MIN, INT32_MAX)
-  case ECS_I64: ECSI_INT(int64_t, INT64_MIN, INT64_MAX)
-  case ECS_U8: ECSI_INT(uint8_t, 0, UINT8_MAX)
-  case ECS_U16: ECSI_INT(uint16_t, 0, UINT16_MAX)
-  case ECS_U32: ECSI_INT(uint32_t, 0, UINT32_MAX)
+  ECSI_INT_TYPES(ECSI_INT)
   case ECS_BOOL: ECSI_STORE(uint8_t, src[j] != 0.0)
   default: break;
   }

@@ -185,15 +185,19 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
 /* ------------------------------------------------------------------------
 ** Compiled expressions (expr.c): "Comp.field += Other.f * dt; ..."
 ** The grammar is in docs/queries.md. A program belongs to its query and
-** is freed with it.
+** is freed with it (or, for one from ecs_query_program, when evicted).
 ** --------------------------------------------------------------------- */
 typedef struct ecs_program ecs_program;
 
 /* Most named parameters in one program. */
 #define ECS_PROGRAM_MAX_PARAMS 64u
 
+/* Most programs a query keeps for ecs_query_program. */
+#define ECS_QUERY_MAX_PROGRAMS 32u
+
 /*
-** Compile src (len bytes) against q's "with" managers.
+** Compile src (len bytes; a zero byte in them is an error) against q's
+** "with" managers. The program lives until q is freed.
 ** @param msg receives a message naming the position on ECS_ERR_INVALID
 **        ("unknown field 'Position.z' at position 12"); msgsize >= 1.
 ** @return ECS_ERR_OK, ECS_ERR_INVALID, ECS_ERR_NOMEM.
@@ -201,6 +205,22 @@ typedef struct ecs_program ecs_program;
 ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
                             size_t len, ecs_program **out, char *msg,
                             size_t msgsize);
+
+/*
+** The program for src on q, compiled once per text: q keeps the programs
+** of the ECS_QUERY_MAX_PROGRAMS texts it was most recently asked for, and
+** compiling another frees the least recently used of them. So the program
+** is valid until that many other texts were compiled here for q: use it
+** at once (nothing that can ask q for other texts in between).
+** Arguments and errors as for ecs_program_compile.
+*/
+ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
+                          size_t len, ecs_program **out, char *msg,
+                          size_t msgsize);
+
+/* Number of programs q keeps for ecs_query_program (at most
+** ECS_QUERY_MAX_PROGRAMS). */
+uint32_t ecs_query_program_count(ecs_query *q);
 
 /* Named parameters of the program, in the order run expects them. */
 uint32_t ecs_program_param_count(const ecs_program *p);

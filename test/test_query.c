@@ -517,7 +517,63 @@ TEST(Program_errors_name_positions) {
     CHECK_EQ_INT(compile(&f, q, bad[k].src, &p, msg), ECS_ERR_INVALID);
     CHECK(strcmp(msg, bad[k].msg) == 0);
   }
+  /* the source is len bytes: a zero byte inside is an error, not its end */
+  CHECK_EQ_INT(ecs_program_compile(f.w, q, "Position.x = 5\0 junk", 20, &p,
+                                   msg, sizeof msg), ECS_ERR_INVALID);
+  CHECK(strcmp(msg, "zero byte in the expression at position 15") == 0);
   CHECK(p == NULL);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/*
+** ecs_query_program keeps the ECS_QUERY_MAX_PROGRAMS most recently used
+** texts: a repeated text is the same program, memory stays flat over many
+** texts, and programs from ecs_program_compile are neither counted nor
+** evicted.
+*/
+TEST(Program_cache_is_bounded) {
+  fixture f;
+  ecs_query *q;
+  ecs_program *a, *p, *fixed;
+  ecs_component *with[1];
+  char msg[128], src[64];
+  long bytes_full = 0;
+  double one = 1.0;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  CHECK(spawn(&f, 0.0f, 0.0f, 0) != ECS_NULL);
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_program_compile(f.w, q, "Position.y += k", 15, &fixed, msg,
+                                   sizeof msg), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.x = 1", 14, &a, msg,
+                                 sizeof msg), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.x = 1", 14, &p, msg,
+                                 sizeof msg), ECS_ERR_OK);
+  CHECK(p == a);
+  CHECK_EQ_INT(ecs_query_program_count(q), 1);
+  CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.x = ", 13, &p, msg,
+                                 sizeof msg), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_query_program_count(q), 1);
+  for (unsigned k = 0; k < 5000; k++) {
+    snprintf(src, sizeof src, "Position.x = %05u", k);
+    CHECK_EQ_INT(ecs_query_program(f.w, q, src, strlen(src), &p, msg,
+                                   sizeof msg), ECS_ERR_OK);
+    if (k < 40) { /* a, used again each time, stays */
+      CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.x = 1", 14, &p, msg,
+                                     sizeof msg), ECS_ERR_OK);
+      CHECK(p == a);
+    }
+    if (k == 100) bytes_full = f.a.bytes;
+    CHECK(ecs_query_program_count(q) <= ECS_QUERY_MAX_PROGRAMS);
+  }
+  CHECK_EQ_INT(ecs_query_program_count(q), ECS_QUERY_MAX_PROGRAMS);
+  CHECK_EQ_INT(f.a.bytes, bytes_full); /* same-sized texts: flat */
+  CHECK_EQ_INT(ecs_program_run(f.w, p, NULL, NULL), ECS_ERR_OK);
+  CHECK(col_f(f.P, 0)[0] == 4999.0f);
+  CHECK_EQ_INT(ecs_program_run(f.w, fixed, &one, NULL), ECS_ERR_OK);
+  CHECK(col_f(f.P, 1)[0] == 1.0f);
+  CHECK_WORLD(f.w);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
 }
@@ -631,6 +687,7 @@ static const test_case cases[] = {
   CASE(Query_pinned_rebuilds_stay_sized_by_need),
   CASE(Query_run_read_only_columns_do_not_depend_on_layout),
   CASE(Program_errors_name_positions),
+  CASE(Program_cache_is_bounded),
   CASE(Program_runs_match_a_reference),
   CASE(Query_out_of_memory_at_every_step),
 };

@@ -109,7 +109,8 @@ static int l_integrate(lua_State *L) {
   if (n < 2 || n % 2 != 0 || n > 2 * MAX_PAIRS)
     return luaL_error(L, "motion.integrate: expected 1 to %d pairs of "
                       "column specs, got %d arguments", MAX_PAIRS, n);
-  for (int k = 1; k <= n; k++) spec[k - 1] = luaL_checkstring(L, k);
+  for (int k = 1; k <= n; k++)
+    spec[k - 1] = ecs_lua_check_text(L, k, NULL, "motion.integrate");
   for (int k = 0; k < n; k += 2) check_target(L, "motion.integrate", spec[k]);
   ecs_lua_push_native(L, "motion.integrate", integrate, NULL, spec, n);
   return 1;
@@ -121,7 +122,7 @@ static int l_integrate(lua_State *L) {
 ** plugin), so it lives exactly as long as the object.
 */
 static int l_damp(lua_State *L) {
-  const char *spec = luaL_checkstring(L, 1);
+  const char *spec = ecs_lua_check_text(L, 1, NULL, "motion.damp");
   lua_Number f = luaL_checknumber(L, 2);
   double *ud;
   luaL_argcheck(L, f >= 0 && f <= 1, 2, "factor must be in [0, 1]");
