@@ -602,6 +602,94 @@ describe("world.transform against a naive model", function()
 end)
 
 --[[
+Issue 11: set_parent's cycle check costs the smaller of the parent's depth
+and the child's subtree (nothing for a leaf), so building long chains stays
+linear; cycles through deep chains and through dead rows are still found.
+]]
+describe("world.transform set_parent on long chains", function()
+  local w, T
+  before_each(function()
+    w = ecs.world()
+    T = w.transform
+  end)
+  after_each(function()
+    local ok, bad = w:check()
+    assert(ok, bad)
+    w:close()
+  end)
+
+  local function chain(n)
+    local es = w:create(n)
+    for i = 1, n do
+      T:add(es[i], { position = { 1, 0, 0 } })
+      if i > 1 then T:set_parent(es[i], es[i - 1]) end
+    end
+    return es
+  end
+
+  local function is_cycle(c, p)
+    local ok, err = pcall(T.set_parent, T, c, p)
+    assert.is_false(ok)
+    assert.equals("transform:set_parent: parenting would create a cycle", err:match("transform:.*$"))
+  end
+
+  it("builds a 200k-node chain node by node (linear: a quadratic check takes minutes)", function()
+    local n = 200000
+    local es = chain(n)
+    assert.equals(es[n - 1], T:parent(es[n]))
+    assert.equals(n + 0.0, (T:world_position(es[n])))
+    is_cycle(es[1], es[n])
+    is_cycle(es[n // 2], es[n])
+    is_cycle(es[1], es[2])
+    -- the same chain grown from its deep end: each new root above the last
+    local top = w:create()
+    T:add(top)
+    T:set_parent(es[1], top)
+    is_cycle(top, es[n])
+    assert.equals(n + 0.0, (T:world_position(es[n])))
+  end)
+
+  it("finds cycles through deep chains whichever side is smaller", function()
+    local a, b = chain(1000), chain(1000)
+    T:set_parent(a[1], b[1000])          -- a's 1000-node subtree under b's deepest
+    assert.equals(2000.0, (T:world_position(a[1000])))
+    is_cycle(b[1], a[500])                -- b's root is above a[500] now
+    is_cycle(b[1], a[1])
+    is_cycle(a[1], a[1000])
+    is_cycle(b[999], b[1000])
+    local leaf = w:create()
+    T:add(leaf)
+    T:set_parent(leaf, a[1000])           -- a leaf goes anywhere
+    is_cycle(b[1], leaf)
+    is_cycle(b[500], leaf)                -- b[500..1000], a and the leaf: a loop
+    T:set_parent(a[1], ecs.null)          -- a apart, the same move is fine
+    T:set_parent(b[500], leaf)
+    assert.equals(leaf, T:parent(b[500]))
+    assert.equals(1501.0, (T:world_position(b[1000])))
+    is_cycle(a[1], b[1000])
+  end)
+
+  it("finds cycles through a chain with a dead link only where they are", function()
+    local n = 2000
+    local es = chain(n)
+    w:destroy(es[n // 2])                  -- es[n/2 + 1 ..] is a root now
+    T:set_parent(es[1], es[n])            -- so this is fine
+    assert.equals(es[n], T:parent(es[1]))
+    is_cycle(es[n // 2 + 1], es[1])       -- and this closes the loop
+    is_cycle(es[n // 2 + 1], es[n // 2 - 1])
+    T:gc()
+    local ok, bad = w:check()
+    assert(ok, bad)
+    -- a subtree above the dead link moved under a node below it
+    local es2 = chain(n)
+    w:destroy(es2[n // 2])
+    T:set_parent(es2[2], es2[n])          -- es2[2] has children, es2[n] is below a dead row
+    assert.equals(es2[n], T:parent(es2[2]))
+    is_cycle(es2[n // 2 + 1], es2[3])
+  end)
+end)
+
+--[[
 Issue 15: extreme but valid numbers, and errors that name the real cause.
 ]]
 describe("world.transform with extreme numbers", function()

@@ -901,6 +901,34 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 }
 
 /*
+** Could linking c under p close a loop of the physical links (dead rows
+** included)? Only if p is below c, which needs c to have children: a leaf
+** answers at once, so building a chain node by node stays linear. Else
+** walk up from p and, step for step, depth first through c's subtree;
+** whichever ends first answers, so the cost is the smaller of p's depth
+** and c's subtree size (the subtree walk moves at most two links a node).
+*/
+static bool may_be_below(const ecs_transform *t, uint32_t p, uint32_t c) {
+  uint32_t up = p, down = t->first_child[c];
+  while (down != NONE) {
+    if (t->parent[up] == c) return true;
+    up = t->parent[up];
+    if (up == NONE) return false; /* p's chain ends at a root without c */
+    if (down == p) return true;
+    if (t->first_child[down] != NONE) {
+      down = t->first_child[down];
+      continue;
+    }
+    while (t->next_sibling[down] == NONE) {
+      down = t->parent[down];
+      if (down == c) return false; /* c's subtree ends without p */
+    }
+    down = t->next_sibling[down];
+  }
+  return false;
+}
+
+/*
 ** The local transform that keeps c's world matrix under p (NONE: as a
 ** root), into *l. @return NULL, or why there is none (the text after
 ** "transform:set_parent: "; the binding reports it).
@@ -924,10 +952,11 @@ static const char *keep_world_local(const ecs_transform *t, uint32_t c,
 }
 
 /*
-** Order: find both rows; repair the child and the parent's ancestor chain
-** (so the physical links above the parent are all live); reject cycles;
-** compute the kept-world local if asked (may fail, see keep_world_local);
-** only then relink. The parent-first swap runs last and moves rows only.
+** Order: find both rows; repair the child; reject cycles, repairing the
+** parent's ancestor chain where it crosses a dead row when the child
+** could be above it (so the physical links stay acyclic); compute the
+** kept-world local if asked (may fail, see keep_world_local); only then
+** relink. The parent-first swap runs last and moves rows only.
 */
 ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
                                  ecs_entity parent, bool keep_world) {
@@ -941,13 +970,14 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     if (err != ECS_ERR_OK) return err;
     repair(t, c);
     if (p == c) return ECS_ERR_CYCLE;
-    for (a = p; t->parent[a] != NONE; a = t->parent[a]) {
-      if (!row_alive(t, t->parent[a])) {
-        orphan_row(t, a);
-        break;
+    if (may_be_below(t, p, c))
+      for (a = p; t->parent[a] != NONE; a = t->parent[a]) {
+        if (!row_alive(t, t->parent[a])) {
+          orphan_row(t, a);
+          break;
+        }
+        if (t->parent[a] == c) return ECS_ERR_CYCLE;
       }
-      if (t->parent[a] == c) return ECS_ERR_CYCLE;
-    }
   } else {
     repair(t, c);
   }

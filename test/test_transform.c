@@ -733,6 +733,39 @@ TEST(Transform_oom_at_every_allocation) {
   CHECK(done);
 }
 
+/*
+** Building a chain node by node, each new node under the previous one:
+** the new child is a leaf, so set_parent's cycle check is O(1) and the
+** build linear (a walk over every ancestor made 200k nodes take minutes).
+** Cycles through the chain are still refused, from either end.
+*/
+TEST(Transform_long_chain_builds_linear) {
+  enum { N = 200000 };
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_entity *e = (ecs_entity *)malloc(N * sizeof *e);
+  ecs_trs step = trs(1, 0, 0, 0, 0, 0, 1, 1, 1, 1);
+  double m[16];
+  int ok = w != NULL && e != NULL && ecs_create_n(w, e, N) == ECS_ERR_OK;
+  for (uint32_t i = 0; ok && i < N; i++) {
+    ok = ecs_transform_add(t, e[i], &step) == ECS_ERR_OK;
+    if (ok && i > 0) ok = ecs_transform_set_parent(t, e[i], e[i - 1], false) == ECS_ERR_OK;
+  }
+  if (!ok) free(e);
+  CHECK(ok);
+  ok = ecs_transform_get_world(t, e[N - 1], m) == ECS_ERR_OK && m[12] == (double)N &&
+       ecs_transform_parent(t, e[N - 1]) == e[N - 2] &&
+       ecs_transform_set_parent(t, e[0], e[N - 1], false) == ECS_ERR_CYCLE &&
+       ecs_transform_set_parent(t, e[N / 2], e[N - 1], true) == ECS_ERR_CYCLE &&
+       ecs_transform_set_parent(t, e[0], e[1], false) == ECS_ERR_CYCLE &&
+       ecs_world_check(w) == NULL;
+  free(e);
+  CHECK(ok);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 /* keep_world failures say which matrix is at fault; nothing changes. */
 TEST(Transform_keep_world_errors_name_the_cause) {
   test_alloc a;
@@ -834,6 +867,7 @@ static const test_case cases[] = {
   CASE(Transform_random_edits_keep_invariants),
   CASE(Transform_sort_orders_depth_first),
   CASE(Transform_oom_at_every_allocation),
+  CASE(Transform_long_chain_builds_linear),
   CASE(Transform_keep_world_errors_name_the_cause),
   CASE(Transform_extreme_quaternions),
 };
