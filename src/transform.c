@@ -15,8 +15,9 @@
 ** kept, so nothing above may move them), and readers treat a dead parent as
 ** no parent. Before any write to a node whose parent is dead, the node is
 ** orphaned for real (orphan_row): unlinked, local = decompose(world).
-** Because set_parent first repairs the whole ancestor chain of the new
-** parent that way, the physical links stay acyclic even through dead rows.
+** Because set_parent repairs the ancestor chain of the new parent that way
+** whenever the child could be physically above it (may_be_below), the
+** physical links stay acyclic even through dead rows.
 */
 #include <float.h>
 #include <math.h>
