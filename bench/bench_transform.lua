@@ -158,3 +158,24 @@ row("set only: one call per root", t_set_only_calls)
 row("set only: set_local_positions", t_set_only_batch)
 print(("batch frame is %.1fx faster than one call per entity; batch set %.1fx faster"):format(
   t_calls / t_batch, t_set_only_calls / t_set_only_batch))
+
+-- building a chain, each new node parented to the previous one: linear when
+-- set_parent does not walk a leaf child's new ancestors (ratio about 4)
+local function chain_build(n)
+  local b = math.huge
+  for _ = 1, RUNS do
+    local cw = ecs.world()
+    local CT = cw.transform
+    local es = cw:create(n)
+    for i = 1, n do CT:add(es[i]) end
+    local t = os.clock()
+    for i = 2, n do CT:set_parent(es[i], es[i - 1]) end
+    t = os.clock() - t
+    if t < b then b = t end
+    cw:close()
+  end
+  return b
+end
+local c10, c40 = chain_build(10000), chain_build(40000)
+print(("chain build (set_parent to the previous node): 10k %.2f ms, 40k %.2f ms, ratio 40k/10k %.2f (linear: 4)"):format(
+  c10 * 1e3, c40 * 1e3, c40 / c10))

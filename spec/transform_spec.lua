@@ -600,3 +600,213 @@ describe("world.transform against a naive model", function()
     w:close()
   end)
 end)
+
+--[[
+Issue 11: set_parent's cycle check costs the smaller of the parent's depth
+and the child's subtree (nothing for a leaf), so building long chains stays
+linear; cycles through deep chains and through dead rows are still found.
+]]
+describe("world.transform set_parent on long chains", function()
+  local w, T
+  before_each(function()
+    w = ecs.world()
+    T = w.transform
+  end)
+  after_each(function()
+    local ok, bad = w:check()
+    assert(ok, bad)
+    w:close()
+  end)
+
+  local function chain(n)
+    local es = w:create(n)
+    for i = 1, n do
+      T:add(es[i], { position = { 1, 0, 0 } })
+      if i > 1 then T:set_parent(es[i], es[i - 1]) end
+    end
+    return es
+  end
+
+  local function is_cycle(c, p)
+    local ok, err = pcall(T.set_parent, T, c, p)
+    assert.is_false(ok)
+    assert.equals("transform:set_parent: parenting would create a cycle", err:match("transform:.*$"))
+  end
+
+  it("builds a 200k-node chain node by node (linear: a quadratic check takes minutes)", function()
+    local n = 200000
+    local es = chain(n)
+    assert.equals(es[n - 1], T:parent(es[n]))
+    assert.equals(n + 0.0, (T:world_position(es[n])))
+    is_cycle(es[1], es[n])
+    is_cycle(es[n // 2], es[n])
+    is_cycle(es[1], es[2])
+    -- the same chain grown from its deep end: each new root above the last
+    local top = w:create()
+    T:add(top)
+    T:set_parent(es[1], top)
+    is_cycle(top, es[n])
+    assert.equals(n + 0.0, (T:world_position(es[n])))
+  end)
+
+  it("finds cycles through deep chains whichever side is smaller", function()
+    local a, b = chain(1000), chain(1000)
+    T:set_parent(a[1], b[1000])          -- a's 1000-node subtree under b's deepest
+    assert.equals(2000.0, (T:world_position(a[1000])))
+    is_cycle(b[1], a[500])                -- b's root is above a[500] now
+    is_cycle(b[1], a[1])
+    is_cycle(a[1], a[1000])
+    is_cycle(b[999], b[1000])
+    local leaf = w:create()
+    T:add(leaf)
+    T:set_parent(leaf, a[1000])           -- a leaf goes anywhere
+    is_cycle(b[1], leaf)
+    is_cycle(b[500], leaf)                -- b[500..1000], a and the leaf: a loop
+    T:set_parent(a[1], ecs.null)          -- a apart, the same move is fine
+    T:set_parent(b[500], leaf)
+    assert.equals(leaf, T:parent(b[500]))
+    assert.equals(1501.0, (T:world_position(b[1000])))
+    is_cycle(a[1], b[1000])
+  end)
+
+  it("finds cycles through a chain with a dead link only where they are", function()
+    local n = 2000
+    local es = chain(n)
+    w:destroy(es[n // 2])                  -- es[n/2 + 1 ..] is a root now
+    T:set_parent(es[1], es[n])            -- so this is fine
+    assert.equals(es[n], T:parent(es[1]))
+    is_cycle(es[n // 2 + 1], es[1])       -- and this closes the loop
+    is_cycle(es[n // 2 + 1], es[n // 2 - 1])
+    T:gc()
+    local ok, bad = w:check()
+    assert(ok, bad)
+    -- a subtree above the dead link moved under a node below it
+    local es2 = chain(n)
+    w:destroy(es2[n // 2])
+    T:set_parent(es2[2], es2[n])          -- es2[2] has children, es2[n] is below a dead row
+    assert.equals(es2[n], T:parent(es2[2]))
+    is_cycle(es2[n // 2 + 1], es2[3])
+  end)
+end)
+
+--[[
+Issue 15: extreme but valid numbers, and errors that name the real cause.
+]]
+describe("world.transform with extreme numbers", function()
+  local w, T
+  before_each(function()
+    w = ecs.world()
+    T = w.transform
+  end)
+  after_each(function()
+    local ok, bad = w:check()
+    assert(ok, bad)
+    w:close()
+  end)
+
+  local function err_of(f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok)
+    return err:match("transform:.*$")
+  end
+
+  it("normalizes quaternions of any finite size, refuses only zero", function()
+    local e = w:create()
+    T:add(e)
+    local cases = {
+      { { 1e200, 1e200, 0, 0 }, { S, S, 0, 0 } },
+      { { 0, 0, -1.7976931348623157e308, 1.7976931348623157e308 }, { 0, 0, -S, S } },
+      { { 1e-200, 0, 0, 1e-200 }, { S, 0, 0, S } },
+      { { 5e-324, 0, 0, 0 }, { 1, 0, 0, 0 } },
+      { { 0, 1e-160, 0, 0 }, { 0, 1, 0, 0 } },
+    }
+    for _, c in ipairs(cases) do
+      local q, want = c[1], c[2]
+      T:set_local_rotation(e, q[1], q[2], q[3], q[4])
+      local got = { T:local_rotation(e) }
+      for k = 1, 4 do assert.is_true(near(got[k], want[k], 1e-15), table.concat(q, ", ")) end
+      T:add(e, { rotation = q })
+      got = { T:local_rotation(e) }
+      for k = 1, 4 do assert.is_true(near(got[k], want[k], 1e-15), table.concat(q, ", ")) end
+      T:set_local_rotations({ e }, { q[1] }, { q[2] }, { q[3] }, { q[4] })
+      got = { T:local_rotation(e) }
+      for k = 1, 4 do assert.is_true(near(got[k], want[k], 1e-15), table.concat(q, ", ")) end
+    end
+    assert.equals("transform:set_local_rotation: rotation quaternion must be non-zero",
+      err_of(T.set_local_rotation, T, e, 0, -0.0, 0, 0))
+    assert.equals("transform:set_local_rotation: non-finite number",
+      err_of(T.set_local_rotation, T, e, math.huge, 0, 0, 1))
+    assert.equals("transform:add: position[2] is not a finite number",
+      err_of(T.add, T, e, { position = { 1, math.huge, 0 } }))
+    assert.equals("transform:add: rotation[4] is not a finite number",
+      err_of(T.add, T, e, { rotation = { 0, 0, 0, 0 / 0 } }))
+    assert.equals("transform:add: scale must be a table of 3 numbers",
+      err_of(T.add, T, e, { scale = { 1, "x", 1 } }))
+  end)
+
+  -- an entity whose world matrix overflowed: finite locals, scale 1e200 twice
+  local function overflowed()
+    local p, c = w:create(), w:create()
+    T:add(p, { scale = { 1e200, 1e200, 1e200 } })
+    T:add(c, { scale = { 1e200, 1e200, 1e200 } })
+    T:set_parent(c, p)
+    assert.equals(math.huge, (T:world_matrix(c)))
+    return p, c
+  end
+
+  it("says what keeps keep_world from working", function()
+    local p, c = overflowed()
+    local other = w:create()
+    T:add(other, { position = { 1, 2, 3 } })
+    assert.equals("transform:set_parent: keep_world: the child's world matrix is not finite",
+      err_of(T.set_parent, T, c, ecs.null, true))
+    assert.equals("transform:set_parent: keep_world: the child's world matrix is not finite",
+      err_of(T.set_parent, T, c, other, true))
+    assert.equals("transform:set_parent: keep_world: the parent's world matrix is not finite",
+      err_of(T.set_parent, T, other, c, true))
+    assert.equals(p, T:parent(c))                  -- nothing changed
+    assert.equals(ecs.null, T:parent(other))
+    local flat = w:create()
+    T:add(flat, { scale = { 1, 0, 1 } })
+    assert.equals("transform:set_parent: keep_world under a singular parent matrix",
+      err_of(T.set_parent, T, other, flat, true))
+    local tiny, big = w:create(), w:create()
+    T:add(tiny, { scale = { 1e-200, 1e-200, 1e-200 } })
+    T:add(big, { scale = { 1e200, 1e200, 1e200 } })
+    assert.equals("transform:set_parent: keep_world: the local transform that keeps the world "
+      .. "matrix is not finite", err_of(T.set_parent, T, big, tiny, true))
+    local west, east = w:create(), w:create()     -- 2e308 apart: no finite offset
+    T:add(west, { position = { -1e308, 0, 0 } })
+    T:add(east, { position = { 1e308, 0, 0 } })
+    assert.equals("transform:set_parent: keep_world: the local transform that keeps the world "
+      .. "matrix is not finite", err_of(T.set_parent, T, east, west, true))
+    assert.same({ 1e308, 0, 0 }, { T:local_position(east) })
+    -- small but invertible: works, the world matrix is kept
+    local small = w:create()
+    T:add(small, { position = { 4, 5, 6 }, scale = { 1e-100, 1e-100, 1e-100 } })
+    local before = { T:world_matrix(other) }
+    T:set_parent(other, small, true)
+    assert.equals(small, T:parent(other))
+    local after = { T:world_matrix(other) }
+    for k = 1, 16 do assert.is_true(near(after[k], before[k], 1e-12)) end
+    local x = T:local_position(other)
+    assert.is_true(near(x / -3e100, 1, 1e-12))
+    -- without keep_world any of these parent fine
+    T:set_parent(c, ecs.null)
+    T:set_parent(other, flat)
+  end)
+
+  it("keeps locals finite when an overflowed node loses its parent", function()
+    local p, c = overflowed()
+    w:destroy(p)
+    local sx = T:local_scale(c)
+    assert.equals(1.7976931348623157e308, sx)      -- clamped, not inf
+    T:gc()                                          -- orphans c for real
+    local ok, bad = w:check()
+    assert(ok, bad)
+    T:set_local_position(c, 1, 2, 3)               -- and c can be written
+    assert.same({ 1, 2, 3 }, { T:local_position(c) })
+    T:set_local_scale(c, 1, 1, 1)
+    assert.same({ 1, 2, 3 }, { T:world_position(c) })
+  end)
+end)

@@ -1544,8 +1544,10 @@ static void read_vec(lua_State *L, int idx, const char *key, double *out,
     int isnum;
     lua_geti(L, -1, k + 1);
     out[k] = (double)lua_tonumberx(L, -1, &isnum);
-    if (!isnum || !isfinite(out[k]))
+    if (!isnum)
       luaL_error(L, "transform:add: %s must be a table of %d numbers", key, n);
+    if (!isfinite(out[k]))
+      luaL_error(L, "transform:add: %s[%d] is not a finite number", key, k + 1);
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -1697,8 +1699,11 @@ static int l_tr_set_parent(lua_State *L) {
     case ECS_ERR_OK: return 0;
     case ECS_ERR_CYCLE:
       return luaL_error(L, "transform:set_parent: parenting would create a cycle");
-    case ECS_ERR_INVALID:
-      return luaL_error(L, "transform:set_parent: keep_world under a singular parent matrix");
+    case ECS_ERR_INVALID: {
+      const char *why = ecs_transform_keep_world_error(t, c, p);
+      return luaL_error(L, "transform:set_parent: %s",
+                        why != NULL ? why : "keep_world failed");
+    }
     case ECS_ERR_DEAD:
       return luaL_error(L, "transform:set_parent: %s is not alive",
                         ecs_alive(ecs_transform_world(t), c) ? "parent" : "child");

@@ -15,9 +15,11 @@
 ** kept, so nothing above may move them), and readers treat a dead parent as
 ** no parent. Before any write to a node whose parent is dead, the node is
 ** orphaned for real (orphan_row): unlinked, local = decompose(world).
-** Because set_parent first repairs the whole ancestor chain of the new
-** parent that way, the physical links stay acyclic even through dead rows.
+** Because set_parent repairs the ancestor chain of the new parent that way
+** whenever the child could be physically above it (may_be_below), the
+** physical links stay acyclic even through dead rows.
 */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -84,15 +86,45 @@ static void mul_affine(const double *a, const double *b, double *out) {
 }
 
 /*
-** Inverse of an affine matrix: inv(A) for the 3x3 block by cofactors,
-** translation -inv(A) t. @return false when A is singular.
+** Length of (a, b, c). Components outside [1e-150, 1e150] are scaled by
+** the largest first, so the squares neither overflow nor underflow; in
+** that range the plain formula (bit for bit the old result). Callers pass
+** finite components (a NaN may be missed by the scaling).
 */
-static bool inverse_affine(const double *m, double *out) {
-  double a = m[0], b = m[4], c = m[8], d = m[1], e = m[5], f = m[9];
-  double g = m[2], h = m[6], i = m[10];
-  double A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
-  double det = a * A + b * B + c * C, s;
-  if (!(fabs(det) > 1e-300) || !isfinite(det)) return false;
+static double norm3(double a, double b, double c) {
+  double k = fabs(a);
+  if (fabs(b) > k) k = fabs(b);
+  if (fabs(c) > k) k = fabs(c);
+  if (k > 1e-150 && k < 1e150) return sqrt(a * a + b * b + c * c);
+  if (!(k > 0) || !isfinite(k)) return k;
+  a /= k;
+  b /= k;
+  c /= k;
+  return k * sqrt(a * a + b * b + c * c);
+}
+
+/*
+** Inverse of the 3x3 block of an affine matrix with finite entries, into
+** out[16] (column-major, translation 0). A = U D with D the column lengths
+** and U unit columns, so inv(A) = inv(D) inv(U); inv(U) by cofactors
+** (|det U| <= 1, cofactors at most 1 in size), which stays in range for
+** scales far from 1 where the cofactors of A itself would underflow or
+** overflow (a parent scaled by 1e-100 is invertible). @return false when A
+** is singular: a zero column, det U = 0, or an inverse that does not fit
+** in doubles.
+*/
+static bool inverse3(const double *m, double *out) {
+  double n[3], u[9], a, b, c, d, e, f, g, h, i, A, B, C, det, s;
+  for (int col = 0; col < 3; col++) {
+    n[col] = norm3(m[col * 4], m[col * 4 + 1], m[col * 4 + 2]);
+    if (!(n[col] > 0) || !isfinite(n[col])) return false;
+    for (int r = 0; r < 3; r++) u[col * 3 + r] = m[col * 4 + r] / n[col];
+  }
+  a = u[0], b = u[3], c = u[6], d = u[1], e = u[4], f = u[7];
+  g = u[2], h = u[5], i = u[8];
+  A = e * i - f * h, B = -(d * i - f * g), C = d * h - e * g;
+  det = a * A + b * B + c * C;
+  if (!(fabs(det) > 0)) return false;
   s = 1.0 / det;
   out[0] = A * s;
   out[1] = B * s;
@@ -103,10 +135,36 @@ static bool inverse_affine(const double *m, double *out) {
   out[8] = (b * f - c * e) * s;
   out[9] = -(a * f - c * d) * s;
   out[10] = (a * e - b * d) * s;
-  out[3] = out[7] = out[11] = 0;
-  for (int r = 0; r < 3; r++)
-    out[12 + r] = -(out[r] * m[12] + out[4 + r] * m[13] + out[8 + r] * m[14]);
+  out[3] = out[7] = out[11] = out[12] = out[13] = out[14] = 0;
   out[15] = 1;
+  for (int col = 0; col < 3; col++)
+    for (int r = 0; r < 3; r++) {
+      out[col * 4 + r] /= n[r]; /* row r of inv(U) over n[r] */
+      if (!isfinite(out[col * 4 + r])) return false;
+    }
+  return true;
+}
+
+/*
+** out = inverse(parent) * world: the local transform that keeps world
+** under parent, with the translation taken as inv(A) (world_t - parent_t)
+** so that no separate inverse translation can overflow. Entries may come
+** out non-finite (huge values); the caller checks. @return false when the
+** parent's 3x3 block is singular (see inverse3).
+*/
+static bool relative_to(const double *parent, const double *world,
+                        double *out) {
+  double inv[16], d[16];
+  if (!inverse3(parent, inv)) return false;
+  memcpy(d, world, sizeof d);
+  for (int r = 0; r < 3; r++) d[12 + r] = world[12 + r] - parent[12 + r];
+  mul_affine(inv, d, out);
+  return true;
+}
+
+static bool all_finite(const double *v, int n) {
+  for (int k = 0; k < n; k++)
+    if (!isfinite(v[k])) return false;
   return true;
 }
 
@@ -157,53 +215,87 @@ static void quat_from_rot(const double r[9], double q[4]) {
 ** shear; with shear (non-uniform scale under a rotated parent) the
 ** rotation is that of the normalized columns, an approximation. A column
 ** of length 0 gives rotation identity.
+**
+** The result is always finite with a unit rotation (locals must be): a
+** world matrix that overflowed (finite locals can multiply past DBL_MAX)
+** decomposes with an infinite position component clamped to +-DBL_MAX, a
+** NaN one to 0, a column that is not finite or whose length overflows to
+** scale DBL_MAX, and rotation identity. @return false when it had to do
+** that (m not exactly representable as a finite TRS).
 */
-static void decompose(const double *m, ecs_trs *out) {
-  double s[3], r[9];
-  bool ok = true;
-  for (int c = 0; c < 3; c++) {
-    s[c] = sqrt(m[c * 4] * m[c * 4] + m[c * 4 + 1] * m[c * 4 + 1] +
-                m[c * 4 + 2] * m[c * 4 + 2]);
-    if (!(s[c] > 1e-300)) ok = false;
+static bool decompose(const double *m, ecs_trs *out) {
+  double s[3], r[9], det;
+  bool ok = true, exact = true;
+  for (int k = 0; k < 3; k++) {
+    double v = m[12 + k];
+    if (!isfinite(v)) {
+      exact = false;
+      v = v > 0 ? DBL_MAX : v < 0 ? -DBL_MAX : 0.0;
+    }
+    out->position[k] = v;
   }
-  {
-    double det = m[0] * (m[5] * m[10] - m[9] * m[6]) -
-                 m[4] * (m[1] * m[10] - m[9] * m[2]) +
-                 m[8] * (m[1] * m[6] - m[5] * m[2]);
+  for (int c = 0; c < 3; c++) {
+    if (!all_finite(m + c * 4, 3)) {
+      s[c] = HUGE_VAL;
+    } else {
+      s[c] = norm3(m[c * 4], m[c * 4 + 1], m[c * 4 + 2]);
+      if (!(s[c] > 1e-300)) ok = false;
+    }
+    if (!isfinite(s[c])) {
+      s[c] = DBL_MAX;
+      exact = ok = false;
+    }
+  }
+  if (ok) {
+    for (int c = 0; c < 3; c++)
+      for (int k = 0; k < 3; k++) r[c * 3 + k] = m[c * 4 + k] / s[c];
+    det = r[0] * (r[4] * r[8] - r[7] * r[5]) -
+          r[3] * (r[1] * r[8] - r[7] * r[2]) +
+          r[6] * (r[1] * r[5] - r[4] * r[2]);
+    if (det < 0) {
+      s[0] = -s[0];
+      for (int k = 0; k < 3; k++) r[k] = -r[k];
+    }
+  } else if (exact) { /* a column of length (about) 0: the sign of det(m) */
+    det = m[0] * (m[5] * m[10] - m[9] * m[6]) -
+          m[4] * (m[1] * m[10] - m[9] * m[2]) +
+          m[8] * (m[1] * m[6] - m[5] * m[2]);
     if (det < 0) s[0] = -s[0];
   }
-  out->position[0] = m[12];
-  out->position[1] = m[13];
-  out->position[2] = m[14];
   out->scale[0] = s[0];
   out->scale[1] = s[1];
   out->scale[2] = s[2];
   if (!ok) {
     out->rotation[0] = out->rotation[1] = out->rotation[2] = 0;
     out->rotation[3] = 1;
-    return;
+    return exact;
   }
-  for (int c = 0; c < 3; c++)
-    for (int k = 0; k < 3; k++) r[c * 3 + k] = m[c * 4 + k] / s[c];
   quat_from_rot(r, out->rotation);
+  return exact;
 }
 
 /*
 ** Validate and normalize a local transform: every number finite, the
-** quaternion non-zero. @return false (out untouched) when invalid.
+** quaternion non-zero. A quaternion whose largest component is outside
+** [1e-150, 1e150] is divided by that component first, so that the sum of
+** squares neither overflows ((1e200, 1e200, 0, 0) is a fine rotation) nor
+** underflows. @return false (out untouched) when invalid.
 */
 static bool clean_trs(const ecs_trs *in, ecs_trs *out) {
-  double n = 0;
+  double n = 0, k = 0;
   ecs_trs v = *in;
-  for (int k = 0; k < 3; k++)
-    if (!isfinite(v.position[k]) || !isfinite(v.scale[k])) return false;
-  for (int k = 0; k < 4; k++) {
-    if (!isfinite(v.rotation[k])) return false;
-    n += v.rotation[k] * v.rotation[k];
+  for (int i = 0; i < 3; i++)
+    if (!isfinite(v.position[i]) || !isfinite(v.scale[i])) return false;
+  for (int i = 0; i < 4; i++) {
+    if (!isfinite(v.rotation[i])) return false;
+    if (fabs(v.rotation[i]) > k) k = fabs(v.rotation[i]);
   }
+  if (!(k > 0)) return false; /* (0, 0, 0, 0) */
+  if (!(k > 1e-150 && k < 1e150))
+    for (int i = 0; i < 4; i++) v.rotation[i] /= k;
+  for (int i = 0; i < 4; i++) n += v.rotation[i] * v.rotation[i];
   n = sqrt(n);
-  if (!(n > 1e-150) || !isfinite(n)) return false;
-  for (int k = 0; k < 4; k++) v.rotation[k] /= n;
+  for (int i = 0; i < 4; i++) v.rotation[i] /= n;
   *out = v;
   return true;
 }
@@ -826,10 +918,62 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 }
 
 /*
-** Order: find both rows; repair the child and the parent's ancestor chain
-** (so the physical links above the parent are all live); reject cycles;
-** compute the kept-world local if asked (may fail: singular parent); only
-** then relink. The parent-first swap runs last and moves rows only.
+** Could linking c under p close a loop of the physical links (dead rows
+** included)? Only if p is below c, which needs c to have children: a leaf
+** answers at once, so building a chain node by node stays linear. Else
+** walk up from p and, step for step, depth first through c's subtree;
+** whichever ends first answers, so the cost is the smaller of p's depth
+** and c's subtree size (the subtree walk moves at most two links a node).
+*/
+static bool may_be_below(const ecs_transform *t, uint32_t p, uint32_t c) {
+  uint32_t up = p, down = t->first_child[c];
+  while (down != NONE) {
+    if (t->parent[up] == c) return true;
+    up = t->parent[up];
+    if (up == NONE) return false; /* p's chain ends at a root without c */
+    if (down == p) return true;
+    if (t->first_child[down] != NONE) {
+      down = t->first_child[down];
+      continue;
+    }
+    while (t->next_sibling[down] == NONE) {
+      down = t->parent[down];
+      if (down == c) return false; /* c's subtree ends without p */
+    }
+    down = t->next_sibling[down];
+  }
+  return false;
+}
+
+/*
+** The local transform that keeps c's world matrix under p (NONE: as a
+** root), into *l. @return NULL, or why there is none (the text after
+** "transform:set_parent: "; the binding reports it).
+*/
+static const char *keep_world_local(const ecs_transform *t, uint32_t c,
+                                    uint32_t p, ecs_trs *l) {
+  double m[16];
+  if (!all_finite(t->world[c], 16))
+    return "keep_world: the child's world matrix is not finite";
+  if (p == NONE) {
+    memcpy(m, t->world[c], sizeof m);
+  } else {
+    if (!all_finite(t->world[p], 16))
+      return "keep_world: the parent's world matrix is not finite";
+    if (!relative_to(t->world[p], t->world[c], m))
+      return "keep_world under a singular parent matrix";
+  }
+  if (!decompose(m, l) || !clean_trs(l, l))
+    return "keep_world: the local transform that keeps the world matrix is not finite";
+  return NULL;
+}
+
+/*
+** Order: find both rows; repair the child; reject cycles, repairing the
+** parent's ancestor chain where it crosses a dead row when the child
+** could be above it (so the physical links stay acyclic); compute the
+** kept-world local if asked (may fail, see keep_world_local); only then
+** relink. The parent-first swap runs last and moves rows only.
 */
 ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
                                  ecs_entity parent, bool keep_world) {
@@ -843,33 +987,35 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     if (err != ECS_ERR_OK) return err;
     repair(t, c);
     if (p == c) return ECS_ERR_CYCLE;
-    for (a = p; t->parent[a] != NONE; a = t->parent[a]) {
-      if (!row_alive(t, t->parent[a])) {
-        orphan_row(t, a);
-        break;
+    if (may_be_below(t, p, c))
+      for (a = p; t->parent[a] != NONE; a = t->parent[a]) {
+        if (!row_alive(t, t->parent[a])) {
+          orphan_row(t, a);
+          break;
+        }
+        if (t->parent[a] == c) return ECS_ERR_CYCLE;
       }
-      if (t->parent[a] == c) return ECS_ERR_CYCLE;
-    }
   } else {
     repair(t, c);
   }
-  if (keep_world) {
-    if (p == NONE) {
-      decompose(t->world[c], &l);
-    } else {
-      double inv[16], m[16];
-      if (!inverse_affine(t->world[p], inv)) return ECS_ERR_INVALID;
-      mul_affine(inv, t->world[c], m);
-      decompose(m, &l);
-    }
-    if (!clean_trs(&l, &l)) return ECS_ERR_INVALID;
-  }
+  if (keep_world && keep_world_local(t, c, p, &l) != NULL)
+    return ECS_ERR_INVALID;
   unlink_row(t, c);
   if (p != NONE) link_row(t, c, p);
   if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
   else propagate(t, c);
   if (p != NONE && t->parent_first && c < p) swap_rows(t, c, p);
   return ECS_ERR_OK;
+}
+
+const char *ecs_transform_keep_world_error(const ecs_transform *t,
+                                           ecs_entity child,
+                                           ecs_entity parent) {
+  uint32_t c, p = NONE;
+  ecs_trs l;
+  if (find_row(t, child, &c) != ECS_ERR_OK) return NULL;
+  if (parent != ECS_NULL && find_row(t, parent, &p) != ECS_ERR_OK) return NULL;
+  return keep_world_local(t, c, p, &l);
 }
 
 ecs_entity ecs_transform_parent(const ecs_transform *t, ecs_entity e) {

@@ -133,10 +133,26 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 ** the new parent. Children are kept in attachment order.
 ** @return ECS_ERR_DEAD (child or parent not alive), ECS_ERR_MISSING (either
 **         has no transform), ECS_ERR_CYCLE (parent is child or below it),
-**         ECS_ERR_INVALID (keep_world under a singular parent matrix).
+**         ECS_ERR_INVALID (keep_world impossible: see
+**         ecs_transform_keep_world_error). Checking for a cycle costs the
+**         smaller of the parent's depth and the child's subtree size
+**         (nothing for a childless child).
 */
 ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
                                  ecs_entity parent, bool keep_world);
+
+/*
+** Why set_parent(child, parent, true) fails with ECS_ERR_INVALID: "keep_world
+** under a singular parent matrix" (a zero scale above, or one too small to
+** invert in doubles), "keep_world: the child's world matrix is not
+** finite", "...: the parent's world matrix is not finite" (world matrices
+** can overflow although every local is finite), or "...: the local
+** transform that keeps the world matrix is not finite". @return NULL when
+** keep_world would succeed, or either entity has no transform.
+*/
+const char *ecs_transform_keep_world_error(const ecs_transform *t,
+                                           ecs_entity child,
+                                           ecs_entity parent);
 
 /* Parent of e, ECS_NULL for roots, dead parents and entities without one. */
 ecs_entity ecs_transform_parent(const ecs_transform *t, ecs_entity e);

@@ -1,6 +1,7 @@
 /*
 ** test_transform.c -- the transform manager (transform.h), core only.
 */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -732,6 +733,124 @@ TEST(Transform_oom_at_every_allocation) {
   CHECK(done);
 }
 
+/*
+** Building a chain node by node, each new node under the previous one:
+** the new child is a leaf, so set_parent's cycle check is O(1) and the
+** build linear (a walk over every ancestor made 200k nodes take minutes).
+** Cycles through the chain are still refused, from either end.
+*/
+TEST(Transform_long_chain_builds_linear) {
+  enum { N = 200000 };
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_entity *e = (ecs_entity *)malloc(N * sizeof *e);
+  ecs_trs step = trs(1, 0, 0, 0, 0, 0, 1, 1, 1, 1);
+  double m[16];
+  int ok = w != NULL && e != NULL && ecs_create_n(w, e, N) == ECS_ERR_OK;
+  for (uint32_t i = 0; ok && i < N; i++) {
+    ok = ecs_transform_add(t, e[i], &step) == ECS_ERR_OK;
+    if (ok && i > 0) ok = ecs_transform_set_parent(t, e[i], e[i - 1], false) == ECS_ERR_OK;
+  }
+  if (!ok) free(e);
+  CHECK(ok);
+  ok = ecs_transform_get_world(t, e[N - 1], m) == ECS_ERR_OK && m[12] == (double)N &&
+       ecs_transform_parent(t, e[N - 1]) == e[N - 2] &&
+       ecs_transform_set_parent(t, e[0], e[N - 1], false) == ECS_ERR_CYCLE &&
+       ecs_transform_set_parent(t, e[N / 2], e[N - 1], true) == ECS_ERR_CYCLE &&
+       ecs_transform_set_parent(t, e[0], e[1], false) == ECS_ERR_CYCLE &&
+       ecs_world_check(w) == NULL;
+  free(e);
+  CHECK(ok);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+/* keep_world failures say which matrix is at fault; nothing changes. */
+TEST(Transform_keep_world_errors_name_the_cause) {
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_trs huge = trs(0, 0, 0, 0, 0, 0, 1, 1e200, 1e200, 1e200);
+  ecs_trs tiny = trs(0, 0, 0, 0, 0, 0, 1, 1e-200, 1e-200, 1e-200);
+  ecs_trs small = trs(4, 5, 6, 0, 0, 0, 1, 1e-100, 1e-100, 1e-100);
+  ecs_trs flat = trs(0, 0, 0, 0, 0, 0, 1, 1, 0, 1);
+  ecs_trs one = trs(1, 2, 3, 0, 0, 0, 1, 1, 1, 1), l;
+  ecs_entity p, c, o, f, ti, sm;
+  double m[16], m2[16];
+  const char *why;
+  CHECK(w != NULL);
+  CHECK((p = make(w, t, &huge)) != ECS_NULL);
+  CHECK((c = make(w, t, &huge)) != ECS_NULL);
+  CHECK((o = make(w, t, &one)) != ECS_NULL);
+  CHECK((f = make(w, t, &flat)) != ECS_NULL);
+  CHECK((ti = make(w, t, &tiny)) != ECS_NULL);
+  CHECK((sm = make(w, t, &small)) != ECS_NULL);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, c, p, false), 0); /* world 1e400 */
+  CHECK(ecs_transform_keep_world_error(t, o, ECS_NULL) == NULL);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, c, ECS_NULL, true), ECS_ERR_INVALID);
+  why = ecs_transform_keep_world_error(t, c, ECS_NULL);
+  CHECK(why != NULL && strcmp(why, "keep_world: the child's world matrix is not finite") == 0);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, o, c, true), ECS_ERR_INVALID);
+  why = ecs_transform_keep_world_error(t, o, c);
+  CHECK(why != NULL && strcmp(why, "keep_world: the parent's world matrix is not finite") == 0);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, o, f, true), ECS_ERR_INVALID);
+  why = ecs_transform_keep_world_error(t, o, f);
+  CHECK(why != NULL && strcmp(why, "keep_world under a singular parent matrix") == 0);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, p, ti, true), ECS_ERR_INVALID);
+  why = ecs_transform_keep_world_error(t, p, ti);
+  CHECK(why != NULL && strstr(why, "local transform that keeps the world matrix is not finite"));
+  CHECK(ecs_transform_parent(t, c) == p && ecs_transform_parent(t, o) == ECS_NULL);
+  /* a parent scaled by 1e-100 is invertible: the world is kept */
+  CHECK_EQ_INT(ecs_transform_get_world(t, o, m), 0);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, o, sm, true), 0);
+  CHECK_EQ_INT(ecs_transform_get_world(t, o, m2), 0);
+  CHECK(mat_near(m2, m));
+  CHECK_EQ_INT(ecs_transform_get_local(t, o, &l), 0);
+  CHECK(fabs(l.position[0] / -3e100 - 1) < 1e-12 && fabs(l.scale[0] / 1e100 - 1) < 1e-12);
+  /* the overflowed child orphaned by its parent's death gets a finite local */
+  CHECK(ecs_destroy(w, p));
+  CHECK_EQ_INT(ecs_transform_get_local(t, c, &l), 0);
+  CHECK(l.scale[0] == DBL_MAX && isfinite(l.position[0]));
+  CHECK(ecs_world_gc(w, SIZE_MAX) == 1);
+  CHECK_WORLD(w);
+  CHECK_EQ_INT(ecs_transform_set_position(t, c, 1, 2, 3), 0);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+/* Quaternions are normalized whatever their finite size; only 0 fails. */
+TEST(Transform_extreme_quaternions) {
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  double s = sqrt(0.5);
+  static const double q[][8] = {
+    {1e200, 1e200, 0, 0, 0, 0, 0, 0},
+    {0, 0, -DBL_MAX, DBL_MAX, 0, 0, -1, 1},
+    {1e-200, 0, 0, 1e-200, 0, 0, 0, 0},
+    {5e-324, 0, 0, 0, 1, 0, 0, 0},
+  };
+  ecs_trs l;
+  ecs_entity e;
+  CHECK(w != NULL);
+  CHECK((e = make(w, t, NULL)) != ECS_NULL);
+  for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+    CHECK_EQ_INT(ecs_transform_set_rotation(t, e, q[k][0], q[k][1], q[k][2], q[k][3]), 0);
+    CHECK_EQ_INT(ecs_transform_get_local(t, e, &l), 0);
+    for (int i = 0; i < 4; i++) {
+      double want = q[k][i] == 0 ? 0 : (k == 3 ? 1 : q[k][i] > 0 ? s : -s);
+      CHECK(fabs(l.rotation[i] - want) < 1e-15);
+    }
+  }
+  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, 0, 0, 0, 0), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, INFINITY, 0, 0, 1), ECS_ERR_INVALID);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Transform_new_registers_once),
   CASE(Transform_add_has_remove),
@@ -748,6 +867,9 @@ static const test_case cases[] = {
   CASE(Transform_random_edits_keep_invariants),
   CASE(Transform_sort_orders_depth_first),
   CASE(Transform_oom_at_every_allocation),
+  CASE(Transform_long_chain_builds_linear),
+  CASE(Transform_keep_world_errors_name_the_cause),
+  CASE(Transform_extreme_quaternions),
 };
 
 TEST_MAIN(cases)

@@ -19,6 +19,12 @@
 ** each way. Everything answers from the last build(): entities destroyed
 ** since then are still reported (check world:alive).
 **
+** Sizes: at least one cell a side (a cell wider than the area is one
+** cell), at most GRID_MAX_CELLS in all, else grid.new raises. Numbers:
+** stored positions and radii are clamped to 1e30 (then f32); a NaN
+** position is nowhere (in no pair, never nearest), a NaN or negative
+** radius counts as 0; nearest's radius may be inf, not NaN.
+**
 ** Positions outside [0, width) x [0, height) are clamped into the border
 ** cells, which keeps every answer exact (clamping never moves two points
 ** further apart in cells than their distance allows). Colliders larger
@@ -176,10 +182,20 @@ static int l_grid_new(lua_State *L) {
   luaL_argcheck(L, cell > 0.0 && cell <= DBL_MAX, 1, "cell size must be positive and finite");
   luaL_argcheck(L, width > 0.0 && width <= DBL_MAX, 2, "width must be positive and finite");
   luaL_argcheck(L, height > 0.0 && height <= DBL_MAX, 3, "height must be positive and finite");
+  /*
+  ** The derived sizes are what must be valid: width / cell underflows to
+  ** 0 when the cell dwarfs the extent (1e300 over 1e-30: one cell, not
+  ** none) and overflows to inf when it is tiny; at least one cell a side,
+  ** at most GRID_MAX_CELLS in all (NaN or inf fail the test), so the casts
+  ** below and cols * rows in uint32_t are exact.
+  */
   cols = ceil(width / cell);
   rows = ceil(height / cell);
+  if (cols < 1.0) cols = 1.0;
+  if (rows < 1.0) rows = 1.0;
   if (!(cols * rows <= (double)GRID_MAX_CELLS))
-    return luaL_error(L, "grid.new: too many cells (limit %d)", (int)GRID_MAX_CELLS);
+    return luaL_error(L, "grid.new: too many cells (%f x %f, limit %d)",
+                      cols, rows, (int)GRID_MAX_CELLS);
   lua_settop(L, 0);
   g = (grid *)lua_newuserdatauv(L, sizeof *g, UV_COUNT);
   memset(g, 0, sizeof *g);
@@ -208,7 +224,7 @@ static int l_grid_build(lua_State *L) {
   ecs_type tx, ty, tr, tl, tm;
   const ecs_entity *owner;
   ecs_instance inst[GRID_CHUNK];
-  float rmax = 0.0f, half = (float)(g->cell / 2);
+  float rmax = 0.0f, half = to_float(g->cell / 2); /* cell may exceed FLT_MAX */
   uint32_t nsmall = 0, nbig = 0;
   luaL_argcheck(L, w == w2, 3, "component of another world");
   luaL_argcheck(L, pos != col, 3, "must differ from the position component");
@@ -298,7 +314,7 @@ static lua_Integer overlap(lua_State *L, const grid_item *a,
   dx = (double)b->x - (double)a->x;
   dy = (double)b->y - (double)a->y;
   rr = (double)a->r + (double)b->r;
-  if (dx * dx + dy * dy > rr * rr) return k;
+  if (!(dx * dx + dy * dy <= rr * rr)) return k; /* a NaN position is nowhere */
   k++;
   ecs_lua_push_entity(L, a->e);
   lua_rawseti(L, 2, k);
@@ -329,6 +345,11 @@ static int l_grid_pairs(lua_State *L) {
     x1 = g->cols - 1 - acx > rx ? acx + rx : g->cols - 1;
     y0 = acy > ry ? acy - ry : 0;
     y1 = g->rows - 1 - acy > ry ? acy + ry : g->rows - 1;
+    if (y1 - y0 >= g->n) { /* more rows than items: scan the items (same order) */
+      for (uint32_t j = 0; j < g->n; j++)
+        if (j != i) k = overlap(L, a, &g->item[j], k);
+      continue;
+    }
     for (uint32_t y = y0; y <= y1; y++) {
       uint32_t j = g->start[y * g->cols + x0], je = g->start[y * g->cols + x1 + 1];
       for (; j < je; j++) /* the cells of a row are contiguous */
@@ -342,11 +363,38 @@ static int l_grid_pairs(lua_State *L) {
   return 3;
 }
 
+/* A nearest search: the query and the best so far. */
+typedef struct near_query {
+  double x, y;
+  lua_Integer layers;
+  ecs_entity except;
+  int far;          /* compare distances (hypot), not their squares */
+  double bestk;     /* best key so far (squared distance, or distance) */
+  uint32_t best;    /* its item, UINT32_MAX for none */
+} near_query;
+
+/* Consider items [j, je) in order. */
+static void near_scan(const grid *g, near_query *q, uint32_t j, uint32_t je) {
+  for (; j < je; j++) {
+    const grid_item *b = &g->item[j];
+    double dx, dy, key;
+    if (((lua_Integer)b->layer & q->layers) == 0 || b->e == q->except) continue;
+    dx = (double)b->x - q->x;
+    dy = (double)b->y - q->y;
+    key = q->far ? hypot(dx, dy) : dx * dx + dy * dy;
+    if (key < q->bestk || (key == q->bestk && q->best == UINT32_MAX)) {
+      q->bestk = key;
+      q->best = j;
+    }
+  }
+}
+
 /*
 ** g:nearest(x, y, radius, layers [, except]) -> e, distance (or nil)
 ** The binned entity nearest to (x, y) whose layer has a bit of layers and
 ** whose centre is within radius; except (an entity) is skipped. Ties go to
-** the first in the grid's order.
+** the first in the grid's order. radius may be math.huge (anywhere), not
+** NaN; a NaN x or y is nowhere: nil.
 */
 static int l_grid_nearest(lua_State *L) {
   grid *g = check_grid(L);
@@ -354,11 +402,20 @@ static int l_grid_nearest(lua_State *L) {
   lua_Number radius = luaL_checknumber(L, 4);
   lua_Integer layers = luaL_checkinteger(L, 5);
   ecs_entity except = lua_isnoneornil(L, 6) ? ECS_NULL : ecs_lua_check_entity(L, 6);
-  uint32_t cx, cy, rx, ry, x0, x1, y0, y1, best = UINT32_MAX;
-  double bestd2;
+  uint32_t cx, cy, rx, ry, x0, x1, y0, y1;
+  near_query q;
+  luaL_argcheck(L, radius == radius, 4, "radius must be a number >= 0, got NaN");
   luaL_argcheck(L, radius >= 0.0, 4, "radius must not be negative");
   if (g->n == 0 || x != x || y != y) return 0;
-  bestd2 = radius * radius;
+  q.x = x;
+  q.y = y;
+  q.layers = layers;
+  q.except = except;
+  /* binned positions are within 1e30 of the origin, so squared distances
+  ** overflow only for a query beyond 1e150: compare distances there */
+  q.far = !(fabs(x) < 1e150 && fabs(y) < 1e150);
+  q.bestk = q.far ? radius : radius * radius;
+  q.best = UINT32_MAX;
   cx = axis_cell(g, x, g->cols);
   cy = axis_cell(g, y, g->rows);
   rx = reach(g, radius, g->cols);
@@ -367,26 +424,16 @@ static int l_grid_nearest(lua_State *L) {
   x1 = g->cols - 1 - cx > rx ? cx + rx : g->cols - 1;
   y0 = cy > ry ? cy - ry : 0;
   y1 = g->rows - 1 - cy > ry ? cy + ry : g->rows - 1;
-  for (uint32_t yy = y0; yy <= y1 + 1; yy++) {
-    /* rows y0..y1 of cells, then (yy == y1 + 1) the big colliders */
-    uint32_t j = yy <= y1 ? g->start[yy * g->cols + x0] : g->nsmall;
-    uint32_t je = yy <= y1 ? g->start[yy * g->cols + x1 + 1] : g->n;
-    for (; j < je; j++) {
-      const grid_item *b = &g->item[j];
-      double dx, dy, d2;
-      if (((lua_Integer)b->layer & layers) == 0 || b->e == except) continue;
-      dx = (double)b->x - x;
-      dy = (double)b->y - y;
-      d2 = dx * dx + dy * dy;
-      if (d2 < bestd2 || (d2 == bestd2 && best == UINT32_MAX)) {
-        bestd2 = d2;
-        best = j;
-      }
-    }
+  if (y1 - y0 >= g->n) { /* more rows than items: scan the items (same order) */
+    near_scan(g, &q, 0, g->n);
+  } else {
+    for (uint32_t yy = y0; yy <= y1; yy++) /* the cells of a row are contiguous */
+      near_scan(g, &q, g->start[yy * g->cols + x0], g->start[yy * g->cols + x1 + 1]);
+    near_scan(g, &q, g->nsmall, g->n); /* the big colliders */
   }
-  if (best == UINT32_MAX) return 0;
-  ecs_lua_push_entity(L, g->item[best].e);
-  lua_pushnumber(L, sqrt(bestd2));
+  if (q.best == UINT32_MAX) return 0;
+  ecs_lua_push_entity(L, g->item[q.best].e);
+  lua_pushnumber(L, q.far ? q.bestk : sqrt(q.bestk));
   return 2;
 }
 
