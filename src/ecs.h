@@ -239,6 +239,9 @@ bool ecs_next_entity(const ecs_world *w, uint32_t *cursor, ecs_entity *out);
 */
 const char *ecs_world_check(const ecs_world *w);
 
+/* Seconds of a monotonic clock (for intervals; the origin is arbitrary). */
+double ecs_clock(void);
+
 #ifdef __cplusplus
 }
 #endif

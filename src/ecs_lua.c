@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -2960,8 +2959,8 @@ static int l_world_reset_stats(lua_State *L) {
   return 0;
 }
 
-/* Processor time in seconds (os.clock's clock). */
-static double now(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
+/* Monotonic wall time in seconds (the core's clock). */
+static double now(void) { return ecs_clock(); }
 
 /*
 ** Run the systems of the world at 1 in order. The list is held on the

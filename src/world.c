@@ -1,8 +1,12 @@
 /*
-** world.c -- world lifetime, allocation and error texts.
+** world.c -- world lifetime, allocation, error texts and the clock.
 */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ecs_private.h"
 
@@ -192,4 +196,24 @@ const char *ecs_world_check(const ecs_world *w) {
     if (w->manager[i].cls->check != NULL)
       bad = w->manager[i].cls->check(w, w->manager[i].self);
   return bad;
+}
+
+/* ------------------------------------------------------------------------
+** Clock: CLOCK_MONOTONIC where POSIX has it, else C11's timespec_get
+** (wall time), else processor time.
+** --------------------------------------------------------------------- */
+double ecs_clock(void) {
+#if defined(CLOCK_MONOTONIC)
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+#if defined(TIME_UTC)
+  {
+    struct timespec tu;
+    if (timespec_get(&tu, TIME_UTC) == TIME_UTC)
+      return (double)tu.tv_sec + (double)tu.tv_nsec * 1e-9;
+  }
+#endif
+  return (double)clock() / (double)CLOCKS_PER_SEC;
 }
