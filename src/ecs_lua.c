@@ -2324,10 +2324,11 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
 /*
 ** Convert and check the n values of array t (an absolute index) for a
 ** column of type ty into out. Values come onto the stack in batches (one
-** pop per batch); a bad one raises through columns_bad.
+** pop per batch); a bad one raises through columns_bad, or, when quiet,
+** makes it return false with the stack as it found it.
 */
-static void columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
-                         uint32_t n, cvalue *out) {
+static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n, cvalue *out, bool quiet) {
   ecs_type ty = st->col[k].type;
   int base = lua_gettop(L);
   luaL_checkstack(L, WRITE_BACK_BATCH + 2, "columns write-back");
@@ -2363,12 +2364,17 @@ static void columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
       }
       }
       if (bad != NULL) {
+        if (quiet) {
+          lua_settop(L, base);
+          return false;
+        }
         lua_pushvalue(L, idx);
         columns_bad(L, st, k, j0 + j, bad);
       }
     }
     lua_settop(L, base);
   }
+  return true;
 }
 
 /* Store n converted values: at rows[j] (exact rows), or, when the loop
@@ -2411,8 +2417,11 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
 ** Write the pending chunk back: convert and check every value of every
 ** writable column into scratch (nothing is stored if one is bad), then
 ** store them. Rows are exact unless the loop body changed the structure.
+** A bad value raises, or, when quiet (the loop body raised an error that
+** must come out unchanged), drops the chunk silently.
 */
-static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
+static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
+                               bool quiet) {
   ecs_world *w = st->lq->lw->w;
   uint32_t n = st->n, slot = 0;
   bool current;
@@ -2423,8 +2432,12 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
   for (uint32_t k = 0; k < st->ncols; k++) {
     if (!st->col[k].write) continue;
     lua_rawgeti(L, arrays, (lua_Integer)k + 1);           /* arrays, t */
-    columns_read(L, st, k, lua_gettop(L), n,
-                 st->scratch + (size_t)slot++ * COLUMNS_CHUNK);
+    if (!columns_read(L, st, k, lua_gettop(L), n,
+                      st->scratch + (size_t)slot++ * COLUMNS_CHUNK, quiet)) {
+      lua_pop(L, 2);
+      st->n = 0;
+      return;
+    }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -2447,16 +2460,19 @@ static void columns_end(lcolumns *st) {
 /*
 ** __close: write back the pending chunk (also on break and error). The
 ** iteration ends first: the write-back needs only the chunk's own copy of
-** entities and rows, and may raise.
+** entities and rows, and may raise -- except when the loop is left by an
+** error (argument 2): then a chunk with a bad value is dropped whole and
+** the loop's own error goes on unchanged.
 */
 static int l_columns_close(lua_State *L) {
   lcolumns *st = (lcolumns *)luaL_checkudata(L, 1, ECS_LUA_COLUMNS);
   int pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
   uint32_t n = st->n;
+  bool raised = !lua_isnoneornil(L, 2);
   columns_end(st);
   if (pending && n > 0) {
     st->n = n;
-    columns_write_back(L, st, 1);
+    columns_write_back(L, st, 1, raised);
   }
   st->n = 0;
   return 0;
@@ -2517,7 +2533,7 @@ static int l_columns_next(lua_State *L) {
   if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
     return luaL_error(L, "attempt to use a closed world");
   lua_settop(L, 1);
-  columns_write_back(L, st, 1);
+  columns_write_back(L, st, 1, false);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
     columns_end(st);
