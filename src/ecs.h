@@ -159,18 +159,41 @@ typedef struct ecs_manager_class {
 } ecs_manager_class;
 
 /*
-** Register self under name (copied). The world owns self from here on and
-** frees it through cls->free, even when registration fails.
-** @return ECS_ERR_EXISTS if the name is taken, ECS_ERR_NOMEM.
+** Names are unique within one of two namespaces, so that a user's
+** component may be called "transform", "names" or "pointmass" next to the
+** manager of that name: ECS_NS_COMPONENT holds the generic component
+** managers (component.h), ECS_NS_MANAGER every other one (the transform,
+** names, C plugins).
 */
+typedef enum ecs_namespace {
+  ECS_NS_MANAGER = 0,
+  ECS_NS_COMPONENT = 1
+} ecs_namespace;
+
+/*
+** Register self under name (copied) in namespace ns. The world owns self
+** from here on and frees it through cls->free, even when registration
+** fails.
+** @return ECS_ERR_EXISTS if the name is taken in ns, ECS_ERR_NOMEM,
+**         ECS_ERR_INVALID for an unknown namespace.
+*/
+ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
+                                const char *name,
+                                const ecs_manager_class *cls, void *self);
+
+/* @return the manager registered under name in ns, or NULL. */
+void *ecs_manager_find_in(const ecs_world *w, ecs_namespace ns,
+                          const char *name, const ecs_manager_class **cls);
+
+/* ecs_manager_register_in and ecs_manager_find_in in ECS_NS_MANAGER (the
+** namespace of plugins; components are found with ecs_component_find). */
 ecs_err ecs_manager_register(ecs_world *w, const char *name,
                              const ecs_manager_class *cls, void *self);
-
-/* @return the manager registered under name, or NULL. */
 void *ecs_manager_find(const ecs_world *w, const char *name,
                        const ecs_manager_class **cls);
 
-/* Number of registered managers; ecs_manager_at(w, i) for i below it. */
+/* Number of registered managers; ecs_manager_at(w, i) for i below it (two
+** managers may share a name in different namespaces: cls tells them apart). */
 size_t ecs_manager_count(const ecs_world *w);
 void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
                      const ecs_manager_class **cls);

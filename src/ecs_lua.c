@@ -1068,7 +1068,7 @@ static int l_world_component(lua_State *L) {
   if (n > ECS_MAX_FIELDS)
     return luaL_error(L, "world:component: too many fields (limit %d)",
                       (int)ECS_MAX_FIELDS);
-  if (ecs_manager_find(w, name, NULL) != NULL)
+  if (ecs_component_find(w, name) != NULL)
     return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
   defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
   lua_createtable(L, (int)n, 0);                          /* 5: field names */

@@ -18,6 +18,7 @@ typedef struct ecsi_queue {
 typedef struct ecsi_manager {
   char *name;
   size_t name_size;
+  ecs_namespace ns;
   const ecs_manager_class *cls;
   void *self;
 } ecsi_manager;

@@ -127,9 +127,11 @@ int ecs_type_parse(const char *s, size_t len) {
 /* ------------------------------------------------------------------------
 ** Manager registry
 ** --------------------------------------------------------------------- */
-static ecsi_manager *find(const ecs_world *w, const char *name) {
+static ecsi_manager *find(const ecs_world *w, ecs_namespace ns,
+                          const char *name) {
   for (uint32_t i = 0; i < w->manager_count; i++)
-    if (strcmp(w->manager[i].name, name) == 0) return &w->manager[i];
+    if (w->manager[i].ns == ns && strcmp(w->manager[i].name, name) == 0)
+      return &w->manager[i];
   return NULL;
 }
 
@@ -137,13 +139,16 @@ static ecsi_manager *find(const ecs_world *w, const char *name) {
 ** Reserve first (array slot and name copy), then link: on any failure the
 ** world is unchanged and self is freed, as the header promises.
 */
-ecs_err ecs_manager_register(ecs_world *w, const char *name,
-                             const ecs_manager_class *cls, void *self) {
+ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
+                                const char *name,
+                                const ecs_manager_class *cls, void *self) {
   size_t len = strlen(name) + 1;
   void *p = w->manager;
   char *copy;
-  ecs_err err = ECS_ERR_EXISTS;
-  if (find(w, name) != NULL) goto fail;
+  ecs_err err = ECS_ERR_INVALID;
+  if (ns != ECS_NS_MANAGER && ns != ECS_NS_COMPONENT) goto fail;
+  err = ECS_ERR_EXISTS;
+  if (find(w, ns, name) != NULL) goto fail;
   err = ecsi_grow(w, &p, &w->manager_cap, w->manager_count + 1,
                   sizeof *w->manager, 8);
   if (err != ECS_ERR_OK) goto fail;
@@ -154,6 +159,7 @@ ecs_err ecs_manager_register(ecs_world *w, const char *name,
   memcpy(copy, name, len);
   w->manager[w->manager_count].name = copy;
   w->manager[w->manager_count].name_size = len;
+  w->manager[w->manager_count].ns = ns;
   w->manager[w->manager_count].cls = cls;
   w->manager[w->manager_count].self = self;
   w->manager_count++;
@@ -163,12 +169,22 @@ fail:
   return err;
 }
 
-void *ecs_manager_find(const ecs_world *w, const char *name,
-                       const ecs_manager_class **cls) {
-  ecsi_manager *m = find(w, name);
+void *ecs_manager_find_in(const ecs_world *w, ecs_namespace ns,
+                          const char *name, const ecs_manager_class **cls) {
+  ecsi_manager *m = find(w, ns, name);
   if (m == NULL) return NULL;
   if (cls != NULL) *cls = m->cls;
   return m->self;
+}
+
+ecs_err ecs_manager_register(ecs_world *w, const char *name,
+                             const ecs_manager_class *cls, void *self) {
+  return ecs_manager_register_in(w, ECS_NS_MANAGER, name, cls, self);
+}
+
+void *ecs_manager_find(const ecs_world *w, const char *name,
+                       const ecs_manager_class **cls) {
+  return ecs_manager_find_in(w, ECS_NS_MANAGER, name, cls);
 }
 
 size_t ecs_manager_count(const ecs_world *w) { return w->manager_count; }

@@ -302,9 +302,8 @@ static void read_name(input *in, char *out, size_t cap) {
   out[len] = '\0';
 }
 
+/* Components have a namespace of their own: "transform" may be one. */
 static int registered(state *st, const char *name) {
-  if (strcmp(name, "transform") == 0) return st->tr != NULL;
-  if (strcmp(name, "names") == 0) return st->nm != NULL;
   for (size_t c = 0; c < st->ncomp; c++)
     if (strcmp(st->comp_names[c], name) == 0) return 1;
   return 0;
