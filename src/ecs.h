@@ -2,9 +2,9 @@
 ** ecs.h -- public C interface of the ecs core.
 **
 ** The core knows nothing of Lua. It allocates only through an allocator
-** with lua_Alloc's signature (so a Lua binding can pass Lua's own allocator
-** and see every byte), returns an ecs_err from every fallible function and
-** never longjmps. There is no global mutable state: everything lives in an
+** with lua_Alloc's signature (so a Lua binding can pass Lua's own allocator)
+** and counts what it holds (ecs_world_memory), returns an ecs_err from
+** every fallible function and never longjmps. There is no global mutable state: everything lives in an
 ** ecs_world.
 */
 #ifndef ECS_H
@@ -105,8 +105,21 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud);
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);
 
-/* The world's allocator (for plugins that allocate on its behalf). */
+/*
+** The world's allocator, for plugins that allocate on its behalf: it calls
+** the allocator given to ecs_world_new and counts the blocks as the
+** world's (ecs_world_memory).
+*/
 ecs_alloc_fn ecs_world_allocator(const ecs_world *w, void **ud);
+
+/*
+** Bytes of every block the world holds now (the core's and those allocated
+** through ecs_world_allocator), and, when allocated is not NULL, the
+** running total of bytes it has allocated (each new block and each growth;
+** frees do not lower it). A binding uses the total's increase to pace a
+** garbage collector that cannot see these blocks.
+*/
+size_t ecs_world_memory(const ecs_world *w, uint64_t *allocated);
 
 /* ------------------------------------------------------------------------
 ** Field types of component columns: X(NAME, lowercase name, C type)

@@ -32,12 +32,28 @@ static void *default_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   return realloc(p, nsize);
 }
 
+/* osize means nothing when p is NULL (lua_Alloc passes a type tag there). */
 void *ecsi_realloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
-  return w->alloc(w->alloc_ud, p, osize, nsize);
+  void *np = w->alloc(w->alloc_ud, p, osize, nsize);
+  size_t old = p != NULL ? osize : 0;
+  if (np != NULL || nsize == 0) {
+    w->bytes = w->bytes - old + nsize;
+    if (nsize > old) w->allocated += nsize - old;
+  }
+  return np;
 }
 
+/* Counted first: p may be the world itself (ecs_world_free). */
 void ecsi_free(ecs_world *w, void *p, size_t size) {
-  if (p != NULL) w->alloc(w->alloc_ud, p, size, 0);
+  if (p != NULL) {
+    w->bytes -= size;
+    w->alloc(w->alloc_ud, p, size, 0);
+  }
+}
+
+/* What ecs_world_allocator hands out: the world's allocator, counted. */
+static void *counted_alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  return ecsi_realloc((ecs_world *)ud, p, osize, nsize);
 }
 
 /*
@@ -72,6 +88,8 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
   memset(w, 0, sizeof *w);
   w->alloc = alloc;
   w->alloc_ud = ud;
+  w->bytes = sizeof *w;
+  w->allocated = sizeof *w;
   return w;
 }
 
@@ -90,9 +108,15 @@ void ecs_world_free(ecs_world *w) {
   ecsi_free(w, w, sizeof *w);
 }
 
+/* The world is never const where it was made, so the counter may move. */
 ecs_alloc_fn ecs_world_allocator(const ecs_world *w, void **ud) {
-  if (ud != NULL) *ud = w->alloc_ud;
-  return w->alloc;
+  if (ud != NULL) *ud = (void *)(uintptr_t)w;
+  return counted_alloc;
+}
+
+size_t ecs_world_memory(const ecs_world *w, uint64_t *allocated) {
+  if (allocated != NULL) *allocated = w->allocated;
+  return w->bytes;
 }
 
 /* ------------------------------------------------------------------------

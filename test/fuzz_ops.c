@@ -88,6 +88,7 @@ typedef struct query_model {
 typedef struct state {
   ecs_world *w;
   test_alloc alloc;
+  uint64_t allocated; /* ecs_world_memory's total at the last compare */
   ecs_transform *tr;
   ecs_names *nm;
   tracked t[MAX_TRACKED];
@@ -172,6 +173,11 @@ static void compare(state *st) {
     fprintf(stderr, "fuzz_ops: world check: %s (op %zu)\n", bad, st->ops);
     abort();
   }
+  /* the world counts exactly what its allocator holds; the total only grows */
+  uint64_t allocated;
+  ENSURE(ecs_world_memory(st->w, &allocated) == (size_t)st->alloc.bytes);
+  ENSURE(allocated >= st->allocated);
+  st->allocated = allocated;
   size_t alive = 0;
   for (size_t i = 0; i < st->nt; i++) {
     tracked *x = &st->t[i];

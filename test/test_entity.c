@@ -205,6 +205,40 @@ TEST(Entity_error_table_has_a_text_per_code) {
     CHECK(ecs_strerror((ecs_err)i)[0] != '\0');
 }
 
+/* ecs_world_memory: exactly what the world's allocator holds for it,
+** plugin blocks (ecs_world_allocator) included; the total only grows. */
+TEST(World_memory_counts_every_block) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  ecs_entity e[3000];
+  uint64_t t0, t1, t2, t3;
+  void *ud, *p;
+  ecs_alloc_fn f;
+  CHECK_EQ_INT(ecs_world_memory(w, &t0), a.bytes);
+  CHECK(t0 > 0);
+  CHECK_EQ_INT(ecs_create_n(w, e, 3000), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_memory(w, &t1), a.bytes);
+  CHECK(t1 > t0 + 3000 * sizeof(uint16_t));
+  f = ecs_world_allocator(w, &ud);
+  p = f(ud, NULL, 0, 1000);
+  CHECK(p != NULL);
+  p = f(ud, p, 1000, 5000);
+  CHECK(p != NULL);
+  CHECK_EQ_INT(ecs_world_memory(w, &t2), a.bytes);
+  CHECK_EQ_INT(t2, t1 + 5000);
+  CHECK(f(ud, p, 5000, 0) == NULL);
+  CHECK_EQ_INT(ecs_world_memory(w, &t3), a.bytes); /* back down... */
+  CHECK_EQ_INT(t3, t2);                            /* ...the total is not */
+  a.fail_at = a.calls + 1; /* a failed growth changes nothing */
+  CHECK(f(ud, NULL, 0, 64) == NULL);
+  a.fail_at = 0;
+  CHECK_EQ_INT(ecs_world_memory(w, &t3), a.bytes);
+  CHECK_EQ_INT(t3, t2);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Entity_create_gives_distinct_alive_handles),
   CASE(Entity_null_and_junk_are_never_alive),
@@ -216,6 +250,7 @@ static const test_case cases[] = {
   CASE(Entity_iteration_visits_live_entities_in_order),
   CASE(Entity_out_of_memory_at_every_allocation),
   CASE(Entity_error_table_has_a_text_per_code),
+  CASE(World_memory_counts_every_block),
 };
 
 TEST_MAIN(cases)
