@@ -11,6 +11,7 @@
 ** never leaves a world half-changed.
 */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -104,6 +105,7 @@ static int l_tostring(lua_State *L) {
 
 typedef struct lworld {
   ecs_world *w;
+  uint64_t charged; /* the core's allocation total already charged (charge) */
 } lworld;
 
 /*
@@ -144,14 +146,42 @@ static ecs_world *check_self(lua_State *L) {
 
 #define check_world(L, idx) check_self(L)
 
+/* The world of a method that began with check_self (index 1 is a world). */
+#define self_lworld(L) ((lworld *)lua_touserdata(L, 1))
+
 /*
-** Lua's allocator, passed to the core so that Lua's accounting (and a test
-** host's failing allocator) sees every block the core allocates.
+** Lua's allocator, passed to the core so that a host's allocator (a memory
+** limit, a test host's failing allocator) sees every block the core
+** allocates. Lua's collector does not: blocks from lua_getallocf are
+** outside its count (collectgarbage("count")), hence charge below.
 */
 static ecs_world *new_core_world(lua_State *L) {
   void *ud;
   lua_Alloc f = lua_getallocf(L, &ud);
   return ecs_world_new(f, ud);
+}
+
+/*
+** Charge the world's new C memory to Lua's collector: what the core has
+** allocated since the last charge is added to the collector's debt
+** (LUA_GCSTEP with a size in KB), as if Lua had allocated it, so objects
+** that own C memory (queries and their match lists, worlds) are collected
+** at the pace their memory is made. Frees are not credited (as in Lua).
+** The step may run finalizers, i.e. any Lua code, even world:close: call
+** this only where the binding holds no core pointer it will use again,
+** just before a method returns. Skipped while the collector is stopped
+** (LUA_GCSTEP would run it anyway) or inside a finalizer (lua_gc is then
+** refused: it returns -1).
+*/
+static void charge(lua_State *L, lworld *lw) {
+  uint64_t total, kb;
+  if (lw->w == NULL) return;
+  ecs_world_memory(lw->w, &total);
+  kb = (total - lw->charged) / 1024u;
+  if (kb == 0) return;
+  lw->charged += kb * 1024u; /* the remainder waits for the next charge */
+  if (lua_gc(L, LUA_GCISRUNNING) <= 0) return;
+  lua_gc(L, LUA_GCSTEP, kb > (uint64_t)INT_MAX ? INT_MAX : (int)kb);
 }
 
 #define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
@@ -168,6 +198,7 @@ static int l_world_new(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
   lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
   lw->w = NULL;
+  lw->charged = 0;
   /* its own metatable: a copy of the template, __index = fields table */
   lua_createtable(L, 0, 10);                             /* world, mt */
   luaL_getmetatable(L, ECS_LUA_WORLD);                   /* world, mt, tpl */
@@ -188,6 +219,7 @@ static int l_world_new(lua_State *L) {
   lw->w = new_core_world(L);
   if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
   open_world_fields(L, lua_gettop(L));
+  charge(L, lw);
   return 1;
 }
 
@@ -214,6 +246,7 @@ static int l_world_create(lua_State *L) {
     err = ecs_create(w, &e);
     if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
     push_entity(L, e);
+    charge(L, self_lworld(L));
     return 1;
   } else {
     lua_Integer n = luaL_checkinteger(L, 2);
@@ -233,6 +266,7 @@ static int l_world_create(lua_State *L) {
       lua_rawseti(L, -3, i + 1);
     }
     lua_pop(L, 1);                                       /* ..., list */
+    charge(L, self_lworld(L));
     return 1;
   }
 }
@@ -274,6 +308,12 @@ static int l_world_alive(lua_State *L) {
 /* world:count() -> live entities */
 static int l_world_count(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)ecs_count(check_world(L, 1)));
+  return 1;
+}
+
+/* world:memory() -> bytes of C memory the world holds (ecs_world_memory) */
+static int l_world_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_world_memory(check_world(L, 1), NULL));
   return 1;
 }
 
@@ -330,6 +370,7 @@ static int l_world_update(lua_State *L) {
   if ((w = to_lworld(L, 1)->w) == NULL) return 0; /* a system closed it */
   ecs_world_gc(w, UPDATE_GC_BUDGET);
   ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
+  charge(L, self_lworld(L)); /* the systems' growth, and plugins' since */
   return 0;
 }
 
@@ -776,6 +817,7 @@ static int comp_write(lua_State *L, int is_add) {
     }
   }
   if (refs != 0) drain_refs_at(L, w, refs);
+  if (is_add) charge(L, lc->lw);
   return 0;
 }
 
@@ -1135,6 +1177,7 @@ static int l_world_component(lua_State *L) {
     return ecs_lua_error(L, "world:component", err);
   }
   lua_pushvalue(L, 7);
+  charge(L, lc->lw);
   return 1;
 }
 
@@ -1364,6 +1407,7 @@ static int l_tr_add(lua_State *L) {
   }
   err = ecs_transform_add(t, e, &l);
   if (err != ECS_ERR_OK) return tr_fail(L, "add", err);
+  charge(L, ((plugin_head *)lua_touserdata(L, 1))->lw);
   return 0;
 }
 
@@ -1766,6 +1810,7 @@ static int l_nm_set(lua_State *L) {
   err = ecs_names_set(m, e, s, len);
   if (err == ECS_ERR_DEAD) return luaL_error(L, "names:set: entity is not alive");
   if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
+  charge(L, ((plugin_head *)lua_touserdata(L, 1))->lw);
   return 0;
 }
 
@@ -2059,6 +2104,7 @@ static int l_world_query(lua_State *L) {
     lq->q = NULL;
     return ecs_lua_error(L, "world:query", err);
   }
+  charge(L, lw);
   return 1;
 }
 
@@ -2077,6 +2123,7 @@ static int l_query_count(lua_State *L) {
   ecs_err err = ecs_query_count(lq->lw->w, lq->q, &n);
   if (err != ECS_ERR_OK) return query_fail(L, "count", err);
   lua_pushinteger(L, (lua_Integer)n);
+  charge(L, lq->lw); /* a rebuilt match list */
   return 1;
 }
 
@@ -2178,6 +2225,7 @@ static int l_query_entities(lua_State *L) {
   lua_insert(L, -2);                                      /* cache, next, it */
   lua_pushnil(L);
   lua_pushvalue(L, -2);                                   /* next, it, nil, it */
+  charge(L, lq->lw); /* the loop body may run any Lua too */
   return 4;
 }
 
@@ -2625,6 +2673,7 @@ static int l_query_columns(lua_State *L) {
   lua_pushvalue(L, sidx);
   lua_pushnil(L);
   lua_pushvalue(L, sidx);
+  charge(L, lq->lw); /* the loop body may run any Lua too */
   return 4;
 }
 
@@ -2700,6 +2749,7 @@ static int l_query_apply(lua_State *L) {
   err = ecs_program_run(lq->lw->w, p, params, &done);
   if (err != ECS_ERR_OK) return query_fail(L, "apply", err);
   lua_pushinteger(L, (lua_Integer)done);
+  charge(L, lq->lw);
   return 1;
 }
 
@@ -2771,6 +2821,7 @@ static int l_query_run(lua_State *L) {
   luaL_checkudata(L, 2, ECS_LUA_NATIVE);
   dt = (double)luaL_optnumber(L, 3, 0.0);
   lua_pushinteger(L, (lua_Integer)run_native(L, 1, 2, dt, "q:run"));
+  charge(L, ((lquery *)lua_touserdata(L, 1))->lw);
   return 1;
 }
 
@@ -2880,6 +2931,7 @@ static int l_world_system(lua_State *L) {
     lua_rawseti(L, 7, k);
   }
   lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+  charge(L, self_lworld(L)); /* a compiled program */
   return 0;
 }
 
@@ -3098,6 +3150,7 @@ static const luaL_Reg world_methods[] = {
   {"destroy", l_world_destroy},
   {"alive", l_world_alive},
   {"count", l_world_count},
+  {"memory", l_world_memory},
   {"entities", l_world_entities},
   {"update", l_world_update},
   {"check", l_world_check},
