@@ -16,6 +16,10 @@ run:
           run from here when its binary sits next to the module
   W3  remove and re-add Velocity on 10k random entities (then use the query)
   W4  destroy every entity (then use the query and reclaim the storage)
+  W5  a new query each frame, counted and dropped (never closed): the
+      collector must reclaim its match list, paced by the charges of the
+      world's C memory (README, "Memory"); prints the peak of
+      world:memory() above the world's own
 Prints ns per entity (per frame for W2), best of RUNS, and the ratios.
 Usage: LUA_PATH='build/?.lua;build/?/init.lua' LUA_CPATH='build/?.so' \
        lua5.4 bench/bench_query.lua [N]
@@ -274,6 +278,21 @@ for _ = 1, RUNS do
     record("W3 re-add Velocity: ours", clock() - t, CHURN)
   end
 
+  -- W5: a query per frame, left to the collector ------------------------------
+  do
+    collectgarbage("collect")
+    local base_mem, peak = w:memory(), 0
+    t = clock()
+    for _ = 1, FRAMES do
+      assert(w:query(P, V):count() == N)
+      local m = w:memory()
+      if m > peak then peak = m end
+    end
+    record("W5 query per frame (count, dropped)", clock() - t, N * FRAMES)
+    local mb = (peak - base_mem) / 1e6
+    if not best.w5_peak or mb > best.w5_peak then best.w5_peak = mb end
+  end
+
   -- W4: destroy all -----------------------------------------------------------
   do
     collectgarbage("collect")
@@ -301,6 +320,7 @@ local order = {
   "W2 (g) C loop over the columns",
   "W3 re-add Velocity: baseline", "W3 re-add Velocity: ours",
   "W4 destroy all: baseline", "W4 destroy all: ours (+ query, gc)",
+  "W5 query per frame (count, dropped)",
 }
 local floor, baseline = best["W2 (a) floor: plain Lua arrays"], best["W2 (b) baseline ECS"]
 print(("queries from Lua: %d entities, Position{x:f32,y:f32} Velocity{dx:f32,dy:f32}, " ..
@@ -337,6 +357,10 @@ ratio("apply / C loop", apply, c_loop, "<= 3")
 if c_native and c_program and c_loop then
   print(("in C (bench_query_c): native %.2f ns, program %.2f ns, C loop %.2f ns per entity")
     :format(c_native, c_program, c_loop))
+end
+if best.w5_peak then
+  print(("W5: match lists alive at the peak took %.1f MB of C memory (one takes %.1f MB)")
+    :format(best.w5_peak, N * 16 / 1e6))
 end
 print(("W1 ours / baseline %.2f, W3 ours / baseline %.2f, W4 ours / baseline %.2f"):format(
   best["W1 create: ours"] / best["W1 create: baseline"],

@@ -151,6 +151,37 @@ describe("q:columns", function()
     assert.equals(2999, q:count())
   end)
 
+  it("keeps the body's error over a bad value, and writes nothing of that chunk", function()
+    local es = populate(3000)
+    local line
+    local ok, err = pcall(function()
+      for n, x, y in q:columns("Position.x", "Position.y") do
+        for i = 1, n do y[i] = 0 end                 -- good changes in the chunk
+        x[1] = "junk"
+        line = debug.getinfo(1, "l").currentline + 1
+        error("mine")
+      end
+    end)
+    assert.is_false(ok)
+    assert.equals("string", type(err))
+    assert.truthy(err:find(":" .. line .. ": mine$"), err)
+    assert.is_true(w:check())
+    for k, e in ipairs(es) do assert.same({ k * 1.5, -k, k }, { P:get(e) }) end
+    -- the query is usable, and a bad value without an error still raises
+    local total = 0
+    for n, x in q:columns("Position.x") do
+      total = total + n
+      for i = 1, n do x[i] = x[i] + 1 end
+    end
+    assert.equals(3000, total)
+    assert.equals(2.5, (P:get(es[1])))
+    local ok2, err2 = pcall(function()
+      for _, x in q:columns("Position.x") do x[2] = "junk" end
+    end)
+    assert.is_false(ok2)
+    assert.truthy(err2:find("bad value for Position.x at row 2", 1, true), err2)
+  end)
+
   it("writes back the current chunk on return from a function", function()
     local es = populate(10)
     local function f()

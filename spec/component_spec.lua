@@ -72,6 +72,52 @@ describe("world:component", function()
     assert.same({}, w:components()) -- nothing was created
   end)
 
+  -- Built-in and plugin managers have names of their own: a component may
+  -- take any of them, whichever is made first.
+  local managers = {
+    transform = function(world, e)
+      local T = world.transform
+      T:add(e)
+      T:set_local_position(e, 1, 2, 3)
+      assert.same({ 1, 2, 3 }, { T:world_position(e) })
+    end,
+    names = function(world, e)
+      local N = world.names
+      N:set(e, "hero")
+      assert.equals(e, N:find("hero"))
+    end,
+    pointmass = function(world, e)
+      local PM = require("ecs.pointmass").new(world)
+      PM:add(e, 2, 1, 2, 3, 4, 5, 6)
+      assert.equals(2, PM:mass(e))
+    end,
+    mesh = function(world, e)
+      local M = require("ecs.mesh").new(world)
+      assert.equals(1, M:add(e, 10))
+    end,
+  }
+  for _, name in ipairs({ "transform", "names", "pointmass", "mesh" }) do
+    for _, component_first in ipairs({ true, false }) do
+      it(("names a component '%s' %s the manager of that name is used"):format(
+        name, component_first and "before" or "after"), function()
+        local e = w:create()
+        local C
+        if component_first then C = w:component(name, { "v:i32" }) end
+        managers[name](w, e)
+        if not component_first then C = w:component(name, { "v:i32" }) end
+        assert.equals(name, C.name)
+        C:add(e, 7)
+        assert.equals(7, C:get(e))
+        assert.same({ C }, w:components())
+        assert.equals(1, w:query(C):count())
+        managers[name](w, w:create()) -- the manager still works
+        assert.matches("world:component: a component with this name already exists",
+          err_of(w.component, w, name), 1, true)
+        assert.is_true(w:check())
+      end)
+    end
+  end
+
   it("rejects duplicate names and bad names", function()
     w:component("P", { "x" })
     assert.matches("world:component: a component with this name already exists",

@@ -63,6 +63,7 @@ local calls = {
   ["world.component"] = function(x) return x.w:component("New", { "a:f32", "b:lua", "c" }) end,
   ["world.components"] = function(x) return x.w:components() end,
   ["world.count"] = function(x) return x.w:count() end,
+  ["world.memory"] = function(x) return x.w:memory() end,
   ["world.create"] = function(x) return x.w:create(20) end,
   ["world.destroy"] = function(x) return x.w:destroy({ x.es[2], x.es[3] }) end,
   ["world.entities"] = function(x)

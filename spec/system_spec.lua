@@ -185,6 +185,15 @@ describe("world:system", function()
     assert.same({ "lua", "expr" }, w:systems())      -- reset keeps the systems
   end)
 
+  it("counts wall time in stats, also while a system waits", function()
+    -- the wait is in a child process: no processor time of this one
+    w:system("waits", function() os.execute("sleep 0.2") end)
+    w:update(0)
+    local s = w:stats()[1]
+    assert.equals("waits", s.name)
+    assert.is_true(s.seconds >= 0.19, "seconds = " .. tostring(s.seconds))
+  end)
+
   it("rejects bad arguments, naming them", function()
     local function system_err(...)
       local args = table.pack(...)

@@ -460,7 +460,8 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   char *str;
   ecs_err err = check_schema(name, fields, nfields);
   if (err != ECS_ERR_OK) return err;
-  if (ecs_manager_find(w, name, NULL) != NULL) return ECS_ERR_EXISTS;
+  if (ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) != NULL)
+    return ECS_ERR_EXISTS;
   for (uint32_t k = 0; k < nfields; k++) names += strlen(fields[k].name) + 1;
   off_field = align_up(sizeof *c);
   off_elem = off_field + (size_t)nfields * sizeof(ecs_field_def);
@@ -498,7 +499,8 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   for (const char *s = name; *s; s++)
     seed = (seed ^ (uint8_t)*s) * 1099511628211ull;
   c->rng = seed != 0 ? seed : 0x2545F4914F6CDD1Dull;
-  err = ecs_manager_register(w, name, &component_class, c); /* frees c on error */
+  err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
+                                c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;
   *out = c;
   return ECS_ERR_OK;
@@ -506,7 +508,7 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
 
 ecs_component *ecs_component_find(const ecs_world *w, const char *name) {
   const ecs_manager_class *cls;
-  void *self = ecs_manager_find(w, name, &cls);
+  void *self = ecs_manager_find_in(w, ECS_NS_COMPONENT, name, &cls);
   return self != NULL && cls == &component_class ? (ecs_component *)self : NULL;
 }
 

@@ -60,11 +60,13 @@ typedef struct ecs_field_def {
 ** Create a component manager and register it with w under name. Names and
 ** the schema are copied.
 ** @param name   an identifier ([A-Za-z_][A-Za-z0-9_]*, so that "Name.field"
-**               is unambiguous), unique among all managers of w.
+**               is unambiguous), unique among the component managers of
+**               w (other managers, such as the transform or a plugin's,
+**               have names of their own: ecs.h, ecs_namespace).
 ** @param fields nfields definitions (may be NULL when nfields is 0: a tag).
 ** @param out    receives the manager (owned by w, freed by ecs_world_free);
 **               untouched on error.
-** @return ECS_ERR_OK; ECS_ERR_EXISTS if a manager of that name exists;
+** @return ECS_ERR_OK; ECS_ERR_EXISTS if a component of that name exists;
 **         ECS_ERR_SCHEMA for a name that is not an identifier, an empty,
 **         malformed or
 **         duplicate field name, a type out of range or more than

@@ -2,9 +2,9 @@
 ** ecs.h -- public C interface of the ecs core.
 **
 ** The core knows nothing of Lua. It allocates only through an allocator
-** with lua_Alloc's signature (so a Lua binding can pass Lua's own allocator
-** and see every byte), returns an ecs_err from every fallible function and
-** never longjmps. There is no global mutable state: everything lives in an
+** with lua_Alloc's signature (so a Lua binding can pass Lua's own allocator)
+** and counts what it holds (ecs_world_memory), returns an ecs_err from
+** every fallible function and never longjmps. There is no global mutable state: everything lives in an
 ** ecs_world.
 */
 #ifndef ECS_H
@@ -106,8 +106,21 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud);
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);
 
-/* The world's allocator (for plugins that allocate on its behalf). */
+/*
+** The world's allocator, for plugins that allocate on its behalf: it calls
+** the allocator given to ecs_world_new and counts the blocks as the
+** world's (ecs_world_memory).
+*/
 ecs_alloc_fn ecs_world_allocator(const ecs_world *w, void **ud);
+
+/*
+** Bytes of every block the world holds now (the core's and those allocated
+** through ecs_world_allocator), and, when allocated is not NULL, the
+** running total of bytes it has allocated (each new block and each growth;
+** frees do not lower it). A binding uses the total's increase to pace a
+** garbage collector that cannot see these blocks.
+*/
+size_t ecs_world_memory(const ecs_world *w, uint64_t *allocated);
 
 /* ------------------------------------------------------------------------
 ** Field types of component columns: X(NAME, lowercase name, C type)
@@ -203,19 +216,42 @@ typedef struct ecs_manager_class {
 bool ecs_record_valid(const ecs_world *w, ecs_entity e);
 
 /*
-** Register self under name (copied). The world owns self from here on and
-** frees it through cls->free, even when registration fails.
-** @return ECS_ERR_EXISTS if the name is taken, ECS_ERR_INVALID if cls has
-**         gc but no purge, ECS_ERR_NOMEM.
+** Names are unique within one of two namespaces, so that a user's
+** component may be called "transform", "names" or "pointmass" next to the
+** manager of that name: ECS_NS_COMPONENT holds the generic component
+** managers (component.h), ECS_NS_MANAGER every other one (the transform,
+** names, C plugins).
 */
+typedef enum ecs_namespace {
+  ECS_NS_MANAGER = 0,
+  ECS_NS_COMPONENT = 1
+} ecs_namespace;
+
+/*
+** Register self under name (copied) in namespace ns. The world owns self
+** from here on and frees it through cls->free, even when registration
+** fails.
+** @return ECS_ERR_EXISTS if the name is taken in ns, ECS_ERR_NOMEM,
+**         ECS_ERR_INVALID for an unknown namespace or a cls with gc but
+**         no purge.
+*/
+ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
+                                const char *name,
+                                const ecs_manager_class *cls, void *self);
+
+/* @return the manager registered under name in ns, or NULL. */
+void *ecs_manager_find_in(const ecs_world *w, ecs_namespace ns,
+                          const char *name, const ecs_manager_class **cls);
+
+/* ecs_manager_register_in and ecs_manager_find_in in ECS_NS_MANAGER (the
+** namespace of plugins; components are found with ecs_component_find). */
 ecs_err ecs_manager_register(ecs_world *w, const char *name,
                              const ecs_manager_class *cls, void *self);
-
-/* @return the manager registered under name, or NULL. */
 void *ecs_manager_find(const ecs_world *w, const char *name,
                        const ecs_manager_class **cls);
 
-/* Number of registered managers; ecs_manager_at(w, i) for i below it. */
+/* Number of registered managers; ecs_manager_at(w, i) for i below it (two
+** managers may share a name in different namespaces: cls tells them apart). */
 size_t ecs_manager_count(const ecs_world *w);
 void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
                      const ecs_manager_class **cls);
@@ -287,6 +323,9 @@ bool ecs_next_entity(const ecs_world *w, uint32_t *cursor, ecs_entity *out);
 ** @return NULL if consistent, else a static text naming the first violation.
 */
 const char *ecs_world_check(const ecs_world *w);
+
+/* Seconds of a monotonic clock (for intervals; the origin is arbitrary). */
+double ecs_clock(void);
 
 #ifdef __cplusplus
 }

@@ -11,10 +11,10 @@
 ** never leaves a world half-changed.
 */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "lua.h"
 #include "lauxlib.h"
@@ -181,6 +181,7 @@ struct lworld {
   ecs_world *w;      /* NULL once closed */
   ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
   unsigned busy;     /* calls in progress */
+  uint64_t charged;  /* the core's allocation total already charged (charge) */
 };
 
 static void init_head(lhead *h, const void *cls, lworld *lw) {
@@ -305,15 +306,42 @@ void *ecs_lua_enter(lua_State *L, int idx) {
 void ecs_lua_leave(void *token) {
   if (token != NULL) world_leave((lworld *)token);
 }
+/* The world of a method that began with check_self (index 1 is a world). */
+#define self_lworld(L) ((lworld *)lua_touserdata(L, 1))
 
 /*
-** Lua's allocator, passed to the core so that Lua's accounting (and a test
-** host's failing allocator) sees every block the core allocates.
+** Lua's allocator, passed to the core so that a host's allocator (a memory
+** limit, a test host's failing allocator) sees every block the core
+** allocates. Lua's collector does not: blocks from lua_getallocf are
+** outside its count (collectgarbage("count")), hence charge below.
 */
 static ecs_world *new_core_world(lua_State *L) {
   void *ud;
   lua_Alloc f = lua_getallocf(L, &ud);
   return ecs_world_new(f, ud);
+}
+
+/*
+** Charge the world's new C memory to Lua's collector: what the core has
+** allocated since the last charge is added to the collector's debt
+** (LUA_GCSTEP with a size in KB), as if Lua had allocated it, so objects
+** that own C memory (queries and their match lists, worlds) are collected
+** at the pace their memory is made. Frees are not credited (as in Lua).
+** The step may run finalizers, i.e. any Lua code, even world:close: call
+** this only where the binding holds no core pointer it will use again,
+** just before a method returns. Skipped while the collector is stopped
+** (LUA_GCSTEP would run it anyway) or inside a finalizer (lua_gc is then
+** refused: it returns -1).
+*/
+static void charge(lua_State *L, lworld *lw) {
+  uint64_t total, kb;
+  if (lw->w == NULL) return;
+  ecs_world_memory(lw->w, &total);
+  kb = (total - lw->charged) / 1024u;
+  if (kb == 0) return;
+  lw->charged += kb * 1024u; /* the remainder waits for the next charge */
+  if (lua_gc(L, LUA_GCISRUNNING) <= 0) return;
+  lua_gc(L, LUA_GCSTEP, kb > (uint64_t)INT_MAX ? INT_MAX : (int)kb);
 }
 
 #define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
@@ -351,6 +379,7 @@ static int l_world_new(lua_State *L) {
   lw->w = new_core_world(L);
   if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
   open_world_fields(L, lua_gettop(L));
+  charge(L, lw);
   return 1;
 }
 
@@ -391,6 +420,7 @@ static int l_world_create(lua_State *L) {
     err = ecs_create(w, &e);
     if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
     push_entity(L, e);
+    charge(L, self_lworld(L));
     return 1;
   } else {
     lua_Integer n = luaL_checkinteger(L, 2);
@@ -410,6 +440,7 @@ static int l_world_create(lua_State *L) {
       lua_rawseti(L, -3, i + 1);
     }
     lua_pop(L, 1);                                       /* ..., list */
+    charge(L, self_lworld(L));
     return 1;
   }
 }
@@ -451,6 +482,12 @@ static int l_world_alive(lua_State *L) {
 /* world:count() -> live entities */
 static int l_world_count(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)ecs_count(check_world(L, 1)));
+  return 1;
+}
+
+/* world:memory() -> bytes of C memory the world holds (ecs_world_memory) */
+static int l_world_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_world_memory(check_world(L, 1), NULL));
   return 1;
 }
 
@@ -507,6 +544,7 @@ static int l_world_update(lua_State *L) {
   if ((w = to_lworld(L, 1)->w) == NULL) return 0; /* a system closed it */
   ecs_world_gc(w, UPDATE_GC_BUDGET);
   ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
+  charge(L, self_lworld(L)); /* the systems' growth, and plugins' since */
   return 0;
 }
 
@@ -956,6 +994,7 @@ static int comp_write(lua_State *L, int is_add) {
     }
   }
   if (refs != 0) drain_refs_at(L, w, refs);
+  if (is_add) charge(L, lc->lw);
   return 0;
 }
 
@@ -1246,7 +1285,7 @@ static int l_world_component(lua_State *L) {
   if (n > ECS_MAX_FIELDS)
     return luaL_error(L, "world:component: too many fields (limit %d)",
                       (int)ECS_MAX_FIELDS);
-  if (ecs_manager_find(w, name, NULL) != NULL)
+  if (ecs_component_find(w, name) != NULL)
     return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
   defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
   lua_createtable(L, (int)n, 0);                          /* 5: field names */
@@ -1318,6 +1357,7 @@ static int l_world_component(lua_State *L) {
     return ecs_lua_error(L, "world:component", err);
   }
   lua_pushvalue(L, 7);
+  charge(L, lc->lw);
   return 1;
 }
 
@@ -1568,6 +1608,7 @@ static int l_tr_add(lua_State *L) {
   }
   err = ecs_transform_add(t, e, &l);
   if (err != ECS_ERR_OK) return tr_fail(L, "add", err);
+  charge(L, ((plugin_head *)lua_touserdata(L, 1))->o.h.lw);
   return 0;
 }
 
@@ -1972,6 +2013,7 @@ static int l_nm_set(lua_State *L) {
   err = ecs_names_set(m, e, s, len);
   if (err == ECS_ERR_DEAD) return luaL_error(L, "names:set: entity is not alive");
   if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
+  charge(L, ((plugin_head *)lua_touserdata(L, 1))->o.h.lw);
   return 0;
 }
 
@@ -2259,6 +2301,7 @@ static int l_world_query(lua_State *L) {
     lq->q = NULL;
     return ecs_lua_error(L, "world:query", err);
   }
+  charge(L, lw);
   return 1;
 }
 
@@ -2278,6 +2321,7 @@ static int l_query_count(lua_State *L) {
   ecs_err err = ecs_query_count(lq->lw->w, lq->q, &n);
   if (err != ECS_ERR_OK) return query_fail(L, "count", err);
   lua_pushinteger(L, (lua_Integer)n);
+  charge(L, lq->lw); /* a rebuilt match list */
   return 1;
 }
 
@@ -2380,6 +2424,7 @@ static int l_query_entities(lua_State *L) {
   lua_insert(L, -2);                                      /* cache, next, it */
   lua_pushnil(L);
   lua_pushvalue(L, -2);                                   /* next, it, nil, it */
+  charge(L, lq->lw); /* the loop body may run any Lua too */
   return 4;
 }
 
@@ -2527,10 +2572,11 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
 /*
 ** Convert and check the n values of array t (an absolute index) for a
 ** column of type ty into out. Values come onto the stack in batches (one
-** pop per batch); a bad one raises through columns_bad.
+** pop per batch); a bad one raises through columns_bad, or, when quiet,
+** makes it return false with the stack as it found it.
 */
-static void columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
-                         uint32_t n, cvalue *out) {
+static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n, cvalue *out, bool quiet) {
   ecs_type ty = st->col[k].type;
   int base = lua_gettop(L);
   luaL_checkstack(L, WRITE_BACK_BATCH + 2, "columns write-back");
@@ -2566,12 +2612,17 @@ static void columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
       }
       }
       if (bad != NULL) {
+        if (quiet) {
+          lua_settop(L, base);
+          return false;
+        }
         lua_pushvalue(L, idx);
         columns_bad(L, st, k, j0 + j, bad);
       }
     }
     lua_settop(L, base);
   }
+  return true;
 }
 
 /* Store n converted values: at rows[j] (exact rows), or, when the loop
@@ -2614,8 +2665,11 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
 ** Write the pending chunk back: convert and check every value of every
 ** writable column into scratch (nothing is stored if one is bad), then
 ** store them. Rows are exact unless the loop body changed the structure.
+** A bad value raises, or, when quiet (the loop body raised an error that
+** must come out unchanged), drops the chunk silently.
 */
-static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
+static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
+                               bool quiet) {
   ecs_world *w = st->lq->lw->w;
   uint32_t n = st->n, slot = 0;
   bool current;
@@ -2626,8 +2680,12 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx) {
   for (uint32_t k = 0; k < st->ncols; k++) {
     if (!st->col[k].write) continue;
     lua_rawgeti(L, arrays, (lua_Integer)k + 1);           /* arrays, t */
-    columns_read(L, st, k, lua_gettop(L), n,
-                 st->scratch + (size_t)slot++ * COLUMNS_CHUNK);
+    if (!columns_read(L, st, k, lua_gettop(L), n,
+                      st->scratch + (size_t)slot++ * COLUMNS_CHUNK, quiet)) {
+      lua_pop(L, 2);
+      st->n = 0;
+      return;
+    }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
@@ -2650,7 +2708,9 @@ static void columns_end(lcolumns *st) {
 /*
 ** __close: write back the pending chunk (also on break and error). The
 ** iteration ends first: the write-back needs only the chunk's own copy of
-** entities and rows, and may raise.
+** entities and rows, and may raise -- except when the loop is left by an
+** error (argument 2): then a chunk with a bad value is dropped whole and
+** the loop's own error goes on unchanged.
 */
 static int l_columns_close(lua_State *L) {
   lcolumns *st = (lcolumns *)test_object(L, 1, &columns_tag);
@@ -2659,10 +2719,11 @@ static int l_columns_close(lua_State *L) {
   if (st == NULL) return 0;
   pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
   n = st->n;
+  bool raised = !lua_isnoneornil(L, 2);
   columns_end(st);
   if (pending && n > 0) {
     st->n = n;
-    columns_write_back(L, st, 1);
+    columns_write_back(L, st, 1, raised);
   }
   st->n = 0;
   return 0;
@@ -2725,7 +2786,7 @@ static int l_columns_next(lua_State *L) {
   if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
     return luaL_error(L, "attempt to use a closed world");
   lua_settop(L, 1);
-  columns_write_back(L, st, 1);
+  columns_write_back(L, st, 1, false);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
     columns_end(st);
@@ -2818,6 +2879,7 @@ static int l_query_columns(lua_State *L) {
   lua_pushvalue(L, sidx);
   lua_pushnil(L);
   lua_pushvalue(L, sidx);
+  charge(L, lq->lw); /* the loop body may run any Lua too */
   return 4;
 }
 
@@ -2893,6 +2955,7 @@ static int l_query_apply(lua_State *L) {
   err = ecs_program_run(lq->lw->w, p, params, &done);
   if (err != ECS_ERR_OK) return query_fail(L, "apply", err);
   lua_pushinteger(L, (lua_Integer)done);
+  charge(L, lq->lw);
   return 1;
 }
 
@@ -2974,6 +3037,7 @@ static int l_query_run(lua_State *L) {
     return object_error(L, 2, ECS_LUA_NATIVE);
   dt = (double)luaL_optnumber(L, 3, 0.0);
   lua_pushinteger(L, (lua_Integer)run_native(L, 1, 2, dt, "q:run"));
+  charge(L, ((lquery *)lua_touserdata(L, 1))->lw);
   return 1;
 }
 
@@ -3081,6 +3145,7 @@ static int l_world_system(lua_State *L) {
     lua_rawseti(L, 7, k);
   }
   lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+  charge(L, self_lworld(L)); /* a compiled program */
   return 0;
 }
 
@@ -3176,8 +3241,8 @@ static int l_world_reset_stats(lua_State *L) {
   return 0;
 }
 
-/* Processor time in seconds (os.clock's clock). */
-static double now(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
+/* Monotonic wall time in seconds (the core's clock). */
+static double now(void) { return ecs_clock(); }
 
 /*
 ** Run the systems of the world at 1 in order. The list is held on the
@@ -3307,6 +3372,7 @@ static const luaL_Reg world_methods[] = {
   {"destroy", l_world_destroy},
   {"alive", l_world_alive},
   {"count", l_world_count},
+  {"memory", l_world_memory},
   {"entities", l_world_entities},
   {"update", l_world_update},
   {"check", l_world_check},

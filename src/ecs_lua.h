@@ -104,7 +104,9 @@ struct ecs_component *ecs_lua_check_component(lua_State *L, int idx,
 /*
 ** A plugin is a manager written in C: it keeps its own data (allocated
 ** with ecs_world_allocator, owned by the world through
-** ecs_manager_register, so the world frees it) and exposes methods to Lua
+** ecs_manager_register, so the world frees it; counted in world:memory()
+** and charged to Lua's collector at the binding's next charging call,
+** such as world:update) and exposes methods to Lua
 ** through a plugin object: a full userdata of class tname that keeps its
 ** world alive and refuses to work once the world is closed. A plugin has
 ** one object per world, found again with ecs_lua_plugin_get. See

@@ -18,6 +18,7 @@ typedef struct ecsi_queue {
 typedef struct ecsi_manager {
   char *name;
   size_t name_size;
+  ecs_namespace ns;
   const ecs_manager_class *cls;
   void *self;
 } ecsi_manager;
@@ -29,6 +30,8 @@ struct ecs_world {
   ecsi_queue free;       /* freed indices, oldest first */
   ecs_alloc_fn alloc;
   void *alloc_ud;
+  size_t bytes;          /* held now: every block of the world's allocator */
+  uint64_t allocated;    /* running total of growths (never decreases) */
   ecsi_manager *manager; /* registered managers, in registration order */
   uint32_t manager_count, manager_cap;
   /* component.c: lua refs dropped by component managers, waiting for the
@@ -46,6 +49,7 @@ struct ecs_world {
 /*
 ** Allocation helpers. ecsi_realloc returns NULL on failure and leaves the
 ** old block untouched; callers store the result only after checking it.
+** Both keep w->bytes and w->allocated (ecs_world_memory) up to date.
 */
 void *ecsi_realloc(ecs_world *w, void *p, size_t osize, size_t nsize);
 void ecsi_free(ecs_world *w, void *p, size_t size);

@@ -1,8 +1,12 @@
 /*
-** world.c -- world lifetime, allocation and error texts.
+** world.c -- world lifetime, allocation, error texts and the clock.
 */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ecs_private.h"
 
@@ -28,12 +32,28 @@ static void *default_alloc(void *ud, void *p, size_t osize, size_t nsize) {
   return realloc(p, nsize);
 }
 
+/* osize means nothing when p is NULL (lua_Alloc passes a type tag there). */
 void *ecsi_realloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
-  return w->alloc(w->alloc_ud, p, osize, nsize);
+  void *np = w->alloc(w->alloc_ud, p, osize, nsize);
+  size_t old = p != NULL ? osize : 0;
+  if (np != NULL || nsize == 0) {
+    w->bytes = w->bytes - old + nsize;
+    if (nsize > old) w->allocated += nsize - old;
+  }
+  return np;
 }
 
+/* Counted first: p may be the world itself (ecs_world_free). */
 void ecsi_free(ecs_world *w, void *p, size_t size) {
-  if (p != NULL) w->alloc(w->alloc_ud, p, size, 0);
+  if (p != NULL) {
+    w->bytes -= size;
+    w->alloc(w->alloc_ud, p, size, 0);
+  }
+}
+
+/* What ecs_world_allocator hands out: the world's allocator, counted. */
+static void *counted_alloc(void *ud, void *p, size_t osize, size_t nsize) {
+  return ecsi_realloc((ecs_world *)ud, p, osize, nsize);
 }
 
 /*
@@ -68,6 +88,8 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
   memset(w, 0, sizeof *w);
   w->alloc = alloc;
   w->alloc_ud = ud;
+  w->bytes = sizeof *w;
+  w->allocated = sizeof *w;
   return w;
 }
 
@@ -86,9 +108,15 @@ void ecs_world_free(ecs_world *w) {
   ecsi_free(w, w, sizeof *w);
 }
 
+/* The world is never const where it was made, so the counter may move. */
 ecs_alloc_fn ecs_world_allocator(const ecs_world *w, void **ud) {
-  if (ud != NULL) *ud = w->alloc_ud;
-  return w->alloc;
+  if (ud != NULL) *ud = (void *)(uintptr_t)w;
+  return counted_alloc;
+}
+
+size_t ecs_world_memory(const ecs_world *w, uint64_t *allocated) {
+  if (allocated != NULL) *allocated = w->allocated;
+  return w->bytes;
 }
 
 /* ------------------------------------------------------------------------
@@ -123,9 +151,11 @@ int ecs_type_parse(const char *s, size_t len) {
 /* ------------------------------------------------------------------------
 ** Manager registry
 ** --------------------------------------------------------------------- */
-static ecsi_manager *find(const ecs_world *w, const char *name) {
+static ecsi_manager *find(const ecs_world *w, ecs_namespace ns,
+                          const char *name) {
   for (uint32_t i = 0; i < w->manager_count; i++)
-    if (strcmp(w->manager[i].name, name) == 0) return &w->manager[i];
+    if (w->manager[i].ns == ns && strcmp(w->manager[i].name, name) == 0)
+      return &w->manager[i];
   return NULL;
 }
 
@@ -133,15 +163,17 @@ static ecsi_manager *find(const ecs_world *w, const char *name) {
 ** Reserve first (array slot and name copy), then link: on any failure the
 ** world is unchanged and self is freed, as the header promises.
 */
-ecs_err ecs_manager_register(ecs_world *w, const char *name,
-                             const ecs_manager_class *cls, void *self) {
+ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
+                                const char *name,
+                                const ecs_manager_class *cls, void *self) {
   size_t len = strlen(name) + 1;
   void *p = w->manager;
   char *copy;
   ecs_err err = ECS_ERR_INVALID;
   if (cls->gc != NULL && cls->purge == NULL) goto fail; /* see ecs.h */
+  if (ns != ECS_NS_MANAGER && ns != ECS_NS_COMPONENT) goto fail;
   err = ECS_ERR_EXISTS;
-  if (find(w, name) != NULL) goto fail;
+  if (find(w, ns, name) != NULL) goto fail;
   err = ecsi_grow(w, &p, &w->manager_cap, w->manager_count + 1,
                   sizeof *w->manager, 8);
   if (err != ECS_ERR_OK) goto fail;
@@ -152,6 +184,7 @@ ecs_err ecs_manager_register(ecs_world *w, const char *name,
   memcpy(copy, name, len);
   w->manager[w->manager_count].name = copy;
   w->manager[w->manager_count].name_size = len;
+  w->manager[w->manager_count].ns = ns;
   w->manager[w->manager_count].cls = cls;
   w->manager[w->manager_count].self = self;
   w->manager_count++;
@@ -161,12 +194,22 @@ fail:
   return err;
 }
 
-void *ecs_manager_find(const ecs_world *w, const char *name,
-                       const ecs_manager_class **cls) {
-  ecsi_manager *m = find(w, name);
+void *ecs_manager_find_in(const ecs_world *w, ecs_namespace ns,
+                          const char *name, const ecs_manager_class **cls) {
+  ecsi_manager *m = find(w, ns, name);
   if (m == NULL) return NULL;
   if (cls != NULL) *cls = m->cls;
   return m->self;
+}
+
+ecs_err ecs_manager_register(ecs_world *w, const char *name,
+                             const ecs_manager_class *cls, void *self) {
+  return ecs_manager_register_in(w, ECS_NS_MANAGER, name, cls, self);
+}
+
+void *ecs_manager_find(const ecs_world *w, const char *name,
+                       const ecs_manager_class **cls) {
+  return ecs_manager_find_in(w, ECS_NS_MANAGER, name, cls);
 }
 
 size_t ecs_manager_count(const ecs_world *w) { return w->manager_count; }
@@ -205,4 +248,24 @@ const char *ecs_world_check(const ecs_world *w) {
     if (w->manager[i].cls->check != NULL)
       bad = w->manager[i].cls->check(w, w->manager[i].self);
   return bad;
+}
+
+/* ------------------------------------------------------------------------
+** Clock: CLOCK_MONOTONIC where POSIX has it, else C11's timespec_get
+** (wall time), else processor time.
+** --------------------------------------------------------------------- */
+double ecs_clock(void) {
+#if defined(CLOCK_MONOTONIC)
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
+#if defined(TIME_UTC)
+  {
+    struct timespec tu;
+    if (timespec_get(&tu, TIME_UTC) == TIME_UTC)
+      return (double)tu.tv_sec + (double)tu.tv_nsec * 1e-9;
+  }
+#endif
+  return (double)clock() / (double)CLOCKS_PER_SEC;
 }

@@ -79,6 +79,51 @@ TEST(Component_new_validates_schema) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/* A stand-in for a plugin's manager: one malloc'd byte. */
+static void dummy_free(ecs_world *w, void *self) {
+  (void)w;
+  free(self);
+}
+static const ecs_manager_class dummy_class = {"dummy", NULL, NULL, dummy_free, NULL};
+
+TEST(Component_names_apart_from_other_managers) {
+  test_alloc a;
+  for (int order = 0; order < 2; order++) {
+    ecs_world *w = new_world(&a);
+    ecs_component *c = NULL;
+    void *pm = NULL;
+    const ecs_manager_class *cls = NULL;
+    if (order == 1) {
+      CHECK_EQ_INT(ecs_component_new(w, "pointmass", pos_fields, 2, &c),
+                   ECS_ERR_OK);
+    }
+    pm = malloc(1);
+    CHECK_EQ_INT(ecs_manager_register(w, "pointmass", &dummy_class, pm),
+                 ECS_ERR_OK);
+    if (order == 0) {
+      CHECK_EQ_INT(ecs_component_new(w, "pointmass", pos_fields, 2, &c),
+                   ECS_ERR_OK);
+    }
+    CHECK(ecs_manager_find(w, "pointmass", &cls) == pm && cls == &dummy_class);
+    CHECK(ecs_manager_find_in(w, ECS_NS_MANAGER, "pointmass", NULL) == pm);
+    CHECK(ecs_manager_find_in(w, ECS_NS_COMPONENT, "pointmass", &cls) == c);
+    CHECK(ecs_component_is(cls));
+    CHECK(ecs_component_find(w, "pointmass") == c);
+    CHECK_EQ_INT(ecs_manager_count(w), 2);
+    /* each namespace still refuses its own duplicates */
+    CHECK_EQ_INT(ecs_manager_register(w, "pointmass", &dummy_class, malloc(1)),
+                 ECS_ERR_EXISTS);
+    CHECK_EQ_INT(ecs_component_new(w, "pointmass", NULL, 0, &c), ECS_ERR_EXISTS);
+    CHECK_EQ_INT(ecs_manager_register_in(w, (ecs_namespace)2, "x",
+                                         &dummy_class, malloc(1)),
+                 ECS_ERR_INVALID);
+    CHECK_EQ_INT(ecs_manager_count(w), 2);
+    CHECK_WORLD(w);
+    ecs_world_free(w);
+    CHECK_EQ_INT(a.blocks, 0);
+  }
+}
+
 TEST(Component_add_lookup_remove) {
   test_alloc a;
   ecs_world *w = new_world(&a);
@@ -624,6 +669,7 @@ TEST(Component_random_ops_match_model) {
 static const test_case cases[] = {
   CASE(Component_random_ops_match_model),
   CASE(Component_new_validates_schema),
+  CASE(Component_names_apart_from_other_managers),
   CASE(Component_add_lookup_remove),
   CASE(Component_swap_remove),
   CASE(Component_growth_keeps_values),

@@ -382,6 +382,38 @@ TEST(Entity_record_valid_follows_the_slot) {
   ecs_world_free(w);
 }
 
+TEST(World_memory_counts_every_block) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  ecs_entity e[3000];
+  uint64_t t0, t1, t2, t3;
+  void *ud, *p;
+  ecs_alloc_fn f;
+  CHECK_EQ_INT(ecs_world_memory(w, &t0), a.bytes);
+  CHECK(t0 > 0);
+  CHECK_EQ_INT(ecs_create_n(w, e, 3000), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_memory(w, &t1), a.bytes);
+  CHECK(t1 > t0 + 3000 * sizeof(uint16_t));
+  f = ecs_world_allocator(w, &ud);
+  p = f(ud, NULL, 0, 1000);
+  CHECK(p != NULL);
+  p = f(ud, p, 1000, 5000);
+  CHECK(p != NULL);
+  CHECK_EQ_INT(ecs_world_memory(w, &t2), a.bytes);
+  CHECK_EQ_INT(t2, t1 + 5000);
+  CHECK(f(ud, p, 5000, 0) == NULL);
+  CHECK_EQ_INT(ecs_world_memory(w, &t3), a.bytes); /* back down... */
+  CHECK_EQ_INT(t3, t2);                            /* ...the total is not */
+  a.fail_at = a.calls + 1; /* a failed growth changes nothing */
+  CHECK(f(ud, NULL, 0, 64) == NULL);
+  a.fail_at = 0;
+  CHECK_EQ_INT(ecs_world_memory(w, &t3), a.bytes);
+  CHECK_EQ_INT(t3, t2);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Entity_create_gives_distinct_alive_handles),
   CASE(Entity_null_and_junk_are_never_alive),
@@ -397,6 +429,7 @@ static const test_case cases[] = {
   CASE(Entity_check_fails_on_a_record_that_outlived_a_wrap),
   CASE(Entity_register_refuses_gc_without_purge),
   CASE(Entity_record_valid_follows_the_slot),
+  CASE(World_memory_counts_every_block),
 };
 
 TEST_MAIN(cases)

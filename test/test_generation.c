@@ -116,6 +116,7 @@ static bool text_is(const char *s, const char *want) {
 static const char *check_of(const ecs_world *w, const char *name) {
   const ecs_manager_class *cls;
   void *self = ecs_manager_find(w, name, &cls);
+  if (self == NULL) self = ecs_manager_find_in(w, ECS_NS_COMPONENT, name, &cls);
   return self != NULL ? cls->check(w, self) : "no such manager";
 }
 
