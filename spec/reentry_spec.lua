@@ -232,6 +232,44 @@ local meta_calls = {
   end,
 }
 
+-- The calls that allocate from Lua (so a finalizer can run inside them):
+-- the sweep must reach at least one such point in each, or it tests
+-- nothing (ECS_REENTRY_REPORT=1 prints the count per call).
+local allocates = {
+  ["component.add"] = true,
+  ["component.entities"] = true,
+  ["component.fields"] = true,
+  ["component.set_field"] = true,
+  ["ecs.grid.build"] = true,
+  ["ecs.grid.nearest"] = true,
+  ["ecs.grid.pairs"] = true,
+  ["ecs.mesh.meshes"] = true,
+  ["ecs.pointmass.new"] = true,
+  ["names.get"] = true,
+  ["query.apply"] = true,
+  ["query.columns"] = true,
+  ["query.components"] = true,
+  ["query.entities"] = true,
+  ["query.programs"] = true,
+  ["query.run"] = true,
+  ["transform.add"] = true,
+  ["transform.children"] = true,
+  ["transform.set_local_positions"] = true,
+  ["transform.set_local_rotations"] = true,
+  ["transform.set_local_scales"] = true,
+  ["transform.world_positions"] = true,
+  ["world.component"] = true,
+  ["world.components"] = true,
+  ["world.create"] = true,
+  ["world.destroy"] = true,
+  ["world.query"] = true,
+  ["world.remove_system"] = true,
+  ["world.stats"] = true,
+  ["world.system"] = true,
+  ["world.systems"] = true,
+  ["world.update"] = true,
+}
+
 local function closed_everywhere(x)
   local probes = {
     function() return x.w:count() end,
@@ -291,6 +329,12 @@ local function attempt(call, k, via_meta, mutate)
       if not done then arm() end
     end })
   end
+  -- the collector finishes a whole cycle at every allocation check: with
+  -- pause 0 and a huge step, after a full collection under these settings
+  collectgarbage("incremental", 0, 0, 40)
+  local pause = collectgarbage("setpause", 0)
+  local stepmul = collectgarbage("setstepmul", 1000)
+  collectgarbage()
   local wrap
   if via_meta then
     -- every read of the table is an event
@@ -303,9 +347,6 @@ local function attempt(call, k, via_meta, mutate)
   else
     arm()
   end
-  collectgarbage("incremental", 0, 0, 40)
-  local pause = collectgarbage("setpause", 0)
-  local stepmul = collectgarbage("setstepmul", 1000)
   in_call = true
   local ok, err = pcall(call, x, wrap)
   in_call = false
@@ -360,7 +401,10 @@ describe("a world closed in the middle of a call", function()
   for _, key in ipairs(keys) do
     it("by a finalizer at each allocation point of " .. key, function()
       local k = sweep(calls[key], false)
-      assert.is_true(k >= 1)
+      if os.getenv("ECS_REENTRY_REPORT") then print(key, k - 1) end
+      if allocates[key] then
+        assert.is_true(k > 1, "no allocation point was reached")
+      end
     end)
   end
 

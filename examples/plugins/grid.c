@@ -79,7 +79,7 @@ typedef struct grid {
 enum { UV_START = 1, UV_ITEM, UV_TMP, UV_COUNT = UV_TMP };
 
 static grid *check_grid(lua_State *L) {
-  return (grid *)luaL_checkudata(L, 1, GRID_CLASS);
+  return (grid *)ecs_lua_plugin_check(L, 1, GRID_CLASS, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -197,9 +197,7 @@ static int l_grid_new(lua_State *L) {
     return luaL_error(L, "grid.new: too many cells (%f x %f, limit %d)",
                       cols, rows, (int)GRID_MAX_CELLS);
   lua_settop(L, 0);
-  g = (grid *)lua_newuserdatauv(L, sizeof *g, UV_COUNT);
-  memset(g, 0, sizeof *g);
-  luaL_setmetatable(L, GRID_CLASS);
+  g = (grid *)ecs_lua_object_new(L, GRID_CLASS, sizeof *g, UV_COUNT);
   g->cell = cell;
   g->cols = (uint32_t)cols;
   g->rows = (uint32_t)rows;
@@ -226,6 +224,7 @@ static int l_grid_build(lua_State *L) {
   ecs_instance inst[GRID_CHUNK];
   float rmax = 0.0f, half = to_float(g->cell / 2); /* cell may exceed FLT_MAX */
   uint32_t nsmall = 0, nbig = 0;
+  void *busy;
   luaL_argcheck(L, w == w2, 3, "component of another world");
   luaL_argcheck(L, pos != col, 3, "must differ from the position component");
   fx = need_field(L, 2, pos, "x", is_float, "f32 or f64");
@@ -233,6 +232,9 @@ static int l_grid_build(lua_State *L) {
   fr = need_field(L, 3, col, "r", is_float, "f32 or f64");
   fl = need_field(L, 3, col, "layer", is_int, "integer");
   fm = need_field(L, 3, col, "mask", is_int, "integer");
+  /* the allocations below may run a finalizer that closes the world:
+  ** count this call as in progress on it, so pos and col stay valid */
+  busy = ecs_lua_enter(L, 2);
   size = ecs_component_size(col);
   if (size > g->cap) { /* may raise: nothing changed yet */
     uint32_t cap = g->cap ? g->cap : 256u;
@@ -246,6 +248,7 @@ static int l_grid_build(lua_State *L) {
     g->n = g->nsmall = 0;
     g->rmax = 0.0f;
     memset(g->start, 0, ((size_t)ncells + 1) * sizeof(uint32_t));
+    ecs_lua_leave(busy);
     lua_pushinteger(L, 0);
     return 1;
   }
@@ -292,6 +295,7 @@ static int l_grid_build(lua_State *L) {
   g->n = n;
   g->nsmall = nsmall;
   g->rmax = rmax;
+  ecs_lua_leave(busy);
   lua_pushinteger(L, (lua_Integer)n);
   return 1;
 }
@@ -459,13 +463,7 @@ static const luaL_Reg grid_methods[] = {
 int luaopen_ecs_grid(lua_State *L);
 
 int luaopen_ecs_grid(lua_State *L) {
-  if (luaL_newmetatable(L, GRID_CLASS)) {
-    luaL_newlib(L, grid_methods);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__methods");
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
+  ecs_lua_plugin_class(L, GRID_CLASS, grid_methods);
   lua_newtable(L);
   lua_pushcfunction(L, l_grid_new);
   lua_setfield(L, -2, "new");
