@@ -21,7 +21,17 @@ build = {
   modules = {
     ["ecs.core"] = {
       sources = {
-        "src/ecs_lua.c",
+        "src/lua/object.c",
+        "src/lua/entity.c",
+        "src/lua/world.c",
+        "src/lua/component.c",
+        "src/lua/value.c",
+        "src/lua/plugin.c",
+        "src/lua/transform.c",
+        "src/lua/query.c",
+        "src/lua/columns.c",
+        "src/lua/system.c",
+        "src/lua/module.c",
         "src/world.c",
         "src/entity.c",
         "src/component.c",

@@ -1,0 +1,295 @@
+/*
+** binding.h -- what the files of the Lua binding (src/lua/) share.
+**
+** The binding is module ecs.core: one file per bound object (world,
+** entity, component and its field values, plugin, transform and names,
+** query, columns, system, module), the only code that includes lua.h. It
+** is thin: it checks arguments, calls the core and converts results.
+** Error policy (STYLE.md): wrong types raise through luaL_argerror /
+** luaL_typeerror; misuse of a valid value raises "<function>: <message>"
+** with the core's fixed message; predicates never raise for a
+** well-formed handle that is dead or null.
+**
+** C state is finished before any Lua API call that can raise, so an error
+** never leaves a world half-changed. Shared names carry the ecsl_ prefix.
+*/
+#ifndef ECS_BINDING_H
+#define ECS_BINDING_H
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "ecs.h"
+#include "ecs_lua.h"
+#include "component.h"
+#include "names.h"
+#include "transform.h"
+#include "query.h"
+
+#define check_text ecs_lua_check_text
+#define check_entity ecs_lua_check_entity
+#define push_entity ecs_lua_push_entity
+#define check_world(L, idx) ecsl_check_self(L)
+/* the metatable of every world's fields table: { __index = methods } */
+#define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
+
+#define check_text ecs_lua_check_text
+#define check_entity ecs_lua_check_entity
+#define push_entity ecs_lua_push_entity
+#define CLOSED_WORLD "attempt to use a closed world"
+#define self_lworld(L) ((lworld *)lua_touserdata(L, 1))
+#define UPDATE_GC_BUDGET 64u
+#define ECS_LUA_TRANSFORM "ecs.Transform"
+#define ECS_LUA_NAMES "ecs.Names"
+#define ECS_LUA_QUERY "ecs.Query"
+#define ECS_LUA_QUERY_ITER "ecs.QueryIterator"
+#define ECS_LUA_COLUMNS "ecs.Columns"
+#define ECS_LUA_NATIVE "ecs.NativeSystem"
+#define COLUMNS_CHUNK 1024u
+#define MAX_COLUMNS 64
+#define ENTITY_TERM 0xffu
+#define WRITE_BACK_BATCH 64
+
+typedef struct lworld lworld;
+
+/* Class tags and state keys: only their addresses matter. */
+extern const char ecsl_world_tag;
+extern const char ecsl_comp_tag;
+extern const char ecsl_query_tag;
+extern const char ecsl_qiter_tag;
+extern const char ecsl_columns_tag;
+extern const char ecsl_native_tag;
+extern const char ecsl_plugin_tag;
+extern const char ecsl_components_key;
+extern const char ecsl_refs_key;
+extern const char ecsl_plugins_key;
+extern const char ecsl_systems_key;
+extern const char ecsl_qiter_next_key;
+
+typedef struct lhead {
+  const void *self; /* the block's own address */
+  const void *cls;  /* &<class>_tag */
+  lworld *lw;       /* the world it belongs to (a world: itself) */
+} lhead;
+
+struct lworld {
+  lhead h;
+  ecs_world *w;      /* NULL once closed */
+  ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
+  unsigned busy;     /* calls in progress */
+  uint64_t charged;  /* the core's allocation total already charged (ecsl_charge) */
+};
+
+/*
+** A method: the function, and how to check its self (argument 1): by
+** class tag, or for plugin classes by tag and class name.
+*/
+typedef struct lmethod {
+  lua_CFunction fn;
+  const void *cls;
+  const char *cname; /* for messages; for plugins also the class name */
+} lmethod;
+
+typedef struct lcomponent {
+  lhead h;             /* h.lw: inside the world userdata (user value 1) */
+  lworld *lw;          /* == h.lw */
+  ecs_component *c;    /* NULL until registered */
+  uint32_t nfields, nlua;
+} lcomponent;
+
+/* A converted field value, before it is written to its column. */
+typedef union fvalue {
+  double f;
+  int64_t i;
+  uint32_t ref;
+} fvalue;
+
+/*
+** Making refs for lua fields may raise (a memory error growing the refs
+** table) after some were made: make_refs runs under lua_pcall and records
+** its progress in a ref_job, so the caller can unref them and re-raise.
+*/
+typedef struct ref_job {
+  uint32_t field[ECS_MAX_FIELDS], ref[ECS_MAX_FIELDS];
+  int n, done;
+} ref_job;
+
+/*
+** The storage of a plugin object follows this header. Lua aligns userdata
+** blocks for LUAI_MAXALIGN (a pointer, a double, a lua_Integer), so the
+** header is padded to that, not to max_align_t.
+*/
+typedef union plugin_head {
+  struct {
+    lhead h;           /* class plugin_tag; h.lw its world */
+    const char *tname; /* its class name */
+  } o;
+  double d;
+  lua_Integer i;
+  void *p;
+} plugin_head;
+
+typedef struct ltransform {
+  ecs_transform *t;
+} ltransform;
+
+typedef struct lnames {
+  ecs_names *m;
+} lnames;
+
+typedef struct lquery {
+  lhead h;
+  lworld *lw; /* == h.lw */
+  ecs_query *q;
+  uint32_t nwith;
+} lquery;
+
+/* Cache slots in user value 2 of a query */
+enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3 };
+
+typedef struct lqiter {
+  lhead h;
+  lquery *lq;
+  ecs_query_iter it;
+  int active;
+} lqiter;
+
+typedef struct colspec {
+  uint32_t term, field;
+  ecs_type type;
+  int write;
+} colspec;
+
+typedef union cvalue {
+  double f;
+  int64_t i;
+} cvalue;
+
+typedef struct lcolumns {
+  lhead h;
+  lquery *lq;
+  ecs_query_iter it;
+  int active;
+  uint32_t n;        /* rows of the chunk waiting for write-back (0: none) */
+  uint32_t ncols, cap_cols;
+  colspec col[MAX_COLUMNS];
+  ecs_entity *ent;   /* COLUMNS_CHUNK */
+  uint32_t *rows;    /* nwith * COLUMNS_CHUNK */
+  cvalue *scratch;   /* cap_cols * COLUMNS_CHUNK */
+} lcolumns;
+
+typedef struct lnative {
+  lhead h; /* no world */
+  ecs_system_fn fn;
+  void *ud;
+  int nspec;
+} lnative;
+
+enum { SYS_NAME = 1, SYS_QUERY, SYS_KIND, SYS_BODY, SYS_PARAMS, SYS_CALLS,
+       SYS_SECONDS, SYS_ENTITIES, SYS__COUNT };
+enum { KIND_LUA = 1, KIND_EXPR, KIND_NATIVE };
+
+
+/* object.c */
+ecs_world *ecsl_check_self(lua_State *L);
+void ecsl_init_head(lhead *h, const void *cls, lworld *lw);
+int ecsl_l_method(lua_State *L);
+int ecsl_object_error(lua_State *L, int idx, const char *cname);
+void ecsl_set_methods(lua_State *L, const luaL_Reg *methods, const void *cls, const char *cname);
+lworld *ecsl_test_lworld(lua_State *L, int idx);
+lhead *ecsl_test_object(lua_State *L, int idx, const void *cls);
+lworld *ecsl_to_lworld(lua_State *L, int idx);
+void ecsl_world_release(lworld *lw);
+size_t ecsl_zero_at(const char *s, size_t len);
+
+/* entity.c */
+int ecsl_l_entity(lua_State *L);
+int ecsl_l_generation(lua_State *L);
+int ecsl_l_id(lua_State *L);
+int ecsl_l_index(lua_State *L);
+int ecsl_l_is_entity(lua_State *L);
+int ecsl_l_tostring(lua_State *L);
+
+/* world.c */
+void ecsl_charge(lua_State *L, lworld *lw);
+int ecsl_l_world_alive(lua_State *L);
+int ecsl_l_world_check(lua_State *L);
+int ecsl_l_world_close(lua_State *L);
+int ecsl_l_world_count(lua_State *L);
+int ecsl_l_world_create(lua_State *L);
+int ecsl_l_world_destroy(lua_State *L);
+int ecsl_l_world_entities(lua_State *L);
+int ecsl_l_world_gc(lua_State *L);
+int ecsl_l_world_memory(lua_State *L);
+int ecsl_l_world_new(lua_State *L);
+int ecsl_l_world_tostring(lua_State *L);
+int ecsl_l_world_update(lua_State *L);
+
+/* component.c */
+void ecsl_components_world_closed(lua_State *L, int widx);
+int ecsl_is_comp(lua_State *L, int idx);
+int ecsl_l_world_component(lua_State *L);
+int ecsl_l_world_components(lua_State *L);
+void ecsl_need_state_field(lua_State *L, int widx, const void *key);
+void ecsl_open_components(lua_State *L);
+int ecsl_push_state_field(lua_State *L, int widx, const void *key);
+
+/* value.c */
+/* Inclusive ranges of the integer types, indexed by ecs_type. */
+extern const int64_t ecsl_int_min[ECS_TYPE__COUNT];
+extern const int64_t ecsl_int_max[ECS_TYPE__COUNT];
+uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx, const char *fn);
+void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc, const char *fn, uint32_t k, fvalue *out);
+void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k, ecs_instance i, int refs);
+const char *ecsl_value_type_name(lua_State *L, int idx);
+void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i, const fvalue *v);
+
+/* plugin.c */
+void ecsl_preload_plugins(lua_State *L);
+lhead *ecsl_test_plugin(lua_State *L, int idx, const char *tname);
+
+/* transform.c */
+int ecsl_l_lightuserdata(lua_State *L);
+void ecsl_open_builtins(lua_State *L);
+void ecsl_open_world_fields(lua_State *L, int widx);
+
+/* query.c */
+lquery *ecsl_check_query(lua_State *L, int idx);
+int ecsl_l_qiter_close(lua_State *L);
+int ecsl_l_qiter_next(lua_State *L);
+int ecsl_l_query_apply(lua_State *L);
+int ecsl_l_query_components(lua_State *L);
+int ecsl_l_query_count(lua_State *L);
+int ecsl_l_query_entities(lua_State *L);
+int ecsl_l_query_gc(lua_State *L);
+int ecsl_l_query_programs(lua_State *L);
+int ecsl_l_query_tostring(lua_State *L);
+int ecsl_l_world_query(lua_State *L);
+ecs_program *ecsl_program_params(lua_State *L, int qidx, int sidx, int pidx, double *v, int has_dt, double dt, const char *fn);
+int ecsl_push_query_cache(lua_State *L, int qidx, int k);
+int ecsl_query_fail(lua_State *L, const char *fn, ecs_err err);
+
+/* columns.c */
+colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn);
+int ecsl_l_columns_close(lua_State *L);
+int ecsl_l_columns_gc(lua_State *L);
+int ecsl_l_query_columns(lua_State *L);
+
+/* system.c */
+int ecsl_l_world_remove_system(lua_State *L);
+int ecsl_l_world_reset_stats(lua_State *L);
+int ecsl_l_world_stats(lua_State *L);
+int ecsl_l_world_system(lua_State *L);
+int ecsl_l_world_systems(lua_State *L);
+double ecsl_now(void);
+void ecsl_open_queries(lua_State *L);
+void ecsl_run_systems(lua_State *L, double dt);
+
+#endif

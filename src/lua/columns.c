@@ -1,0 +1,437 @@
+/*
+** columns.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+/* ----------------------------------------------------------------------
+** Column specs "Component.field[:in]", resolved once per query and spec
+** string (cache slot QC_SPECS: spec -> packed integer).
+** ------------------------------------------------------------------- */
+
+
+static colspec unpack_spec(lua_Integer v) {
+  colspec s;
+  s.write = (int)(v & 1);
+  s.type = (ecs_type)((v >> 1) & 0xff);
+  s.field = (uint32_t)((v >> 9) & 0xff);
+  s.term = (uint32_t)((v >> 17) & 0xff);
+  return s;
+}
+
+/* term of the "entity" pseudo-column: the chunk's entities, read-only */
+
+/* The spec at idx for the query at qidx (fn names the caller in errors). */
+colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
+  lquery *lq = (lquery *)lua_touserdata(L, qidx);
+  size_t len, clen, flen;
+  const char *s, *dot, *fname;
+  int isnum, write = 1, k = -1, f;
+  lua_Integer packed;
+  ecs_component *c = NULL;
+  check_text(L, idx, NULL, fn);
+  ecsl_push_query_cache(L, qidx, QC_SPECS);                    /* specs */
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);                                      /* specs, packed */
+  packed = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 2);
+  if (isnum) return unpack_spec(packed);
+  s = lua_tolstring(L, idx, &len);
+  if (len > 3 && memcmp(s + len - 3, ":in", 3) == 0) {
+    write = 0;
+    len -= 3;
+  }
+  if (len == 6 && memcmp(s, "entity", 6) == 0) {
+    colspec e;
+    e.term = ENTITY_TERM;
+    e.field = 0;
+    e.type = ECS_ENTITY;
+    e.write = 0;
+    return e;
+  }
+  dot = (const char *)memchr(s, '.', len);
+  if (dot == NULL)
+    luaL_error(L, "%s: column '%s' must be 'Component.field'", fn, s);
+  clen = (size_t)(dot - s);
+  fname = dot + 1;
+  flen = len - clen - 1;
+  for (uint32_t t = 0; t < lq->nwith; t++) {
+    const char *name = ecs_component_name(ecs_query_with(lq->q, t));
+    if (strlen(name) == clen && memcmp(name, s, clen) == 0) k = (int)t;
+  }
+  if (k < 0)
+    luaL_error(L, "%s: column '%s': no component '%s' among the query's",
+               fn, s, lua_pushlstring(L, s, clen));
+  c = ecs_query_with(lq->q, (uint32_t)k);
+  f = ecs_component_field_index(c, fname, flen);
+  if (f < 0) luaL_error(L, "%s: column '%s': unknown field", fn, s);
+  if (ecs_component_field(c, (uint32_t)f)->type == ECS_LUA)
+    luaL_error(L, "%s: column '%s': lua fields are not columns", fn, s);
+  packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, (uint32_t)f)->type << 1 |
+           (lua_Integer)f << 9 | (lua_Integer)k << 17;
+  ecsl_push_query_cache(L, qidx, QC_SPECS);
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, packed);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  return unpack_spec(packed);
+}
+
+/* ----------------------------------------------------------------------
+** q:columns(spec, ...): chunks of plain Lua arrays. The state object
+** (lcolumns, reused between loops; a new one for a nested loop) holds the
+** pinned iteration, the chunk's entities and rows, and scratch for the
+** converted values of a write-back (checked whole before any is stored).
+** User value 1: the query; 2: the list of Lua arrays.
+** ------------------------------------------------------------------- */
+
+
+
+/* Store one converted value of column spec s at row r. */
+static void store_cvalue(void *base, ecs_type t, uint32_t r, cvalue v) {
+  switch (t) {
+  case ECS_F32: ((float *)base)[r] = (float)v.f; break;
+  case ECS_F64: ((double *)base)[r] = v.f; break;
+  case ECS_I8: ((int8_t *)base)[r] = (int8_t)v.i; break;
+  case ECS_I16: ((int16_t *)base)[r] = (int16_t)v.i; break;
+  case ECS_I32: ((int32_t *)base)[r] = (int32_t)v.i; break;
+  case ECS_I64: ((int64_t *)base)[r] = v.i; break;
+  case ECS_U8: case ECS_BOOL: ((uint8_t *)base)[r] = (uint8_t)v.i; break;
+  case ECS_U16: ((uint16_t *)base)[r] = (uint16_t)v.i; break;
+  case ECS_U32: ((uint32_t *)base)[r] = (uint32_t)v.i; break;
+  case ECS_ENTITY: ((ecs_entity *)base)[r] = (ecs_entity)v.i; break;
+  default: break;
+  }
+}
+
+/* Raise the write-back error for row j of column k (the value is at -1). */
+static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
+                       const char *expect) {
+  ecs_component *c = ecs_query_with(st->lq->q, st->col[k].term);
+  st->n = 0; /* nothing of this chunk is written back */
+  if (lua_type(L, -1) == LUA_TNUMBER)
+    return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
+                      "expected, got %s)", ecs_component_name(c),
+                      ecs_component_field(c, st->col[k].field)->name,
+                      (int)j + 1, expect, lua_tostring(L, -1));
+  return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
+                    "expected, got %s)", ecs_component_name(c),
+                    ecs_component_field(c, st->col[k].field)->name, (int)j + 1,
+                    expect, ecsl_value_type_name(L, -1));
+}
+
+/* Values read per batch in a write-back: pushed together, popped once. */
+
+/*
+** Convert and check the n values of array t (an absolute index) for a
+** column of type ty into out. Values come onto the stack in batches (one
+** pop per batch); a bad one raises through columns_bad, or, when quiet,
+** makes it return false with the stack as it found it.
+*/
+static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n, cvalue *out, bool quiet) {
+  ecs_type ty = st->col[k].type;
+  int base = lua_gettop(L);
+  luaL_checkstack(L, WRITE_BACK_BATCH + 2, "columns write-back");
+  for (uint32_t j0 = 0; j0 < n; j0 += WRITE_BACK_BATCH) {
+    uint32_t m = n - j0 < WRITE_BACK_BATCH ? n - j0 : WRITE_BACK_BATCH;
+    int type[WRITE_BACK_BATCH];
+    for (uint32_t j = 0; j < m; j++)
+      type[j] = lua_rawgeti(L, t, (lua_Integer)(j0 + j) + 1);
+    for (uint32_t j = 0; j < m; j++) {
+      int idx = base + 1 + (int)j;
+      cvalue *o = &out[j0 + j];
+      const char *bad = NULL;
+      switch (ty) {
+      case ECS_F32: case ECS_F64:
+        if (type[j] == LUA_TNUMBER) o->f = (double)lua_tonumberx(L, idx, NULL);
+        else bad = "number";
+        break;
+      case ECS_BOOL:
+        if (type[j] == LUA_TBOOLEAN) o->i = lua_toboolean(L, idx);
+        else bad = "boolean";
+        break;
+      case ECS_ENTITY:
+        if (ecs_lua_is_entity(L, idx)) o->i = (int64_t)ecs_lua_check_entity(L, idx);
+        else bad = "entity";
+        break;
+      default: {
+        int isint = 0;
+        lua_Integer v = type[j] == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
+        if (!isint) bad = "integer";
+        else if ((int64_t)v < ecsl_int_min[ty] || (int64_t)v > ecsl_int_max[ty])
+          bad = ecs_type_name(ty);
+        else o->i = (int64_t)v;
+      }
+      }
+      if (bad != NULL) {
+        if (quiet) {
+          lua_settop(L, base);
+          return false;
+        }
+        lua_pushvalue(L, idx);
+        columns_bad(L, st, k, j0 + j, bad);
+      }
+    }
+    lua_settop(L, base);
+  }
+  return true;
+}
+
+/* Store n converted values: at rows[j] (exact rows), or, when the loop
+** body changed the structure, at each still-matching entity's row ecsl_now. */
+static void columns_store(ecs_world *w, lcolumns *st, colspec s,
+                          const cvalue *in, uint32_t n, bool current) {
+  ecs_component *c = ecs_query_with(st->lq->q, s.term);
+  void *base = ecs_component_column(c, s.field);
+  const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+  if (!current) {
+    for (uint32_t j = 0; j < n; j++)
+      if (ecs_query_matches(w, st->lq->q, st->ent[j]))
+        store_cvalue(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
+                     in[j]);
+    return;
+  }
+#define STORE_ROWS(T, V)                                                     \
+  {                                                                          \
+    T *col = (T *)base;                                                      \
+    for (uint32_t j = 0; j < n; j++) col[rows[j]] = (T)(V);                  \
+  }                                                                          \
+  break;
+  switch (s.type) {
+  case ECS_F32: STORE_ROWS(float, in[j].f) /* beyond FLT_MAX: inf (Annex F) */
+  case ECS_F64: STORE_ROWS(double, in[j].f)
+  case ECS_I8: STORE_ROWS(int8_t, in[j].i)
+  case ECS_I16: STORE_ROWS(int16_t, in[j].i)
+  case ECS_I32: STORE_ROWS(int32_t, in[j].i)
+  case ECS_I64: STORE_ROWS(int64_t, in[j].i)
+  case ECS_U8: case ECS_BOOL: STORE_ROWS(uint8_t, in[j].i)
+  case ECS_U16: STORE_ROWS(uint16_t, in[j].i)
+  case ECS_U32: STORE_ROWS(uint32_t, in[j].i)
+  case ECS_ENTITY: STORE_ROWS(ecs_entity, in[j].i)
+  default: break;
+  }
+#undef STORE_ROWS
+}
+
+/*
+** Write the pending chunk back: convert and check every value of every
+** writable column into scratch (nothing is stored if one is bad), then
+** store them. Rows are exact unless the loop body changed the structure.
+** A bad value raises, or, when quiet (the loop body raised an error that
+** must come out unchanged), drops the chunk silently.
+*/
+static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
+                               bool quiet) {
+  ecs_world *w = st->lq->lw->w;
+  uint32_t n = st->n, slot = 0;
+  bool current;
+  int arrays;
+  if (n == 0) return;
+  lua_getiuservalue(L, sidx, 2);                          /* arrays */
+  arrays = lua_gettop(L);
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    if (!st->col[k].write) continue;
+    lua_rawgeti(L, arrays, (lua_Integer)k + 1);           /* arrays, t */
+    if (!columns_read(L, st, k, lua_gettop(L), n,
+                      st->scratch + (size_t)slot++ * COLUMNS_CHUNK, quiet)) {
+      lua_pop(L, 2);
+      st->n = 0;
+      return;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  current = ecs_query_iter_current(w, &st->it);
+  slot = 0;
+  for (uint32_t k = 0; k < st->ncols; k++)
+    if (st->col[k].write)
+      columns_store(w, st, st->col[k],
+                    st->scratch + (size_t)slot++ * COLUMNS_CHUNK, n, current);
+  st->n = 0;
+}
+
+static void columns_end(lcolumns *st) {
+  if (st->active && st->lq->q != NULL && st->lq->lw->w != NULL)
+    ecs_query_iter_end(st->lq->lw->w, &st->it);
+  st->active = 0;
+  st->n = 0;
+}
+
+/*
+** __close: write back the pending chunk (also on break and error). The
+** iteration ends first: the write-back needs only the chunk's own copy of
+** entities and rows, and may raise -- except when the loop is left by an
+** error (argument 2): then a chunk with a bad value is dropped whole and
+** the loop's own error goes on unchanged.
+*/
+int ecsl_l_columns_close(lua_State *L) {
+  lcolumns *st = (lcolumns *)ecsl_test_object(L, 1, &ecsl_columns_tag);
+  int pending;
+  uint32_t n;
+  if (st == NULL) return 0;
+  pending = st->active && st->lq->q != NULL && st->lq->lw->w != NULL;
+  n = st->n;
+  bool raised = !lua_isnoneornil(L, 2);
+  columns_end(st);
+  if (pending && n > 0) {
+    st->n = n;
+    columns_write_back(L, st, 1, raised);
+  }
+  st->n = 0;
+  return 0;
+}
+
+/* __gc: unpin only (a finalizer must not raise). */
+int ecsl_l_columns_gc(lua_State *L) {
+  lcolumns *st = (lcolumns *)ecsl_test_object(L, 1, &ecsl_columns_tag);
+  if (st != NULL) columns_end(st);
+  return 0;
+}
+
+/* Push column k of the chunk's n rows into its array (at t). */
+static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
+                         uint32_t n) {
+  colspec s = st->col[k];
+  ecs_component *c;
+  const void *base;
+  const uint32_t *rows;
+  if (s.term == ENTITY_TERM) {
+    for (uint32_t j = 0; j < n; j++) {
+      push_entity(L, st->ent[j]);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    return;
+  }
+  c = ecs_query_with(st->lq->q, s.term);
+  base = ecs_component_column(c, s.field);
+  rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+#define FILL(PUSH)                                                           \
+  for (uint32_t j = 0; j < n; j++) {                                         \
+    PUSH;                                                                    \
+    lua_rawseti(L, t, (lua_Integer)j + 1);                                   \
+  }                                                                          \
+  break;
+  switch (s.type) {
+  case ECS_F32: FILL(lua_pushnumber(L, (lua_Number)((const float *)base)[rows[j]]))
+  case ECS_F64: FILL(lua_pushnumber(L, ((const double *)base)[rows[j]]))
+  case ECS_I8: FILL(lua_pushinteger(L, ((const int8_t *)base)[rows[j]]))
+  case ECS_I16: FILL(lua_pushinteger(L, ((const int16_t *)base)[rows[j]]))
+  case ECS_I32: FILL(lua_pushinteger(L, ((const int32_t *)base)[rows[j]]))
+  case ECS_I64: FILL(lua_pushinteger(L, (lua_Integer)((const int64_t *)base)[rows[j]]))
+  case ECS_U8: FILL(lua_pushinteger(L, ((const uint8_t *)base)[rows[j]]))
+  case ECS_U16: FILL(lua_pushinteger(L, ((const uint16_t *)base)[rows[j]]))
+  case ECS_U32: FILL(lua_pushinteger(L, (lua_Integer)((const uint32_t *)base)[rows[j]]))
+  case ECS_BOOL: FILL(lua_pushboolean(L, ((const uint8_t *)base)[rows[j]] != 0))
+  case ECS_ENTITY: FILL(push_entity(L, ((const ecs_entity *)base)[rows[j]]))
+  default: break;
+  }
+#undef FILL
+}
+
+/* The iterator: write back the last chunk, fill the next -> n, arrays... */
+static int l_columns_next(lua_State *L) {
+  lcolumns *st = (lcolumns *)ecsl_test_object(L, 1, &ecsl_columns_tag);
+  ecs_world *w;
+  if (st == NULL) return ecsl_object_error(L, 1, ECS_LUA_COLUMNS);
+  uint32_t n;
+  if (!st->active) return 0;
+  if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
+    return luaL_error(L, "attempt to use a closed world");
+  lua_settop(L, 1);
+  columns_write_back(L, st, 1, false);
+  n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
+  if (n == 0) {
+    columns_end(st);
+    return 0;
+  }
+  luaL_checkstack(L, (int)st->ncols + 4, "too many columns");
+  lua_getiuservalue(L, 1, 2);                             /* st, arrays */
+  lua_pushinteger(L, (lua_Integer)n);                     /* st, arrays, n */
+  /* st->n is 0 here: a memory error while filling writes nothing back */
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    lua_rawgeti(L, 2, (lua_Integer)k + 1);
+    columns_fill(L, st, k, lua_gettop(L), n);
+  }
+  st->n = n;
+  return (int)st->ncols + 1;
+}
+
+/* A columns state for nwith terms and at least ncols columns. */
+static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols) {
+  uint32_t cap = ncols < 8u ? 8u : ncols;
+  size_t head = (sizeof(lcolumns) + 7u) & ~(size_t)7u;
+  size_t bytes = head + (size_t)cap * COLUMNS_CHUNK * sizeof(cvalue) +
+                 (size_t)COLUMNS_CHUNK * sizeof(ecs_entity) +
+                 (size_t)lq->nwith * COLUMNS_CHUNK * sizeof(uint32_t);
+  lcolumns *st = (lcolumns *)lua_newuserdatauv(L, bytes, 2);
+  memset(st, 0, sizeof *st);
+  ecsl_init_head(&st->h, &ecsl_columns_tag, lq->lw);
+  st->lq = lq;
+  st->cap_cols = cap;
+  st->scratch = (cvalue *)(void *)((char *)st + head);
+  st->ent = (ecs_entity *)(void *)(st->scratch + (size_t)cap * COLUMNS_CHUNK);
+  st->rows = st->ent + COLUMNS_CHUNK;
+  luaL_setmetatable(L, ECS_LUA_COLUMNS);
+  lua_createtable(L, (int)cap, 0);
+  lua_setiuservalue(L, -2, 2);
+  return st;
+}
+
+/* q:columns(spec, ...) -> next, state, nil, state */
+int ecsl_l_query_columns(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  int nspec = lua_gettop(L) - 1, sidx;
+  colspec spec[MAX_COLUMNS];
+  lcolumns *st;
+  ecs_err err;
+  if (nspec < 1) return luaL_argerror(L, 2, "column spec expected");
+  if (nspec > MAX_COLUMNS)
+    return luaL_error(L, "q:columns: too many columns (limit %d)", MAX_COLUMNS);
+  for (int k = 0; k < nspec; k++) spec[k] = ecsl_check_spec(L, 1, k + 2, "q:columns");
+  lua_getiuservalue(L, 1, 2);                             /* ..., cache */
+  if (lua_rawgeti(L, -1, QC_COLUMNS) == LUA_TUSERDATA &&
+      !((lcolumns *)lua_touserdata(L, -1))->active &&
+      ((lcolumns *)lua_touserdata(L, -1))->cap_cols >= (uint32_t)nspec) {
+    st = (lcolumns *)lua_touserdata(L, -1);
+  } else {
+    lua_pop(L, 1);
+    st = new_columns(L, lq, (uint32_t)nspec);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);                          /* keeps q alive */
+    if (lua_rawgeti(L, -2, QC_COLUMNS) != LUA_TUSERDATA ||
+        !((lcolumns *)lua_touserdata(L, -1))->active) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, -3, QC_COLUMNS);                     /* cache it */
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  sidx = lua_gettop(L);
+  /* arrays 1..nspec, preallocated so that filling never resizes */
+  lua_getiuservalue(L, sidx, 2);
+  for (int k = 1; k <= nspec; k++) {
+    if (lua_rawgeti(L, -1, k) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_createtable(L, (int)COLUMNS_CHUNK, 0);
+      lua_rawseti(L, -2, k);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
+  st->ncols = (uint32_t)nspec;
+  st->n = 0;
+  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);
+  st->active = 1;
+  lua_pushcfunction(L, l_columns_next);
+  lua_pushvalue(L, sidx);
+  lua_pushnil(L);
+  lua_pushvalue(L, sidx);
+  ecsl_charge(L, lq->lw); /* the loop body may run any Lua too */
+  return 4;
+}
+

@@ -1,0 +1,656 @@
+/*
+** component.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+/* ======================================================================
+** Component managers and C plugins
+**
+** world:component(name, schema) creates a core manager (component.h) and
+** its Lua object, a full userdata of class ECS_LUA_COMPONENT:
+**   user value 1: the world userdata (keeps it alive; closed check),
+**   user value 2: { field name = field number } -- names are resolved by
+**                 one table lookup, never by comparing strings.
+** The world's state table holds, under light-userdata keys (no string
+** is created, so nothing there can fail at close or in __gc):
+**   [&ecsl_components_key] = { [1..n] = managers in creation order },
+**   [&ecsl_refs_key]       = table of the Lua values of "lua" fields, indexed
+**                       by luaL_ref; the core stores those refs.
+** Values of "lua" fields are thus reachable by Lua's GC while an instance
+** holds them; the core reports the refs of instances it drops, and
+** drain_refs unrefs them after every call that can drop some.
+** ==================================================================== */
+
+
+
+
+/* Unref every dropped lua ref of w; refs is the refs table's index. */
+static void drain_refs_at(lua_State *L, ecs_world *w, int refs) {
+  uint32_t buf[64];
+  size_t n;
+  do {
+    n = ecs_drain_refs(w, buf, sizeof buf / sizeof buf[0]);
+    for (size_t k = 0; k < n; k++) luaL_unref(L, refs, (int)buf[k]);
+  } while (n == sizeof buf / sizeof buf[0]);
+}
+
+/* Push the table under key in the state of the world at widx (or nil). */
+int ecsl_push_state_field(lua_State *L, int widx, const void *key) {
+  int t;
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  t = lua_rawgetp(L, -1, key);                            /* state, v */
+  lua_remove(L, -2);                                      /* v */
+  return t;
+}
+
+/* Push the table under key in the world's state, creating it. */
+void ecsl_need_state_field(lua_State *L, int widx, const void *key) {
+  if (ecsl_push_state_field(L, widx, key) != LUA_TNIL) return;
+  lua_pop(L, 1);
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  lua_newtable(L);                                        /* state, t */
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, -3, key);
+  lua_remove(L, -2);                                      /* t */
+}
+
+void ecs_lua_drain_refs(lua_State *L, int world_idx) {
+  lworld *lw = ecsl_test_lworld(L, world_idx);
+  if (lw == NULL || lw->w == NULL || ecs_dropped_refs(lw->w) == 0) return;
+  world_idx = lua_absindex(L, world_idx);
+  if (ecsl_push_state_field(L, world_idx, &ecsl_refs_key) == LUA_TTABLE)
+    drain_refs_at(L, lw->w, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+/*
+** Called by world:close before the core world goes: forget the Lua values
+** of "lua" fields, so they are collectable even while the world userdata
+** or its managers are still referenced. Assigning nil to an existing key
+** never allocates, so this cannot raise (close is also __gc).
+*/
+void ecsl_components_world_closed(lua_State *L, int widx) {
+  lua_getiuservalue(L, widx, 1);                          /* state */
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    if (lua_rawgetp(L, -1, &ecsl_refs_key) != LUA_TNIL) {
+      lua_pushnil(L);
+      lua_rawsetp(L, -3, &ecsl_refs_key);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/*
+** Each manager has its own metatable (so that its __index table can hold
+** its name next to the methods, and a method call is one table lookup);
+** __name is "ecs.Component". A manager is recognised by its lhead.
+*/
+
+/* True when the value at idx is a component manager (never raises). */
+int ecsl_is_comp(lua_State *L, int idx) {
+  return ecsl_test_object(L, idx, &ecsl_comp_tag) != NULL;
+}
+
+static lcomponent *to_comp(lua_State *L, int idx) {
+  lcomponent *lc = (lcomponent *)ecsl_test_object(L, idx, &ecsl_comp_tag);
+  if (lc == NULL) ecsl_object_error(L, idx, ECS_LUA_COMPONENT);
+  return lc;
+}
+
+/* The manager at idx with its world open. */
+static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
+  lcomponent *lc = to_comp(L, idx);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    luaL_error(L, CLOSED_WORLD);
+  *w = lc->lw->w;
+  return lc;
+}
+
+ecs_component *ecs_lua_check_component(lua_State *L, int idx, ecs_world **w) {
+  ecs_world *cw;
+  lcomponent *lc = check_comp(L, idx, &cw);
+  if (w != NULL) *w = cw;
+  return lc->c;
+}
+
+/* Push the refs table of the manager at idx (it exists when nlua > 0). */
+static int push_comp_refs(lua_State *L, int idx) {
+  lua_getiuservalue(L, idx, 1);                           /* world */
+  ecsl_push_state_field(L, lua_gettop(L), &ecsl_refs_key);          /* world, refs */
+  lua_remove(L, -2);                                      /* refs */
+  return lua_gettop(L);
+}
+
+static void drain_comp(lua_State *L, const lcomponent *lc, ecs_world *w) {
+  if (lc->nlua == 0 || ecs_dropped_refs(w) == 0) return;
+  push_comp_refs(L, 1);
+  drain_refs_at(L, w, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
+                      ecs_err err) {
+  return luaL_error(L, "%s:%s: %s", ecs_component_name(lc->c), fn,
+                    ecs_strerror(err));
+}
+
+
+static int make_refs(lua_State *L) { /* job, refs, v1..vn */
+  ref_job *job = (ref_job *)lua_touserdata(L, 1);
+  for (int k = 0; k < job->n; k++) {
+    lua_pushvalue(L, 3 + k);
+    job->ref[k] = (uint32_t)luaL_ref(L, 2);
+    job->done = k + 1;
+  }
+  return 0;
+}
+
+/*
+** Shared by add and set: Position:add(e, x, y) or Position:add(e, {x=, y=}).
+** The table form is used when exactly one value is given, it is a table,
+** and the first field is not of type lua (for which a table is a value).
+** Order, so that an error never leaves a half-done change: check the
+** entity and every value; make refs for lua fields (all or none); then the
+** core add (on NOMEM the refs are unref'd);
+** then write every column, unref'ing replaced lua values; drain.
+*/
+static int comp_write(lua_State *L, int is_add) {
+  const char *fn = is_add ? "add" : "set";
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  int top = lua_gettop(L), refs = 0, tform;
+  uint32_t nf = lc->nfields;
+  fvalue val[ECS_MAX_FIELDS];
+  int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
+  ecs_instance i = ECS_NO_INSTANCE;
+  bool existed = false;
+  ecs_err err;
+  if (!ecs_alive(w, e)) return comp_error(L, lc, fn, ECS_ERR_DEAD);
+  if (!is_add && (i = ecs_component_lookup(w, lc->c, e)) == ECS_NO_INSTANCE)
+    return comp_error(L, lc, fn, ECS_ERR_MISSING);
+  tform = top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
+          ecs_component_field(lc->c, 0)->type != ECS_LUA;
+  for (uint32_t k = 0; k < nf; k++) src[k] = 0;
+  if (tform) {
+    /* move each named value to the stack, so that refs see it later */
+    luaL_checkstack(L, (int)nf + 4, "too many fields");
+    lua_settop(L, 3 + (int)nf);           /* slots 4..3+nf: values by field */
+    lua_getiuservalue(L, 1, 2);                           /* ..., names */
+    lua_pushnil(L);
+    while (lua_next(L, 3)) {                             /* names, key, v */
+      int isint;
+      lua_Integer k;
+      if (lua_type(L, -2) != LUA_TSTRING)
+        return luaL_error(L, "%s:%s: field names must be strings, got %s",
+                          ecs_component_name(lc->c), fn, luaL_typename(L, -2));
+      lua_pushvalue(L, -2);
+      lua_rawget(L, -4);                                 /* names, key, v, k */
+      k = lua_tointegerx(L, -1, &isint);
+      lua_pop(L, 1);
+      if (!isint) {
+        size_t klen, at;
+        const char *key = lua_tolstring(L, -2, &klen);
+        if ((at = ecsl_zero_at(key, klen)) != 0)
+          return luaL_error(L, "%s:%s: field name contains an embedded zero "
+                            "at position %I", ecs_component_name(lc->c), fn,
+                            (lua_Integer)at);
+        return luaL_error(L, "%s:%s: unknown field '%s'",
+                          ecs_component_name(lc->c), fn, key);
+      }
+      lua_replace(L, 4 + (int)k);                        /* names, key */
+      src[k] = 4 + (int)k;
+    }
+    lua_pop(L, 1);
+  } else {
+    if ((uint32_t)(top - 2) > nf)
+      return luaL_error(L, "%s:%s: too many values (%d fields)",
+                        ecs_component_name(lc->c), fn, (int)nf);
+    for (uint32_t k = 0; k < nf && (int)k + 3 <= top; k++) src[k] = 3 + (int)k;
+  }
+  for (uint32_t k = 0; k < nf; k++) {
+    val[k].i = 0; /* missing: zero, false, ecs.null or nil */
+    if (src[k] != 0) ecsl_check_value(L, src[k], lc, fn, k, &val[k]);
+  }
+  if (lc->nlua > 0) {
+    ref_job job;
+    job.n = job.done = 0;
+    refs = push_comp_refs(L, 1);
+    luaL_checkstack(L, (int)lc->nlua + 3, "too many fields");
+    lua_pushcfunction(L, make_refs);          /* light: no allocation */
+    lua_pushlightuserdata(L, &job);
+    lua_pushvalue(L, refs);
+    for (uint32_t k = 0; k < nf; k++) {
+      if (ecs_component_field(lc->c, k)->type != ECS_LUA) continue;
+      val[k].ref = 0;
+      if (src[k] == 0 || lua_isnil(L, src[k])) continue;
+      job.field[job.n++] = k;
+      lua_pushvalue(L, src[k]);
+    }
+    if (job.n <= 1) {
+      /* one ref at most: if it raises, none was made; no pcall needed */
+      if (job.n == 1) job.ref[0] = (uint32_t)luaL_ref(L, refs);
+      lua_pop(L, 3);                          /* make_refs, job, refs */
+    } else if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
+      for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      return lua_error(L);                    /* the same error object */
+    }
+    for (int k = 0; k < job.n; k++) val[job.field[k]].ref = job.ref[k];
+    /* making refs allocates, and a GC step may run finalizers that change
+    ** the world (or close it): look everything up again */
+    err = ECS_ERR_OK;
+    if (lc->lw->w == NULL) err = ECS_ERR_INVALID;
+    else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
+    else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
+      err = ECS_ERR_MISSING;
+    if (err != ECS_ERR_OK) {
+      for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      if (err == ECS_ERR_INVALID) return luaL_error(L, "attempt to use a closed world");
+      return comp_error(L, lc, fn, err);
+    }
+    w = lc->lw->w;
+  }
+  if (is_add) {
+    err = ecs_component_add(w, lc->c, e, &i, &existed);
+    if (err != ECS_ERR_OK) {
+      for (uint32_t k = 0; k < nf && refs != 0; k++)
+        if (ecs_component_field(lc->c, k)->type == ECS_LUA && val[k].ref)
+          luaL_unref(L, refs, (int)val[k].ref);
+      return comp_error(L, lc, fn, err);
+    }
+  }
+  for (uint32_t k = 0; k < nf; k++) {
+    if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+      uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+      ecsl_write_value(lc->c, k, i, &val[k]);
+      if (old != 0) luaL_unref(L, refs, (int)old);
+    } else {
+      ecsl_write_value(lc->c, k, i, &val[k]);
+    }
+  }
+  if (refs != 0) drain_refs_at(L, w, refs);
+  if (is_add) ecsl_charge(L, lc->lw);
+  return 0;
+}
+
+/* Position:add(e, ...) -- creates or overwrites; missing fields are zero */
+static int l_comp_add(lua_State *L) { return comp_write(L, 1); }
+
+/* Position:set(e, ...) -- like add, but e must have the component */
+static int l_comp_set(lua_State *L) { return comp_write(L, 0); }
+
+/* Position:get(e) -> values in schema order, or nothing */
+static int l_comp_get(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  ecs_instance i;
+  int refs = 0;
+  luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
+  if (lc->nlua > 0) refs = push_comp_refs(L, 1);
+  /* nothing below allocates, so i stays valid while values are pushed */
+  i = ecs_component_lookup(w, lc->c, e);
+  if (i == ECS_NO_INSTANCE) return 0;
+  for (uint32_t k = 0; k < lc->nfields; k++) ecsl_push_value(L, lc->c, k, i, refs);
+  return (int)lc->nfields;
+}
+
+/* Position:field(e, "x") -> value, or nil if e has no Position */
+static int l_comp_field(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  uint32_t k = ecsl_check_field(L, lc, 3, "field");
+  ecs_instance i = ecs_component_lookup(w, lc->c, e);
+  int refs = 0;
+  if (i == ECS_NO_INSTANCE) {
+    lua_pushnil(L);
+    return 1;
+  }
+  if (ecs_component_field(lc->c, k)->type == ECS_LUA) refs = push_comp_refs(L, 1);
+  ecsl_push_value(L, lc->c, k, i, refs);
+  return 1;
+}
+
+/* Position:set_field(e, "x", v) -- e must have the component */
+static int l_comp_set_field(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  ecs_entity e = check_entity(L, 2);
+  uint32_t k = ecsl_check_field(L, lc, 3, "set_field");
+  ecs_instance i;
+  fvalue v;
+  lua_settop(L, 4);
+  if (!ecs_alive(w, e)) return comp_error(L, lc, "set_field", ECS_ERR_DEAD);
+  i = ecs_component_lookup(w, lc->c, e);
+  if (i == ECS_NO_INSTANCE) return comp_error(L, lc, "set_field", ECS_ERR_MISSING);
+  ecsl_check_value(L, 4, lc, "set_field", k, &v);
+  if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+    int refs = push_comp_refs(L, 1);
+    uint32_t old;
+    v.ref = 0;
+    if (!lua_isnil(L, 4)) {
+      lua_pushvalue(L, 4);
+      v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
+      /* a GC step during luaL_ref may have run finalizers: look again */
+      if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
+          (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
+        luaL_unref(L, refs, (int)v.ref);
+        if (lc->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+        return comp_error(L, lc, "set_field", ecs_alive(lc->lw->w, e) ?
+                          ECS_ERR_MISSING : ECS_ERR_DEAD);
+      }
+    }
+    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+    ecsl_write_value(lc->c, k, i, &v);
+    if (old != 0) luaL_unref(L, refs, (int)old);
+    return 0;
+  }
+  ecsl_write_value(lc->c, k, i, &v);
+  return 0;
+}
+
+/* Position:has(e) -> boolean (false for dead, stale or null handles) */
+static int l_comp_has(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushboolean(L, ecs_component_lookup(w, lc->c, check_entity(L, 2)) !=
+                         ECS_NO_INSTANCE);
+  return 1;
+}
+
+/* Position:remove(e) -> boolean (false if e is dead or had none) */
+static int l_comp_remove(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  bool done = ecs_component_remove(w, lc->c, check_entity(L, 2));
+  drain_comp(L, lc, w);
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+/* Position:count() -> instances whose entity is alive */
+static int l_comp_count(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushinteger(L, (lua_Integer)ecs_component_count(w, lc->c));
+  return 1;
+}
+
+/* Position:size() -> instances stored, dead entities' records included */
+static int l_comp_size(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
+  return 1;
+}
+
+/*
+** Position:gc([budget]) -> records reclaimed. Without a budget every dead
+** record goes; with one, Bitsquid's random probing reclaims at most budget.
+*/
+static int l_comp_gc(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  size_t budget = SIZE_MAX, n;
+  if (!lua_isnoneornil(L, 2)) {
+    lua_Integer b = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, b >= 0, 2, "budget must not be negative");
+    if ((lua_Unsigned)b < SIZE_MAX) budget = (size_t)b;
+  }
+  n = ecs_component_gc(w, lc->c, budget);
+  drain_comp(L, lc, w);
+  lua_pushinteger(L, (lua_Integer)n);
+  return 1;
+}
+
+/* Position:fields() -> { "x:f32", "y:f32" } (the schema, normalised) */
+static int l_comp_fields(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_createtable(L, (int)lc->nfields, 0);
+  for (uint32_t k = 0; k < lc->nfields; k++) {
+    const ecs_field_def *f = ecs_component_field(lc->c, k);
+    lua_pushfstring(L, "%s:%s", f->name, ecs_type_name(f->type));
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  return 1;
+}
+
+/*
+** The iterator of Position:entities(): upvalues manager, position. It
+** walks the instances downwards, so removing the current entity's
+** component (which moves an already visited instance into its place) or
+** adding new ones (appended, so not visited) during the loop is safe.
+*/
+static int l_comp_entities_next(lua_State *L) {
+  lcomponent *lc = (lcomponent *)lua_touserdata(L, lua_upvalueindex(1));
+  ecs_world *w = lc->lw->w;
+  lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+  const ecs_entity *own;
+  if (w == NULL) return luaL_error(L, "attempt to use a closed world");
+  own = ecs_component_entities(lc->c);
+  if (pos > (lua_Integer)ecs_component_size(lc->c))
+    pos = (lua_Integer)ecs_component_size(lc->c);
+  while (pos > 0) {
+    ecs_entity e = own[--pos];
+    if (ecs_alive(w, e)) {
+      lua_pushinteger(L, pos);
+      lua_replace(L, lua_upvalueindex(2));
+      push_entity(L, e);
+      return 1;
+    }
+  }
+  lua_pushinteger(L, 0);
+  lua_replace(L, lua_upvalueindex(2));
+  return 0;
+}
+
+/* Position:entities() -> iterator over entities having it (alive) */
+static int l_comp_entities(lua_State *L) {
+  ecs_world *w;
+  lcomponent *lc = check_comp(L, 1, &w);
+  lua_settop(L, 1);
+  lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
+  lua_pushcclosure(L, l_comp_entities_next, 2);
+  return 1;
+}
+
+static int l_comp_tostring(lua_State *L) {
+  lcomponent *lc = to_comp(L, 1);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    lua_pushliteral(L, "ecs.Component (closed world)");
+  else
+    lua_pushfstring(L, "ecs.Component(%s)", ecs_component_name(lc->c));
+  return 1;
+}
+
+static const luaL_Reg comp_methods[] = {
+  {"add", l_comp_add},
+  {"set", l_comp_set},
+  {"get", l_comp_get},
+  {"field", l_comp_field},
+  {"set_field", l_comp_set_field},
+  {"has", l_comp_has},
+  {"remove", l_comp_remove},
+  {"count", l_comp_count},
+  {"size", l_comp_size},
+  {"gc", l_comp_gc},
+  {"fields", l_comp_fields},
+  {"entities", l_comp_entities},
+  {NULL, NULL}
+};
+
+/*
+** The registry metatable ECS_LUA_COMPONENT only holds what every manager's
+** own metatable copies: the methods table (__methods) and __tostring.
+*/
+void ecsl_open_components(lua_State *L) {
+  luaL_newmetatable(L, ECS_LUA_COMPONENT);               /* mt */
+  lua_newtable(L);                                       /* mt, methods */
+  ecsl_set_methods(L, comp_methods, &ecsl_comp_tag, ECS_LUA_COMPONENT);
+  lua_setfield(L, -2, "__methods");
+  lua_pushcfunction(L, l_comp_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}
+
+/* Push a new metatable for a manager named name. */
+static void push_comp_metatable(lua_State *L, const char *name) {
+  int base, index;
+  lua_createtable(L, 0, 8);                              /* mt */
+  luaL_getmetatable(L, ECS_LUA_COMPONENT);               /* mt, base */
+  base = lua_gettop(L);
+  lua_createtable(L, 0, 16);                             /* mt, base, index */
+  index = lua_gettop(L);
+  lua_getfield(L, base, "__methods");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                 /* copy the methods */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, index);
+  }
+  lua_setfield(L, base - 1, "__methods");  /* mt.__methods = methods */
+  lua_pushstring(L, name);
+  lua_setfield(L, index, "name");
+  lua_setfield(L, base - 1, "__index");
+  lua_getfield(L, base, "__tostring");
+  lua_setfield(L, base - 1, "__tostring");
+  lua_pop(L, 1);                                         /* mt */
+  lua_pushliteral(L, ECS_LUA_COMPONENT);
+  lua_setfield(L, -2, "__name");
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+}
+
+static bool is_ident(const char *s, size_t len) {
+  if (len == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
+                    (s[0] >= 'A' && s[0] <= 'Z')))
+    return false;
+  for (size_t k = 1; k < len; k++)
+    if (!(s[k] == '_' || (s[k] >= 'a' && s[k] <= 'z') ||
+          (s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9')))
+      return false;
+  return true;
+}
+
+/*
+** world:component(name [, schema]) -> manager
+** schema is a list of "field:type" strings (a bare "field" is f64); nil or
+** absent makes a tag. Everything that can raise (parsing, the Lua objects,
+** the registry entries) happens before the core manager is created; if
+** the core then fails, the registry entries are removed (no allocation).
+*/
+int ecsl_l_world_component(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  size_t len, n = 0;
+  const char *name;
+  ecs_field_def *defs;
+  lcomponent *lc;
+  lua_Integer slot;
+  ecs_err err;
+  name = check_text(L, 2, &len, "world:component");
+  if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
+    return luaL_argerror(L, 2, "component name must be an identifier");
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    n = (size_t)lua_rawlen(L, 3);
+  }
+  lua_settop(L, 3);
+  if (n > ECS_MAX_FIELDS)
+    return luaL_error(L, "world:component: too many fields (limit %d)",
+                      (int)ECS_MAX_FIELDS);
+  if (ecs_component_find(w, name) != NULL)
+    return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
+  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
+  lua_createtable(L, (int)n, 0);                          /* 5: field names */
+  lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
+  for (size_t k = 0; k < n; k++) {
+    size_t slen, flen, at;
+    const char *s, *colon;
+    int type = ECS_F64;
+    if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
+      return luaL_error(L, "world:component: schema entry %d must be a "
+                        "string, got %s", (int)k + 1, luaL_typename(L, -1));
+    s = lua_tolstring(L, -1, &slen);
+    if ((at = ecsl_zero_at(s, slen)) != 0)
+      return luaL_error(L, "world:component: schema entry %d contains an "
+                        "embedded zero at position %I", (int)k + 1,
+                        (lua_Integer)at);
+    colon = (const char *)memchr(s, ':', slen);
+    flen = colon != NULL ? (size_t)(colon - s) : slen;
+    if (!is_ident(s, flen))
+      return luaL_error(L, "world:component: invalid field name in '%s'", s);
+    lua_pushlstring(L, s, flen);                          /* entry, fname */
+    if (colon != NULL) {
+      type = ecs_type_parse(colon + 1, slen - flen - 1);
+      if (type < 0)
+        return luaL_error(L, "world:component: field '%s' has unknown type "
+                          "'%s'", lua_tostring(L, -1), colon + 1);
+    }
+    lua_pushvalue(L, -1);
+    if (lua_rawget(L, 6) != LUA_TNIL)
+      return luaL_error(L, "world:component: duplicate field '%s'",
+                        lua_tostring(L, -2));
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushinteger(L, (lua_Integer)k);
+    lua_rawset(L, 6);                                     /* names[f] = k */
+    defs[k].name = lua_tostring(L, -1);  /* kept alive by table 5 */
+    defs[k].type = (ecs_type)type;
+    lua_rawseti(L, 5, (lua_Integer)k + 1);
+    lua_pop(L, 1);
+  }
+  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc, 2); /* 7: manager */
+  lc->lw = ecsl_to_lworld(L, 1);
+  ecsl_init_head(&lc->h, &ecsl_comp_tag, lc->lw);
+  lc->c = NULL;
+  lc->nfields = (uint32_t)n;
+  lc->nlua = 0;
+  for (size_t k = 0; k < n; k++) lc->nlua += defs[k].type == ECS_LUA;
+  push_comp_metatable(L, name);
+  lua_setmetatable(L, 7);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, 7, 1);
+  lua_pushvalue(L, 6);
+  lua_setiuservalue(L, 7, 2);
+  if (lc->nlua > 0) {
+    ecsl_need_state_field(L, 1, &ecsl_refs_key);
+    lua_pop(L, 1);
+  }
+  ecsl_need_state_field(L, 1, &ecsl_components_key);                /* 8: registry */
+  slot = (lua_Integer)lua_rawlen(L, 8) + 1;
+  lua_pushvalue(L, 7);
+  lua_rawseti(L, 8, slot);    /* the last thing that may raise */
+  /* the allocations above may have run finalizers: the world may be gone */
+  if ((w = lc->lw->w) == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
+  if (err != ECS_ERR_OK) {
+    lc->c = NULL;
+    lua_pushnil(L);
+    lua_rawseti(L, 8, slot);  /* an existing key: no allocation */
+    return ecs_lua_error(L, "world:component", err);
+  }
+  lua_pushvalue(L, 7);
+  ecsl_charge(L, lc->lw);
+  return 1;
+}
+
+/* world:components() -> list of component managers, in creation order */
+int ecsl_l_world_components(lua_State *L) {
+  lua_Integer n;
+  check_world(L, 1);
+  if (ecsl_push_state_field(L, 1, &ecsl_components_key) != LUA_TTABLE) {
+    lua_newtable(L);
+    return 1;
+  }
+  n = (lua_Integer)lua_rawlen(L, -1);
+  lua_createtable(L, (int)n, 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, -2, k);
+    lua_rawseti(L, -2, k);
+  }
+  return 1;
+}
+

@@ -1,0 +1,86 @@
+/*
+** module.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+static const luaL_Reg world_methods[] = {
+  {"create", ecsl_l_world_create},
+  {"destroy", ecsl_l_world_destroy},
+  {"alive", ecsl_l_world_alive},
+  {"count", ecsl_l_world_count},
+  {"memory", ecsl_l_world_memory},
+  {"entities", ecsl_l_world_entities},
+  {"update", ecsl_l_world_update},
+  {"check", ecsl_l_world_check},
+  {"close", ecsl_l_world_close},
+  {"component", ecsl_l_world_component},
+  {"components", ecsl_l_world_components},
+  {"query", ecsl_l_world_query},
+  {"system", ecsl_l_world_system},
+  {"remove_system", ecsl_l_world_remove_system},
+  {"systems", ecsl_l_world_systems},
+  {"stats", ecsl_l_world_stats},
+  {"reset_stats", ecsl_l_world_reset_stats},
+  {NULL, NULL}
+};
+
+static const luaL_Reg world_meta[] = {
+  {"__gc", ecsl_l_world_gc},
+  {"__close", ecsl_l_world_close},
+  {"__tostring", ecsl_l_world_tostring},
+  {NULL, NULL}
+};
+
+/*
+** The class template every world's metatable is copied from (__name,
+** metamethods, __methods for the argument sweep), and the
+** shared metatable of every world's fields table: { __index = methods }.
+*/
+static void open_world(lua_State *L) {
+  luaL_newmetatable(L, ECS_LUA_WORLD);                   /* tpl */
+  luaL_setfuncs(L, world_meta, 0);
+  lua_newtable(L);                                       /* tpl, methods */
+  ecsl_set_methods(L, world_methods, &ecsl_world_tag, ECS_LUA_WORLD);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__methods");
+  luaL_newmetatable(L, ECS_LUA_WORLD_FIELDS);            /* tpl, methods, fmt */
+  lua_insert(L, -2);                                     /* tpl, fmt, methods */
+  lua_setfield(L, -2, "__index");                        /* tpl, fmt */
+  lua_pop(L, 1);
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+/* ======================================================================
+** Module
+** ==================================================================== */
+
+static const luaL_Reg module_functions[] = {
+  {"is_entity", ecsl_l_is_entity},
+  {"id", ecsl_l_id},
+  {"entity", ecsl_l_entity},
+  {"index", ecsl_l_index},
+  {"generation", ecsl_l_generation},
+  {"tostring", ecsl_l_tostring},
+  {"world", ecsl_l_world_new},
+  {NULL, NULL}
+};
+
+LUAMOD_API int luaopen_ecs_core(lua_State *L);
+
+LUAMOD_API int luaopen_ecs_core(lua_State *L) {
+  open_world(L);
+  ecsl_open_components(L);
+  ecsl_preload_plugins(L);
+  ecsl_open_builtins(L);
+  ecsl_open_queries(L);
+  luaL_newlib(L, module_functions);
+  lua_pushcfunction(L, ecsl_l_lightuserdata); /* test helper */
+  lua_setfield(L, -2, "_lightuserdata");
+  push_entity(L, ECS_NULL);
+  lua_setfield(L, -2, "null");
+  lua_pushinteger(L, (lua_Integer)ECS_MAX_ENTITIES);
+  lua_setfield(L, -2, "MAX_ENTITIES");
+  return 1;
+}

@@ -1,0 +1,200 @@
+/*
+** object.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+const char ecsl_world_tag = 'w';
+const char ecsl_comp_tag = 'c';
+const char ecsl_query_tag = 'q';
+const char ecsl_qiter_tag = 'i';
+const char ecsl_columns_tag = 'k';
+const char ecsl_native_tag = 'n';
+const char ecsl_plugin_tag = 'p';
+const char ecsl_components_key = 'c';
+const char ecsl_refs_key = 'r';
+const char ecsl_plugins_key = 'p';
+const char ecsl_systems_key = 's';
+const char ecsl_qiter_next_key = 'n';
+
+/* ======================================================================
+** Strings from Lua
+**
+** A Lua string carries its length and may hold zero bytes; names, schemas,
+** column specs and expressions are text that a zero byte would end early
+** (C functions, %s in messages) or make into a name nobody can type. Every
+** string that reaches the core or a parser is checked here: a zero byte is
+** an error, never a silent truncation.
+** ==================================================================== */
+
+/* 1 + the offset of the first zero byte of s, or 0 when there is none. */
+size_t ecsl_zero_at(const char *s, size_t len) {
+  const char *z = (const char *)memchr(s, 0, len);
+  return z == NULL ? 0 : (size_t)(z - s) + 1u;
+}
+
+const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
+                               const char *fn) {
+  size_t n, at;
+  const char *s;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  s = lua_tolstring(L, idx, &n);
+  if ((at = ecsl_zero_at(s, n)) != 0)
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s: string contains an "
+                  "embedded zero at position %I", fn, (lua_Integer)at));
+  if (len != NULL) *len = n;
+  return s;
+}
+
+
+
+/* ======================================================================
+** Objects and calls in progress
+**
+** Every full userdata the binding hands to Lua (worlds, component
+** managers, queries and their iteration states, native systems, plugin
+** objects) begins with an lhead: its own address and its class tag. A
+** userdata of another library that debug.setmetatable gave one of our
+** metatables carries neither, so it is refused with a type error instead
+** of being read as ours (every self is checked this way, not by its
+** metatable).
+**
+** A world counts the calls in progress on it (busy). Methods run through
+** one wrapper (ecsl_l_method) that checks self and counts the call. A call may
+** run Lua code it does not control: a finalizer at any allocation, a
+** metamethod of a user table. If that code closes the world, the world
+** is marked closed at once (every method then raises the closed-world
+** error) but its core memory is released only when the last call in
+** progress returns, so no call is left holding pointers into freed
+** memory. A call that ends in an error does not return through the
+** wrapper; its count then stays, and the memory of a world closed later
+** is released by the world's __gc instead (never earlier than safe).
+** Calls that run user code on purpose (Lua systems) uncount themselves
+** around it: they hold no core pointer across it.
+** ==================================================================== */
+
+
+
+/* Class tags: only their addresses matter. */
+
+/* ======================================================================
+** Worlds
+**
+** A world userdata holds the ecs_world pointer (NULL once closed) and has
+** one user value: a table the binding keeps its Lua-side state in
+** (component managers, transform and names objects, systems, Lua values of
+** "lua" fields). Objects that belong to a world (managers, queries) hold
+** the world userdata as their own user value, so the world outlives them
+** and they can see whether it was closed.
+** ==================================================================== */
+
+
+void ecsl_init_head(lhead *h, const void *cls, lworld *lw) {
+  h->self = h;
+  h->cls = cls;
+  h->lw = lw;
+}
+
+/* The lhead of the userdata at idx if it is of class cls, else NULL. */
+lhead *ecsl_test_object(lua_State *L, int idx, const void *cls) {
+  lhead *h = (lhead *)lua_touserdata(L, idx);
+  if (h == NULL || lua_type(L, idx) != LUA_TUSERDATA ||
+      lua_rawlen(L, idx) < sizeof *h || h->self != (const void *)h ||
+      h->cls != cls)
+    return NULL;
+  return h;
+}
+
+/* The type name luaL_typeerror would use: __name, or the basic type. */
+
+/*
+** Raise "bad argument #idx (<cname> expected, got <what>)"; a userdata
+** wearing one of our metatables without being ours is called that, not
+** by the class name it borrowed.
+*/
+int ecsl_object_error(lua_State *L, int idx, const char *cname) {
+  const char *got = ecsl_value_type_name(L, idx);
+  if (lua_type(L, idx) == LUA_TUSERDATA && strcmp(got, cname) == 0)
+    got = lua_pushfstring(L, "a userdata with a borrowed %s metatable", cname);
+  return luaL_argerror(L, idx, lua_pushfstring(L, "%s expected, got %s", cname, got));
+}
+
+lworld *ecsl_test_lworld(lua_State *L, int idx) {
+  return (lworld *)ecsl_test_object(L, idx, &ecsl_world_tag);
+}
+
+lworld *ecsl_to_lworld(lua_State *L, int idx) {
+  lworld *lw = ecsl_test_lworld(L, idx);
+  if (lw == NULL) ecsl_object_error(L, idx, ECS_LUA_WORLD);
+  return lw;
+}
+
+
+ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
+  lworld *lw = ecsl_to_lworld(L, idx);
+  if (lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  return lw->w;
+}
+
+/* The world's own methods: self is argument 1. */
+ecs_world *ecsl_check_self(lua_State *L) {
+  return ecs_lua_check_world(L, 1);
+}
+
+
+/* Release the core world of a closed world once no call is in progress. */
+void ecsl_world_release(lworld *lw) {
+  ecs_world *w = lw->doomed;
+  lw->doomed = NULL;
+  ecs_world_free(w);
+}
+
+static void world_enter(lworld *lw) { lw->busy++; }
+
+static void world_leave(lworld *lw) {
+  if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
+}
+
+
+
+/* Every method runs through here: check self, count the call. */
+int ecsl_l_method(lua_State *L) {
+  const lmethod *m = (const lmethod *)lua_touserdata(L, lua_upvalueindex(1));
+  lhead *h = m->cls == &ecsl_plugin_tag ? ecsl_test_plugin(L, 1, m->cname)
+                                     : ecsl_test_object(L, 1, m->cls);
+  lworld *lw;
+  int n;
+  if (h == NULL) return ecsl_object_error(L, 1, m->cname);
+  if ((lw = h->lw) == NULL) return m->fn(L); /* an object of no world */
+  world_enter(lw);
+  n = m->fn(L);
+  world_leave(lw);
+  return n;
+}
+
+/* Set the methods into the table on top of the stack, each wrapped. */
+void ecsl_set_methods(lua_State *L, const luaL_Reg *methods,
+                        const void *cls, const char *cname) {
+  for (; methods->name != NULL; methods++) {
+    lmethod *m = (lmethod *)lua_newuserdatauv(L, sizeof *m, 0);
+    m->fn = methods->func;
+    m->cls = cls;
+    m->cname = cname;
+    lua_pushcclosure(L, ecsl_l_method, 1);
+    lua_setfield(L, -2, methods->name);
+  }
+}
+
+void *ecs_lua_enter(lua_State *L, int idx) {
+  lhead *h = (lhead *)lua_touserdata(L, idx);
+  if (h == NULL || lua_type(L, idx) != LUA_TUSERDATA ||
+      lua_rawlen(L, idx) < sizeof *h || h->self != (const void *)h ||
+      h->lw == NULL || h->lw->h.self != (const void *)h->lw)
+    luaL_argerror(L, idx, "ecs object expected");
+  world_enter(h->lw);
+  return h->lw;
+}
+
+void ecs_lua_leave(void *token) {
+  if (token != NULL) world_leave((lworld *)token);
+}
+/* The world of a method that began with check_self (index 1 is a world). */

@@ -1,0 +1,353 @@
+/*
+** query.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+/* ======================================================================
+** Queries and systems (docs/queries.md)
+**
+** A query is a full userdata of class ECS_LUA_QUERY (lquery) with user
+** values: 1 the world userdata (keeps it alive; closed check), 2 a cache
+** table (resolved column specs, one reusable iterator and one reusable
+** columns state; compiled programs live in the core query), 3 the list of its
+** managers (keeps them alive; q:components()). The core query (query.h)
+** belongs to the core world, which frees it at close; the userdata frees
+** it on __gc while the world is open.
+**
+** Systems live in the world's state table under systems_key: a list of
+** records { name, query, kind, function | expression text | native, params,
+** calls, seconds, entities } in run order. The list is replaced, never
+** edited in place, when a system is removed, so an update in progress
+** walks a stable list.
+** ==================================================================== */
+
+/* rows per chunk of q:columns */
+/* most specs in one q:columns call or one native system */
+
+
+
+
+lquery *ecsl_check_query(lua_State *L, int idx) {
+  lquery *lq = (lquery *)ecsl_test_object(L, idx, &ecsl_query_tag);
+  if (lq == NULL) ecsl_object_error(L, idx, ECS_LUA_QUERY);
+  if (lq->q == NULL || lq->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  return lq;
+}
+
+int ecsl_query_fail(lua_State *L, const char *fn, ecs_err err) {
+  return luaL_error(L, "q:%s: %s", fn, ecs_strerror(err));
+}
+
+/* Push cache table slot k of the query at qidx, creating it. */
+int ecsl_push_query_cache(lua_State *L, int qidx, int k) {
+  lua_getiuservalue(L, qidx, 2);                          /* cache */
+  if (lua_rawgeti(L, -1, k) == LUA_TNIL) {                /* cache, nil */
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, k);
+  }
+  lua_remove(L, -2);
+  return lua_gettop(L);
+}
+
+/* The manager at idx (stack index arg of the call), of the world lw. */
+static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
+  lcomponent *lc;
+  if (!ecsl_is_comp(L, idx))
+    luaL_argerror(L, arg, lua_pushfstring(L, "component expected, got %s",
+                                          ecsl_value_type_name(L, idx)));
+  lc = (lcomponent *)lua_touserdata(L, idx);
+  if (lc->c == NULL || lc->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  if (lc->lw != lw) luaL_argerror(L, arg, "component of another world");
+  return lc->c;
+}
+
+/*
+** world:query(C1, C2, ...) or world:query({ C1, C2, without = { C3 } })
+** Terms are checked and collected in a list (user value 3) before the core
+** query is made, so nothing raises after it exists.
+*/
+int ecsl_l_world_query(lua_State *L) {
+  ecs_component *term[ECS_QUERY_MAX_TERMS];
+  uint32_t nwith = 0, nwithout = 0;
+  lworld *lw;
+  lquery *lq;
+  ecs_err err;
+  int top, list;
+  check_world(L, 1);
+  lw = ecsl_to_lworld(L, 1);
+  top = lua_gettop(L);
+  lua_createtable(L, top, 1);                             /* list */
+  list = lua_gettop(L);
+  if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2), m = 0;
+    int wo;
+    if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
+      return luaL_error(L, "world:query: too many components (limit %d)",
+                        (int)ECS_QUERY_MAX_TERMS);
+    for (lua_Integer k = 1; k <= n; k++) {
+      lua_rawgeti(L, 2, k);
+      term[nwith++] = query_term(L, -1, lw, 2);
+      lua_rawseti(L, list, (lua_Integer)nwith);
+    }
+    lua_pushliteral(L, "without");
+    wo = lua_rawget(L, 2);
+    if (wo != LUA_TNIL) {
+      if (wo != LUA_TTABLE)
+        return luaL_error(L, "world:query: 'without' must be a list of "
+                          "components, got %s", luaL_typename(L, -1));
+      m = (lua_Integer)lua_rawlen(L, -1);
+      if (m > (lua_Integer)(ECS_QUERY_MAX_TERMS - nwith))
+        return luaL_error(L, "world:query: too many components (limit %d)",
+                          (int)ECS_QUERY_MAX_TERMS);
+      for (lua_Integer k = 1; k <= m; k++) {
+        lua_rawgeti(L, -1, k);
+        term[nwith + nwithout++] = query_term(L, -1, lw, 2);
+        lua_rawseti(L, list, (lua_Integer)(nwith + nwithout));
+      }
+    }
+    lua_pop(L, 1);
+  } else {
+    if (top - 1 > (int)ECS_QUERY_MAX_TERMS)
+      return luaL_error(L, "world:query: too many components (limit %d)",
+                        (int)ECS_QUERY_MAX_TERMS);
+    for (int k = 2; k <= top; k++) {
+      term[nwith++] = query_term(L, k, lw, k);
+      lua_pushvalue(L, k);
+      lua_rawseti(L, list, (lua_Integer)nwith);
+    }
+  }
+  if (nwith == 0 && top == 2 && lua_type(L, 2) == LUA_TTABLE)
+    return luaL_argerror(L, 2, "at least one component expected");
+  if (nwith == 0)
+    return luaL_error(L, "world:query: at least one component expected");
+  for (uint32_t i = 0; i < nwith + nwithout; i++)
+    for (uint32_t j = 0; j < i; j++)
+      if (term[i] == term[j])
+        return luaL_error(L, "world:query: component '%s' listed twice",
+                          ecs_component_name(term[i]));
+  lua_pushinteger(L, (lua_Integer)nwith);
+  lua_setfield(L, list, "n");                             /* with count */
+  lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
+  ecsl_init_head(&lq->h, &ecsl_query_tag, lw);
+  lq->lw = lw;
+  lq->q = NULL;
+  lq->nwith = nwith;
+  luaL_setmetatable(L, ECS_LUA_QUERY);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 2);
+  lua_pushvalue(L, list);
+  lua_setiuservalue(L, -2, 3);
+  if (lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_new(lw->w, term, nwith, term + nwith, nwithout, &lq->q);
+  if (err != ECS_ERR_OK) {
+    lq->q = NULL;
+    return ecs_lua_error(L, "world:query", err);
+  }
+  ecsl_charge(L, lw);
+  return 1;
+}
+
+/* __gc: free the core query while the world is open. Never raises. */
+int ecsl_l_query_gc(lua_State *L) {
+  lquery *lq = (lquery *)ecsl_test_object(L, 1, &ecsl_query_tag);
+  if (lq == NULL) return 0;
+  if (lq->q != NULL && lq->lw->w != NULL) ecs_query_free(lq->lw->w, lq->q);
+  lq->q = NULL;
+  return 0;
+}
+
+/* q:count() -> live matches */
+int ecsl_l_query_count(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  size_t n;
+  ecs_err err = ecs_query_count(lq->lw->w, lq->q, &n);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "count", err);
+  lua_pushinteger(L, (lua_Integer)n);
+  ecsl_charge(L, lq->lw); /* a rebuilt match list */
+  return 1;
+}
+
+/* q:components() -> { with managers }, { without managers } */
+int ecsl_l_query_components(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  lua_Integer n;
+  lua_getiuservalue(L, 1, 3);                             /* list */
+  n = (lua_Integer)lua_rawlen(L, -1);
+  lua_createtable(L, (int)lq->nwith, 0);
+  lua_createtable(L, (int)(n - (lua_Integer)lq->nwith), 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, -3, k);
+    if (k <= (lua_Integer)lq->nwith) lua_rawseti(L, -3, k);
+    else lua_rawseti(L, -2, k - (lua_Integer)lq->nwith);
+  }
+  return 2;
+}
+
+int ecsl_l_query_tostring(lua_State *L) {
+  lquery *lq = (lquery *)ecsl_test_object(L, 1, &ecsl_query_tag);
+  if (lq == NULL) return ecsl_object_error(L, 1, ECS_LUA_QUERY);
+  if (lq->q == NULL || lq->lw->w == NULL) lua_pushliteral(L, "ecs.Query (closed)");
+  else lua_pushfstring(L, "ecs.Query (%p)", (void *)lq);
+  return 1;
+}
+
+/* ----------------------------------------------------------------------
+** q:entities(): a pinned snapshot walked by a reusable iterator object
+** whose __close (the generic for's fourth value) and __gc unpin it.
+** ------------------------------------------------------------------- */
+
+
+static void qiter_end(lqiter *qi) {
+  if (qi->active && qi->lq->q != NULL && qi->lq->lw->w != NULL)
+    ecs_query_iter_end(qi->lq->lw->w, &qi->it);
+  qi->active = 0;
+}
+
+int ecsl_l_qiter_close(lua_State *L) {
+  lqiter *qi = (lqiter *)ecsl_test_object(L, 1, &ecsl_qiter_tag);
+  if (qi != NULL) qiter_end(qi);
+  return 0;
+}
+
+/*
+** The per-entity step, made once (ecsl_open_queries). Checking the state is a
+** look at its lhead, not the registry lookup by name of luaL_checkudata.
+*/
+
+int ecsl_l_qiter_next(lua_State *L) {
+  lqiter *qi = (lqiter *)ecsl_test_object(L, 1, &ecsl_qiter_tag);
+  ecs_entity e;
+  if (qi == NULL) return ecsl_object_error(L, 1, ECS_LUA_QUERY_ITER);
+  lua_settop(L, 1);
+  if (!qi->active) return 0;
+  if (qi->lq->q == NULL || qi->lq->lw->w == NULL)
+    return luaL_error(L, "attempt to use a closed world");
+  if (!ecs_query_iter_next(qi->lq->lw->w, &qi->it, &e)) {
+    qiter_end(qi);
+    return 0;
+  }
+  push_entity(L, e);
+  return 1;
+}
+
+/* q:entities() -> next, iterator, nil, iterator */
+int ecsl_l_query_entities(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  lqiter *qi;
+  ecs_err err;
+  lua_getiuservalue(L, 1, 2);                             /* cache */
+  if (lua_rawgeti(L, -1, QC_ITER) == LUA_TUSERDATA &&
+      !((lqiter *)lua_touserdata(L, -1))->active) {
+    qi = (lqiter *)lua_touserdata(L, -1);                 /* reuse it */
+  } else {
+    lua_pop(L, 1);
+    qi = (lqiter *)lua_newuserdatauv(L, sizeof *qi, 1);
+    ecsl_init_head(&qi->h, &ecsl_qiter_tag, lq->lw);
+    qi->lq = lq;
+    qi->active = 0;
+    luaL_setmetatable(L, ECS_LUA_QUERY_ITER);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);                          /* keeps q alive */
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, QC_ITER);
+  }
+  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_iter_begin(lq->lw->w, lq->q, &qi->it);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "entities", err);
+  qi->active = 1;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ecsl_qiter_next_key);    /* cache, it, next */
+  lua_insert(L, -2);                                      /* cache, next, it */
+  lua_pushnil(L);
+  lua_pushvalue(L, -2);                                   /* next, it, nil, it */
+  ecsl_charge(L, lq->lw); /* the loop body may run any Lua too */
+  return 4;
+}
+
+/* ----------------------------------------------------------------------
+** q:apply(expr [, params]): programs compiled once per query and text,
+** kept by the core query (ecs_query_program: the ECS_QUERY_MAX_PROGRAMS
+** most recently used texts), so a new text per frame costs a compile but
+** no memory. A program pointer is used at once: anything that runs Lua
+** code may ask the query for other texts and evict it.
+** ------------------------------------------------------------------- */
+
+/* The program for the expression at sidx on the query at qidx. */
+static ecs_program *query_program(lua_State *L, int qidx, int sidx,
+                                  const char *fn) {
+  lquery *lq = (lquery *)lua_touserdata(L, qidx);
+  ecs_program *p;
+  char msg[256];
+  size_t len;
+  const char *src = check_text(L, sidx, &len, fn);
+  ecs_err err;
+  if (lq->q == NULL || lq->lw->w == NULL)
+    luaL_error(L, "attempt to use a closed world");
+  err = ecs_query_program(lq->lw->w, lq->q, src, len, &p, msg, sizeof msg);
+  if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, msg);
+  return p;
+}
+
+/*
+** The program for the expression at sidx on the query at qidx, with its
+** parameters read from the table at pidx (0: none) into v; a parameter
+** named "dt" takes dt when has_dt. A params table with a metatable may run
+** Lua code on each read, so the program is looked up again after each.
+*/
+ecs_program *ecsl_program_params(lua_State *L, int qidx, int sidx, int pidx,
+                                   double *v, int has_dt, double dt,
+                                   const char *fn) {
+  ecs_program *p = query_program(L, qidx, sidx, fn);
+  int meta = pidx != 0 && lua_getmetatable(L, pidx);
+  if (meta) lua_pop(L, 1);
+  for (uint32_t k = 0; k < ecs_program_param_count(p); k++) {
+    const char *name = ecs_program_param_name(p, k);
+    int t;
+    if (has_dt && strcmp(name, "dt") == 0) {
+      v[k] = dt;
+      continue;
+    }
+    if (pidx == 0)
+      luaL_error(L, "%s: parameter '%s' needs a params table at position %d",
+                 fn, name, (int)ecs_program_param_position(p, k));
+    t = lua_getfield(L, pidx, name);
+    if (meta) p = query_program(L, qidx, sidx, fn); /* same text, same order */
+    if (t != LUA_TNUMBER)
+      luaL_error(L, "%s: parameter '%s' must be a number (got %s) at "
+                 "position %d", fn, ecs_program_param_name(p, k),
+                 luaL_typename(L, -1), (int)ecs_program_param_position(p, k));
+    v[k] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return p;
+}
+
+/* q:apply(expr [, params]) -> entities processed */
+int ecsl_l_query_apply(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  double params[ECS_PROGRAM_MAX_PARAMS];
+  ecs_program *p;
+  size_t done;
+  ecs_err err;
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+  lua_settop(L, 3);
+  p = ecsl_program_params(L, 1, 2, lua_isnil(L, 3) ? 0 : 3, params, 0, 0.0,
+                     "q:apply");
+  err = ecs_program_run(lq->lw->w, p, params, &done);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "apply", err);
+  lua_pushinteger(L, (lua_Integer)done);
+  ecsl_charge(L, lq->lw);
+  return 1;
+}
+
+/* q:programs() -> compiled expressions the query keeps (at most 32) */
+int ecsl_l_query_programs(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  lua_pushinteger(L, (lua_Integer)ecs_query_program_count(lq->q));
+  return 1;
+}
+

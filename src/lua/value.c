@@ -1,0 +1,151 @@
+/*
+** value.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+/* The type name luaL_typeerror would use: __name, or the basic type. */
+const char *ecsl_value_type_name(lua_State *L, int idx) {
+  const char *name;
+  if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) {
+    name = lua_tostring(L, -1); /* kept alive by the metatable */
+    lua_pop(L, 1);
+    return name;
+  }
+  if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) return "light userdata";
+  return luaL_typename(L, idx);
+}
+
+/* Inclusive ranges of the integer types, indexed by ecs_type. */
+const int64_t ecsl_int_min[ECS_TYPE__COUNT] = {
+  [ECS_I8] = INT8_MIN, [ECS_I16] = INT16_MIN, [ECS_I32] = INT32_MIN,
+  [ECS_I64] = INT64_MIN
+};
+const int64_t ecsl_int_max[ECS_TYPE__COUNT] = {
+  [ECS_I8] = INT8_MAX, [ECS_I16] = INT16_MAX, [ECS_I32] = INT32_MAX,
+  [ECS_I64] = INT64_MAX, [ECS_U8] = UINT8_MAX, [ECS_U16] = UINT16_MAX,
+  [ECS_U32] = UINT32_MAX
+};
+
+/*
+** Convert the value at idx for field k (nil and none give zero: 0, false,
+** ecs.null, nil). Numbers must be numbers (no string coercion); integer
+** fields take integral values in range by Lua's own conversion
+** (math.tointeger); an f32 field stores the nearest float, magnitudes
+** beyond FLT_MAX becoming +-inf; bool takes booleans; entity takes
+** handles. Errors name the manager, method and field.
+*/
+void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
+                        const char *fn, uint32_t k, fvalue *out) {
+  const ecs_field_def *f = ecs_component_field(lc->c, k);
+  int t = lua_type(L, idx);
+  const char *expect;
+  out->i = 0;
+  if (t == LUA_TNIL || t == LUA_TNONE) return;
+  switch (f->type) {
+  case ECS_F32: case ECS_F64:
+    if (t != LUA_TNUMBER) { expect = "a number"; break; }
+    out->f = (double)lua_tonumber(L, idx);
+    if (f->type == ECS_F32) {
+      if (out->f > (double)FLT_MAX) out->f = (double)HUGE_VALF;
+      else if (out->f < -(double)FLT_MAX) out->f = -(double)HUGE_VALF;
+    }
+    return;
+  case ECS_BOOL:
+    if (t != LUA_TBOOLEAN) { expect = "a boolean"; break; }
+    out->i = lua_toboolean(L, idx);
+    return;
+  case ECS_ENTITY:
+    if (!ecs_lua_is_entity(L, idx)) { expect = "an entity"; break; }
+    out->i = (int64_t)ecs_lua_check_entity(L, idx);
+    return;
+  case ECS_LUA:
+    return; /* any value: made a ref by the caller */
+  default: {
+    int isint;
+    lua_Integer v;
+    if (t != LUA_TNUMBER) { expect = "an integer"; break; }
+    v = lua_tointegerx(L, idx, &isint);
+    if (!isint)
+      luaL_error(L, "%s:%s: field '%s' expects an integer, got %s",
+                 ecs_component_name(lc->c), fn, f->name,
+                 lua_tostring(L, idx)); /* a number: converts in place */
+    if ((int64_t)v < ecsl_int_min[f->type] || (int64_t)v > ecsl_int_max[f->type])
+      luaL_error(L, "%s:%s: field '%s' (%s) out of range, got %I",
+                 ecs_component_name(lc->c), fn, f->name,
+                 ecs_type_name(f->type), v);
+    out->i = (int64_t)v;
+    return;
+  }
+  }
+  luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
+             ecs_component_name(lc->c), fn, f->name, expect,
+             ecsl_value_type_name(L, idx));
+}
+
+void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i,
+                        const fvalue *v) {
+  void *col = ecs_component_column(c, k);
+  switch (ecs_component_field(c, k)->type) {
+  case ECS_F32: ((float *)col)[i] = (float)v->f; break;
+  case ECS_F64: ((double *)col)[i] = v->f; break;
+  case ECS_I8: ((int8_t *)col)[i] = (int8_t)v->i; break;
+  case ECS_I16: ((int16_t *)col)[i] = (int16_t)v->i; break;
+  case ECS_I32: ((int32_t *)col)[i] = (int32_t)v->i; break;
+  case ECS_I64: ((int64_t *)col)[i] = v->i; break;
+  case ECS_U8: case ECS_BOOL: ((uint8_t *)col)[i] = (uint8_t)v->i; break;
+  case ECS_U16: ((uint16_t *)col)[i] = (uint16_t)v->i; break;
+  case ECS_U32: ((uint32_t *)col)[i] = (uint32_t)v->i; break;
+  case ECS_ENTITY: ((ecs_entity *)col)[i] = (ecs_entity)v->i; break;
+  case ECS_LUA: ((uint32_t *)col)[i] = v->ref; break;
+  default: break;
+  }
+}
+
+/* Push field k of instance i; refs is the refs table's index (or 0). */
+void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k,
+                       ecs_instance i, int refs) {
+  void *col = ecs_component_column(c, k);
+  switch (ecs_component_field(c, k)->type) {
+  case ECS_F32: lua_pushnumber(L, (lua_Number)((float *)col)[i]); break;
+  case ECS_F64: lua_pushnumber(L, (lua_Number)((double *)col)[i]); break;
+  case ECS_I8: lua_pushinteger(L, ((int8_t *)col)[i]); break;
+  case ECS_I16: lua_pushinteger(L, ((int16_t *)col)[i]); break;
+  case ECS_I32: lua_pushinteger(L, ((int32_t *)col)[i]); break;
+  case ECS_I64: lua_pushinteger(L, (lua_Integer)((int64_t *)col)[i]); break;
+  case ECS_U8: lua_pushinteger(L, ((uint8_t *)col)[i]); break;
+  case ECS_U16: lua_pushinteger(L, ((uint16_t *)col)[i]); break;
+  case ECS_U32: lua_pushinteger(L, (lua_Integer)((uint32_t *)col)[i]); break;
+  case ECS_BOOL: lua_pushboolean(L, ((uint8_t *)col)[i] != 0); break;
+  case ECS_ENTITY: push_entity(L, ((ecs_entity *)col)[i]); break;
+  case ECS_LUA: {
+    uint32_t ref = ((uint32_t *)col)[i];
+    if (ref == 0) lua_pushnil(L);
+    else lua_rawgeti(L, refs, (lua_Integer)ref);
+    break;
+  }
+  default: lua_pushnil(L); break;
+  }
+}
+
+/*
+** The field number of the string at idx, or an error naming the field.
+** One raw lookup in the manager's name table (user value 2 of arg 1).
+*/
+uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx,
+                            const char *fn) {
+  int isint;
+  lua_Integer k;
+  if (lua_type(L, idx) != LUA_TSTRING) luaL_typeerror(L, idx, "string");
+  lua_getiuservalue(L, 1, 2);                             /* names */
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);                                      /* names, k */
+  k = lua_tointegerx(L, -1, &isint);
+  lua_pop(L, 2);
+  if (!isint) { /* no field name holds a zero: report that first */
+    check_text(L, idx, NULL,
+               lua_pushfstring(L, "%s:%s", ecs_component_name(lc->c), fn));
+    luaL_error(L, "%s:%s: unknown field '%s'", ecs_component_name(lc->c), fn,
+               lua_tostring(L, idx));
+  }
+  return (uint32_t)k;
+}

@@ -1,0 +1,246 @@
+/*
+** world.c -- part of the Lua binding (src/lua/binding.h).
+*/
+#include "binding.h"
+
+/*
+** Lua's allocator, passed to the core so that a host's allocator (a memory
+** limit, a test host's failing allocator) sees every block the core
+** allocates. Lua's collector does not: blocks from lua_getallocf are
+** outside its count (collectgarbage("count")), hence ecsl_charge below.
+*/
+static ecs_world *new_core_world(lua_State *L) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  return ecs_world_new(f, ud);
+}
+
+/*
+** Charge the world's new C memory to Lua's collector: what the core has
+** allocated since the last ecsl_charge is added to the collector's debt
+** (LUA_GCSTEP with a size in KB), as if Lua had allocated it, so objects
+** that own C memory (queries and their match lists, worlds) are collected
+** at the pace their memory is made. Frees are not credited (as in Lua).
+** The step may run finalizers, i.e. any Lua code, even world:close: call
+** this only where the binding holds no core pointer it will use again,
+** just before a method returns. Skipped while the collector is stopped
+** (LUA_GCSTEP would run it anyway) or inside a finalizer (lua_gc is then
+** refused: it returns -1).
+*/
+void ecsl_charge(lua_State *L, lworld *lw) {
+  uint64_t total, kb;
+  if (lw->w == NULL) return;
+  ecs_world_memory(lw->w, &total);
+  kb = (total - lw->charged) / 1024u;
+  if (kb == 0) return;
+  lw->charged += kb * 1024u; /* the remainder waits for the next ecsl_charge */
+  if (lua_gc(L, LUA_GCISRUNNING) <= 0) return;
+  lua_gc(L, LUA_GCSTEP, kb > (uint64_t)INT_MAX ? INT_MAX : (int)kb);
+}
+
+
+/*
+** ecs.world([options]) -> world
+** The userdata is created closed (w == NULL) with its state table, and only
+** then is the core world allocated, so a memory error at any point leaves
+** nothing to leak: __gc of a closed world does nothing.
+*/
+int ecsl_l_world_new(lua_State *L) {
+  lworld *lw;
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+  lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
+  memset(lw, 0, sizeof *lw);
+  ecsl_init_head(&lw->h, &ecsl_world_tag, lw);
+  /* its own metatable: a copy of the template, __index = fields table */
+  lua_createtable(L, 0, 10);                             /* world, mt */
+  luaL_getmetatable(L, ECS_LUA_WORLD);                   /* world, mt, tpl */
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {                              /* ..., tpl, k, v */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);                                   /* ..., tpl, k, k, v */
+    lua_rawset(L, -5);
+  }
+  lua_pop(L, 1);                                         /* world, mt */
+  lua_newtable(L);                                       /* world, mt, fields */
+  luaL_getmetatable(L, ECS_LUA_WORLD_FIELDS);            /* {__index=methods} */
+  lua_setmetatable(L, -2);
+  lua_setfield(L, -2, "__index");                        /* world, mt */
+  lua_setmetatable(L, -2);                               /* world */
+  lua_newtable(L);                                       /* world, state */
+  lua_setiuservalue(L, -2, 1);                           /* world */
+  lw->w = new_core_world(L);
+  if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
+  ecsl_open_world_fields(L, lua_gettop(L));
+  ecsl_charge(L, lw);
+  return 1;
+}
+
+
+/*
+** world:close(); also __close. Idempotent. The world is closed at once;
+** its core memory goes ecsl_now, or when the calls in progress on it return.
+*/
+int ecsl_l_world_close(lua_State *L) {
+  lworld *lw = ecsl_to_lworld(L, 1);
+  if (lw->w != NULL) {
+    lw->doomed = lw->w;
+    lw->w = NULL;
+    ecsl_components_world_closed(L, 1);
+    if (lw->busy == 0) ecsl_world_release(lw);
+  }
+  return 0;
+}
+
+/*
+** __gc: nothing can be running on an unreachable world (every call keeps
+** its self, which keeps the world, on the stack), so release everything.
+*/
+int ecsl_l_world_gc(lua_State *L) {
+  lworld *lw = ecsl_to_lworld(L, 1);
+  ecsl_l_world_close(L);
+  if (lw->doomed != NULL) ecsl_world_release(lw);
+  return 0;
+}
+
+/* world:create() -> e;  world:create(n) -> { e1, ..., en } */
+int ecsl_l_world_create(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  ecs_err err;
+  if (lua_isnoneornil(L, 2)) {
+    ecs_entity e;
+    err = ecs_create(w, &e);
+    if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
+    push_entity(L, e);
+    ecsl_charge(L, self_lworld(L));
+    return 1;
+  } else {
+    lua_Integer n = luaL_checkinteger(L, 2);
+    ecs_entity *buf;
+    luaL_argcheck(L, n >= 0, 2, "count must not be negative");
+    if (n > (lua_Integer)ECS_MAX_ENTITIES)
+      return ecs_lua_error(L, "world:create", ECS_ERR_FULL);
+    /* allocate everything that can raise before creating anything */
+    lua_createtable(L, (int)n, 0);                       /* ..., list */
+    buf = (ecs_entity *)lua_newuserdatauv(L, (size_t)n * sizeof *buf, 0);
+    /* an allocation may run a finalizer that closes the world: look again */
+    w = ecs_lua_check_world(L, 1);
+    err = ecs_create_n(w, buf, (size_t)n);
+    if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:create", err);
+    for (lua_Integer i = 0; i < n; i++) { /* array part is preallocated */
+      push_entity(L, buf[i]);
+      lua_rawseti(L, -3, i + 1);
+    }
+    lua_pop(L, 1);                                       /* ..., list */
+    ecsl_charge(L, self_lworld(L));
+    return 1;
+  }
+}
+
+/*
+** world:destroy(e) -> boolean;  world:destroy({ e1, ... }) -> number
+** A list is checked whole before anything is destroyed.
+*/
+int ecsl_l_world_destroy(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2), done = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, i);
+      if (!ecs_lua_is_entity(L, -1))
+        return luaL_error(L, "bad argument #1 to 'destroy' (entity expected "
+                          "at index %d, got %s)", (int)i, luaL_typename(L, -1));
+      lua_pop(L, 1);
+    }
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, 2, i);
+      done += ecs_destroy(w, check_entity(L, -1));
+      lua_pop(L, 1);
+    }
+    lua_pushinteger(L, done);
+    return 1;
+  }
+  lua_pushboolean(L, ecs_destroy(w, check_entity(L, 2)));
+  return 1;
+}
+
+/* world:alive(e) -> boolean */
+int ecsl_l_world_alive(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  lua_pushboolean(L, ecs_alive(w, check_entity(L, 2)));
+  return 1;
+}
+
+/* world:count() -> live entities */
+int ecsl_l_world_count(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_count(check_world(L, 1)));
+  return 1;
+}
+
+/* world:memory() -> bytes of C memory the world holds (ecs_world_memory) */
+int ecsl_l_world_memory(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_world_memory(check_world(L, 1), NULL));
+  return 1;
+}
+
+/*
+** world:entities() -> iterator over live entities, in index order.
+** Stateless: the control value is the last entity returned, so the loop
+** allocates nothing. Destroying entities during the loop is allowed;
+** entities created during it are visited if they take a higher index.
+*/
+static int l_world_entities_next(lua_State *L) {
+  ecs_world *w = ecs_lua_check_world(L, 1);
+  uint32_t cursor = 0;
+  ecs_entity e;
+  if (!lua_isnil(L, 2)) cursor = ecs_entity_index(check_entity(L, 2)) + 1u;
+  if (!ecs_next_entity(w, &cursor, &e)) return 0;
+  push_entity(L, e);
+  return 1;
+}
+
+int ecsl_l_world_entities(lua_State *L) {
+  check_world(L, 1);
+  lua_pushcfunction(L, l_world_entities_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+/* world:check() -> true, or false and the first violated invariant */
+int ecsl_l_world_check(lua_State *L) {
+  const char *bad = ecs_world_check(check_world(L, 1));
+  if (bad == NULL) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  lua_pushstring(L, bad);
+  return 2;
+}
+
+/* Budget of dead records each manager reclaims per world:update. */
+
+
+/*
+** world:update([dt]) -- runs every system once in registration order, then
+** a budgeted gc of every manager
+*/
+int ecsl_l_world_update(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  double dt = (double)luaL_optnumber(L, 2, 0.0);
+  lua_settop(L, 2);
+  ecsl_run_systems(L, dt);
+  if ((w = ecsl_to_lworld(L, 1)->w) == NULL) return 0; /* a system closed it */
+  ecs_world_gc(w, UPDATE_GC_BUDGET);
+  ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
+  ecsl_charge(L, self_lworld(L)); /* the systems' growth, and plugins' since */
+  return 0;
+}
+
+/* world:__tostring() */
+int ecsl_l_world_tostring(lua_State *L) {
+  lworld *lw = ecsl_to_lworld(L, 1);
+  if (lw->w == NULL) lua_pushliteral(L, "ecs.World (closed)");
+  else lua_pushfstring(L, "ecs.World (%p)", (void *)lw);
+  return 1;
+}
