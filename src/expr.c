@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "value.h"
 #include "ecs_private.h"
 
 #define MAX_DEPTH 16u
@@ -142,6 +143,7 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
   const char *cname = p->src + at;
   int k = -1, f;
   ecs_component *c;
+  ecs_kind kind;
   if (n == 0 || at + n >= p->len || p->src[at + n] != '.') {
     fail0(p, at, "expected Component.field");
     return false;
@@ -173,12 +175,11 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
          (int)m);
     return false;
   }
-  switch (ecs_component_field(c, (uint32_t)f)->type) {
-  case ECS_ENTITY: case ECS_LUA:
+  kind = ecs_type_kind(ecs_component_field(c, (uint32_t)f)->type);
+  if (kind == ECS_KIND_ENTITY || kind == ECS_KIND_REF) {
     fail(p, at, "field '%.*s.%.*s' is not numeric", cname, (int)n,
          cname + n + 1, (int)m);
     return false;
-  default: break;
   }
   p->pos = at + n + 1 + m;
   *term = (uint32_t)k;
@@ -666,110 +667,6 @@ uint32_t ecs_program_param_position(const ecs_program *p, uint32_t i) {
 ** have a whole-block contiguous fast path for the same reason.
 ** --------------------------------------------------------------------- */
 
-/* Load n values of a column into dst, in place (rows from row[0]) or
-** gathered through row[]. */
-static void load(double *restrict dst, const void *base, ecs_type t,
-                 const uint32_t *row, uint32_t n, bool contiguous) {
-#define ECSI_LOAD(T)                                                         \
-  {                                                                          \
-    const T *restrict src = (const T *)base;                                 \
-    if (contiguous && n == ECSI_BLOCK) {                                     \
-      src += row[0];                                                         \
-      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (double)src[j];     \
-    } else if (contiguous) {                                                 \
-      src += row[0];                                                         \
-      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[j];              \
-    } else {                                                                 \
-      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[row[j]];         \
-    }                                                                        \
-  }                                                                          \
-  break;
-  switch (t) {
-  case ECS_F32: ECSI_LOAD(float)
-  case ECS_F64: ECSI_LOAD(double)
-  case ECS_I8: ECSI_LOAD(int8_t)
-  case ECS_I16: ECSI_LOAD(int16_t)
-  case ECS_I32: ECSI_LOAD(int32_t)
-  case ECS_I64: ECSI_LOAD(int64_t)
-  case ECS_U8: case ECS_BOOL: ECSI_LOAD(uint8_t)
-  case ECS_U16: ECSI_LOAD(uint16_t)
-  case ECS_U32: ECSI_LOAD(uint32_t)
-  default: break;
-  }
-#undef ECSI_LOAD
-}
-
-/*
-** Round to float; magnitudes beyond float's range become +-inf. Defined by
-** IEC 60559 (C11 Annex F, which gcc and clang follow), and branch-free, so
-** the store loop vectorises.
-*/
-static float to_f32(double v) { return (float)v; }
-
-/*
-** The store rule of the integer field types, written once: truncate toward
-** zero, then saturate at the type's range, so +-inf and every magnitude
-** beyond the range store the type's least or greatest value; NaN stores 0.
-** X(name, C type, least value, greatest value, 2^bits of the greatest: the
-** first double above the range, exact, where the greatest one may not be
-** (INT64_MAX is not a double)).
-*/
-#define ECSI_INT_TYPES(X)                                                    \
-  X(I8, int8_t, INT8_MIN, INT8_MAX, 128.0)                                   \
-  X(I16, int16_t, INT16_MIN, INT16_MAX, 32768.0)                             \
-  X(I32, int32_t, INT32_MIN, INT32_MAX, 2147483648.0)                        \
-  X(I64, int64_t, INT64_MIN, INT64_MAX, 9223372036854775808.0)               \
-  X(U8, uint8_t, 0, UINT8_MAX, 256.0)                                        \
-  X(U16, uint16_t, 0, UINT16_MAX, 65536.0)                                   \
-  X(U32, uint32_t, 0, UINT32_MAX, 4294967296.0)
-
-/* saturate_I8(v) ... saturate_U32(v): v in (least, end) converts exactly
-** after truncation (C11 6.3.1.4), everything else is a bound or 0 */
-#define ECSI_SATURATE(NAME, T, LEAST, GREATEST, END)                         \
-  static T saturate_##NAME(double v) {                                       \
-    if (v >= (END)) return (T)(GREATEST);                                    \
-    if (v > (double)(LEAST)) return (T)v;                                    \
-    return v == v ? (T)(LEAST) : (T)0;                                       \
-  }
-ECSI_INT_TYPES(ECSI_SATURATE)
-#undef ECSI_SATURATE
-
-/* f32, f64, bool, entity and lua are the other five: a new integer type in
-** ECS_TYPES needs its line above */
-#define ECSI_ONE(...) +1
-_Static_assert(0 ECSI_INT_TYPES(ECSI_ONE) + 5 == ECS_TYPE__COUNT,
-               "an integer type of ECS_TYPES is missing from ECSI_INT_TYPES");
-#undef ECSI_ONE
-
-static void store(void *base, ecs_type t, const uint32_t *row,
-                  const double *restrict src, uint32_t n, bool contiguous) {
-#define ECSI_STORE(T, CONV)                                                  \
-  {                                                                          \
-    T *restrict dst = (T *)base;                                             \
-    if (contiguous && n == ECSI_BLOCK) {                                     \
-      dst += row[0];                                                         \
-      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (T)(CONV);          \
-    } else if (contiguous) {                                                 \
-      dst += row[0];                                                         \
-      for (uint32_t j = 0; j < n; j++) dst[j] = (T)(CONV);                   \
-    } else {                                                                 \
-      for (uint32_t j = 0; j < n; j++) dst[row[j]] = (T)(CONV);              \
-    }                                                                        \
-  }                                                                          \
-  break;
-#define ECSI_INT(NAME, T, LEAST, GREATEST, END)                              \
-  case ECS_##NAME: ECSI_STORE(T, saturate_##NAME(src[j]))
-  switch (t) {
-  case ECS_F32: ECSI_STORE(float, to_f32(src[j]))
-  case ECS_F64: ECSI_STORE(double, src[j])
-  ECSI_INT_TYPES(ECSI_INT)
-  case ECS_BOOL: ECSI_STORE(uint8_t, src[j] != 0.0)
-  default: break;
-  }
-#undef ECSI_INT
-#undef ECSI_STORE
-}
-
 /* a[j] = a[j] op b[j] over a whole block */
 static void binary(uint32_t op, double *restrict a, const double *restrict b) {
 #define ECSI_LANES(EXPR) for (uint32_t j = 0; j < ECSI_BLOCK; j++) a[j] = (EXPR); break;
@@ -899,11 +796,11 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
                      srow[0], n, contiguous)) {
         double *y = stackmem + (size_t)sp * ECSI_BLOCK; /* free blocks */
         double *x = y + ECSI_BLOCK;
-        load(y, src, stype, srow, n, contiguous);
+        ecs_value_load_f64(y, src, stype, srow, n, contiguous);
         binary_scalar(OP_MUL, y, v);
-        load(x, base, type, row, n, contiguous);
+        ecs_value_load_f64(x, base, type, row, n, contiguous);
         binary(bop, x, y);
-        store(base, type, row, x, n, contiguous);
+        ecs_value_store_f64(base, type, row, x, n, contiguous);
       }
       break;
     }
@@ -916,9 +813,9 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       double *top = TOP;
       if (!update_fast(bop, base, type, row[0], top, n, contiguous)) {
         double *tmp = top + ECSI_BLOCK; /* a spare block above the top */
-        load(tmp, base, type, row, n, contiguous);
+        ecs_value_load_f64(tmp, base, type, row, n, contiguous);
         binary(bop, tmp, top);
-        store(base, type, row, tmp, n, contiguous);
+        ecs_value_store_f64(base, type, row, tmp, n, contiguous);
       }
       sp--;
       break;
@@ -931,9 +828,9 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       ecs_type type = ecs_component_field(c, f)->type;
       if (op == OP_COL) {
         sp++;
-        load(TOP, base, type, row, n, contiguous);
+        ecs_value_load_f64(TOP, base, type, row, n, contiguous);
       } else {
-        store(base, type, row, TOP, n, contiguous);
+        ecs_value_store_f64(base, type, row, TOP, n, contiguous);
         sp--;
       }
       break;

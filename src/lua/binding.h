@@ -32,6 +32,7 @@
 #include "names.h"
 #include "transform.h"
 #include "query.h"
+#include "value.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecs_lua_check_entity
@@ -167,10 +168,7 @@ typedef struct colspec {
   int write;
 } colspec;
 
-typedef union cvalue {
-  double f;
-  int64_t i;
-} cvalue;
+typedef ecs_scalar cvalue;
 
 typedef struct lcolumns {
   lhead h;
@@ -241,12 +239,10 @@ void ecsl_need_state_field(lua_State *L, int widx, const void *key);
 void ecsl_open_components(lua_State *L);
 int ecsl_push_state_field(lua_State *L, int widx, const void *key);
 
-/* value.c */
-/* Inclusive ranges of the integer types, indexed by ecs_type. */
-extern const int64_t ecsl_int_min[ECS_TYPE__COUNT];
-extern const int64_t ecsl_int_max[ECS_TYPE__COUNT];
+/* field.c */
 uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx, const char *fn);
 void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc, const char *fn, uint32_t k, fvalue *out);
+void ecsl_push_scalar(lua_State *L, ecs_type t, ecs_scalar v, int refs);
 void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k, ecs_instance i, int refs);
 const char *ecsl_value_type_name(lua_State *L, int idx);
 void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i, const fvalue *v);

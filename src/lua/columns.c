@@ -86,23 +86,6 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
 
 
 
-/* Store one converted value of column spec s at row r. */
-static void store_cvalue(void *base, ecs_type t, uint32_t r, cvalue v) {
-  switch (t) {
-  case ECS_F32: ((float *)base)[r] = (float)v.f; break;
-  case ECS_F64: ((double *)base)[r] = v.f; break;
-  case ECS_I8: ((int8_t *)base)[r] = (int8_t)v.i; break;
-  case ECS_I16: ((int16_t *)base)[r] = (int16_t)v.i; break;
-  case ECS_I32: ((int32_t *)base)[r] = (int32_t)v.i; break;
-  case ECS_I64: ((int64_t *)base)[r] = v.i; break;
-  case ECS_U8: case ECS_BOOL: ((uint8_t *)base)[r] = (uint8_t)v.i; break;
-  case ECS_U16: ((uint16_t *)base)[r] = (uint16_t)v.i; break;
-  case ECS_U32: ((uint32_t *)base)[r] = (uint32_t)v.i; break;
-  case ECS_ENTITY: ((ecs_entity *)base)[r] = (ecs_entity)v.i; break;
-  default: break;
-  }
-}
-
 /* Raise the write-back error for row j of column k (the value is at -1). */
 static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
                        const char *expect) {
@@ -141,16 +124,16 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
       int idx = base + 1 + (int)j;
       cvalue *o = &out[j0 + j];
       const char *bad = NULL;
-      switch (ty) {
-      case ECS_F32: case ECS_F64:
+      switch (ecs_type_kind(ty)) {
+      case ECS_KIND_FLOAT:
         if (type[j] == LUA_TNUMBER) o->f = (double)lua_tonumberx(L, idx, NULL);
         else bad = "number";
         break;
-      case ECS_BOOL:
+      case ECS_KIND_BOOL:
         if (type[j] == LUA_TBOOLEAN) o->i = lua_toboolean(L, idx);
         else bad = "boolean";
         break;
-      case ECS_ENTITY:
+      case ECS_KIND_ENTITY:
         if (ecs_lua_is_entity(L, idx)) o->i = (int64_t)ecs_lua_check_entity(L, idx);
         else bad = "entity";
         break;
@@ -158,8 +141,7 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
         int isint = 0;
         lua_Integer v = type[j] == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
         if (!isint) bad = "integer";
-        else if ((int64_t)v < ecsl_int_min[ty] || (int64_t)v > ecsl_int_max[ty])
-          bad = ecs_type_name(ty);
+        else if (!ecs_value_fits(ty, (int64_t)v)) bad = ecs_type_name(ty);
         else o->i = (int64_t)v;
       }
       }
@@ -187,30 +169,11 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
   if (!current) {
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        store_cvalue(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
-                     in[j]);
+        ecs_value_store(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
+                        in[j]);
     return;
   }
-#define STORE_ROWS(T, V)                                                     \
-  {                                                                          \
-    T *col = (T *)base;                                                      \
-    for (uint32_t j = 0; j < n; j++) col[rows[j]] = (T)(V);                  \
-  }                                                                          \
-  break;
-  switch (s.type) {
-  case ECS_F32: STORE_ROWS(float, in[j].f) /* beyond FLT_MAX: inf (Annex F) */
-  case ECS_F64: STORE_ROWS(double, in[j].f)
-  case ECS_I8: STORE_ROWS(int8_t, in[j].i)
-  case ECS_I16: STORE_ROWS(int16_t, in[j].i)
-  case ECS_I32: STORE_ROWS(int32_t, in[j].i)
-  case ECS_I64: STORE_ROWS(int64_t, in[j].i)
-  case ECS_U8: case ECS_BOOL: STORE_ROWS(uint8_t, in[j].i)
-  case ECS_U16: STORE_ROWS(uint16_t, in[j].i)
-  case ECS_U32: STORE_ROWS(uint32_t, in[j].i)
-  case ECS_ENTITY: STORE_ROWS(ecs_entity, in[j].i)
-  default: break;
-  }
-#undef STORE_ROWS
+  ecs_value_store_rows(base, s.type, rows, in, n, false);
 }
 
 /*
@@ -305,27 +268,29 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
   c = ecs_query_with(st->lq->q, s.term);
   base = ecs_component_column(c, s.field);
   rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
-#define FILL(PUSH)                                                           \
-  for (uint32_t j = 0; j < n; j++) {                                         \
-    PUSH;                                                                    \
-    lua_rawseti(L, t, (lua_Integer)j + 1);                                   \
-  }                                                                          \
-  break;
-  switch (s.type) {
-  case ECS_F32: FILL(lua_pushnumber(L, (lua_Number)((const float *)base)[rows[j]]))
-  case ECS_F64: FILL(lua_pushnumber(L, ((const double *)base)[rows[j]]))
-  case ECS_I8: FILL(lua_pushinteger(L, ((const int8_t *)base)[rows[j]]))
-  case ECS_I16: FILL(lua_pushinteger(L, ((const int16_t *)base)[rows[j]]))
-  case ECS_I32: FILL(lua_pushinteger(L, ((const int32_t *)base)[rows[j]]))
-  case ECS_I64: FILL(lua_pushinteger(L, (lua_Integer)((const int64_t *)base)[rows[j]]))
-  case ECS_U8: FILL(lua_pushinteger(L, ((const uint8_t *)base)[rows[j]]))
-  case ECS_U16: FILL(lua_pushinteger(L, ((const uint16_t *)base)[rows[j]]))
-  case ECS_U32: FILL(lua_pushinteger(L, (lua_Integer)((const uint32_t *)base)[rows[j]]))
-  case ECS_BOOL: FILL(lua_pushboolean(L, ((const uint8_t *)base)[rows[j]] != 0))
-  case ECS_ENTITY: FILL(push_entity(L, ((const ecs_entity *)base)[rows[j]]))
-  default: break;
+  /* the chunk's values first (scratch is free between write-back and
+  ** the body), then one push loop per kind */
+  ecs_value_load_rows(st->scratch, base, s.type, rows, n, false);
+  switch (ecs_type_kind(s.type)) {
+  case ECS_KIND_FLOAT:
+    for (uint32_t j = 0; j < n; j++) {
+      lua_pushnumber(L, (lua_Number)st->scratch[j].f);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    break;
+  case ECS_KIND_INT:
+    for (uint32_t j = 0; j < n; j++) {
+      lua_pushinteger(L, (lua_Integer)st->scratch[j].i);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    break;
+  default:
+    for (uint32_t j = 0; j < n; j++) {
+      ecsl_push_scalar(L, s.type, st->scratch[j], 0);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    break;
   }
-#undef FILL
 }
 
 /* The iterator: write back the last chunk, fill the next -> n, arrays... */

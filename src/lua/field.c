@@ -1,5 +1,5 @@
 /*
-** value.c -- part of the Lua binding (src/lua/binding.h).
+** field.c -- part of the Lua binding (src/lua/binding.h).
 */
 #include "binding.h"
 
@@ -14,17 +14,6 @@ const char *ecsl_value_type_name(lua_State *L, int idx) {
   if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) return "light userdata";
   return luaL_typename(L, idx);
 }
-
-/* Inclusive ranges of the integer types, indexed by ecs_type. */
-const int64_t ecsl_int_min[ECS_TYPE__COUNT] = {
-  [ECS_I8] = INT8_MIN, [ECS_I16] = INT16_MIN, [ECS_I32] = INT32_MIN,
-  [ECS_I64] = INT64_MIN
-};
-const int64_t ecsl_int_max[ECS_TYPE__COUNT] = {
-  [ECS_I8] = INT8_MAX, [ECS_I16] = INT16_MAX, [ECS_I32] = INT32_MAX,
-  [ECS_I64] = INT64_MAX, [ECS_U8] = UINT8_MAX, [ECS_U16] = UINT16_MAX,
-  [ECS_U32] = UINT32_MAX
-};
 
 /*
 ** Convert the value at idx for field k (nil and none give zero: 0, false,
@@ -41,8 +30,8 @@ void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
   const char *expect;
   out->i = 0;
   if (t == LUA_TNIL || t == LUA_TNONE) return;
-  switch (f->type) {
-  case ECS_F32: case ECS_F64:
+  switch (ecs_type_kind(f->type)) {
+  case ECS_KIND_FLOAT:
     if (t != LUA_TNUMBER) { expect = "a number"; break; }
     out->f = (double)lua_tonumber(L, idx);
     if (f->type == ECS_F32) {
@@ -50,17 +39,17 @@ void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
       else if (out->f < -(double)FLT_MAX) out->f = -(double)HUGE_VALF;
     }
     return;
-  case ECS_BOOL:
+  case ECS_KIND_BOOL:
     if (t != LUA_TBOOLEAN) { expect = "a boolean"; break; }
     out->i = lua_toboolean(L, idx);
     return;
-  case ECS_ENTITY:
+  case ECS_KIND_ENTITY:
     if (!ecs_lua_is_entity(L, idx)) { expect = "an entity"; break; }
     out->i = (int64_t)ecs_lua_check_entity(L, idx);
     return;
-  case ECS_LUA:
+  case ECS_KIND_REF:
     return; /* any value: made a ref by the caller */
-  default: {
+  case ECS_KIND_INT: {
     int isint;
     lua_Integer v;
     if (t != LUA_TNUMBER) { expect = "an integer"; break; }
@@ -69,13 +58,14 @@ void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
       luaL_error(L, "%s:%s: field '%s' expects an integer, got %s",
                  ecs_component_name(lc->c), fn, f->name,
                  lua_tostring(L, idx)); /* a number: converts in place */
-    if ((int64_t)v < ecsl_int_min[f->type] || (int64_t)v > ecsl_int_max[f->type])
+    if (!ecs_value_fits(f->type, (int64_t)v)) /* the checked rule */
       luaL_error(L, "%s:%s: field '%s' (%s) out of range, got %I",
                  ecs_component_name(lc->c), fn, f->name,
                  ecs_type_name(f->type), v);
     out->i = (int64_t)v;
     return;
   }
+  default: expect = "a value"; break;
   }
   luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
              ecs_component_name(lc->c), fn, f->name, expect,
@@ -83,48 +73,36 @@ void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
 }
 
 void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i,
-                        const fvalue *v) {
-  void *col = ecs_component_column(c, k);
-  switch (ecs_component_field(c, k)->type) {
-  case ECS_F32: ((float *)col)[i] = (float)v->f; break;
-  case ECS_F64: ((double *)col)[i] = v->f; break;
-  case ECS_I8: ((int8_t *)col)[i] = (int8_t)v->i; break;
-  case ECS_I16: ((int16_t *)col)[i] = (int16_t)v->i; break;
-  case ECS_I32: ((int32_t *)col)[i] = (int32_t)v->i; break;
-  case ECS_I64: ((int64_t *)col)[i] = v->i; break;
-  case ECS_U8: case ECS_BOOL: ((uint8_t *)col)[i] = (uint8_t)v->i; break;
-  case ECS_U16: ((uint16_t *)col)[i] = (uint16_t)v->i; break;
-  case ECS_U32: ((uint32_t *)col)[i] = (uint32_t)v->i; break;
-  case ECS_ENTITY: ((ecs_entity *)col)[i] = (ecs_entity)v->i; break;
-  case ECS_LUA: ((uint32_t *)col)[i] = v->ref; break;
-  default: break;
+                      const fvalue *v) {
+  ecs_type t = ecs_component_field(c, k)->type;
+  ecs_scalar s;
+  if (ecs_type_kind(t) == ECS_KIND_FLOAT) s.f = v->f;
+  else if (t == ECS_LUA) s.i = (int64_t)v->ref;
+  else s.i = v->i;
+  ecs_value_store(ecs_component_column(c, k), t, i, s);
+}
+
+/* Push value v of a field of type t; refs is the refs table's index. */
+void ecsl_push_scalar(lua_State *L, ecs_type t, ecs_scalar v, int refs) {
+  switch (ecs_type_kind(t)) {
+  case ECS_KIND_FLOAT: lua_pushnumber(L, (lua_Number)v.f); break;
+  case ECS_KIND_INT: lua_pushinteger(L, (lua_Integer)v.i); break;
+  case ECS_KIND_BOOL: lua_pushboolean(L, v.i != 0); break;
+  case ECS_KIND_ENTITY: push_entity(L, (ecs_entity)v.i); break;
+  case ECS_KIND_REF:
+    if (v.i == 0 || refs == 0) lua_pushnil(L);
+    else lua_rawgeti(L, refs, (lua_Integer)v.i);
+    break;
+  default: lua_pushnil(L); break;
   }
 }
 
 /* Push field k of instance i; refs is the refs table's index (or 0). */
 void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k,
-                       ecs_instance i, int refs) {
-  void *col = ecs_component_column(c, k);
-  switch (ecs_component_field(c, k)->type) {
-  case ECS_F32: lua_pushnumber(L, (lua_Number)((float *)col)[i]); break;
-  case ECS_F64: lua_pushnumber(L, (lua_Number)((double *)col)[i]); break;
-  case ECS_I8: lua_pushinteger(L, ((int8_t *)col)[i]); break;
-  case ECS_I16: lua_pushinteger(L, ((int16_t *)col)[i]); break;
-  case ECS_I32: lua_pushinteger(L, ((int32_t *)col)[i]); break;
-  case ECS_I64: lua_pushinteger(L, (lua_Integer)((int64_t *)col)[i]); break;
-  case ECS_U8: lua_pushinteger(L, ((uint8_t *)col)[i]); break;
-  case ECS_U16: lua_pushinteger(L, ((uint16_t *)col)[i]); break;
-  case ECS_U32: lua_pushinteger(L, (lua_Integer)((uint32_t *)col)[i]); break;
-  case ECS_BOOL: lua_pushboolean(L, ((uint8_t *)col)[i] != 0); break;
-  case ECS_ENTITY: push_entity(L, ((ecs_entity *)col)[i]); break;
-  case ECS_LUA: {
-    uint32_t ref = ((uint32_t *)col)[i];
-    if (ref == 0) lua_pushnil(L);
-    else lua_rawgeti(L, refs, (lua_Integer)ref);
-    break;
-  }
-  default: lua_pushnil(L); break;
-  }
+                     ecs_instance i, int refs) {
+  ecs_type t = ecs_component_field(c, k)->type;
+  ecsl_push_scalar(L, t, ecs_value_load(ecs_component_column(c, k), t, i),
+                   refs);
 }
 
 /*

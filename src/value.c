@@ -1,0 +1,221 @@
+/*
+** value.c -- the value layer: typed field values and their rules
+** (value.h). The only code that switches over ecs_type.
+*/
+#include <float.h>
+#include <math.h>
+
+#include "value.h"
+#include "ecs_private.h"
+
+/*
+** The integer field types, written once: X(name, C type, least value,
+** greatest value, 2^bits of the greatest: the first double above the
+** range, exact, where the greatest one may not be (INT64_MAX is not a
+** double)). Both rules (checked: ecs_value_fits; saturating:
+** ecs_value_saturate and the stores of ecs_value_store_f64) come from it.
+*/
+#define ECSI_INT_TYPES(X)                                                    \
+  X(I8, int8_t, INT8_MIN, INT8_MAX, 128.0)                                   \
+  X(I16, int16_t, INT16_MIN, INT16_MAX, 32768.0)                             \
+  X(I32, int32_t, INT32_MIN, INT32_MAX, 2147483648.0)                        \
+  X(I64, int64_t, INT64_MIN, INT64_MAX, 9223372036854775808.0)               \
+  X(U8, uint8_t, 0, UINT8_MAX, 256.0)                                        \
+  X(U16, uint16_t, 0, UINT16_MAX, 65536.0)                                   \
+  X(U32, uint32_t, 0, UINT32_MAX, 4294967296.0)
+
+/* f32, f64, bool, entity and lua are the other five: a new integer type in
+** ECS_TYPES needs its line above */
+#define ECSI_ONE(...) +1
+_Static_assert(0 ECSI_INT_TYPES(ECSI_ONE) + 5 == ECS_TYPE__COUNT,
+               "an integer type of ECS_TYPES is missing from ECSI_INT_TYPES");
+#undef ECSI_ONE
+
+ecs_kind ecs_type_kind(ecs_type t) {
+  switch (t) {
+  case ECS_F32: case ECS_F64: return ECS_KIND_FLOAT;
+  case ECS_BOOL: return ECS_KIND_BOOL;
+  case ECS_ENTITY: return ECS_KIND_ENTITY;
+  case ECS_LUA: return ECS_KIND_REF;
+  default: return ECS_KIND_INT;
+  }
+}
+
+int64_t ecs_type_min(ecs_type t) {
+#define ECSI_MIN(NAME, T, LEAST, GREATEST, END) case ECS_##NAME: return (LEAST);
+  switch (t) {
+  ECSI_INT_TYPES(ECSI_MIN)
+  default: return 0;
+  }
+#undef ECSI_MIN
+}
+
+int64_t ecs_type_max(ecs_type t) {
+#define ECSI_MAX(NAME, T, LEAST, GREATEST, END) case ECS_##NAME: return (int64_t)(GREATEST);
+  switch (t) {
+  ECSI_INT_TYPES(ECSI_MAX)
+  default: return 0;
+  }
+#undef ECSI_MAX
+}
+
+bool ecs_value_fits(ecs_type t, int64_t v) {
+  return ecs_type_kind(t) == ECS_KIND_INT && v >= ecs_type_min(t) &&
+         v <= ecs_type_max(t);
+}
+
+/* saturate_I8(v) ... saturate_U32(v): v in (least, end) converts exactly
+** after truncation (C11 6.3.1.4), everything else is a bound or 0 */
+#define ECSI_SATURATE(NAME, T, LEAST, GREATEST, END)                         \
+  static T saturate_##NAME(double v) {                                       \
+    if (v >= (END)) return (T)(GREATEST);                                    \
+    if (v > (double)(LEAST)) return (T)v;                                    \
+    return v == v ? (T)(LEAST) : (T)0;                                       \
+  }
+ECSI_INT_TYPES(ECSI_SATURATE)
+#undef ECSI_SATURATE
+
+int64_t ecs_value_saturate(ecs_type t, double v) {
+#define ECSI_SAT(NAME, T, LEAST, GREATEST, END) case ECS_##NAME: return (int64_t)saturate_##NAME(v);
+  switch (t) {
+  ECSI_INT_TYPES(ECSI_SAT)
+  case ECS_BOOL: return v != 0.0;
+  default: return 0;
+  }
+#undef ECSI_SAT
+}
+
+/* One switch for single values and rows: ECSI_EACH(T, F) expands F once
+** per C type, with the member of ecs_scalar it uses. */
+#define ECSI_EACH(F)                                                         \
+  case ECS_F32: F(float, f) break;                                           \
+  case ECS_F64: F(double, f) break;                                          \
+  case ECS_I8: F(int8_t, i) break;                                           \
+  case ECS_I16: F(int16_t, i) break;                                         \
+  case ECS_I32: F(int32_t, i) break;                                         \
+  case ECS_I64: F(int64_t, i) break;                                         \
+  case ECS_U8: case ECS_BOOL: F(uint8_t, i) break;                           \
+  case ECS_U16: F(uint16_t, i) break;                                        \
+  case ECS_U32: case ECS_LUA: F(uint32_t, i) break;                          \
+  case ECS_ENTITY: F(ecs_entity, i) break;                                   \
+  default: break;
+
+ecs_scalar ecs_value_load(const void *col, ecs_type t, uint32_t row) {
+  ecs_scalar v;
+  v.i = 0;
+#define ECSI_GET(T, M) v.M = ((const T *)col)[row];
+  switch (t) { ECSI_EACH(ECSI_GET) }
+#undef ECSI_GET
+  return v;
+}
+
+void ecs_value_store(void *col, ecs_type t, uint32_t row, ecs_scalar v) {
+#define ECSI_PUT(T, M) ((T *)col)[row] = (T)v.M;
+  switch (t) { ECSI_EACH(ECSI_PUT) }
+#undef ECSI_PUT
+}
+
+void ecs_value_load_rows(ecs_scalar *dst, const void *col, ecs_type t,
+                         const uint32_t *rows, uint32_t n, bool contiguous) {
+#define ECSI_GETN(T, M)                                                      \
+  {                                                                          \
+    const T *src = (const T *)col;                                           \
+    if (contiguous)                                                          \
+      for (uint32_t j = 0; j < n; j++) dst[j].M = src[rows[0] + j];          \
+    else                                                                     \
+      for (uint32_t j = 0; j < n; j++) dst[j].M = src[rows[j]];              \
+  }
+  switch (t) { ECSI_EACH(ECSI_GETN) }
+#undef ECSI_GETN
+}
+
+void ecs_value_store_rows(void *col, ecs_type t, const uint32_t *rows,
+                          const ecs_scalar *src, uint32_t n, bool contiguous) {
+#define ECSI_PUTN(T, M)                                                      \
+  {                                                                          \
+    T *dst = (T *)col;                                                       \
+    if (contiguous)                                                          \
+      for (uint32_t j = 0; j < n; j++) dst[rows[0] + j] = (T)src[j].M;       \
+    else                                                                     \
+      for (uint32_t j = 0; j < n; j++) dst[rows[j]] = (T)src[j].M;           \
+  }
+  switch (t) { ECSI_EACH(ECSI_PUTN) }
+#undef ECSI_PUTN
+}
+
+/* ------------------------------------------------------------------------
+** Columns as doubles (the expression machine)
+**
+** Arithmetic runs over whole blocks (ECSI_BLOCK lanes); loads and stores
+** have a whole-block contiguous fast path so the compiler vectorises them.
+** --------------------------------------------------------------------- */
+
+/* Load n values of a column into dst, in place (rows from row[0]) or
+** gathered through row[]. */
+void ecs_value_load_f64(double *restrict dst, const void *base, ecs_type t,
+                        const uint32_t *row, uint32_t n, bool contiguous) {
+#define ECSI_LOAD(T)                                                         \
+  {                                                                          \
+    const T *restrict src = (const T *)base;                                 \
+    if (contiguous && n == ECSI_BLOCK) {                                     \
+      src += row[0];                                                         \
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (double)src[j];     \
+    } else if (contiguous) {                                                 \
+      src += row[0];                                                         \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[j];              \
+    } else {                                                                 \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (double)src[row[j]];         \
+    }                                                                        \
+  }                                                                          \
+  break;
+  switch (t) {
+  case ECS_F32: ECSI_LOAD(float)
+  case ECS_F64: ECSI_LOAD(double)
+  case ECS_I8: ECSI_LOAD(int8_t)
+  case ECS_I16: ECSI_LOAD(int16_t)
+  case ECS_I32: ECSI_LOAD(int32_t)
+  case ECS_I64: ECSI_LOAD(int64_t)
+  case ECS_U8: case ECS_BOOL: ECSI_LOAD(uint8_t)
+  case ECS_U16: ECSI_LOAD(uint16_t)
+  case ECS_U32: ECSI_LOAD(uint32_t)
+  default: break;
+  }
+#undef ECSI_LOAD
+}
+
+/*
+** Round to float; magnitudes beyond float's range become +-inf. Defined by
+** IEC 60559 (C11 Annex F, which gcc and clang follow), and branch-free, so
+** the store loop vectorises.
+*/
+static float to_f32(double v) { return (float)v; }
+
+void ecs_value_store_f64(void *base, ecs_type t, const uint32_t *row,
+                         const double *restrict src, uint32_t n, bool contiguous) {
+#define ECSI_STORE(T, CONV)                                                  \
+  {                                                                          \
+    T *restrict dst = (T *)base;                                             \
+    if (contiguous && n == ECSI_BLOCK) {                                     \
+      dst += row[0];                                                         \
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) dst[j] = (T)(CONV);          \
+    } else if (contiguous) {                                                 \
+      dst += row[0];                                                         \
+      for (uint32_t j = 0; j < n; j++) dst[j] = (T)(CONV);                   \
+    } else {                                                                 \
+      for (uint32_t j = 0; j < n; j++) dst[row[j]] = (T)(CONV);              \
+    }                                                                        \
+  }                                                                          \
+  break;
+#define ECSI_INT(NAME, T, LEAST, GREATEST, END)                              \
+  case ECS_##NAME: ECSI_STORE(T, saturate_##NAME(src[j]))
+  switch (t) {
+  case ECS_F32: ECSI_STORE(float, to_f32(src[j]))
+  case ECS_F64: ECSI_STORE(double, src[j])
+  ECSI_INT_TYPES(ECSI_INT)
+  case ECS_BOOL: ECSI_STORE(uint8_t, src[j] != 0.0)
+  default: break;
+  }
+#undef ECSI_INT
+#undef ECSI_STORE
+}
+
