@@ -141,9 +141,10 @@ static void stack(parser *p, int delta, size_t at) {
 static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
   size_t at = p->pos, n = ident_len(p, at), m;
   const char *cname = p->src + at;
-  int k = -1, f;
+  uint32_t k, f;
   ecs_component *c;
   ecs_kind kind;
+  char why[128];
   if (n == 0 || at + n >= p->len || p->src[at + n] != '.') {
     fail0(p, at, "expected Component.field");
     return false;
@@ -153,37 +154,21 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
     fail0(p, at + n + 1, "expected a field name");
     return false;
   }
-  for (uint32_t t = 0; t < ecs_query_with_count(p->q); t++) {
-    const char *name = ecs_component_name(ecs_query_with(p->q, t));
-    if (strlen(name) == n && memcmp(name, cname, n) == 0) k = (int)t;
-  }
-  if (k < 0) {
-    bool excluded = false;
-    for (uint32_t t = 0; t < ecs_query_without_count(p->q); t++) {
-      const char *name = ecs_component_name(ecs_query_without(p->q, t));
-      if (strlen(name) == n && memcmp(name, cname, n) == 0) excluded = true;
-    }
-    fail(p, at, excluded ? "component '%.*s' is excluded by the query%.*s"
-                         : "unknown component '%.*s'%.*s",
-         cname, (int)n, "", 0);
+  if (ecs_query_resolve_field(p->q, cname, n, cname + n + 1, m, &k, &f, why,
+                              sizeof why) != ECS_ERR_OK) {
+    fail0(p, at, why);
     return false;
   }
-  c = ecs_query_with(p->q, (uint32_t)k);
-  f = ecs_component_field_index(c, cname + n + 1, m);
-  if (f < 0) {
-    fail(p, at, "unknown field '%.*s.%.*s'", cname, (int)n, cname + n + 1,
-         (int)m);
-    return false;
-  }
-  kind = ecs_type_kind(ecs_component_field(c, (uint32_t)f)->type);
+  c = ecs_query_with(p->q, k);
+  kind = ecs_type_kind(ecs_component_field(c, f)->type);
   if (kind == ECS_KIND_ENTITY || kind == ECS_KIND_REF) {
     fail(p, at, "field '%.*s.%.*s' is not numeric", cname, (int)n,
          cname + n + 1, (int)m);
     return false;
   }
   p->pos = at + n + 1 + m;
-  *term = (uint32_t)k;
-  *field = (uint32_t)f;
+  *term = k;
+  *field = f;
   return true;
 }
 

@@ -23,6 +23,7 @@
 ** chunk is that whole run and columns are used in place; elsewhere chunks
 ** of ECSI_BLOCK rows are gathered into scratch memory and scattered back.
 */
+#include <stdio.h>
 #include <string.h>
 
 #include "query.h"
@@ -610,4 +611,49 @@ const char *ecsi_queries_check(const ecs_world *w) {
     if (q->next != NULL && q->next->prev != q) return "query: list broken";
   }
   return NULL;
+}
+
+/* ------------------------------------------------------------------------
+** The one resolver of "Component.field" against a query's terms, shared
+** by expressions (expr.c), q:columns specs and native systems (the
+** binding), so that a name means the same and fails with the same text
+** everywhere.
+** --------------------------------------------------------------------- */
+
+/* The with-term (or, with excluded, without-term) named by name[0..len). */
+static int term_named(const ecs_query *q, const char *name, size_t len,
+                      bool excluded) {
+  uint32_t n = excluded ? ecs_query_without_count(q) : ecs_query_with_count(q);
+  for (uint32_t t = 0; t < n; t++) {
+    const char *s = ecs_component_name(excluded ? ecs_query_without(q, t)
+                                                : ecs_query_with(q, t));
+    if (strlen(s) == len && memcmp(s, name, len) == 0) return (int)t;
+  }
+  return -1;
+}
+
+ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
+                                size_t clen, const char *field, size_t flen,
+                                uint32_t *term, uint32_t *fieldno, char *msg,
+                                size_t msg_size) {
+  int k = term_named(q, comp, clen, false), f;
+  int cl = clen > 200 ? 200 : (int)clen, fl = flen > 200 ? 200 : (int)flen;
+  if (k < 0) {
+    if (msg_size > 0)
+      snprintf(msg, msg_size,
+               term_named(q, comp, clen, true) >= 0
+                   ? "component '%.*s' is excluded by the query"
+                   : "unknown component '%.*s'",
+               cl, comp);
+    return ECS_ERR_INVALID;
+  }
+  f = ecs_component_field_index(ecs_query_with(q, (uint32_t)k), field, flen);
+  if (f < 0) {
+    if (msg_size > 0)
+      snprintf(msg, msg_size, "unknown field '%.*s.%.*s'", cl, comp, fl, field);
+    return ECS_ERR_INVALID;
+  }
+  *term = (uint32_t)k;
+  *fieldno = (uint32_t)f;
+  return ECS_ERR_OK;
 }

@@ -53,6 +53,20 @@ uint32_t ecs_query_without_count(const ecs_query *q);
 ecs_component *ecs_query_with(const ecs_query *q, uint32_t k);
 ecs_component *ecs_query_without(const ecs_query *q, uint32_t k);
 
+/*
+** Resolve "Component.field" (comp[0..clen), field[0..flen)) against q's
+** "with" managers: the one resolver of expressions, q:columns specs and
+** native systems. @return ECS_ERR_OK with *term and *fieldno, or
+** ECS_ERR_INVALID with msg (msg_size bytes, may be 0) saying why:
+** "unknown component 'X'", "component 'X' is excluded by the query",
+** "unknown field 'P.z'". Whether the field's type suits the use (numeric
+** for expressions, not lua for columns) is the caller's rule.
+*/
+ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
+                                size_t clen, const char *field, size_t flen,
+                                uint32_t *term, uint32_t *fieldno, char *msg,
+                                size_t msg_size);
+
 /* @return the position of c among the "with" managers, or -1. */
 int ecs_query_term(const ecs_query *q, const ecs_component *c);
 

@@ -25,7 +25,9 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   lquery *lq = (lquery *)lua_touserdata(L, qidx);
   size_t len, clen, flen;
   const char *s, *dot, *fname;
-  int isnum, write = 1, k = -1, f;
+  int isnum, write = 1;
+  uint32_t k, f;
+  char why[128];
   lua_Integer packed;
   ecs_component *c = NULL;
   check_text(L, idx, NULL, fn);
@@ -54,19 +56,13 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   clen = (size_t)(dot - s);
   fname = dot + 1;
   flen = len - clen - 1;
-  for (uint32_t t = 0; t < lq->nwith; t++) {
-    const char *name = ecs_component_name(ecs_query_with(lq->q, t));
-    if (strlen(name) == clen && memcmp(name, s, clen) == 0) k = (int)t;
-  }
-  if (k < 0)
-    luaL_error(L, "%s: column '%s': no component '%s' among the query's",
-               fn, s, lua_pushlstring(L, s, clen));
-  c = ecs_query_with(lq->q, (uint32_t)k);
-  f = ecs_component_field_index(c, fname, flen);
-  if (f < 0) luaL_error(L, "%s: column '%s': unknown field", fn, s);
-  if (ecs_component_field(c, (uint32_t)f)->type == ECS_LUA)
+  if (ecs_query_resolve_field(lq->q, s, clen, fname, flen, &k, &f, why,
+                              sizeof why) != ECS_ERR_OK)
+    luaL_error(L, "%s: column '%s': %s", fn, s, why);
+  c = ecs_query_with(lq->q, k);
+  if (ecs_type_kind(ecs_component_field(c, f)->type) == ECS_KIND_REF)
     luaL_error(L, "%s: column '%s': lua fields are not columns", fn, s);
-  packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, (uint32_t)f)->type << 1 |
+  packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, f)->type << 1 |
            (lua_Integer)f << 9 | (lua_Integer)k << 17;
   ecsl_push_query_cache(L, qidx, QC_SPECS);
   lua_pushvalue(L, idx);
