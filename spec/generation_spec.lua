@@ -93,8 +93,9 @@ describe("a reused id", function()
       assert.is_false(m:remove(e))
     end
     assert.is_nil((All:field(e, "l")))
-    assert.has_error(function() All:set(e, 1) end,
-      "All:set: entity does not have the component")
+    local ok, err = pcall(All.set, All, e, 1)
+    assert.is_false(ok)
+    assert.equals("All:set: entity does not have the component (" .. ecs.tostring(e) .. ")", err)
     All:add(e)
     assert.same({ 0, 0, 0, 0, 0, 0, 0, 0, 0, false, ecs.null, nil },
       { All:get(e) })

@@ -196,6 +196,7 @@ enum { KIND_LUA = 1, KIND_EXPR, KIND_NATIVE };
 
 
 /* object.c */
+const char *ecsl_entity_note(lua_State *L, int idx);
 ecs_world *ecsl_check_self(lua_State *L);
 void ecsl_init_head(lhead *h, const void *cls, lworld *lw);
 int ecsl_l_method(lua_State *L);

@@ -129,10 +129,14 @@ static void drain_comp(lua_State *L, const lcomponent *lc, ecs_world *w) {
   lua_pop(L, 1);
 }
 
+/* "Name:fn: text", naming the entity (argument 2) when the error is about
+** it: "Position:set: entity does not have the component (entity(12.3))" */
 static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
                       ecs_err err) {
-  return luaL_error(L, "%s:%s: %s", ecs_component_name(lc->c), fn,
-                    ecs_strerror(err));
+  const char *note = err == ECS_ERR_DEAD || err == ECS_ERR_MISSING
+                         ? ecsl_entity_note(L, 2) : "";
+  return luaL_error(L, "%s:%s: %s%s", ecs_component_name(lc->c), fn,
+                    ecs_strerror(err), note);
 }
 
 

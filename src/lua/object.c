@@ -198,3 +198,16 @@ void ecs_lua_leave(void *token) {
   if (token != NULL) world_leave((lworld *)token);
 }
 /* The world of a method that began with check_self (index 1 is a world). */
+
+/*
+** " (entity(12.3))" naming the entity at idx, for errors that concern it,
+** or "" when idx holds no entity handle. May allocate (only on error
+** paths, right before raising).
+*/
+const char *ecsl_entity_note(lua_State *L, int idx) {
+  ecs_entity e;
+  if (!ecs_lua_is_entity(L, idx)) return "";
+  e = ecs_lua_check_entity(L, idx);
+  return lua_pushfstring(L, " (entity(%d.%d))", (int)ecs_entity_index(e),
+                         (int)ecs_entity_generation(e));
+}

@@ -44,9 +44,12 @@ static ecs_names *check_names(lua_State *L) {
 
 static int tr_fail(lua_State *L, const char *fn, ecs_err err) {
   switch (err) {
-    case ECS_ERR_DEAD: return luaL_error(L, "transform:%s: entity is not alive", fn);
+    case ECS_ERR_DEAD:
+      return luaL_error(L, "transform:%s: entity is not alive%s", fn,
+                        ecsl_entity_note(L, 2));
     case ECS_ERR_MISSING:
-      return luaL_error(L, "transform:%s: entity has no transform", fn);
+      return luaL_error(L, "transform:%s: entity has no transform%s", fn,
+                        ecsl_entity_note(L, 2));
     case ECS_ERR_INVALID:
       return luaL_error(L, "transform:%s: non-finite number or zero rotation", fn);
     default: return luaL_error(L, "transform:%s: %s", fn, ecs_strerror(err));
@@ -505,7 +508,8 @@ static int l_nm_set(lua_State *L) {
   ecs_err err;
   s = check_text(L, 3, &len, "names:set");
   err = ecs_names_set(m, e, s, len);
-  if (err == ECS_ERR_DEAD) return luaL_error(L, "names:set: entity is not alive");
+  if (err == ECS_ERR_DEAD)
+    return luaL_error(L, "names:set: entity is not alive%s", ecsl_entity_note(L, 2));
   if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
   ecsl_charge(L, ((plugin_head *)lua_touserdata(L, 1))->o.h.lw);
   return 0;
