@@ -108,7 +108,6 @@ describe("surface coverage", function()
       local ok = readme:find(f[1], 1, true)
         or (mod and readme:find(mod .. "." .. short, 1, true))
         or (mod and readme:find('require("ecs.' .. mod .. '").' .. short, 1, true))
-        or f[1] == "ecs._lightuserdata" -- a test helper, underscore-private
       if not ok then missing[#missing + 1] = f[1] end
       assert.truthy(short)
     end
