@@ -8,6 +8,7 @@ New methods are covered automatically because they are found by walking the
 metatables.
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local junk = require("spec.support.junk")
 local surface = require("spec.support.surface")
 
@@ -91,12 +92,6 @@ describe("error messages", function()
   local w
   before_each(function() w = ecs.world() end)
   after_each(function() w:close() end)
-
-  local function err_of(f, ...)
-    local ok, err = pcall(f, ...)
-    assert.is_false(ok)
-    return err
-  end
 
   it("name the argument and the expected type", function()
     local cases = {

@@ -10,14 +10,9 @@ query compared after every step, with loops held open across steps,
 counts and nested loops inside loops, and abandoned iterators).
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 local Model = require("spec.support.query_model")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 -- The entities a query yields, as a set (raises if one is yielded twice).
 local function visited(q)
