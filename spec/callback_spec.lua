@@ -85,7 +85,7 @@ describe("errors inside callbacks", function()
     bus:send(es[1], "hit")
   end)
 
-  each_case("message handler (send_up)", function(w, P, es, _, raise)
+  each_case("message handler (send_up)", function(w, _, es, _, raise)
     local bus = message.new(w)
     local i = 0
     bus:on("P", "hit", function() i = i + 1 raise(i) end)

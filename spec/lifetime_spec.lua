@@ -188,7 +188,7 @@ describe("ways a world dies", function()
     assert.equals(1, P:count()) -- still works
     assert.equals(0, T:size())
     assert.equals(1, q:count())
-    P, T, q = nil, nil, nil
+    P, T, q = nil, nil, nil -- luacheck: ignore 311 (dropped for the collector)
     full_gc()
     assert.is_nil(probe.w, "never collected")
   end)
