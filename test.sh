@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh -- every test, from a fresh Debian machine.
 # Installs what is missing, then:
+#   0. runs luacheck over the Lua sources (one pass or one failure);
 #   1. builds with AddressSanitizer + UBSan and runs the C tests (ctest)
 #      and the busted specs against that build;
 #   2. installs the rock with `luarocks make` into a local tree and runs the
@@ -39,6 +40,15 @@ count_busted() {
   passed=$((passed + s))
   failed=$((failed + f + e))
 }
+
+echo "== luacheck (.luacheckrc): any warning fails the stage"
+lint_dirs=(lua spec examples bench test)
+[ -d plugins ] && lint_dirs+=(plugins)
+if luacheck --no-color "${lint_dirs[@]}" 2>&1 | tee "$log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
 
 echo "== build with AddressSanitizer + UBSan (build-asan/)"
 if ! ecs_build build-asan -DECS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug; then

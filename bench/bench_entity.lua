@@ -52,6 +52,7 @@ local t_create1 = best(function()
   local w = ecs.world()
   local l = {}
   for i = 1, N do l[i] = w:create() end
+  assert(#l == N)
   w:close()
 end)
 local w = ecs.world()

@@ -177,5 +177,5 @@ local function chain_build(n)
   return b
 end
 local c10, c40 = chain_build(10000), chain_build(40000)
-print(("chain build (set_parent to the previous node): 10k %.2f ms, 40k %.2f ms, ratio 40k/10k %.2f (linear: 4)"):format(
-  c10 * 1e3, c40 * 1e3, c40 / c10))
+print(("chain build (set_parent to the previous node): 10k %.2f ms, 40k %.2f ms, "
+  .. "ratio 40k/10k %.2f (linear: 4)"):format(c10 * 1e3, c40 * 1e3, c40 / c10))

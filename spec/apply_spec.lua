@@ -7,13 +7,8 @@ result on random data (mixed field types, scattered rows) against the same
 computation done in Lua.
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 -- The float nearest to v, as an f32 field stores it.
 local function f32(v) return (string.unpack("f", string.pack("f", v))) end

@@ -6,13 +6,8 @@ back (all-or-nothing per chunk), structural changes inside the loop body,
 and the reuse of the arrays between loops (no garbage in steady state).
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 describe("q:columns", function()
   local w, P, V, q

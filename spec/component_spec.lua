@@ -4,13 +4,8 @@ methods of ecs.Component, each with its normal use, its edge cases and every
 kind of junk argument (RELIABILITY R15, R18-R21).
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local junk = require("spec.support.junk")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 describe("world:component", function()
   local w

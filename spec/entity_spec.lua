@@ -192,7 +192,6 @@ describe("capacity", function()
     local e = w:create()                 -- the queue is used whatever its length
     assert.are.equal(ecs.index(all[10]), ecs.index(e))
     assert.has_error(function() w:create() end)
-    all = nil
     assert(w:check())
     w:close()
   end)

@@ -89,14 +89,14 @@ describe("lua fields", function()
     assert.same({ nil, 2, nil }, { B:get(e) })
   end)
 
-  local function held(setup, release)
+  local function held(setup, let_go)
     local t = {}
     local p = probe_of(t)
     setup(t)
     t = nil -- luacheck: ignore
     full_gc()
     assert.is_not_nil(p.v, "released too early")
-    release()
+    let_go()
     full_gc()
     assert.is_nil(p.v, "not released")
   end

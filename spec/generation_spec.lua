@@ -301,7 +301,6 @@ describe("a random sweep that wraps every index", function()
     local live = {}          -- serial -> handle
     local live_list = {}     -- serials, any order
     local data = {}          -- serial -> what it was given
-    local serial_of = {}     -- id -> serial of the live holder
     local dead_ids = {}      -- id -> true once a holder with data died
     local next_serial, next_name = 0, 0
     local wraps_seen = 0
@@ -358,7 +357,6 @@ describe("a random sweep that wraps every index", function()
       local s = next_serial
       live[s] = e
       live_list[#live_list + 1] = s
-      serial_of[id] = s
       local d = { tag = false, tr = false, mesh = {} }
       data[s] = d
       if rnd() < 0.5 then
@@ -401,7 +399,6 @@ describe("a random sweep that wraps every index", function()
       live_list[k] = live_list[#live_list]
       live_list[#live_list] = nil
       live[s] = nil
-      serial_of[ecs.id(e)] = nil
       dead_ids[ecs.id(e)] = true
       check(w:destroy(e), "destroy")
       if data[s].name then check(N:find(data[s].name) == nil, "find dead") end

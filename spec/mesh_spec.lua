@@ -4,15 +4,10 @@ instances per entity chained through next_instance (Bitsquid part 2),
 swap-removal that keeps every chain intact, dead entities, gc.
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 local mesh = require("ecs.mesh")
 local junk = require("spec.support.junk")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok)
-  return err
-end
 
 describe("ecs.mesh", function()
   local w, M

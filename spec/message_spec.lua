@@ -61,7 +61,6 @@ describe("ecs.message", function()
   end)
 
   it("resolves components by name through world:components()", function()
-    if not w.component then return end -- needs the components binding
     local c, body = car()
     local Armor = w:component("Armor", { "hp" })
     Armor:add(body, 3)

@@ -4,15 +4,10 @@ driven from Lua: creation per world, add/read/write, simulate() in C, dead
 entities, gc, closed worlds and junk arguments.
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 local pointmass = require("ecs.pointmass")
 local junk = require("spec.support.junk")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok)
-  return err
-end
 
 local function near(a, b) return math.abs(a - b) < 1e-4 end
 

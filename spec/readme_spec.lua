@@ -24,7 +24,7 @@ local function methods(obj)
   local out = {}
   if type(index) == "table" then
     for k, v in pairs(index) do
-      if type(v) == "function" and not k:find("^_") then out[#out + 1] = k end
+      if type(v) == "function" then out[#out + 1] = k end
     end
   end
   table.sort(out)
@@ -61,7 +61,7 @@ describe("README.md", function()
   it("names every function of the ecs module", function()
     local names = {}
     for k, v in pairs(ecs) do
-      if type(v) == "function" and not k:find("^_") then names[#names + 1] = k end
+      if type(v) == "function" then names[#names + 1] = k end
     end
     table.sort(names)
     assert.is_true(#names >= 7)

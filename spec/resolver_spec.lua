@@ -5,12 +5,7 @@ and native systems: one resolver in the core (ecs_query_resolve_field).
 ]]
 local ecs = require("ecs")
 local motion = require("ecs.motion")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok)
-  return tostring(err)
-end
+local err_of = require("spec.support.err_of")
 
 describe("Component.field names", function()
   local w, P, V, H, q, e

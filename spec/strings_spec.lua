@@ -124,7 +124,7 @@ describe("text from Lua", function()
       ["ecs.motion.integrate"] = "motion.integrate", ["ecs.motion.damp"] = "motion.damp",
     }
     local no_text = {
-      "ecs._lightuserdata", "ecs.entity", "ecs.generation", "ecs.id", "ecs.index",
+      "ecs.entity", "ecs.generation", "ecs.id", "ecs.index",
       "ecs.is_entity", "ecs.tostring", "ecs.world", "ecs.grid.new", "ecs.mesh.new",
       "ecs.pointmass.new",
       "world.alive", "world.check", "world.close", "world.components", "world.count",

@@ -7,13 +7,8 @@ out with their original value and leaving the world usable (RELIABILITY
 R22-R24), and a native system from a C plugin when one is available.
 ]]
 local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
-
-local function err_of(f, ...)
-  local ok, err = pcall(f, ...)
-  assert.is_false(ok, "expected an error")
-  return err
-end
 
 describe("world:system", function()
   local w, P, V, q, es

@@ -11,6 +11,7 @@ ecs_install_deps() {
   command -v cc >/dev/null 2>&1 || need+=(build-essential)
   command -v luarocks >/dev/null 2>&1 || need+=(luarocks)
   command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # test.sh (reliability)
+  command -v luacheck >/dev/null 2>&1 || need+=(lua-check) # test.sh (lint)
   if [ "${#need[@]}" -gt 0 ]; then
     echo "installing: ${need[*]}"
     local sudo=""

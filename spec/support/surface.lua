@@ -58,7 +58,7 @@ function surface.objects(w)
   local P = w:component("JunkPosition", { "x:f32", "y:f32", "ref:entity", "any:lua" })
   P:add(e, 1, 2)
   list[#list + 1] = { "component", P }
-  if w.query then list[#list + 1] = { "query", w:query(P) } end
+  list[#list + 1] = { "query", w:query(P) }
   for _, field in ipairs({ "transform", "names" }) do
     list[#list + 1] = { field, w[field] }
   end

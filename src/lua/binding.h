@@ -253,7 +253,6 @@ void ecsl_preload_plugins(lua_State *L);
 lhead *ecsl_test_plugin(lua_State *L, int idx, const char *tname);
 
 /* transform.c */
-int ecsl_l_lightuserdata(lua_State *L);
 void ecsl_open_builtins(lua_State *L);
 void ecsl_open_world_fields(lua_State *L, int widx);
 

@@ -76,8 +76,6 @@ LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   ecsl_open_builtins(L);
   ecsl_open_queries(L);
   luaL_newlib(L, module_functions);
-  lua_pushcfunction(L, ecsl_l_lightuserdata); /* test helper */
-  lua_setfield(L, -2, "_lightuserdata");
   push_entity(L, ECS_NULL);
   lua_setfield(L, -2, "null");
   lua_pushinteger(L, (lua_Integer)ECS_MAX_ENTITIES);

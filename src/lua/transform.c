@@ -627,13 +627,3 @@ void ecsl_open_world_fields(lua_State *L, int widx) {
   lua_pop(L, 2);
 }
 
-/*
-** ecs._lightuserdata(n) -> a light userdata with pointer value n: lets
-** specs pass light userdata that are not entity handles (test only).
-*/
-int ecsl_l_lightuserdata(lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  lua_pushlightuserdata(L, (void *)(uintptr_t)(lua_Unsigned)n);
-  return 1;
-}
-
