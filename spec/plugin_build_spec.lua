@@ -167,18 +167,41 @@ static int l_counter(lua_State *L) {
   return 1;
 }
 
+/* the other file of the plugin */
+void helper_init(const struct ecs_api *api);
+size_t helper_count(const ecs_world *w);
+
+/* probe.count(world) -> its live entities, counted by the other file */
+static int l_count(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)helper_count(ecs_lua_check_world(L, 1)));
+  return 1;
+}
+
 VERSION_OVERRIDE
 
 int luaopen_ecs_NAME(lua_State *L);
 
 int luaopen_ecs_NAME(lua_State *L) {
   static const luaL_Reg fns[] = {{"spawn", l_spawn}, {"alive", l_alive},
-    {"sum", l_sum}, {"counter", l_counter}, {NULL, NULL}};
+    {"sum", l_sum}, {"counter", l_counter}, {"count", l_count}, {NULL, NULL}};
   ECS_PLUGIN_INIT(L);
+  helper_init(ecs_plugin_get_api());
   ecs_lua_plugin_class(L, COUNTER_CLASS, counter_methods);
   luaL_newlib(L, fns);
   return 1;
 }
+]]
+
+-- Its second file: handed the table by the first.
+local HELPER = [[
+#include "ecs_plugin.h"
+
+void helper_init(const struct ecs_api *api);
+size_t helper_count(const ecs_world *w);
+
+void helper_init(const struct ecs_api *api) { ecs_plugin_set_api(api); }
+
+size_t helper_count(const ecs_world *w) { return ecs_count(w); }
 ]]
 
 describe("plugins built outside the tree", function()
@@ -186,10 +209,11 @@ describe("plugins built outside the tree", function()
 
   -- Compile PROBE as module ecs.<name> into dir/ecs/; @return ok, output.
   local function build(name, version_override)
-    local src = dir .. "/" .. name .. ".c"
+    local src, helper = dir .. "/" .. name .. ".c", dir .. "/" .. name .. "_helper.c"
     write(src, (PROBE:gsub("NAME", name):gsub("VERSION_OVERRIDE", version_override or "")))
+    write(helper, HELPER)
     return run(CC .. " -shared -fPIC -I" .. quote(inc) .. " -I" .. quote(luainc) .. " " ..
-               quote(src) .. " -o " .. quote(dir .. "/ecs/" .. name .. ".so"))
+               quote(src) .. " " .. quote(helper) .. " -o " .. quote(dir .. "/ecs/" .. name .. ".so"))
   end
 
   setup(function()
@@ -230,8 +254,10 @@ describe("plugins built outside the tree", function()
       assert.is_true(w:alive(e))
       assert.is_true(probe.alive(w, e))
     end
+    assert.equal(3, probe.count(w))
     assert(w:destroy(b))
     assert.is_false(probe.alive(w, b))
+    assert.equal(2, probe.count(w))
     local P = w:component("Weight", { "kg:f64" })
     P:add(a, 1.5)
     P:add(c, 2.25)

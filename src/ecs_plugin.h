@@ -30,8 +30,10 @@
 ** The table's address is kept in a static variable of each translation
 ** unit: in a plugin of several files, every file that calls the core runs
 ** ECS_PLUGIN_INIT(L) before its first call (from an init function that the
-** luaopen_ function calls, say). Static inline helpers of the headers
-** (ecs_alive, ecs_lua_push_entity) need no table.
+** luaopen_ function calls, say), or receives the table from the file that
+** ran it (ecs_plugin_get_api() there, ecs_plugin_set_api(api) here).
+** Static inline helpers of the headers (ecs_alive, ecs_lua_push_entity)
+** need no table.
 **
 ** Versions: ECS_API_VERSION changes when a function of the table changes
 ** its meaning or signature or leaves it; functions added later are
@@ -263,6 +265,17 @@ struct ecs_api {
 
 /* This translation unit's table (set by ECS_PLUGIN_INIT). */
 static const struct ecs_api *ecs_plugin_api;
+
+/*
+** The table this translation unit uses (NULL before ECS_PLUGIN_INIT), and
+** a way to hand it to another file of the plugin without a Lua state.
+*/
+static inline const struct ecs_api *ecs_plugin_get_api(void) {
+  return ecs_plugin_api;
+}
+static inline void ecs_plugin_set_api(const struct ecs_api *api) {
+  ecs_plugin_api = api;
+}
 
 /*
 ** The table of the ecs.core of L's state, checked against the version and
