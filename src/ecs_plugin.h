@@ -9,10 +9,9 @@
 ** "undefined symbol: ecs_count". Instead ecs.core hands out one table of
 ** function pointers, struct ecs_api, and the macros at the end of this
 ** header turn every ecs_xxx(...) call of the plugin into a call through
-** that table (the function-table pattern of the Lua C API's own
-** extensions, such as lua-compat). A plugin links nothing of ecs: it uses
-** the one core every other module of the process uses (its worlds, its
-** class tags), never a copy.
+** that table (as NumPy's C API does for the extension modules that import
+** it). A plugin links nothing of ecs: it uses the one core every other
+** module of the process uses (its worlds, its class tags), never a copy.
 **
 **   #include "ecs_plugin.h"
 **
@@ -25,7 +24,7 @@
 ** Build (no library to link; the Lua symbols come from the interpreter):
 **   cc -shared -fPIC -I<ecs headers> -I<lua headers> thing.c -o ecs/thing.so
 ** where <ecs headers> is require("ecs").include_dir (the headers installed
-** next to the Lua front end; see README "Plugins").
+** next to the Lua front end; see README "C plugins").
 **
 ** The table's address is kept in a static variable of each translation
 ** unit: in a plugin of several files, every file that calls the core runs
