@@ -41,15 +41,31 @@ build = {
         "src/names.c", -- transform branch
         "src/query.c",
         "src/expr.c",
-        "examples/plugins/pointmass.c",
-        "examples/plugins/mesh.c",
-        "examples/plugins/grid.c", -- demo (issue 7)
-        "examples/plugins/motion.c",
       },
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
     },
+    -- the C plugins: plugins/<name>.c is module ecs.<name>, linked to
+    -- nothing of ecs (it calls ecs.core through src/ecs_plugin.h's table)
+    ["ecs.grid"] = { sources = { "plugins/grid.c" }, incdirs = { "src" } },
+    ["ecs.mesh"] = { sources = { "plugins/mesh.c" }, incdirs = { "src" } },
+    ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src" } },
+    ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src" } },
     ["ecs"] = "lua/ecs/init.lua",
     ["ecs.message"] = "lua/ecs/message.lua", -- transform branch
+  },
+  -- the public headers, for plugins built outside the tree: into
+  -- <lua dir>/ecs/include/, next to the Lua front end, which tells where
+  -- (require("ecs").include_dir)
+  install = {
+    lua = {
+      ["ecs.include.ecs"] = "src/ecs.h",
+      ["ecs.include.component"] = "src/component.h",
+      ["ecs.include.transform"] = "src/transform.h",
+      ["ecs.include.names"] = "src/names.h",
+      ["ecs.include.query"] = "src/query.h",
+      ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
+      ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
+    },
   },
 }

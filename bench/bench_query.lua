@@ -11,7 +11,7 @@ run:
       (d) ours, q:columns (plain Lua arrays per chunk)
       (e) ours, q:apply (an expression run by C)
       (f) ours, q:run(native) -- motion.integrate, a C system from the
-          example plugin examples/plugins/motion.c
+          plugin plugins/motion.c
       (g) a hand-written C loop over the same columns -- bench/bench_query.c,
           run from here when its binary sits next to the module
   W3  remove and re-add Velocity on 10k random entities (then use the query)
@@ -112,7 +112,7 @@ end
 -- }==========================================================================
 
 -- The native system: motion.integrate from the example plugin
--- examples/plugins/motion.c (ecs_lua_push_native), when it is built in.
+-- plugins/motion.c (ecs_lua_push_native), when it is built.
 local native
 do
   local ok, motion = pcall(require, "ecs.motion")

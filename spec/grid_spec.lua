@@ -1,5 +1,5 @@
 --[[
-grid_spec.lua -- the uniform-grid plugin (examples/plugins/grid.c, used by
+grid_spec.lua -- the uniform-grid plugin (plugins/grid.c, used by
 the demo) against a brute-force model: every pair and every nearest query
 must agree, for points inside and outside the grid and radii spanning
 several cells.

@@ -1,5 +1,5 @@
 --[[
-mesh_spec.lua -- the mesh C plugin (examples/plugins/mesh.c): several
+mesh_spec.lua -- the mesh C plugin (plugins/mesh.c): several
 instances per entity chained through next_instance (Bitsquid part 2),
 swap-removal that keeps every chain intact, dead entities, gc.
 ]]

@@ -1,5 +1,5 @@
 --[[
-pointmass_spec.lua -- the point-mass C plugin (examples/plugins/pointmass.c)
+pointmass_spec.lua -- the point-mass C plugin (plugins/pointmass.c)
 driven from Lua: creation per world, add/read/write, simulate() in C, dead
 entities, gc, closed worlds and junk arguments.
 ]]

@@ -380,7 +380,7 @@ describe("errors inside systems", function()
 end)
 
 -- Native systems come from C plugins through ecs_lua_push_native; the
--- example plugin examples/plugins/motion.c provides integrate and damp.
+-- plugin plugins/motion.c provides integrate and damp.
 describe("native systems (ecs.motion)", function()
   local motion = require("ecs.motion")
   local w, P, V, q, es, move

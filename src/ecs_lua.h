@@ -4,7 +4,9 @@
 ** A plugin is a manager written in C (its own layout, its own per-frame
 ** update) that registers with a world through ecs_manager_register and
 ** exposes itself to Lua with the helpers below: check a world argument,
-** check and push entity handles. See examples/plugins/ for complete ones.
+** check and push entity handles. See plugins/ for complete ones. A plugin
+** is a module of its own and includes ecs_plugin.h, not this header: its
+** calls then go through the function table of ecs.core.
 */
 #ifndef ECS_LUA_H
 #define ECS_LUA_H
@@ -110,7 +112,7 @@ struct ecs_component *ecs_lua_check_component(lua_State *L, int idx,
 ** through a plugin object: a full userdata of class tname that keeps its
 ** world alive and refuses to work once the world is closed. A plugin has
 ** one object per world, found again with ecs_lua_plugin_get. See
-** examples/plugins/pointmass.c for a complete one (about 40 lines of
+** plugins/pointmass.c for a complete one (about 40 lines of
 ** glue).
 */
 
@@ -187,7 +189,7 @@ void ecs_lua_drain_refs(lua_State *L, int world_idx);
 ** system that writes a column must refuse a ":in" spec for it (see
 ** motion.c's check_target). name is for messages.
 ** The object's user value 3 is free for the plugin: anchor there whatever
-** ud points into (see examples/plugins/motion.c).
+** ud points into (see plugins/motion.c).
 */
 void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
                          void *ud, const char *const *specs, int nspecs);

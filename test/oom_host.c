@@ -35,6 +35,21 @@
 #include "harness.h" /* test_alloc, sticky: every growth from the Nth fails */
 
 int luaopen_ecs_core(lua_State *L);
+/* the plugins (plugins/), linked in and preloaded as ecs.<name> */
+int luaopen_ecs_pointmass(lua_State *L);
+int luaopen_ecs_mesh(lua_State *L);
+int luaopen_ecs_grid(lua_State *L);
+int luaopen_ecs_motion(lua_State *L);
+
+static void preload_plugins(lua_State *L) {
+  static const luaL_Reg plugins[] = {
+    {"ecs.pointmass", luaopen_ecs_pointmass}, {"ecs.mesh", luaopen_ecs_mesh},
+    {"ecs.grid", luaopen_ecs_grid}, {"ecs.motion", luaopen_ecs_motion},
+    {NULL, NULL}};
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  luaL_setfuncs(L, plugins, 0);
+  lua_pop(L, 1);
+}
 
 #ifndef ECS_LUA_DIR
 #define ECS_LUA_DIR "lua"
@@ -102,6 +117,7 @@ static int sweep(const char *file) {
     luaL_openlibs(L);
     luaL_requiref(L, "ecs.core", luaopen_ecs_core, 0);
     lua_pop(L, 1);
+    preload_plugins(L);
     if (luaL_loadbuffer(L, setup, strlen(setup), "=setup") != LUA_OK) {
       fprintf(stderr, "%s: setup: %s\n", file, errtext(L));
       lua_close(L);

@@ -1,11 +1,12 @@
 /*
-** plugin_wrap_host.c -- the C plugins' purge and check (examples/plugins/
-** pointmass.c, mesh.c), which only exist behind Lua: a host creates them
-** from Lua, then forges, through the core's private header, the slot of a
-** dead entity's index as a wrap that nobody purged would leave it. Each
-** plugin's check must report the record that outlived its generation, and
-** accept it once its purge ran. (spec/generation_spec.lua checks, from
-** Lua, that a returning handle finds nothing.)
+** plugin_wrap_host.c -- the C plugins' purge and check (plugins/
+** pointmass.c, mesh.c, linked in and preloaded), which only exist behind
+** Lua: a host creates them from Lua, then forges, through the core's
+** private header, the slot of a dead entity's index as a wrap that nobody
+** purged would leave it. Each plugin's check must report the record that
+** outlived its generation, and accept it once its purge ran.
+** (spec/generation_spec.lua checks, from Lua, that a returning handle
+** finds nothing.)
 */
 #include "lua.h"
 #include "lauxlib.h"
@@ -17,6 +18,8 @@
 #include "ecs_private.h"
 
 int luaopen_ecs_core(lua_State *L);
+int luaopen_ecs_pointmass(lua_State *L);
+int luaopen_ecs_mesh(lua_State *L);
 
 static const char *const setup =
   "local core = require('ecs.core')\n"
@@ -56,6 +59,12 @@ TEST(Plugins_check_reports_a_record_that_outlived_a_wrap) {
   CHECK(L != NULL);
   luaL_openlibs(L);
   luaL_requiref(L, "ecs.core", luaopen_ecs_core, 0);
+  lua_pop(L, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_ecs_pointmass);
+  lua_setfield(L, -2, "ecs.pointmass");
+  lua_pushcfunction(L, luaopen_ecs_mesh);
+  lua_setfield(L, -2, "ecs.mesh");
   lua_pop(L, 1);
   if (luaL_dostring(L, setup) != LUA_OK) {
     fprintf(stderr, "setup: %s\n", lua_tostring(L, -1));

@@ -1,7 +1,7 @@
 --[[
 surface.lua -- the exported surface of require("ecs"), found by walking
 (RELIABILITY R18, R31): the functions of the module table and of every C
-plugin module preloaded as "ecs.<name>", the objects a world hands out
+plugin module (plugins/<name>.c is module "ecs.<name>"), the objects a world hands out
 (world, component, query, transform, names, plugin objects), and each
 object's methods (its metatable's __methods, else its __index table).
 spec/errors_spec.lua sweeps exactly this list; spec/surface_spec.lua checks
@@ -15,9 +15,9 @@ local surface = {}
 -- The C plugin modules ("ecs.pointmass", ...), sorted by name.
 function surface.plugin_modules()
   local names = {}
-  for k in pairs(package.preload) do
-    if type(k) == "string" and k:match("^ecs%.") then names[#names + 1] = k end
-  end
+  local p = assert(io.popen("ls plugins/*.c"))
+  for f in p:lines() do names[#names + 1] = "ecs." .. f:match("([%w_]+)%.c$") end
+  p:close()
   table.sort(names)
   local out = {}
   for _, n in ipairs(names) do out[#out + 1] = { n, require(n) } end

@@ -249,7 +249,7 @@ const char *ecsl_value_type_name(lua_State *L, int idx);
 void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i, const fvalue *v);
 
 /* plugin.c */
-void ecsl_preload_plugins(lua_State *L);
+void ecsl_open_api(lua_State *L);
 lhead *ecsl_test_plugin(lua_State *L, int idx, const char *tname);
 
 /* transform.c */

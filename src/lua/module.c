@@ -72,7 +72,7 @@ LUAMOD_API int luaopen_ecs_core(lua_State *L);
 LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   open_world(L);
   ecsl_open_components(L);
-  ecsl_preload_plugins(L);
+  ecsl_open_api(L);
   ecsl_open_builtins(L);
   ecsl_open_queries(L);
   luaL_newlib(L, module_functions);

@@ -2,6 +2,8 @@
 ** plugin.c -- part of the Lua binding (src/lua/binding.h).
 */
 #include "binding.h"
+#define ECS_API_ONLY
+#include "ecs_plugin.h"
 
 /* ----------------------------------------------------------------------
 ** C plugins (ecs_lua.h)
@@ -91,22 +93,147 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
   return (plugin_head *)(void *)h + 1;
 }
 
-/* The plugins compiled into ecs.core, loadable as require("ecs.<name>"). */
-int luaopen_ecs_pointmass(lua_State *L);
-int luaopen_ecs_mesh(lua_State *L);
-int luaopen_ecs_grid(lua_State *L); /* demo (issue 7) */
-int luaopen_ecs_motion(lua_State *L); /* queries section: native systems */
+/* ----------------------------------------------------------------------
+** The function table of plugins (ecs_plugin.h)
+**
+** Plugins are modules of their own, opened by Lua with RTLD_LOCAL: they
+** cannot link to the functions of this module, so they call them through
+** this table, which luaopen_ecs_core leaves in the registry.
+** ------------------------------------------------------------------- */
 
-void ecsl_preload_plugins(lua_State *L) {
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_ecs_pointmass);
-  lua_setfield(L, -2, "ecs.pointmass");
-  lua_pushcfunction(L, luaopen_ecs_mesh);
-  lua_setfield(L, -2, "ecs.mesh");
-  lua_pushcfunction(L, luaopen_ecs_grid);
-  lua_setfield(L, -2, "ecs.grid");
-  lua_pushcfunction(L, luaopen_ecs_motion);
-  lua_setfield(L, -2, "ecs.motion");
-  lua_pop(L, 1);
+static const struct ecs_api api = {
+  .version = ECS_API_VERSION,
+  .size = (uint32_t)sizeof(struct ecs_api),
+  /* ecs.h: worlds, managers, entities */
+  .ecs_strerror = ecs_strerror,
+  .ecs_world_new = ecs_world_new,
+  .ecs_world_free = ecs_world_free,
+  .ecs_world_allocator = ecs_world_allocator,
+  .ecs_world_memory = ecs_world_memory,
+  .ecs_type_size = ecs_type_size,
+  .ecs_type_name = ecs_type_name,
+  .ecs_type_parse = ecs_type_parse,
+  .ecs_record_valid = ecs_record_valid,
+  .ecs_manager_register_in = ecs_manager_register_in,
+  .ecs_manager_find_in = ecs_manager_find_in,
+  .ecs_manager_register = ecs_manager_register,
+  .ecs_manager_find = ecs_manager_find,
+  .ecs_manager_count = ecs_manager_count,
+  .ecs_manager_at = ecs_manager_at,
+  .ecs_world_gc = ecs_world_gc,
+  .ecs_create = ecs_create,
+  .ecs_create_n = ecs_create_n,
+  .ecs_destroy = ecs_destroy,
+  .ecs_destroy_n = ecs_destroy_n,
+  .ecs_count = ecs_count,
+  .ecs_free_count = ecs_free_count,
+  .ecs_next_entity = ecs_next_entity,
+  .ecs_world_check = ecs_world_check,
+  .ecs_clock = ecs_clock,
+  /* component.h */
+  .ecs_component_new = ecs_component_new,
+  .ecs_component_find = ecs_component_find,
+  .ecs_component_is = ecs_component_is,
+  .ecs_component_name = ecs_component_name,
+  .ecs_component_field_count = ecs_component_field_count,
+  .ecs_component_field = ecs_component_field,
+  .ecs_component_field_index = ecs_component_field_index,
+  .ecs_component_add = ecs_component_add,
+  .ecs_component_lookup = ecs_component_lookup,
+  .ecs_component_lookup_n = ecs_component_lookup_n,
+  .ecs_component_remove = ecs_component_remove,
+  .ecs_component_size = ecs_component_size,
+  .ecs_component_count = ecs_component_count,
+  .ecs_component_entities = ecs_component_entities,
+  .ecs_component_column = ecs_component_column,
+  .ecs_component_gc = ecs_component_gc,
+  .ecs_component_version = ecs_component_version,
+  .ecs_drain_refs = ecs_drain_refs,
+  .ecs_dropped_refs = ecs_dropped_refs,
+  /* transform.h */
+  .ecs_transform_new = ecs_transform_new,
+  .ecs_transform_world = ecs_transform_world,
+  .ecs_transform_of = ecs_transform_of,
+  .ecs_transform_add = ecs_transform_add,
+  .ecs_transform_remove = ecs_transform_remove,
+  .ecs_transform_has = ecs_transform_has,
+  .ecs_transform_instance = ecs_transform_instance,
+  .ecs_transform_lookup = ecs_transform_lookup,
+  .ecs_transform_size = ecs_transform_size,
+  .ecs_transform_entity_at = ecs_transform_entity_at,
+  .ecs_transform_world_at = ecs_transform_world_at,
+  .ecs_transform_get_local = ecs_transform_get_local,
+  .ecs_transform_get_world = ecs_transform_get_world,
+  .ecs_transform_get_world_rotation = ecs_transform_get_world_rotation,
+  .ecs_transform_set_local = ecs_transform_set_local,
+  .ecs_transform_set_position = ecs_transform_set_position,
+  .ecs_transform_set_rotation = ecs_transform_set_rotation,
+  .ecs_transform_set_scale = ecs_transform_set_scale,
+  .ecs_transform_set_locals = ecs_transform_set_locals,
+  .ecs_transform_set_positions = ecs_transform_set_positions,
+  .ecs_transform_set_parent = ecs_transform_set_parent,
+  .ecs_transform_keep_world_error = ecs_transform_keep_world_error,
+  .ecs_transform_parent = ecs_transform_parent,
+  .ecs_transform_first_child = ecs_transform_first_child,
+  .ecs_transform_next_sibling = ecs_transform_next_sibling,
+  .ecs_transform_destroy_tree = ecs_transform_destroy_tree,
+  .ecs_transform_set_parent_first = ecs_transform_set_parent_first,
+  .ecs_transform_sort = ecs_transform_sort,
+  .ecs_transform_gc = ecs_transform_gc,
+  /* names.h */
+  .ecs_names_new = ecs_names_new,
+  .ecs_names_of = ecs_names_of,
+  .ecs_names_set = ecs_names_set,
+  .ecs_names_get = ecs_names_get,
+  .ecs_names_clear = ecs_names_clear,
+  .ecs_names_find = ecs_names_find,
+  .ecs_names_size = ecs_names_size,
+  .ecs_names_gc = ecs_names_gc,
+  /* query.h */
+  .ecs_query_new = ecs_query_new,
+  .ecs_query_free = ecs_query_free,
+  .ecs_query_with_count = ecs_query_with_count,
+  .ecs_query_without_count = ecs_query_without_count,
+  .ecs_query_with = ecs_query_with,
+  .ecs_query_without = ecs_query_without,
+  .ecs_query_term = ecs_query_term,
+  .ecs_query_refresh = ecs_query_refresh,
+  .ecs_query_count = ecs_query_count,
+  .ecs_query_matches = ecs_query_matches,
+  .ecs_query_get_stats = ecs_query_get_stats,
+  .ecs_query_iter_begin = ecs_query_iter_begin,
+  .ecs_query_iter_next = ecs_query_iter_next,
+  .ecs_query_iter_chunk = ecs_query_iter_chunk,
+  .ecs_query_iter_current = ecs_query_iter_current,
+  .ecs_query_iter_end = ecs_query_iter_end,
+  .ecs_query_run = ecs_query_run,
+  .ecs_program_compile = ecs_program_compile,
+  .ecs_query_program = ecs_query_program,
+  .ecs_query_program_count = ecs_query_program_count,
+  .ecs_program_param_count = ecs_program_param_count,
+  .ecs_program_param_name = ecs_program_param_name,
+  .ecs_program_param_position = ecs_program_param_position,
+  .ecs_program_run = ecs_program_run,
+  /* ecs_lua.h */
+  .ecs_lua_is_entity = ecs_lua_is_entity,
+  .ecs_lua_check_entity = ecs_lua_check_entity,
+  .ecs_lua_check_world = ecs_lua_check_world,
+  .ecs_lua_error = ecs_lua_error,
+  .ecs_lua_enter = ecs_lua_enter,
+  .ecs_lua_leave = ecs_lua_leave,
+  .ecs_lua_check_text = ecs_lua_check_text,
+  .ecs_lua_check_component = ecs_lua_check_component,
+  .ecs_lua_plugin_class = ecs_lua_plugin_class,
+  .ecs_lua_plugin_get = ecs_lua_plugin_get,
+  .ecs_lua_plugin_new = ecs_lua_plugin_new,
+  .ecs_lua_object_new = ecs_lua_object_new,
+  .ecs_lua_plugin_detach = ecs_lua_plugin_detach,
+  .ecs_lua_plugin_check = ecs_lua_plugin_check,
+  .ecs_lua_drain_refs = ecs_lua_drain_refs,
+  .ecs_lua_push_native = ecs_lua_push_native,
+};
+
+void ecsl_open_api(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)(uintptr_t)&api);
+  lua_setfield(L, LUA_REGISTRYINDEX, ECS_API_REGISTRY_KEY);
 }
-

@@ -27,9 +27,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ecs.h"
-#include "ecs_lua.h"
-#include "component.h"
+#include "ecs_plugin.h"
 
 #define PM_CLASS "ecs.PointMass"
 #define PM_NAME "pointmass"
@@ -434,6 +432,7 @@ static int l_pm_new(lua_State *L) {
 int luaopen_ecs_pointmass(lua_State *L);
 
 int luaopen_ecs_pointmass(lua_State *L) {
+  ECS_PLUGIN_INIT(L);
   ecs_lua_plugin_class(L, PM_CLASS, pm_methods);
   lua_newtable(L);
   lua_pushcfunction(L, l_pm_new);

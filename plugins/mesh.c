@@ -20,8 +20,7 @@
 */
 #include <string.h>
 
-#include "ecs.h"
-#include "ecs_lua.h"
+#include "ecs_plugin.h"
 
 #define MESH_CLASS "ecs.Mesh"
 #define MESH_NAME "mesh"
@@ -350,6 +349,7 @@ static int l_mesh_new(lua_State *L) {
 int luaopen_ecs_mesh(lua_State *L);
 
 int luaopen_ecs_mesh(lua_State *L) {
+  ECS_PLUGIN_INIT(L);
   ecs_lua_plugin_class(L, MESH_CLASS, mesh_methods);
   lua_newtable(L);
   lua_pushcfunction(L, l_mesh_new);

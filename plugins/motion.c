@@ -24,7 +24,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ecs_lua.h"
+#include "ecs_plugin.h"
 
 #define MAX_PAIRS 16
 
@@ -138,6 +138,7 @@ static int l_damp(lua_State *L) {
 int luaopen_ecs_motion(lua_State *L);
 
 int luaopen_ecs_motion(lua_State *L) {
+  ECS_PLUGIN_INIT(L);
   static const luaL_Reg fns[] = {
     {"integrate", l_integrate}, {"damp", l_damp}, {NULL, NULL}};
   luaL_newlib(L, fns);

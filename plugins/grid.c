@@ -48,9 +48,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ecs.h"
-#include "ecs_lua.h"
-#include "component.h"
+#include "ecs_plugin.h"
 
 #define GRID_CLASS "ecs.Grid"
 #define GRID_MAX_CELLS (1u << 24)
@@ -463,6 +461,7 @@ static const luaL_Reg grid_methods[] = {
 int luaopen_ecs_grid(lua_State *L);
 
 int luaopen_ecs_grid(lua_State *L) {
+  ECS_PLUGIN_INIT(L);
   ecs_lua_plugin_class(L, GRID_CLASS, grid_methods);
   lua_newtable(L);
   lua_pushcfunction(L, l_grid_new);
