@@ -64,6 +64,7 @@ build = {
       ["ecs.include.transform"] = "src/transform.h",
       ["ecs.include.names"] = "src/names.h",
       ["ecs.include.query"] = "src/query.h",
+      ["ecs.include.value"] = "src/value.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
     },

@@ -57,9 +57,10 @@
 #include "transform.h"
 #include "names.h"
 #include "query.h"
+#include "value.h"
 #include "ecs_lua.h"
 
-#define ECS_API_VERSION 1
+#define ECS_API_VERSION 2
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -258,6 +259,26 @@ struct ecs_api {
   void (*ecs_lua_drain_refs)(lua_State *L, int world_idx);
   void (*ecs_lua_push_native)(lua_State *L, const char *name, ecs_system_fn fn,
                               void *ud, const char *const *specs, int nspecs);
+  /* value.h: typed field values */
+  ecs_kind (*ecs_type_kind)(ecs_type t);
+  int64_t (*ecs_type_min)(ecs_type t);
+  int64_t (*ecs_type_max)(ecs_type t);
+  bool (*ecs_value_fits)(ecs_type t, int64_t v);
+  int64_t (*ecs_value_saturate)(ecs_type t, double v);
+  ecs_scalar (*ecs_value_load)(const void *col, ecs_type t, uint32_t row);
+  void (*ecs_value_store)(void *col, ecs_type t, uint32_t row, ecs_scalar v);
+  void (*ecs_value_load_rows)(ecs_scalar *dst, const void *col, ecs_type t,
+                              const uint32_t *rows, uint32_t n, bool contiguous);
+  void (*ecs_value_store_rows)(void *col, ecs_type t, const uint32_t *rows,
+                               const ecs_scalar *src, uint32_t n, bool contiguous);
+  void (*ecs_value_load_f64)(double *dst, const void *col, ecs_type t,
+                             const uint32_t *rows, uint32_t n, bool contiguous);
+  void (*ecs_value_store_f64)(void *col, ecs_type t, const uint32_t *rows,
+                              const double *src, uint32_t n, bool contiguous);
+  ecs_err (*ecs_query_resolve_field)(const ecs_query *q, const char *comp,
+                                     size_t clen, const char *field, size_t flen,
+                                     uint32_t *term, uint32_t *fieldno, char *msg,
+                                     size_t msg_size);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -448,6 +469,19 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_lua_plugin_check (ecs_plugin_api->ecs_lua_plugin_check)
 #define ecs_lua_drain_refs (ecs_plugin_api->ecs_lua_drain_refs)
 #define ecs_lua_push_native (ecs_plugin_api->ecs_lua_push_native)
+
+#define ecs_type_kind (ecs_plugin_api->ecs_type_kind)
+#define ecs_type_min (ecs_plugin_api->ecs_type_min)
+#define ecs_type_max (ecs_plugin_api->ecs_type_max)
+#define ecs_value_fits (ecs_plugin_api->ecs_value_fits)
+#define ecs_value_saturate (ecs_plugin_api->ecs_value_saturate)
+#define ecs_value_load (ecs_plugin_api->ecs_value_load)
+#define ecs_value_store (ecs_plugin_api->ecs_value_store)
+#define ecs_value_load_rows (ecs_plugin_api->ecs_value_load_rows)
+#define ecs_value_store_rows (ecs_plugin_api->ecs_value_store_rows)
+#define ecs_value_load_f64 (ecs_plugin_api->ecs_value_load_f64)
+#define ecs_value_store_f64 (ecs_plugin_api->ecs_value_store_f64)
+#define ecs_query_resolve_field (ecs_plugin_api->ecs_query_resolve_field)
 
 #endif /* ECS_API_ONLY */
 

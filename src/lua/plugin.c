@@ -231,6 +231,19 @@ static const struct ecs_api api = {
   .ecs_lua_plugin_check = ecs_lua_plugin_check,
   .ecs_lua_drain_refs = ecs_lua_drain_refs,
   .ecs_lua_push_native = ecs_lua_push_native,
+  /* value.h */
+  .ecs_type_kind = ecs_type_kind,
+  .ecs_type_min = ecs_type_min,
+  .ecs_type_max = ecs_type_max,
+  .ecs_value_fits = ecs_value_fits,
+  .ecs_value_saturate = ecs_value_saturate,
+  .ecs_value_load = ecs_value_load,
+  .ecs_value_store = ecs_value_store,
+  .ecs_value_load_rows = ecs_value_load_rows,
+  .ecs_value_store_rows = ecs_value_store_rows,
+  .ecs_value_load_f64 = ecs_value_load_f64,
+  .ecs_value_store_f64 = ecs_value_store_f64,
+  .ecs_query_resolve_field = ecs_query_resolve_field,
 };
 
 void ecsl_open_api(lua_State *L) {
