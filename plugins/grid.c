@@ -84,32 +84,12 @@ static grid *check_grid(lua_State *L) {
 ** Reading numeric fields of any type
 ** --------------------------------------------------------------------- */
 
-static double read_num(const void *col, ecs_type t, ecs_instance i) {
-  switch (t) {
-    case ECS_F32: return (double)((const float *)col)[i];
-    case ECS_F64: return ((const double *)col)[i];
-    case ECS_I8: return (double)((const int8_t *)col)[i];
-    case ECS_I16: return (double)((const int16_t *)col)[i];
-    case ECS_I32: return (double)((const int32_t *)col)[i];
-    case ECS_I64: return (double)((const int64_t *)col)[i];
-    case ECS_U8: return (double)((const uint8_t *)col)[i];
-    case ECS_U16: return (double)((const uint16_t *)col)[i];
-    case ECS_U32: return (double)((const uint32_t *)col)[i];
-    default: return 0.0;
-  }
-}
-
-static uint32_t read_bits(const void *col, ecs_type t, ecs_instance i) {
-  switch (t) {
-    case ECS_I8: return (uint32_t)(uint8_t)((const int8_t *)col)[i];
-    case ECS_I16: return (uint32_t)(uint16_t)((const int16_t *)col)[i];
-    case ECS_I32: return (uint32_t)((const int32_t *)col)[i];
-    case ECS_I64: return (uint32_t)(uint64_t)((const int64_t *)col)[i];
-    case ECS_U8: return ((const uint8_t *)col)[i];
-    case ECS_U16: return ((const uint16_t *)col)[i];
-    case ECS_U32: return ((const uint32_t *)col)[i];
-    default: return 0u;
-  }
+/* The low bits of integer field values (the value layer's scalars), as
+** the field's own width holds them: an i8 of -1 is 0xff. */
+static uint32_t bits_of(ecs_scalar v, ecs_type t) {
+  size_t size = ecs_type_size(t);
+  uint64_t u = (uint64_t)v.i;
+  return size >= 4 ? (uint32_t)u : (uint32_t)(u & ((1u << (size * 8u)) - 1u));
 }
 
 /* v as a float, magnitudes clamped to 1e30 (NaN stays NaN). */
@@ -220,6 +200,8 @@ static int l_grid_build(lua_State *L) {
   ecs_type tx, ty, tr, tl, tm;
   const ecs_entity *owner;
   ecs_instance inst[GRID_CHUNK];
+  double vx[GRID_CHUNK], vy[GRID_CHUNK], vr[GRID_CHUNK];
+  ecs_scalar vl[GRID_CHUNK], vm[GRID_CHUNK];
   float rmax = 0.0f, half = to_float(g->cell / 2); /* cell may exceed FLT_MAX */
   uint32_t nsmall = 0, nbig = 0;
   void *busy;
@@ -260,19 +242,28 @@ static int l_grid_build(lua_State *L) {
   memset(g->start, 0, ((size_t)ncells + 1) * sizeof(uint32_t));
   for (uint32_t base = 0; base < size; base += GRID_CHUNK) {
     uint32_t m = size - base < GRID_CHUNK ? size - base : GRID_CHUNK;
+    uint32_t live = 0, crow[GRID_CHUNK];
     ecs_component_lookup_n(w, pos, owner + base, inst, m);
-    for (uint32_t j = 0; j < m; j++) {
-      grid_item *it;
-      double r;
-      if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no Position */
-      it = &g->tmp[n++];
-      it->e = owner[base + j];
-      it->x = to_float(read_num(cx, tx, inst[j]));
-      it->y = to_float(read_num(cy, ty, inst[j]));
-      r = read_num(cr, tr, base + j);
-      it->r = r >= 0.0 ? to_float(r) : 0.0f; /* NaN -> 0 */
-      it->layer = read_bits(cl, tl, base + j);
-      it->mask = read_bits(cm, tm, base + j);
+    /* the rows of this chunk's live instances, then their fields read a
+    ** column at a time through the value layer (any numeric type) */
+    for (uint32_t j = 0; j < m; j++)
+      if (inst[j] != ECS_NO_INSTANCE) { /* else dead, or no Position */
+        inst[live] = inst[j];
+        crow[live++] = base + j;
+      }
+    ecs_value_load_f64(vx, cx, tx, inst, live, false);
+    ecs_value_load_f64(vy, cy, ty, inst, live, false);
+    ecs_value_load_f64(vr, cr, tr, crow, live, false);
+    ecs_value_load_rows(vl, cl, tl, crow, live, false);
+    ecs_value_load_rows(vm, cm, tm, crow, live, false);
+    for (uint32_t j = 0; j < live; j++) {
+      grid_item *it = &g->tmp[n++];
+      it->e = owner[crow[j]];
+      it->x = to_float(vx[j]);
+      it->y = to_float(vy[j]);
+      it->r = vr[j] >= 0.0 ? to_float(vr[j]) : 0.0f; /* NaN -> 0 */
+      it->layer = bits_of(vl[j], tl);
+      it->mask = bits_of(vm[j], tm);
       it->cell = axis_cell(g, (double)it->y, g->rows) * g->cols +
                  axis_cell(g, (double)it->x, g->cols);
       if (it->r > half) continue; /* big: not binned */

@@ -28,71 +28,44 @@
 
 #define MAX_PAIRS 16
 
-/* value k of column c, as a double */
-static double get(const ecs_view *v, uint32_t c, uint32_t k) {
-  const void *p = v->column[c];
-  switch (v->type[c]) {
-  case ECS_F32: return (double)((const float *)p)[k];
-  case ECS_F64: return ((const double *)p)[k];
-  case ECS_I8: return (double)((const int8_t *)p)[k];
-  case ECS_I16: return (double)((const int16_t *)p)[k];
-  case ECS_I32: return (double)((const int32_t *)p)[k];
-  case ECS_I64: return (double)((const int64_t *)p)[k];
-  case ECS_U8: case ECS_BOOL: return (double)((const uint8_t *)p)[k];
-  case ECS_U16: return (double)((const uint16_t *)p)[k];
-  case ECS_U32: return (double)((const uint32_t *)p)[k];
-  default: return 0.0;
-  }
-}
-
-/*
-** Store x (saturated for integer columns) at value k of column c, through
-** the writable pointer: a read-only column has none (the constructors
-** refuse ":in" targets, so this never skips).
-*/
-static void put(const ecs_view *v, uint32_t c, uint32_t k, double x) {
-  void *p = v->out[c];
-  if (p == NULL) return;
-#define SAT(T, LO, HI) \
-  ((T *)p)[k] = (T)(x != x ? 0 : x <= (double)(LO) ? (LO) : x >= (double)(HI) ? (HI) : (T)x)
-  switch (v->type[c]) {
-  case ECS_F32: ((float *)p)[k] = (float)x; break;
-  case ECS_F64: ((double *)p)[k] = x; break;
-  case ECS_I8: SAT(int8_t, INT8_MIN, INT8_MAX); break;
-  case ECS_I16: SAT(int16_t, INT16_MIN, INT16_MAX); break;
-  case ECS_I32: SAT(int32_t, INT32_MIN, INT32_MAX); break;
-  case ECS_I64: SAT(int64_t, INT64_MIN, INT64_MAX); break;
-  case ECS_U8: SAT(uint8_t, 0, UINT8_MAX); break;
-  case ECS_U16: SAT(uint16_t, 0, UINT16_MAX); break;
-  case ECS_U32: SAT(uint32_t, 0, UINT32_MAX); break;
-  case ECS_BOOL: ((uint8_t *)p)[k] = x != 0.0; break;
-  default: break; /* entity columns are not numbers */
-  }
-#undef SAT
-}
+/* Rows are processed in pieces through double buffers: the value layer
+** loads any numeric column and stores with the saturating rule of
+** expressions (integers clamp to their range, NaN stores 0). */
+#define PIECE 256u
 
 static void integrate(ecs_world *w, const ecs_view *v, void *ud) {
   (void)w;
   (void)ud;
   for (uint32_t c = 0; c + 1 < v->ncolumns; c += 2) {
-    if (v->out[c] == NULL) continue; /* read-only: never, see put */
+    if (v->out[c] == NULL) continue; /* read-only: the constructors refuse it */
     if (v->type[c] == ECS_F32 && v->type[c + 1] == ECS_F32) {
       float *x = (float *)v->out[c];
       const float *dx = (const float *)v->column[c + 1];
       float dt = (float)v->dt;
       for (uint32_t k = 0; k < v->count; k++) x[k] += dx[k] * dt;
     } else {
-      for (uint32_t k = 0; k < v->count; k++)
-        put(v, c, k, get(v, c, k) + get(v, c + 1, k) * v->dt);
+      double x[PIECE], dx[PIECE];
+      for (uint32_t k = 0; k < v->count; k += PIECE) {
+        uint32_t m = v->count - k < PIECE ? v->count - k : PIECE;
+        ecs_value_load_f64(x, v->column[c], v->type[c], &k, m, true);
+        ecs_value_load_f64(dx, v->column[c + 1], v->type[c + 1], &k, m, true);
+        for (uint32_t j = 0; j < m; j++) x[j] += dx[j] * v->dt;
+        ecs_value_store_f64(v->out[c], v->type[c], &k, x, m, true);
+      }
     }
   }
 }
 
 static void damp(ecs_world *w, const ecs_view *v, void *ud) {
-  double f = *(const double *)ud;
+  double f = *(const double *)ud, x[PIECE];
   (void)w;
-  for (uint32_t k = 0; k < v->count; k++)
-    put(v, 0, k, get(v, 0, k) * (1.0 - (1.0 - f) * v->dt));
+  if (v->out[0] == NULL) return; /* read-only: the constructor refuses it */
+  for (uint32_t k = 0; k < v->count; k += PIECE) {
+    uint32_t m = v->count - k < PIECE ? v->count - k : PIECE;
+    ecs_value_load_f64(x, v->column[0], v->type[0], &k, m, true);
+    for (uint32_t j = 0; j < m; j++) x[j] *= 1.0 - (1.0 - f) * v->dt;
+    ecs_value_store_f64(v->out[0], v->type[0], &k, x, m, true);
+  }
 }
 
 /* Refuse a read-only spec ("...:in") as the target of fname. */

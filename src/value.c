@@ -178,7 +178,9 @@ void ecs_value_load_f64(double *restrict dst, const void *base, ecs_type t,
   case ECS_U8: case ECS_BOOL: ECSI_LOAD(uint8_t)
   case ECS_U16: ECSI_LOAD(uint16_t)
   case ECS_U32: ECSI_LOAD(uint32_t)
-  default: break;
+  default: /* entity and lua fields are not numbers: zeros */
+    for (uint32_t j = 0; j < n; j++) dst[j] = 0.0;
+    break;
   }
 #undef ECSI_LOAD
 }
