@@ -40,6 +40,7 @@ build = {
         "src/names.c", -- transform branch
         "src/query.c",
         "src/expr.c",
+        "src/system.c",
         "examples/plugins/pointmass.c",
         "examples/plugins/mesh.c",
         "examples/plugins/grid.c", -- demo (issue 7)
