@@ -41,6 +41,7 @@ build = {
         "src/names.c", -- transform branch
         "src/query.c",
         "src/expr.c",
+        "src/system.c",
       },
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
@@ -65,6 +66,7 @@ build = {
       ["ecs.include.names"] = "src/names.h",
       ["ecs.include.query"] = "src/query.h",
       ["ecs.include.value"] = "src/value.h",
+      ["ecs.include.system"] = "src/system.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
     },

@@ -239,7 +239,7 @@ describe("plugins built outside the tree", function()
         n = n + 1
       end
     end
-    assert.equal(7, n) -- ecs, component, transform, names, query, value, ecs_lua
+    assert.equal(8, n) -- ecs, component, transform, names, query, value, system, ecs_lua
   end)
 
   it("compile against the installed headers with the project's warnings, load with require and work on a world",

@@ -263,7 +263,6 @@ local allocates = {
   ["world.create"] = true,
   ["world.destroy"] = true,
   ["world.query"] = true,
-  ["world.remove_system"] = true,
   ["world.stats"] = true,
   ["world.system"] = true,
   ["world.systems"] = true,

@@ -379,6 +379,106 @@ describe("errors inside systems", function()
   end)
 end)
 
+-- The scheduler is the core's (src/system.h): the rules for changes made
+-- while world:update runs, and what errors name.
+describe("systems changed during an update", function()
+  local w, P, q
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f64" })
+    q = w:query(P)
+    for _, e in ipairs(w:create(5)) do P:add(e, 0) end
+  end)
+  after_each(function() release(w) end)
+
+  it("never runs a removed system again, not even later in the same update", function()
+    local log = {}
+    w:system("a", q, function() log[#log + 1] = "a"; w:remove_system("c") end)
+    w:system("b", q, function() log[#log + 1] = "b" end)
+    w:system("c", q, function() log[#log + 1] = "c" end)
+    w:system("d", q, "Position.x += 1")
+    w:update(0)
+    assert.same({ "a", "b" }, log)
+    assert.same({ "a", "b", "d" }, w:systems())
+    assert.is_true(w:check())
+    for e in q:entities() do assert.equals(1, P:field(e, "x")) end
+  end)
+
+  it("lets a system remove itself and reuse its name", function()
+    local log = {}
+    w:system("once", q, function()
+      log[#log + 1] = "once"
+      w:remove_system("once")
+      w:system("once", q, function() log[#log + 1] = "again" end)
+    end)
+    w:update(0)
+    assert.same({ "once" }, log)
+    w:update(0)
+    assert.same({ "once", "again" }, log)
+    assert.same({ "once" }, w:systems())
+    assert.equals("lua", w:stats()[1].kind)
+    assert.equals(1, w:stats()[1].calls)
+    assert.is_true(w:check())
+  end)
+
+  it("runs a system added during an update from the next update on", function()
+    local log = {}
+    w:system("a", q, function()
+      log[#log + 1] = "a"
+      if not w:systems()[2] then
+        w:system("late", q, function() log[#log + 1] = "late" end)
+      end
+    end)
+    w:update(0)
+    assert.same({ "a" }, log)
+    w:update(0)
+    assert.same({ "a", "a", "late" }, log)
+  end)
+
+  it("names the system in the errors the library raises during update", function()
+    local params = { speed = 1 }
+    w:system("push", q, "Position.x += speed", params)
+    params.speed = "fast"
+    local msg = err_of(w.update, w, 0.1)
+    assert.equals("world:update: system 'push': parameter 'speed' must be a number "
+                  .. "(got string) at position 15", msg)
+  end)
+
+  it("raises a system's error after it closed the world, unchanged, and releases the world", function()
+    local tbl = {}
+    w:system("close", q, function() w:close(); error(tbl) end)
+    local ok, err = pcall(w.update, w, 0)
+    assert.is_false(ok)
+    assert.is_true(rawequal(tbl, err))
+    assert.equals("ecs.World (closed)", tostring(w))
+  end)
+
+  -- A finalizer that runs after the query's and before the world's (they
+  -- run in the reverse order of their objects' creation) finds the system
+  -- gone with its query, not a dangling one.
+  it("drops a system whose query was collected before its world", function()
+    local seen = {}
+    local function make()
+      local w2 = ecs.world()
+      local P2 = w2:component("P", { "x:f64" })
+      P2:add(w2:create(), 1)
+      setmetatable({}, { __gc = function()
+        seen.ok, seen.err = pcall(w2.update, w2, 0)
+        seen.systems = #w2:systems()
+        seen.check = w2:check()
+        w2:close()
+      end })
+      w2:system("s", w2:query(P2), "P.x += 1")
+    end
+    make()
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(seen.ok, tostring(seen.err))
+    assert.equals(0, seen.systems)
+    assert.is_true(seen.check)
+  end)
+end)
+
 -- Native systems come from C plugins through ecs_lua_push_native; the
 -- plugin plugins/motion.c provides integrate and damp.
 describe("native systems (ecs.motion)", function()

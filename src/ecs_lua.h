@@ -189,7 +189,9 @@ void ecs_lua_drain_refs(lua_State *L, int world_idx);
 ** system that writes a column must refuse a ":in" spec for it (see
 ** motion.c's check_target). name is for messages.
 ** The object's user value 3 is free for the plugin: anchor there whatever
-** ud points into (see plugins/motion.c).
+** ud points into (see plugins/motion.c). A plugin may also add a
+** native system to a world directly, without Lua (ecs_system_add,
+** src/system.h); world:systems and world:stats list it.
 */
 void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
                          void *ud, const char *const *specs, int nspecs);

@@ -58,9 +58,10 @@
 #include "names.h"
 #include "query.h"
 #include "value.h"
+#include "system.h"
 #include "ecs_lua.h"
 
-#define ECS_API_VERSION 2
+#define ECS_API_VERSION 3
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -279,6 +280,27 @@ struct ecs_api {
                                      size_t clen, const char *field, size_t flen,
                                      uint32_t *term, uint32_t *fieldno, char *msg,
                                      size_t msg_size);
+  /* system.h: the world's systems */
+  ecs_err (*ecs_system_add)(ecs_world *w, const ecs_system_desc *desc, ecs_system **out, char *msg, size_t msgsize);
+  bool (*ecs_system_remove)(ecs_world *w, const char *name);
+  ecs_system * (*ecs_system_find)(const ecs_world *w, const char *name);
+  size_t (*ecs_system_count)(const ecs_world *w);
+  bool (*ecs_system_next)(const ecs_world *w, uint32_t *cursor, ecs_system **out);
+  const char * (*ecs_system_name)(const ecs_system *s);
+  ecs_system_kind (*ecs_system_kind_of)(const ecs_system *s);
+  ecs_query * (*ecs_system_query)(const ecs_system *s);
+  void * (*ecs_system_ud)(const ecs_system *s);
+  ecs_system_call_fn (*ecs_system_callback)(const ecs_system *s);
+  ecs_system_fn (*ecs_system_function)(const ecs_system *s);
+  const char * (*ecs_system_expr)(const ecs_system *s, size_t *len);
+  uint32_t (*ecs_system_param_count)(const ecs_system *s);
+  const char * (*ecs_system_param_name)(const ecs_system *s, uint32_t k);
+  uint32_t (*ecs_system_param_position)(const ecs_system *s, uint32_t k);
+  void (*ecs_system_enable)(ecs_system *s, bool enabled);
+  bool (*ecs_system_enabled)(const ecs_system *s);
+  void (*ecs_system_get_stats)(const ecs_system *s, ecs_system_stats *out);
+  void (*ecs_system_reset_stats)(ecs_world *w);
+  ecs_err (*ecs_world_update)(ecs_world *w, double dt, void *ctx, ecs_system **failed);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -482,6 +504,27 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_value_load_f64 (ecs_plugin_api->ecs_value_load_f64)
 #define ecs_value_store_f64 (ecs_plugin_api->ecs_value_store_f64)
 #define ecs_query_resolve_field (ecs_plugin_api->ecs_query_resolve_field)
+
+#define ecs_system_add (ecs_plugin_api->ecs_system_add)
+#define ecs_system_remove (ecs_plugin_api->ecs_system_remove)
+#define ecs_system_find (ecs_plugin_api->ecs_system_find)
+#define ecs_system_count (ecs_plugin_api->ecs_system_count)
+#define ecs_system_next (ecs_plugin_api->ecs_system_next)
+#define ecs_system_name (ecs_plugin_api->ecs_system_name)
+#define ecs_system_kind_of (ecs_plugin_api->ecs_system_kind_of)
+#define ecs_system_query (ecs_plugin_api->ecs_system_query)
+#define ecs_system_ud (ecs_plugin_api->ecs_system_ud)
+#define ecs_system_callback (ecs_plugin_api->ecs_system_callback)
+#define ecs_system_function (ecs_plugin_api->ecs_system_function)
+#define ecs_system_expr (ecs_plugin_api->ecs_system_expr)
+#define ecs_system_param_count (ecs_plugin_api->ecs_system_param_count)
+#define ecs_system_param_name (ecs_plugin_api->ecs_system_param_name)
+#define ecs_system_param_position (ecs_plugin_api->ecs_system_param_position)
+#define ecs_system_enable (ecs_plugin_api->ecs_system_enable)
+#define ecs_system_enabled (ecs_plugin_api->ecs_system_enabled)
+#define ecs_system_get_stats (ecs_plugin_api->ecs_system_get_stats)
+#define ecs_system_reset_stats (ecs_plugin_api->ecs_system_reset_stats)
+#define ecs_world_update (ecs_plugin_api->ecs_world_update)
 
 #endif /* ECS_API_ONLY */
 

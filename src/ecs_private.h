@@ -44,6 +44,10 @@ struct ecs_world {
   ** destroyed entities that tells cached match lists they may be stale. */
   struct ecs_query *queries;
   uint64_t destroy_epoch;
+  /* system.c: the systems in run order; updates in progress, and systems
+  ** removed during them (freed when the outermost returns) */
+  struct ecs_system **system;
+  uint32_t system_count, system_cap, system_dead, updating;
 };
 
 /*
@@ -98,6 +102,11 @@ uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
 /* world.c: run every manager's purge for index (its generation wrapped) */
 void ecsi_purge_index(ecs_world *w, uint32_t index);
+
+/* system.c */
+void ecsi_systems_free(ecs_world *w);
+const char *ecsi_systems_check(const ecs_world *w);
+void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q);
 
 /* entity.c */
 void ecsi_entities_free(ecs_world *w);

@@ -99,6 +99,7 @@ static void snap_free(ecs_world *w, qsnap *s) {
 
 void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q == NULL) return;
+  ecsi_systems_query_freed(w, q); /* the systems over q go first */
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;

@@ -44,7 +44,8 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_component *const *without, uint32_t nwithout,
                       ecs_query **out);
 
-/* Free q (and the programs compiled for it). Pinned snapshots go too. */
+/* Free q (and the programs compiled for it). Pinned snapshots go too, and
+** the systems that run over q (system.h). */
 void ecs_query_free(ecs_world *w, ecs_query *q);
 
 /* @return the number of "with" (or "without") managers, and the k-th. */

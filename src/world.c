@@ -96,7 +96,8 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
 /* Managers are freed in reverse order of registration. */
 void ecs_world_free(ecs_world *w) {
   if (w == NULL) return;
-  ecsi_queries_free(w); /* queries point into managers: first */
+  ecsi_systems_free(w); /* systems point to queries: first */
+  ecsi_queries_free(w); /* queries point into managers: next */
   while (w->manager_count > 0) {
     ecsi_manager *m = &w->manager[--w->manager_count];
     m->cls->free(w, m->self);
@@ -244,6 +245,7 @@ size_t ecs_world_gc(ecs_world *w, size_t budget) {
 const char *ecs_world_check(const ecs_world *w) {
   const char *bad = ecsi_entities_check(w);
   if (bad == NULL) bad = ecsi_queries_check(w);
+  if (bad == NULL) bad = ecsi_systems_check(w);
   for (uint32_t i = 0; bad == NULL && i < w->manager_count; i++)
     if (w->manager[i].cls->check != NULL)
       bad = w->manager[i].cls->check(w, w->manager[i].self);

@@ -33,6 +33,7 @@
 #include "transform.h"
 #include "query.h"
 #include "value.h"
+#include "system.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecs_lua_check_entity
@@ -46,7 +47,6 @@
 #define push_entity ecs_lua_push_entity
 #define CLOSED_WORLD "attempt to use a closed world"
 #define self_lworld(L) ((lworld *)lua_touserdata(L, 1))
-#define UPDATE_GC_BUDGET 64u
 #define ECS_LUA_TRANSFORM "ecs.Transform"
 #define ECS_LUA_NAMES "ecs.Names"
 #define ECS_LUA_QUERY "ecs.Query"
@@ -190,10 +190,6 @@ typedef struct lnative {
   int nspec;
 } lnative;
 
-enum { SYS_NAME = 1, SYS_QUERY, SYS_KIND, SYS_BODY, SYS_PARAMS, SYS_CALLS,
-       SYS_SECONDS, SYS_ENTITIES, SYS__COUNT };
-enum { KIND_LUA = 1, KIND_EXPR, KIND_NATIVE };
-
 
 /* object.c */
 const char *ecsl_entity_note(lua_State *L, int idx);
@@ -279,13 +275,13 @@ int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
 
 /* system.c */
+const char *ecsl_check_systems(lua_State *L, ecs_world *w);
 int ecsl_l_world_remove_system(lua_State *L);
 int ecsl_l_world_reset_stats(lua_State *L);
 int ecsl_l_world_stats(lua_State *L);
 int ecsl_l_world_system(lua_State *L);
 int ecsl_l_world_systems(lua_State *L);
-double ecsl_now(void);
 void ecsl_open_queries(lua_State *L);
-void ecsl_run_systems(lua_State *L, double dt);
+int ecsl_run_systems(lua_State *L, double dt);
 
 #endif

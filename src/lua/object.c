@@ -68,8 +68,10 @@ const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
 ** memory. A call that ends in an error does not return through the
 ** wrapper; its count then stays, and the memory of a world closed later
 ** is released by the world's __gc instead (never earlier than safe).
-** Calls that run user code on purpose (Lua systems) uncount themselves
-** around it: they hold no core pointer across it.
+** world:update runs Lua systems while the core's scheduler is in progress,
+** so it stays counted meanwhile (a system that closes the world has it
+** released when update returns); it catches their errors and uncounts
+** itself before raising them, so a failing system leaves no count.
 ** ==================================================================== */
 
 

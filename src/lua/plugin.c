@@ -244,6 +244,27 @@ static const struct ecs_api api = {
   .ecs_value_load_f64 = ecs_value_load_f64,
   .ecs_value_store_f64 = ecs_value_store_f64,
   .ecs_query_resolve_field = ecs_query_resolve_field,
+  /* system.h */
+  .ecs_system_add = ecs_system_add,
+  .ecs_system_remove = ecs_system_remove,
+  .ecs_system_find = ecs_system_find,
+  .ecs_system_count = ecs_system_count,
+  .ecs_system_next = ecs_system_next,
+  .ecs_system_name = ecs_system_name,
+  .ecs_system_kind_of = ecs_system_kind_of,
+  .ecs_system_query = ecs_system_query,
+  .ecs_system_ud = ecs_system_ud,
+  .ecs_system_callback = ecs_system_callback,
+  .ecs_system_function = ecs_system_function,
+  .ecs_system_expr = ecs_system_expr,
+  .ecs_system_param_count = ecs_system_param_count,
+  .ecs_system_param_name = ecs_system_param_name,
+  .ecs_system_param_position = ecs_system_param_position,
+  .ecs_system_enable = ecs_system_enable,
+  .ecs_system_enabled = ecs_system_enabled,
+  .ecs_system_get_stats = ecs_system_get_stats,
+  .ecs_system_reset_stats = ecs_system_reset_stats,
+  .ecs_world_update = ecs_world_update,
 };
 
 void ecsl_open_api(lua_State *L) {

@@ -14,11 +14,8 @@
 ** belongs to the core world, which frees it at close; the userdata frees
 ** it on __gc while the world is open.
 **
-** Systems live in the world's state table under systems_key: a list of
-** records { name, query, kind, function | expression text | native, params,
-** calls, seconds, entities } in run order. The list is replaced, never
-** edited in place, when a system is removed, so an update in progress
-** walks a stable list.
+** Systems live in the core (src/system.h); system.c keeps the Lua values
+** they need (their query userdata among them) in the world's state table.
 ** ==================================================================== */
 
 /* rows per chunk of q:columns */

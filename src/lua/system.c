@@ -82,39 +82,185 @@ static int l_native_tostring(lua_State *L) {
 
 /* ----------------------------------------------------------------------
 ** Systems and world:update
+**
+** The systems live in the core (src/system.h): their order, names, kinds,
+** enabled flags, stats, and the scheduler (ecs_world_update). The binding
+** keeps only what the core cannot: the Lua values each system needs
+** alive, in a table in the world's state (under ecsl_systems_key) that
+** maps the core system (a light userdata key) to a record { body, query or
+** false, params or false }: the function, expression text or native
+** object, the query userdata (keeps the core query alive as long as the
+** system) and the params table. A Lua function is an external system
+** whose callback (call_lua) calls it; an expression system's params hook
+** (params_lua) reads its table.
+**
+** The core is running while they run, so neither may raise through it:
+** each does its Lua work in a protected call and returns an error code;
+** the error value waits on the stack and world:update raises it once the
+** core has returned, unchanged (a Lua system's error, tables too), while
+** errors of the library itself name the system ("world:update: system
+** 'move': not enough memory"). Lua code run by a system may close the
+** world: the update is a call in progress, so the core world stays until
+** it returns, and the callback stops the walk.
 ** ------------------------------------------------------------------- */
 
-static const char *const kind_name[] = { "", "lua", "expression", "native" };
+enum { REC_BODY = 1, REC_QUERY, REC_PARAMS };
 
-/* Push the world's system list (creating it). */
-static int push_systems(lua_State *L, int widx) {
-  ecsl_need_state_field(L, widx, &ecsl_systems_key);
-  return lua_gettop(L);
+/* The context of one world:update, passed through the core to callbacks. */
+typedef struct lupdate {
+  const void *tag;  /* &ecsl_systems_key: this is the binding's */
+  lua_State *L;
+  lworld *lw;
+  int map;          /* stack index of the map of records (or of nil) */
+  int raised;       /* a callback's error value is on top of L */
+  int closed;       /* a system closed the world */
+} lupdate;
+
+static lupdate *to_update(void *ctx) {
+  lupdate *u = (lupdate *)ctx;
+  return u != NULL && u->tag == &ecsl_systems_key ? u : NULL;
 }
 
-/* The position of the system named by the string at nidx in the list, or 0. */
-static lua_Integer find_system(lua_State *L, int list, int nidx) {
-  lua_Integer n = (lua_Integer)lua_rawlen(L, list);
-  for (lua_Integer k = 1; k <= n; k++) {
-    int eq;
-    lua_rawgeti(L, list, k);
-    lua_rawgeti(L, -1, SYS_NAME);
-    eq = lua_rawequal(L, -1, nidx);
-    lua_pop(L, 2);
-    if (eq) return k;
+/* Push the record of core system s from the map at 1 (protected code). */
+static void push_record(lua_State *L, ecs_system *s) {
+  if (!lua_istable(L, 1) || lua_rawgetp(L, 1, s) != LUA_TTABLE)
+    luaL_error(L, "world:update: system '%s' has no Lua values",
+               ecs_system_name(s));
+}
+
+/*
+** map, s, dt, lw -> entities (protected): call fn(dt, query); its count,
+** or the query's.
+*/
+static int lua_system_body(lua_State *L) {
+  ecs_system *s = (ecs_system *)lua_touserdata(L, 2);
+  lworld *lw = (lworld *)lua_touserdata(L, 4);
+  lua_Integer cnt;
+  size_t done = 0;
+  int isint;
+  push_record(L, s);                                      /* 5: record */
+  lua_rawgeti(L, 5, REC_QUERY);                           /* 6: q or false */
+  lua_rawgeti(L, 5, REC_BODY);                            /* 7: fn */
+  lua_pushvalue(L, 3);
+  if (lua_toboolean(L, 6)) lua_pushvalue(L, 6);
+  else lua_pushnil(L);                                    /* no query */
+  lua_call(L, 2, 1);                                      /* 7: result */
+  if (lw->w == NULL) return 0; /* it closed the world */
+  cnt = lua_tointegerx(L, 7, &isint);
+  if (isint && cnt >= 0) {
+    done = (size_t)cnt;
+  } else if (lua_toboolean(L, 6)) {
+    lquery *lq = ecsl_check_query(L, 6);
+    size_t matches;
+    if (ecs_query_count(lw->w, lq->q, &matches) == ECS_ERR_OK) done = matches;
   }
+  lua_pushinteger(L, (lua_Integer)done);
+  return 1;
+}
+
+/* The end of a callback's protected call: keep its error for world:update. */
+static ecs_err callback_end(lupdate *u, int status) {
+  if (status != LUA_OK) {
+    u->raised = 1; /* the error value stays on top */
+    return ECS_ERR_INVALID;
+  }
+  if (u->lw->w == NULL) {
+    u->closed = 1;
+    return ECS_ERR_INVALID; /* stop: the world is closed */
+  }
+  return ECS_ERR_OK;
+}
+
+/* The external system of a Lua function (ecs_system_call_fn). */
+static ecs_err call_lua(ecs_world *w, ecs_system *s, double dt, void *ctx,
+                        size_t *processed) {
+  lupdate *u = to_update(ctx);
+  lua_State *L;
+  ecs_err err;
+  (void)w;
+  if (u == NULL) return ECS_ERR_INVALID; /* run by another host */
+  L = u->L;
+  if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
+  lua_pushcfunction(L, lua_system_body);
+  lua_pushvalue(L, u->map);
+  lua_pushlightuserdata(L, s);
+  lua_pushnumber(L, (lua_Number)dt);
+  lua_pushlightuserdata(L, u->lw);
+  err = callback_end(u, lua_pcall(L, 4, 1, 0));
+  if (u->raised) return err;
+  *processed = (size_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return err;
+}
+
+/*
+** map, s, values, lw -> (protected): read the parameters of expression
+** system s from its params table. A read may run a metamethod (any Lua
+** code); the names belong to s, which stays valid during the update.
+*/
+static int params_body(lua_State *L) {
+  ecs_system *s = (ecs_system *)lua_touserdata(L, 2);
+  double *v = (double *)lua_touserdata(L, 3);
+  push_record(L, s);                                      /* 5: record */
+  if (lua_rawgeti(L, 5, REC_PARAMS) != LUA_TTABLE)        /* 6: params */
+    return luaL_error(L, "world:update: system '%s' has no params table",
+                      ecs_system_name(s));
+  for (uint32_t k = 0; k < ecs_system_param_count(s); k++) {
+    const char *name = ecs_system_param_name(s, k);
+    if (strcmp(name, "dt") == 0) continue;
+    if (lua_getfield(L, 6, name) != LUA_TNUMBER)
+      return luaL_error(L, "world:update: system '%s': parameter '%s' must be "
+                        "a number (got %s) at position %d", ecs_system_name(s),
+                        name, luaL_typename(L, -1),
+                        (int)ecs_system_param_position(s, k));
+    v[k] = (double)lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* The params hook of an expression system with a params table. */
+static ecs_err params_lua(ecs_world *w, ecs_system *s, double *values,
+                          void *ctx) {
+  lupdate *u = to_update(ctx);
+  lua_State *L;
+  (void)w;
+  if (u == NULL) return ECS_ERR_INVALID;
+  L = u->L;
+  if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
+  lua_pushcfunction(L, params_body);
+  lua_pushvalue(L, u->map);
+  lua_pushlightuserdata(L, s);
+  lua_pushlightuserdata(L, values);
+  lua_pushlightuserdata(L, u->lw);
+  return callback_end(u, lua_pcall(L, 4, 0, 0));
+}
+
+/* map, s, record: map[s] = record (run protected: it may need memory). */
+static int set_record(lua_State *L) {
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
   return 0;
 }
 
 /*
 ** world:system(name, query, fn | expr | native [, params])
 ** world:system(name, fn)  -- a Lua system with no query
+** Everything that can raise comes before the core system is made, but
+** storing its record, which runs protected and undoes the system.
 */
 int ecsl_l_world_system(lua_State *L) {
+  ecs_column_ref cols[MAX_COLUMNS];
+  ecs_system_desc d;
+  ecs_system *s;
+  ecs_world *w;
   lquery *lq = NULL;
-  int kind, list;
+  char msg[256];
+  ecs_err err;
+  int map;
   check_world(L, 1);
   check_text(L, 2, NULL, "world:system");
+  memset(&d, 0, sizeof d);
   if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
     lua_pushboolean(L, 0);                                /* no query */
     lua_insert(L, 3);
@@ -124,229 +270,222 @@ int ecsl_l_world_system(lua_State *L) {
       return luaL_argerror(L, 3, "query of another world");
   }
   switch (lua_type(L, 4)) {
-  case LUA_TFUNCTION: kind = KIND_LUA; break;
-  case LUA_TSTRING: kind = KIND_EXPR; break;
+  case LUA_TFUNCTION: d.kind = ECS_SYSTEM_EXTERNAL; break;
+  case LUA_TSTRING: d.kind = ECS_SYSTEM_EXPR; break;
   default:
     if (ecsl_test_object(L, 4, &ecsl_native_tag) == NULL)
       return luaL_typeerror(L, 4, "function, expression or native system");
-    kind = KIND_NATIVE;
+    d.kind = ECS_SYSTEM_NATIVE;
   }
   if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
   lua_settop(L, 5);
-  list = push_systems(L, 1);                              /* 6 */
-  if (find_system(L, list, 2) != 0)
+  ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 6: map */
+  map = 6;
+  if (ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) != NULL)
     return luaL_error(L, "world:system: a system named '%s' already exists",
                       lua_tostring(L, 2));
-  if (kind == KIND_EXPR) { /* compiled and checked ecsl_now; the text is kept */
+  if (d.kind == ECS_SYSTEM_EXPR) { /* checked now (compile, parameters) */
     double v[ECS_PROGRAM_MAX_PARAMS];
-    ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, "world:system");
-  } else if (kind == KIND_NATIVE) {
+    ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0,
+                        "world:system");
+    d.expr = lua_tolstring(L, 4, &d.expr_len);
+    d.params = lua_isnil(L, 5) ? NULL : params_lua;
+  } else if (d.kind == ECS_SYSTEM_NATIVE) { /* columns resolved now */
     lnative *nv = (lnative *)lua_touserdata(L, 4);
-    lua_getiuservalue(L, 4, 1);                           /* check its specs */
+    lua_getiuservalue(L, 4, 1);                           /* specs */
     for (int k = 0; k < nv->nspec; k++) {
+      colspec cs;
       lua_rawgeti(L, -1, k + 1);
-      if (ecsl_check_spec(L, 3, lua_gettop(L), "world:system").term == ENTITY_TERM)
+      cs = ecsl_check_spec(L, 3, lua_gettop(L), "world:system");
+      if (cs.term == ENTITY_TERM)
         return luaL_error(L, "world:system: 'entity' is not a column of "
                           "native systems");
       lua_pop(L, 1);
+      cols[k].c = ecs_query_with(lq->q, cs.term);
+      cols[k].field = cs.field;
+      cols[k].write = cs.write != 0;
     }
     lua_pop(L, 1);
+    d.fn = nv->fn;
+    d.ud = nv->ud;
+    d.cols = cols;
+    d.ncols = (uint32_t)nv->nspec;
+  } else {
+    d.call = call_lua;
   }
-  lua_createtable(L, SYS__COUNT - 1, 0);                  /* 7: record */
-  lua_pushvalue(L, 2);
-  lua_rawseti(L, 7, SYS_NAME);
-  lua_pushvalue(L, 3);
-  lua_rawseti(L, 7, SYS_QUERY);
-  lua_pushinteger(L, kind);
-  lua_rawseti(L, 7, SYS_KIND);
+  lua_createtable(L, 3, 0);                               /* 7: record */
   lua_pushvalue(L, 4);
-  lua_rawseti(L, 7, SYS_BODY);
+  lua_rawseti(L, 7, REC_BODY);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, 7, REC_QUERY);
   if (lua_isnil(L, 5)) lua_pushboolean(L, 0);
   else lua_pushvalue(L, 5);
-  lua_rawseti(L, 7, SYS_PARAMS);
-  for (int k = SYS_CALLS; k <= SYS_ENTITIES; k++) {
-    lua_pushinteger(L, 0);
-    if (k == SYS_SECONDS) {
-      lua_pop(L, 1);
-      lua_pushnumber(L, 0.0);
-    }
-    lua_rawseti(L, 7, k);
+  lua_rawseti(L, 7, REC_PARAMS);
+  luaL_checkstack(L, 4, NULL);
+  /* the allocations above may have run a finalizer that closed the world */
+  w = check_world(L, 1);
+  d.name = lua_tostring(L, 2);
+  d.query = lq != NULL ? lq->q : NULL;
+  err = ecs_system_add(w, &d, &s, msg, sizeof msg);
+  if (err == ECS_ERR_EXISTS)
+    return luaL_error(L, "world:system: a system named '%s' already exists",
+                      d.name);
+  if (err == ECS_ERR_INVALID)
+    return luaL_error(L, "world:system: %s", msg);
+  if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:system", err);
+  lua_pushcfunction(L, set_record);
+  lua_pushvalue(L, map);
+  lua_pushlightuserdata(L, s);
+  lua_pushvalue(L, 7);
+  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    ecs_system_remove(w, d.name); /* w: closed meanwhile, still in memory */
+    return lua_error(L);
   }
-  lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
   ecsl_charge(L, self_lworld(L)); /* a compiled program */
   return 0;
 }
 
-/* world:remove_system(name) -> boolean. The list is replaced, not edited. */
+/* world:remove_system(name) -> boolean */
 int ecsl_l_world_remove_system(lua_State *L) {
-  lua_Integer at, n;
-  int list;
+  ecs_system *s;
+  int map;
   check_world(L, 1);
   check_text(L, 2, NULL, "world:remove_system");
-  list = push_systems(L, 1);
-  at = find_system(L, list, 2);
-  if (at == 0) {
+  ecsl_push_state_field(L, 1, &ecsl_systems_key);         /* map or nil */
+  map = lua_gettop(L);
+  s = ecs_system_find(check_world(L, 1), lua_tostring(L, 2));
+  if (s == NULL) {
     lua_pushboolean(L, 0);
     return 1;
   }
-  n = (lua_Integer)lua_rawlen(L, list);
-  lua_createtable(L, (int)n, 0);
-  for (lua_Integer k = 1, j = 1; k <= n; k++) {
-    if (k == at) continue;
-    lua_rawgeti(L, list, k);
-    lua_rawseti(L, -2, j++);
+  /* drop its record (assigning nil never allocates), then the system */
+  if (lua_istable(L, map) && lua_rawgetp(L, map, s) != LUA_TNIL) {
+    lua_pushnil(L);
+    lua_rawsetp(L, map, s);
   }
-  lua_getiuservalue(L, 1, 1);
-  lua_insert(L, -2);
-  lua_rawsetp(L, -2, &ecsl_systems_key);
+  ecs_system_remove(check_world(L, 1), lua_tostring(L, 2));
   lua_pushboolean(L, 1);
   return 1;
 }
 
-/* world:systems() -> { names in run order } */
+/*
+** world:systems() -> { names in run order }
+** Pushing a name may run a finalizer that adds or removes systems: the
+** walk reads the list afresh at each step and a system's fields before
+** any allocation.
+*/
 int ecsl_l_world_systems(lua_State *L) {
-  lua_Integer n;
-  int list;
-  check_world(L, 1);
-  list = push_systems(L, 1);
-  n = (lua_Integer)lua_rawlen(L, list);
-  lua_createtable(L, (int)n, 0);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lua_rawgeti(L, list, k);
-    lua_rawgeti(L, -1, SYS_NAME);
-    lua_rawseti(L, -3, k);
-    lua_pop(L, 1);
+  ecs_system *s;
+  uint32_t cursor = 0;
+  lua_Integer n = 0;
+  lua_createtable(L, (int)ecs_system_count(check_world(L, 1)), 0);
+  while (ecs_system_next(check_world(L, 1), &cursor, &s)) {
+    lua_pushstring(L, ecs_system_name(s));
+    lua_rawseti(L, -2, ++n);
   }
   return 1;
 }
 
+/* The kind of s as stats reports it. */
+static const char *kind_name(const ecs_system *s) {
+  switch (ecs_system_kind_of(s)) {
+  case ECS_SYSTEM_EXPR: return "expression";
+  case ECS_SYSTEM_NATIVE: return "native";
+  default: return ecs_system_callback(s) == call_lua ? "lua" : "external";
+  }
+}
+
 /* world:stats() -> { { name=, kind=, calls=, seconds=, entities= }, ... } */
 int ecsl_l_world_stats(lua_State *L) {
-  lua_Integer n;
-  int list;
-  check_world(L, 1);
-  list = push_systems(L, 1);
-  n = (lua_Integer)lua_rawlen(L, list);
-  lua_createtable(L, (int)n, 0);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lua_rawgeti(L, list, k);                              /* list, out, rec */
-    lua_createtable(L, 0, 5);                             /* ..., rec, s */
-    lua_rawgeti(L, -2, SYS_NAME);
+  ecs_system *s;
+  uint32_t cursor = 0;
+  lua_Integer n = 0;
+  lua_createtable(L, (int)ecs_system_count(check_world(L, 1)), 0);
+  while (ecs_system_next(check_world(L, 1), &cursor, &s)) {
+    ecs_system_stats st;
+    const char *kind = kind_name(s);
+    ecs_system_get_stats(s, &st);
+    lua_pushstring(L, ecs_system_name(s)); /* s is not used after this */
+    lua_createtable(L, 0, 5);                             /* out, name, t */
+    lua_insert(L, -2);
     lua_setfield(L, -2, "name");
-    lua_rawgeti(L, -2, SYS_KIND);
-    lua_pushstring(L, kind_name[lua_tointeger(L, -1)]);
-    lua_setfield(L, -3, "kind");
-    lua_pop(L, 1);
-    lua_rawgeti(L, -2, SYS_CALLS);
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushinteger(L, (lua_Integer)st.calls);
     lua_setfield(L, -2, "calls");
-    lua_rawgeti(L, -2, SYS_SECONDS);
+    lua_pushnumber(L, (lua_Number)st.seconds);
     lua_setfield(L, -2, "seconds");
-    lua_rawgeti(L, -2, SYS_ENTITIES);
+    lua_pushinteger(L, (lua_Integer)st.entities);
     lua_setfield(L, -2, "entities");
-    lua_rawseti(L, -3, k);
-    lua_pop(L, 1);
+    lua_rawseti(L, -2, ++n);
   }
   return 1;
 }
 
 /* world:reset_stats() */
 int ecsl_l_world_reset_stats(lua_State *L) {
-  lua_Integer n;
-  int list;
-  check_world(L, 1);
-  list = push_systems(L, 1);
-  n = (lua_Integer)lua_rawlen(L, list);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lua_rawgeti(L, list, k);
-    lua_pushinteger(L, 0);
-    lua_rawseti(L, -2, SYS_CALLS);
-    lua_pushnumber(L, 0.0);
-    lua_rawseti(L, -2, SYS_SECONDS);
-    lua_pushinteger(L, 0);
-    lua_rawseti(L, -2, SYS_ENTITIES);
-    lua_pop(L, 1);
-  }
+  ecs_system_reset_stats(check_world(L, 1));
   return 0;
 }
 
-/* Monotonic wall time in seconds (the core's clock). */
-double ecsl_now(void) { return ecs_clock(); }
+/*
+** The update of the world at 1: run the systems (ecs_world_update, which
+** ends with a budgeted gc). @return 1, or 0 when a system closed the
+** world. Raises a system's error, after uncounting this call (raising
+** skips the method wrapper's count; see object.c), so that a Lua system's
+** error leaves no count behind.
+*/
+int ecsl_run_systems(lua_State *L, double dt) {
+  lupdate u;
+  ecs_system *bad;
+  ecs_err err;
+  lworld *lw = self_lworld(L);
+  u.tag = &ecsl_systems_key;
+  u.L = L;
+  u.lw = lw;
+  u.raised = u.closed = 0;
+  ecsl_push_state_field(L, 1, &ecsl_systems_key);         /* map or nil */
+  u.map = lua_gettop(L);
+  err = ecs_world_update(check_world(L, 1), dt, &u, &bad);
+  if (err == ECS_ERR_OK) {
+    lua_settop(L, u.map - 1);
+    return 1;
+  }
+  if (!u.raised) {
+    if (u.closed) return 0;
+    if (bad != NULL)
+      lua_pushfstring(L, "world:update: system '%s': %s", ecs_system_name(bad),
+                      ecs_strerror(err));
+    else
+      lua_pushfstring(L, "world:update: %s", ecs_strerror(err));
+  }
+  if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
+  return lua_error(L);
+}
 
 /*
-** Run the systems of the world at 1 in order. The list is held on the
-** stack, so a system that adds (appended, not run this update) or removes
-** (a new list) systems does not disturb this walk. A Lua system's error
-** propagates unchanged; nothing in C is left locked across the call.
+** For world:check: every Lua system has its record, with a function
+** (@return NULL or the problem).
 */
-void ecsl_run_systems(lua_State *L, double dt) {
-  lworld *lw = ecsl_to_lworld(L, 1);
-  int list = push_systems(L, 1);
-  lua_Integer n = (lua_Integer)lua_rawlen(L, list);
-  for (lua_Integer k = 1; k <= n; k++) {
-    int rec, kind;
-    double t0;
-    size_t done = 0;
-    lua_rawgeti(L, list, k);
-    rec = lua_gettop(L);
-    lua_rawgeti(L, rec, SYS_QUERY);                       /* rec, q */
-    lua_rawgeti(L, rec, SYS_KIND);
-    kind = (int)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    lua_rawgeti(L, rec, SYS_BODY);                        /* rec, q, body */
-    t0 = ecsl_now();
-    if (kind == KIND_LUA) { /* fn(dt, q): its count, or the query's */
-      int isint;
-      lua_Integer cnt;
-      lua_pushnumber(L, (lua_Number)dt);
-      if (lua_toboolean(L, rec + 1)) lua_pushvalue(L, rec + 1);
-      else lua_pushnil(L);                                /* no query */
-      /* the body is user code by design: this call is not in progress
-      ** meanwhile (it keeps no core pointer across it), so a close
-      ** there releases the world at once, and an error leaves no count */
-      lw->busy--;
-      lua_call(L, 2, 1);                                  /* rec, q, r */
-      lw->busy++;
-      if (lw->w == NULL) return; /* the system closed it */
-      cnt = lua_tointegerx(L, -1, &isint);
-      if (isint && cnt >= 0) {
-        done = (size_t)cnt;
-      } else if (lua_toboolean(L, rec + 1)) {
-        lquery *lq = ecsl_check_query(L, rec + 1);
-        size_t matches;
-        if (ecs_query_count(lq->lw->w, lq->q, &matches) == ECS_ERR_OK)
-          done = matches;
-      }
-    } else if (kind == KIND_EXPR) { /* body: the text, compiled at most once
-                                        while the query keeps it */
-      double v[ECS_PROGRAM_MAX_PARAMS];
-      lquery *lq = ecsl_check_query(L, rec + 1);
-      ecs_program *p;
-      int pidx;
-      lua_rawgeti(L, rec, SYS_PARAMS);
-      pidx = lua_istable(L, -1) ? lua_gettop(L) : 0;
-      p = ecsl_program_params(L, rec + 1, rec + 2, pidx, v, 1, dt, "world:update");
-      if (lq->lw->w == NULL) return; /* a params metamethod closed it */
-      if (ecs_program_run(lq->lw->w, p, v, &done) != ECS_ERR_OK)
-        luaL_error(L, "world:update: not enough memory");
-    } else {
-      ecsl_check_query(L, rec + 1);
-      done = run_native(L, rec + 1, rec + 2, dt, "world:update");
-    }
-    t0 = ecsl_now() - t0;
-    lua_settop(L, rec);
-    lua_rawgeti(L, rec, SYS_CALLS);
-    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
-    lua_rawseti(L, rec, SYS_CALLS);
-    lua_rawgeti(L, rec, SYS_SECONDS);
-    lua_pushnumber(L, lua_tonumber(L, -1) + (lua_Number)t0);
-    lua_rawseti(L, rec, SYS_SECONDS);
-    lua_rawgeti(L, rec, SYS_ENTITIES);
-    lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)done);
-    lua_rawseti(L, rec, SYS_ENTITIES);
-    lua_settop(L, list);
+const char *ecsl_check_systems(lua_State *L, ecs_world *w) {
+  const char *bad = NULL;
+  ecs_system *s;
+  uint32_t cursor = 0;
+  int map;
+  ecsl_push_state_field(L, 1, &ecsl_systems_key);
+  map = lua_gettop(L);
+  while (bad == NULL && ecs_system_next(w, &cursor, &s)) {
+    if (ecs_system_callback(s) != call_lua) continue;
+    if (!lua_istable(L, map) || lua_rawgetp(L, map, s) != LUA_TTABLE)
+      bad = "system: a Lua system has no record";
+    else if (lua_rawgeti(L, -1, REC_BODY) != LUA_TFUNCTION)
+      bad = "system: a Lua system has no function";
+    lua_settop(L, map);
   }
-  lua_pop(L, 1);
+  lua_settop(L, map - 1);
+  return bad;
 }
+
 
 static const luaL_Reg query_methods[] = {
   {"count", ecsl_l_query_count},

@@ -206,9 +206,12 @@ int ecsl_l_world_entities(lua_State *L) {
   return 3;
 }
 
-/* world:check() -> true, or false and the first violated invariant */
+/* world:check() -> true, or false and the first violated invariant (the
+** core's, then the binding's records of Lua systems) */
 int ecsl_l_world_check(lua_State *L) {
-  const char *bad = ecs_world_check(check_world(L, 1));
+  ecs_world *w = check_world(L, 1);
+  const char *bad = ecs_world_check(w);
+  if (bad == NULL) bad = ecsl_check_systems(L, w);
   if (bad == NULL) {
     lua_pushboolean(L, 1);
     return 1;
@@ -218,20 +221,16 @@ int ecsl_l_world_check(lua_State *L) {
   return 2;
 }
 
-/* Budget of dead records each manager reclaims per world:update. */
-
-
 /*
 ** world:update([dt]) -- runs every system once in registration order, then
-** a budgeted gc of every manager
+** a budgeted gc of every manager (ecs_world_update)
 */
 int ecsl_l_world_update(lua_State *L) {
-  ecs_world *w = check_world(L, 1);
-  double dt = (double)luaL_optnumber(L, 2, 0.0);
+  double dt;
+  check_world(L, 1);
+  dt = (double)luaL_optnumber(L, 2, 0.0);
   lua_settop(L, 2);
-  ecsl_run_systems(L, dt);
-  if ((w = ecsl_to_lworld(L, 1)->w) == NULL) return 0; /* a system closed it */
-  ecs_world_gc(w, UPDATE_GC_BUDGET);
+  if (!ecsl_run_systems(L, dt)) return 0; /* a system closed the world */
   ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
   ecsl_charge(L, self_lworld(L)); /* the systems' growth, and plugins' since */
   return 0;

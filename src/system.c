@@ -1,0 +1,463 @@
+/*
+** system.c -- the world's systems and ecs_world_update (system.h).
+**
+** The world keeps its systems as an array of pointers in run order
+** (w->system, w->system_count); each system is one block holding the
+** struct, its resolved columns, its parameter table and its strings, so
+** adding is two allocations (the array's growth and the block) and
+** removing none.
+**
+** Walks and removal. ecs_world_update walks the array by position up to
+** the count it started with; w->updating counts the updates in progress
+** (they nest: an external system may update the world again). Outside an
+** update, removal frees the block and closes the gap at once. During one,
+** it only marks the system removed (it is skipped by every walk and by
+** find, and its name is free) and counts it in w->system_dead: positions
+** stay put, and the block stays valid for the walk that may be running it.
+** The outermost update sweeps the removed ones when it returns. Additions
+** append, past the bound of the walks in progress.
+*/
+#include <string.h>
+
+#include "system.h"
+#include "ecs_private.h"
+
+struct ecs_system {
+  size_t size;            /* of the block */
+  const char *name;       /* in the block */
+  ecs_system_kind kind;
+  bool enabled;
+  bool removed;           /* during an update: see above */
+  bool needs_params;      /* EXPR: a parameter other than "dt" */
+  ecs_query *query;
+  void *ud;
+  ecs_system_fn fn;               /* NATIVE */
+  ecs_system_call_fn call;        /* EXTERNAL */
+  ecs_system_params_fn params;    /* EXPR */
+  const char *expr;               /* EXPR, in the block */
+  size_t expr_len;
+  ecs_column_ref *cols;           /* NATIVE, in the block */
+  uint32_t ncols;
+  uint32_t nparams;               /* EXPR */
+  uint64_t dt_mask;               /* bit k: parameter k is "dt" */
+  const char **pname;             /* in the block */
+  uint32_t *ppos;                 /* in the block */
+  ecs_system_stats stats;
+};
+
+/* Copy a message into msg (msgsize may be 0). */
+static void set_msg(char *msg, size_t msgsize, const char *text) {
+  size_t n;
+  if (msg == NULL || msgsize == 0) return;
+  n = strlen(text);
+  if (n >= msgsize) n = msgsize - 1;
+  memcpy(msg, text, n);
+  msg[n] = '\0';
+}
+
+static void free_system(ecs_world *w, ecs_system *s) {
+  ecsi_free(w, s, s->size);
+}
+
+/* ------------------------------------------------------------------------
+** Adding
+** --------------------------------------------------------------------- */
+
+/* The checks of ecs_query_run, made once when a native system is added. */
+static const char *check_columns(const ecs_query *q, const ecs_column_ref *cols,
+                                 uint32_t ncols) {
+  if (ncols > ECS_QUERY_MAX_TERMS) return "too many columns (limit 32)";
+  if (ncols > 0 && cols == NULL) return "columns missing";
+  for (uint32_t k = 0; k < ncols; k++) {
+    if (cols[k].c == NULL || ecs_query_term(q, cols[k].c) < 0)
+      return "a column's component is not among the query's";
+    if (cols[k].field >= ecs_component_field_count(cols[k].c))
+      return "a column's field is out of range";
+    if (ecs_component_field(cols[k].c, cols[k].field)->type == ECS_LUA)
+      return "lua fields are not columns";
+  }
+  return NULL;
+}
+
+/* Bytes of a block, or 0 on overflow; a + b with overflow to SIZE_MAX. */
+static size_t add_size(size_t a, size_t b) {
+  return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/*
+** The checks that need no allocation; for an expression, its program
+** (compiled now: checked, and its parameters read). @return NULL or the
+** problem (ECS_ERR_INVALID) -- *err set for other failures.
+*/
+static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
+                              ecs_program **prog, ecs_err *err, char *msg,
+                              size_t msgsize) {
+  *err = ECS_ERR_INVALID;
+  *prog = NULL;
+  if (d->name == NULL) return "a system needs a name";
+  if (ecs_system_find(w, d->name) != NULL) {
+    *err = ECS_ERR_EXISTS;
+    return "a system with this name already exists";
+  }
+  switch (d->kind) {
+  case ECS_SYSTEM_EXPR: {
+    char buf[256];
+    if (d->query == NULL) return "an expression system needs a query";
+    if (d->expr == NULL) return "an expression system needs an expression";
+    *err = ecs_query_program(w, d->query, d->expr, d->expr_len, prog, buf,
+                             sizeof buf);
+    if (*err == ECS_ERR_INVALID) {
+      set_msg(msg, msgsize, buf);
+      return "";
+    }
+    if (*err != ECS_ERR_OK) return NULL;
+    *err = ECS_ERR_INVALID;
+    if (d->params == NULL)
+      for (uint32_t k = 0; k < ecs_program_param_count(*prog); k++)
+        if (strcmp(ecs_program_param_name(*prog, k), "dt") != 0)
+          return "an expression with parameters other than 'dt' needs a "
+                 "params hook";
+    break;
+  }
+  case ECS_SYSTEM_NATIVE: {
+    const char *bad;
+    if (d->query == NULL) return "a native system needs a query";
+    if (d->fn == NULL) return "a native system needs a function";
+    if ((bad = check_columns(d->query, d->cols, d->ncols)) != NULL) return bad;
+    break;
+  }
+  case ECS_SYSTEM_EXTERNAL:
+    if (d->call == NULL) return "an external system needs a callback";
+    break;
+  default:
+    return "unknown system kind";
+  }
+  *err = ECS_ERR_OK;
+  return NULL;
+}
+
+/*
+** One block: the struct, columns, parameter names and positions, then the
+** strings (name, expression, parameter names). Every part is a multiple of
+** the next one's alignment (the struct and column refs of 8, pointers of
+** their own size, positions of 4, strings of 1).
+*/
+ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
+                       ecs_system **out, char *msg, size_t msgsize) {
+  ecs_program *prog;
+  ecs_err err;
+  const char *bad;
+  size_t size, name_len, at;
+  uint32_t nparams = 0, ncols = 0;
+  void *items;
+  ecs_system *s;
+  char *chars;
+  if (msg != NULL && msgsize > 0) msg[0] = '\0';
+  bad = check_desc(w, d, &prog, &err, msg, msgsize);
+  if (err != ECS_ERR_OK) {
+    if (bad != NULL && *bad != '\0') set_msg(msg, msgsize, bad);
+    return err;
+  }
+  if (d->kind == ECS_SYSTEM_EXPR) nparams = ecs_program_param_count(prog);
+  if (d->kind == ECS_SYSTEM_NATIVE) ncols = d->ncols;
+  name_len = strlen(d->name);
+  size = sizeof *s + ncols * sizeof *s->cols +
+         nparams * (sizeof *s->pname + sizeof *s->ppos);
+  size = add_size(size, add_size(name_len, 1));
+  if (d->kind == ECS_SYSTEM_EXPR) size = add_size(size, add_size(d->expr_len, 1));
+  for (uint32_t k = 0; k < nparams; k++)
+    size = add_size(size, strlen(ecs_program_param_name(prog, k)) + 1);
+  if (size == SIZE_MAX) return ECS_ERR_NOMEM;
+  /* reserve the array's slot, then the block: nothing to undo after */
+  items = w->system;
+  err = ecsi_grow(w, &items, &w->system_cap, w->system_count + 1,
+                  sizeof *w->system, 8);
+  if (err != ECS_ERR_OK) return err;
+  w->system = (ecs_system **)items;
+  s = (ecs_system *)ecsi_realloc(w, NULL, 0, size);
+  if (s == NULL) return ECS_ERR_NOMEM;
+  memset(s, 0, sizeof *s);
+  s->size = size;
+  s->kind = d->kind;
+  s->enabled = true;
+  s->query = d->query;
+  s->ud = d->ud;
+  s->fn = d->kind == ECS_SYSTEM_NATIVE ? d->fn : NULL;
+  s->call = d->kind == ECS_SYSTEM_EXTERNAL ? d->call : NULL;
+  s->params = d->kind == ECS_SYSTEM_EXPR ? d->params : NULL;
+  at = sizeof *s;
+  s->cols = (ecs_column_ref *)(void *)((char *)s + at);
+  s->ncols = ncols;
+  if (ncols > 0) memcpy(s->cols, d->cols, ncols * sizeof *s->cols);
+  at += ncols * sizeof *s->cols;
+  s->pname = (const char **)(void *)((char *)s + at);
+  at += nparams * sizeof *s->pname;
+  s->ppos = (uint32_t *)(void *)((char *)s + at);
+  at += nparams * sizeof *s->ppos;
+  chars = (char *)s + at;
+  memcpy(chars, d->name, name_len + 1);
+  s->name = chars;
+  chars += name_len + 1;
+  if (d->kind == ECS_SYSTEM_EXPR) {
+    memcpy(chars, d->expr, d->expr_len);
+    chars[d->expr_len] = '\0';
+    s->expr = chars;
+    s->expr_len = d->expr_len;
+    chars += d->expr_len + 1;
+  }
+  s->nparams = nparams;
+  for (uint32_t k = 0; k < nparams; k++) {
+    const char *pn = ecs_program_param_name(prog, k);
+    size_t n = strlen(pn) + 1;
+    memcpy(chars, pn, n);
+    s->pname[k] = chars;
+    s->ppos[k] = ecs_program_param_position(prog, k);
+    chars += n;
+    if (strcmp(pn, "dt") == 0) s->dt_mask |= (uint64_t)1 << k;
+    else s->needs_params = true;
+  }
+  w->system[w->system_count++] = s;
+  if (out != NULL) *out = s;
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Removing and finding
+** --------------------------------------------------------------------- */
+
+/* Remove the live system at position i (see the top of the file). */
+static void remove_at(ecs_world *w, uint32_t i) {
+  ecs_system *s = w->system[i];
+  if (w->updating > 0) {
+    s->removed = true;
+    w->system_dead++;
+    return;
+  }
+  memmove(&w->system[i], &w->system[i + 1],
+          (w->system_count - i - 1) * sizeof *w->system);
+  w->system_count--;
+  free_system(w, s);
+}
+
+/* Free the systems removed during the updates that just ended. */
+static void sweep(ecs_world *w) {
+  uint32_t j = 0;
+  for (uint32_t i = 0; i < w->system_count; i++) {
+    ecs_system *s = w->system[i];
+    if (s->removed) free_system(w, s);
+    else w->system[j++] = s;
+  }
+  w->system_count = j;
+  w->system_dead = 0;
+}
+
+static uint32_t find_at(const ecs_world *w, const char *name) {
+  for (uint32_t i = 0; i < w->system_count; i++)
+    if (!w->system[i]->removed && strcmp(w->system[i]->name, name) == 0)
+      return i;
+  return UINT32_MAX;
+}
+
+bool ecs_system_remove(ecs_world *w, const char *name) {
+  uint32_t i = name != NULL ? find_at(w, name) : UINT32_MAX;
+  if (i == UINT32_MAX) return false;
+  remove_at(w, i);
+  return true;
+}
+
+ecs_system *ecs_system_find(const ecs_world *w, const char *name) {
+  uint32_t i = name != NULL ? find_at(w, name) : UINT32_MAX;
+  return i == UINT32_MAX ? NULL : w->system[i];
+}
+
+/* ecs_query_free: the systems over q go with it. */
+void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q) {
+  for (uint32_t i = 0; i < w->system_count;) {
+    ecs_system *s = w->system[i];
+    if (!s->removed && s->query == q) {
+      remove_at(w, i); /* closes the gap outside an update: look again */
+      if (w->updating > 0) i++;
+    } else {
+      i++;
+    }
+  }
+}
+
+void ecsi_systems_free(ecs_world *w) {
+  for (uint32_t i = 0; i < w->system_count; i++) free_system(w, w->system[i]);
+  ecsi_free(w, w->system, (size_t)w->system_cap * sizeof *w->system);
+  w->system = NULL;
+  w->system_count = w->system_cap = w->system_dead = 0;
+}
+
+size_t ecs_system_count(const ecs_world *w) {
+  return (size_t)(w->system_count - w->system_dead);
+}
+
+bool ecs_system_next(const ecs_world *w, uint32_t *cursor, ecs_system **out) {
+  while (*cursor < w->system_count) {
+    ecs_system *s = w->system[(*cursor)++];
+    if (!s->removed) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* ------------------------------------------------------------------------
+** Accessors
+** --------------------------------------------------------------------- */
+
+const char *ecs_system_name(const ecs_system *s) { return s->name; }
+ecs_system_kind ecs_system_kind_of(const ecs_system *s) { return s->kind; }
+ecs_query *ecs_system_query(const ecs_system *s) { return s->query; }
+void *ecs_system_ud(const ecs_system *s) { return s->ud; }
+ecs_system_call_fn ecs_system_callback(const ecs_system *s) { return s->call; }
+ecs_system_fn ecs_system_function(const ecs_system *s) { return s->fn; }
+
+const char *ecs_system_expr(const ecs_system *s, size_t *len) {
+  if (len != NULL) *len = s->expr_len;
+  return s->expr;
+}
+
+uint32_t ecs_system_param_count(const ecs_system *s) { return s->nparams; }
+
+const char *ecs_system_param_name(const ecs_system *s, uint32_t k) {
+  return k < s->nparams ? s->pname[k] : NULL;
+}
+
+uint32_t ecs_system_param_position(const ecs_system *s, uint32_t k) {
+  return k < s->nparams ? s->ppos[k] : 0;
+}
+
+void ecs_system_enable(ecs_system *s, bool enabled) { s->enabled = enabled; }
+bool ecs_system_enabled(const ecs_system *s) { return s->enabled; }
+
+void ecs_system_get_stats(const ecs_system *s, ecs_system_stats *out) {
+  *out = s->stats;
+}
+
+void ecs_system_reset_stats(ecs_world *w) {
+  for (uint32_t i = 0; i < w->system_count; i++)
+    memset(&w->system[i]->stats, 0, sizeof w->system[i]->stats);
+}
+
+/* ------------------------------------------------------------------------
+** Running
+** --------------------------------------------------------------------- */
+
+/* The program of an expression system: the query's cached one for its
+** text (compiled again if the cache let it go). */
+static ecs_err program_of(ecs_world *w, ecs_system *s, ecs_program **p) {
+  char msg[8]; /* the text compiled when it was added: no message */
+  return ecs_query_program(w, s->query, s->expr, s->expr_len, p, msg,
+                           sizeof msg);
+}
+
+/*
+** The params hook may run anything: other texts compiled for the query
+** could evict the program (so it is looked up again after the hook), s
+** could be removed (then it is not run, and its query may be gone).
+*/
+static ecs_err run_expr(ecs_world *w, ecs_system *s, double dt, void *ctx,
+                        size_t *done) {
+  double v[ECS_PROGRAM_MAX_PARAMS];
+  ecs_program *p;
+  ecs_err err;
+  for (uint32_t k = 0; k < s->nparams; k++)
+    v[k] = (s->dt_mask >> k & 1u) ? dt : 0.0;
+  if (s->needs_params) {
+    if ((err = s->params(w, s, v, ctx)) != ECS_ERR_OK) return err;
+    if (s->removed) return ECS_ERR_OK;
+  }
+  if ((err = program_of(w, s, &p)) != ECS_ERR_OK) return err;
+  return ecs_program_run(w, p, v, done);
+}
+
+static ecs_err run_one(ecs_world *w, ecs_system *s, double dt, void *ctx) {
+  size_t done = 0;
+  double t0 = ecs_clock();
+  ecs_err err;
+  switch (s->kind) {
+  case ECS_SYSTEM_EXPR:
+    err = run_expr(w, s, dt, ctx, &done);
+    break;
+  case ECS_SYSTEM_NATIVE:
+    err = ecs_query_run(w, s->query, s->cols, s->ncols, dt, s->fn, s->ud,
+                        &done);
+    break;
+  default:
+    err = s->call(w, s, dt, ctx, &done);
+    break;
+  }
+  if (err == ECS_ERR_OK && !s->removed) {
+    s->stats.calls++;
+    s->stats.seconds += ecs_clock() - t0;
+    s->stats.entities += done;
+  }
+  return err;
+}
+
+ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
+                         ecs_system **failed) {
+  uint32_t n = w->system_count;
+  ecs_system *bad = NULL;
+  ecs_err err = ECS_ERR_OK;
+  w->updating++;
+  for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
+    ecs_system *s = w->system[k];
+    if (s->removed || !s->enabled) continue;
+    if ((err = run_one(w, s, dt, ctx)) != ECS_ERR_OK) bad = s;
+  }
+  /* a failed system that was removed meanwhile is not named: the sweep
+  ** below may free it */
+  if (bad != NULL && bad->removed) bad = NULL;
+  if (--w->updating == 0 && w->system_dead > 0) sweep(w);
+  if (failed != NULL) *failed = bad;
+  if (err != ECS_ERR_OK) return err;
+  ecs_world_gc(w, ECS_UPDATE_GC_BUDGET);
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Invariants (ecs_world_check)
+** --------------------------------------------------------------------- */
+
+const char *ecsi_systems_check(const ecs_world *w) {
+  uint32_t dead = 0;
+  if (w->system_count > w->system_cap) return "system: count exceeds capacity";
+  for (uint32_t i = 0; i < w->system_count; i++) {
+    const ecs_system *s = w->system[i];
+    if (s == NULL) return "system: a slot is empty";
+    if (s->removed) {
+      dead++;
+      continue;
+    }
+    for (uint32_t j = 0; j < i; j++)
+      if (!w->system[j]->removed && strcmp(w->system[j]->name, s->name) == 0)
+        return "system: two systems share a name";
+    switch (s->kind) {
+    case ECS_SYSTEM_EXPR:
+      if (s->query == NULL || s->expr == NULL || s->nparams > ECS_PROGRAM_MAX_PARAMS ||
+          (s->needs_params && s->params == NULL))
+        return "system: an expression system is incomplete";
+      break;
+    case ECS_SYSTEM_NATIVE:
+      if (s->query == NULL || s->fn == NULL ||
+          check_columns(s->query, s->cols, s->ncols) != NULL)
+        return "system: a native system's columns do not resolve";
+      break;
+    case ECS_SYSTEM_EXTERNAL:
+      if (s->call == NULL) return "system: an external system has no callback";
+      break;
+    default:
+      return "system: unknown kind";
+    }
+    if (!(s->stats.seconds >= 0.0)) return "system: negative time in stats";
+  }
+  if (dead != w->system_dead) return "system: removed systems miscounted";
+  if (dead > 0 && w->updating == 0)
+    return "system: a removed system outlived the updates";
+  return NULL;
+}

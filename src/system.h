@@ -1,0 +1,182 @@
+/*
+** system.h -- the world's systems and their scheduler. No Lua here.
+**
+** A system is a named piece of work run by ecs_world_update, once per
+** update, in the order the systems were added. Three kinds:
+**   ECS_SYSTEM_EXPR      a compiled expression (query.h, "Position.x +=
+**                        Velocity.dx * dt") over a query;
+**   ECS_SYSTEM_NATIVE    a C function over a query, given the columns it
+**                        asked for (ecs_query_run);
+**   ECS_SYSTEM_EXTERNAL  a callback with an opaque pointer: what a binding
+**                        uses for systems written in its language (the Lua
+**                        binding's Lua functions), or a C host for work
+**                        that is not a loop over one query.
+** Each has a name unique in its world, an enabled flag and stats (calls,
+** seconds of ecs_clock, entities processed). A plugin registers a native
+** system from C with ecs_system_add, without Lua; a C host runs them all
+** with ecs_world_update. The world owns its systems and frees them with
+** itself. docs/queries.md ("Systems") has an example.
+**
+** Changes during an update. A system (or anything it calls) may add and
+** remove systems while ecs_world_update runs:
+**   - a system added during an update is not run by the updates already in
+**     progress; it runs from the next update that starts;
+**   - a removed system is never run again, in this update or later; the
+**     walk goes on with the systems after it. Its memory stays until the
+**     outermost update returns (the walk may be inside it), but its name
+**     is free at once and it is no longer found or iterated;
+**   - ecs_world_free must not be called during an update.
+** A system's query must outlive it: ecs_query_free removes the systems
+** that run over the query it frees.
+*/
+#ifndef ECS_SYSTEM_H
+#define ECS_SYSTEM_H
+
+#include "ecs.h"
+#include "query.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ecs_system ecs_system;
+
+typedef enum ecs_system_kind {
+  ECS_SYSTEM_EXPR = 1,
+  ECS_SYSTEM_NATIVE,
+  ECS_SYSTEM_EXTERNAL
+} ecs_system_kind;
+
+/* Most gc records each manager reclaims per ecs_world_update. */
+#define ECS_UPDATE_GC_BUDGET 64u
+
+/*
+** An external system: do this update's work. ctx is the pointer given to
+** ecs_world_update (the host's, for this update: a plugin's external
+** system in a world that a binding updates gets the binding's; keep what
+** it needs in ecs_system_ud(s)). Store the entities processed (for stats)
+** in *processed, which starts at 0.
+** @return ECS_ERR_OK, or an error that stops the update: ecs_world_update
+**         returns it as it is and names s as the failed system.
+*/
+typedef ecs_err (*ecs_system_call_fn)(ecs_world *w, ecs_system *s, double dt,
+                                      void *ctx, size_t *processed);
+
+/*
+** An expression system's parameters, before each run: store the value of
+** parameter k (ecs_system_param_name) in values[k], for every k but those
+** named "dt", which hold the update's dt already. Errors as for
+** ecs_system_call_fn. The hook may run anything (even remove s: then s is
+** not run).
+*/
+typedef ecs_err (*ecs_system_params_fn)(ecs_world *w, ecs_system *s,
+                                        double *values, void *ctx);
+
+/*
+** What ecs_system_add needs; zero means "none" (designated initializers
+** keep calls readable: { .name = "move", .kind = ECS_SYSTEM_NATIVE, ... }).
+** Everything pointed to is copied or only read during the call, except
+** query (must outlive the system) and ud.
+*/
+typedef struct ecs_system_desc {
+  const char *name;       /* required; unique among the world's systems */
+  ecs_system_kind kind;
+  ecs_query *query;       /* EXPR and NATIVE: required; EXTERNAL: optional */
+  void *ud;               /* NATIVE: passed to fn; else for ecs_system_ud */
+  /* ECS_SYSTEM_EXPR */
+  const char *expr;       /* expr_len bytes; compiled now (errors in msg) */
+  size_t expr_len;
+  ecs_system_params_fn params; /* required if a parameter is not "dt" */
+  /* ECS_SYSTEM_NATIVE */
+  ecs_system_fn fn;
+  const ecs_column_ref *cols; /* ncols (at most ECS_QUERY_MAX_TERMS) */
+  uint32_t ncols;
+  /* ECS_SYSTEM_EXTERNAL */
+  ecs_system_call_fn call;
+} ecs_system_desc;
+
+/*
+** Add a system after the existing ones (enabled, stats at zero).
+** @param out receives the system (may be NULL); untouched on error.
+** @param msg receives a message on ECS_ERR_INVALID (may be NULL when
+**        msgsize is 0): the expression's compile error ("unknown field
+**        'Position.z' at position 12"), or what is wrong with desc.
+** @return ECS_ERR_OK; ECS_ERR_EXISTS if a system has that name;
+**         ECS_ERR_INVALID for a NULL name, an unknown kind, a missing
+**         query, fn or call, an expression that does not compile or whose
+**         parameters other than "dt" have no params hook, a column that is
+**         not a readable field of one of the query's "with" managers (as
+**         ecs_query_run), more than ECS_QUERY_MAX_TERMS columns;
+**         ECS_ERR_NOMEM. On error nothing changed.
+*/
+ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *desc,
+                       ecs_system **out, char *msg, size_t msgsize);
+
+/* Remove the system named name (see the rules at the top).
+** @return true if there was one. Never allocates, never fails. */
+bool ecs_system_remove(ecs_world *w, const char *name);
+
+/* @return the system named name, or NULL. */
+ecs_system *ecs_system_find(const ecs_world *w, const char *name);
+
+/* Number of systems (removed ones not counted). */
+size_t ecs_system_count(const ecs_world *w);
+
+/*
+** Iterate the systems in run order: start with *cursor = 0; each call
+** stores the next system in *out and returns true, or returns false at the
+** end. Removing systems during the walk is allowed (see the rules above).
+*/
+bool ecs_system_next(const ecs_world *w, uint32_t *cursor, ecs_system **out);
+
+const char *ecs_system_name(const ecs_system *s);
+ecs_system_kind ecs_system_kind_of(const ecs_system *s);
+ecs_query *ecs_system_query(const ecs_system *s);   /* NULL: none */
+void *ecs_system_ud(const ecs_system *s);
+/* EXTERNAL: the callback (a binding tells its own systems apart by it). */
+ecs_system_call_fn ecs_system_callback(const ecs_system *s);
+/* NATIVE: the function. */
+ecs_system_fn ecs_system_function(const ecs_system *s);
+/* EXPR: the source text (zero-terminated; len may be NULL). */
+const char *ecs_system_expr(const ecs_system *s, size_t *len);
+
+/* EXPR: the parameters, in the order of the values given to the hook;
+** the position is 1-based in the text (its first use), for messages. */
+uint32_t ecs_system_param_count(const ecs_system *s);
+const char *ecs_system_param_name(const ecs_system *s, uint32_t k);
+uint32_t ecs_system_param_position(const ecs_system *s, uint32_t k);
+
+/* A disabled system is skipped by ecs_world_update (its stats stay). */
+void ecs_system_enable(ecs_system *s, bool enabled);
+bool ecs_system_enabled(const ecs_system *s);
+
+typedef struct ecs_system_stats {
+  uint64_t calls;    /* runs that succeeded */
+  double seconds;    /* their total time (ecs_clock: wall time) */
+  uint64_t entities; /* entities they processed */
+} ecs_system_stats;
+
+void ecs_system_get_stats(const ecs_system *s, ecs_system_stats *out);
+
+/* Set every system's stats to zero. */
+void ecs_system_reset_stats(ecs_world *w);
+
+/*
+** One update: run every enabled system once, in order, with dt, then a
+** budgeted gc of every manager (ecs_world_gc, ECS_UPDATE_GC_BUDGET).
+** ctx is passed to external systems and params hooks.
+** A system that fails stops the update there (no later system runs, no
+** gc); its run is not counted in its stats.
+** @param failed receives the system that failed, or NULL (may be NULL).
+** @return ECS_ERR_OK; an external system's or params hook's error as it
+**         is; ECS_ERR_NOMEM; ECS_ERR_READONLY (debug builds, see
+**         ecs_query_run).
+*/
+ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
+                         ecs_system **failed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
