@@ -32,9 +32,11 @@ build = {
         "src/lua/columns.c",
         "src/lua/system.c",
         "src/lua/module.c",
+        "src/alloc.c",
         "src/value.c",
         "src/world.c",
         "src/entity.c",
+        "src/registry.c",
         "src/component.c",
         "src/sparse.c", -- transform branch
         "src/transform.c", -- transform branch

@@ -28,6 +28,9 @@
 ** instance is created, so dropping never allocates and never fails.
 **
 ** See docs/components.md for the memory layout and its costs.
+**
+** Layer: managers, above entity and below query (layers: alloc.h).
+** Includes ecs.h only.
 */
 #ifndef ECS_COMPONENT_H
 #define ECS_COMPONENT_H

@@ -5,11 +5,14 @@
 ** Pages of 4096 uint32 entries indexed by entity index, allocated on first
 ** use and filled with ECSI_NONE, so a lookup is two reads and no hashing.
 ** A map of 4M indices costs 1024 page pointers plus the pages touched.
+**
+** Layer: managers, the part they share (layers: alloc.h). Includes
+** alloc.h only.
 */
 #ifndef ECS_SPARSE_H
 #define ECS_SPARSE_H
 
-#include "ecs_private.h"
+#include "alloc.h"
 
 #define ECSI_NONE UINT32_MAX
 #define ECSI_PAGE_BITS 12u
