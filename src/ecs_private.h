@@ -106,9 +106,15 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 ** term are consecutive (at least 1, at most max). O(1). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
-/* Programs compiled for a query are freed with it. */
-struct ecs_program;
-struct ecs_program **ecsi_query_programs(struct ecs_query *q);
-void ecsi_program_free(ecs_world *w, struct ecs_program *p);
+/*
+** What a layer above keeps per query (expr.c: the programs compiled for
+** it), in one slot that query.c never looks into. The owner's hook frees
+** it when the query goes (ecs_query_free, and so ecs_world_free): the way
+** query.c frees programs without calling into expr.c, which is above it.
+** Setting the hook again replaces it (there is one owner, expr.c).
+*/
+typedef void (*ecsi_query_ext_free)(ecs_world *w, struct ecs_query *q);
+void **ecsi_query_ext(struct ecs_query *q);
+void ecsi_query_set_ext_free(struct ecs_query *q, ecsi_query_ext_free fn);
 
 #endif

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr.h"
 #include "query.h"
 #include "value.h"
 #include "ecs_private.h"
@@ -492,11 +493,43 @@ static void program(parser *p) {
   if (!p->failed && statements == 0) fail0(p, 0, "empty program");
 }
 
-void ecsi_program_free(ecs_world *w, struct ecs_program *prog) {
-  ecs_program **link = ecsi_query_programs(prog->q);
-  while (*link != NULL && *link != prog) link = &(*link)->next;
-  if (*link == prog) *link = prog->next;
+/*
+** A query's programs, most recently used first, are a list that expr.c
+** keeps in the query's extension slot (ecsi_query_ext): query.c knows
+** nothing of programs and frees them through programs_free, the hook
+** set when the first one is linked, so the dependency runs one way.
+*/
+static ecs_program *programs_of(ecs_query *q) {
+  return (ecs_program *)*ecsi_query_ext(q);
+}
+
+static void set_programs(ecs_query *q, ecs_program *head) {
+  *ecsi_query_ext(q) = head;
+}
+
+/* Unlink prog from its query's list and free it. */
+static void program_free(ecs_world *w, ecs_program *prog) {
+  ecs_program *p = programs_of(prog->q), *prev = NULL;
+  while (p != NULL && p != prog) {
+    prev = p;
+    p = p->next;
+  }
+  if (p == prog) {
+    if (prev != NULL) prev->next = prog->next;
+    else set_programs(prog->q, prog->next);
+  }
   ecsi_free(w, prog, prog->bytes);
+}
+
+/* The query's free hook: every program of q goes with it. */
+static void programs_free(ecs_world *w, ecs_query *q) {
+  ecs_program *p = programs_of(q);
+  while (p != NULL) {
+    ecs_program *next = p->next;
+    ecsi_free(w, p, p->bytes);
+    p = next;
+  }
+  set_programs(q, NULL);
 }
 
 /* Compile src for q into a new program at the head of q's list. */
@@ -575,8 +608,9 @@ static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
   prog->srclen = len;
   prog->cached = cached;
   prog->depth = p.maxdepth;
-  prog->next = *ecsi_query_programs(q);
-  *ecsi_query_programs(q) = prog;
+  prog->next = programs_of(q);
+  set_programs(q, prog);
+  ecsi_query_set_ext_free(q, programs_free);
   *out = prog;
 done:
   ecsi_free(w, p.code, p.code_cap * sizeof *p.code);
@@ -602,24 +636,26 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
 ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
                           size_t len, ecs_program **out, char *msg,
                           size_t msgsize) {
-  ecs_program **head = ecsi_query_programs(q), **link, *p;
+  ecs_program *p, *prev = NULL;
   uint32_t kept = 0;
   ecs_err err;
   if (msgsize > 0) msg[0] = '\0';
-  for (link = head; (p = *link) != NULL; link = &p->next) {
+  for (p = programs_of(q); p != NULL; prev = p, p = p->next) {
     if (p->cached && p->srclen == len && memcmp(p->src, src, len) == 0) {
-      *link = p->next;
-      p->next = *head;
-      *head = p;
+      if (prev != NULL) { /* move to the head */
+        prev->next = p->next;
+        p->next = programs_of(q);
+        set_programs(q, p);
+      }
       *out = p;
       return ECS_ERR_OK;
     }
   }
   if ((err = compile(w, q, src, len, true, out, msg, msgsize)) != ECS_ERR_OK)
     return err;
-  for (p = *head; p != NULL; p = p->next) {
+  for (p = programs_of(q); p != NULL; p = p->next) {
     if (p->cached && ++kept > ECS_QUERY_MAX_PROGRAMS) {
-      ecsi_program_free(w, p); /* unlinks itself; at most one is over */
+      program_free(w, p); /* unlinks itself; at most one is over */
       break;
     }
   }
@@ -627,7 +663,7 @@ ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
 }
 
 uint32_t ecs_query_program_count(ecs_query *q) {
-  const ecs_program *p = *ecsi_query_programs(q);
+  const ecs_program *p = programs_of(q);
   uint32_t n = 0;
   for (; p != NULL; p = p->next) n += p->cached;
   return n;

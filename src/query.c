@@ -57,7 +57,8 @@ struct ecs_query {
   qsnap *retired; /* pinned snapshots replaced by a rebuild */
   void *scratch;
   size_t scratch_size;
-  struct ecs_program *programs;
+  void *ext;                     /* expr.c's programs (ecsi_query_ext) */
+  ecsi_query_ext_free ext_free;  /* frees ext, or NULL */
 };
 
 /* ------------------------------------------------------------------------
@@ -102,10 +103,7 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;
-  while (q->programs != NULL) {
-    struct ecs_program *p = q->programs;
-    ecsi_program_free(w, p); /* unlinks itself */
-  }
+  if (q->ext_free != NULL) q->ext_free(w, q); /* programs point at q */
   snap_free(w, q->cur);
   while (q->retired != NULL) {
     qsnap *s = q->retired;
@@ -120,7 +118,11 @@ void ecsi_queries_free(ecs_world *w) {
   while (w->queries != NULL) ecs_query_free(w, w->queries);
 }
 
-struct ecs_program **ecsi_query_programs(ecs_query *q) { return &q->programs; }
+void **ecsi_query_ext(ecs_query *q) { return &q->ext; }
+
+void ecsi_query_set_ext_free(ecs_query *q, ecsi_query_ext_free fn) {
+  q->ext_free = fn;
+}
 
 uint32_t ecs_query_with_count(const ecs_query *q) { return q->nwith; }
 uint32_t ecs_query_without_count(const ecs_query *q) { return q->nwithout; }
