@@ -10,16 +10,14 @@
 ** first (a column's new offset is never below its old one, and never below
 ** the old end of the columns before it, so nothing unmoved is overwritten).
 **
-** Entity -> instance map. A two-level page table indexed by entity index:
-** a directory of page pointers (grown on demand) and pages of PAGE_SIZE
-** uint32_t instance numbers, allocated the first time an index in their
-** range gets an instance, and filled with ECS_NO_INSTANCE. The map stores
-** only the instance; the owner column holds the full entity, so a lookup
-** compares the stored owner with the handle (generation included) and
-** checks ecs_alive. Cost: 4 bytes per index of every touched page, plus 8
-** bytes of directory per 1024 indices; for dense indices that is about 4
-** bytes per instance, for a single instance 4 KB. A hash map would cost
-** less for very sparse use but more per lookup; entity indices are dense
+** Entity -> instance map: the managers' shared page table (sparse.h),
+** whose empty entry ECSI_NONE is ECS_NO_INSTANCE. The map stores only the
+** instance; the owner column holds the full entity, so a lookup compares
+** the stored owner with the handle (generation included) and checks
+** ecs_alive. Cost: 4 bytes per index of every touched page, plus 8 bytes
+** of directory per 1024 indices; for dense indices that is about 4 bytes
+** per instance, for a single instance 4 KB. A hash map would cost less
+** for very sparse use but more per lookup; entity indices are dense
 ** (Bitsquid part 1 hands out the lowest fresh ones first).
 **
 ** Invariants (checked by component_check): size <= cap; for every
@@ -32,10 +30,11 @@
 
 #include "component.h"
 #include "ecs_private.h"
+#include "sparse.h"
 
-#define PAGE_BITS 10u
-#define PAGE_SIZE (1u << PAGE_BITS)
-#define PAGE_MASK (PAGE_SIZE - 1u)
+_Static_assert(ECSI_NONE == ECS_NO_INSTANCE,
+               "the map's empty entry must read as no instance");
+
 #define MIN_CAP 8u
 /* live instances in a row after which the lazy gc stops (Bitsquid) */
 #define GC_LIVE_IN_ROW 4u
@@ -51,8 +50,7 @@ struct ecs_component {
   size_t stride;           /* bytes per instance over all columns */
   void *data;              /* the one block of columns */
   uint32_t size, cap;
-  uint32_t **page;         /* map directory: page_count page pointers */
-  uint32_t page_count;
+  ecsi_sparse map;         /* entity index -> instance */
   uint64_t rng;            /* lazy gc's PRNG state (xorshift64) */
   uint64_t version;
 };
@@ -167,42 +165,9 @@ static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
   return ECS_ERR_OK;
 }
 
-/* ------------------------------------------------------------------------
-** Entity -> instance map
-** --------------------------------------------------------------------- */
-
+/* The map's entry for index: an instance, or ECS_NO_INSTANCE. */
 static uint32_t map_get(const ecs_component *c, uint32_t index) {
-  uint32_t pg = index >> PAGE_BITS;
-  if (pg >= c->page_count || c->page[pg] == NULL) return ECS_NO_INSTANCE;
-  return c->page[pg][index & PAGE_MASK];
-}
-
-/* Only for an index whose page exists (an instance's owner, or reserved). */
-static void map_set(ecs_component *c, uint32_t index, uint32_t inst) {
-  c->page[index >> PAGE_BITS][index & PAGE_MASK] = inst;
-}
-
-/* Make sure index has a page; on failure nothing visible changed. */
-static ecs_err map_reserve(ecs_world *w, ecs_component *c, uint32_t index) {
-  uint32_t pg = index >> PAGE_BITS;
-  uint32_t *page;
-  if (pg >= c->page_count) {
-    uint32_t ncount = c->page_count ? c->page_count : 8u;
-    void *p;
-    while (ncount <= pg) ncount *= 2;
-    p = ecsi_realloc(w, c->page, (size_t)c->page_count * sizeof(uint32_t *),
-                     (size_t)ncount * sizeof(uint32_t *));
-    if (p == NULL) return ECS_ERR_NOMEM;
-    c->page = (uint32_t **)p;
-    for (uint32_t k = c->page_count; k < ncount; k++) c->page[k] = NULL;
-    c->page_count = ncount;
-  }
-  if (c->page[pg] != NULL) return ECS_ERR_OK;
-  page = (uint32_t *)ecsi_realloc(w, NULL, 0, PAGE_SIZE * sizeof(uint32_t));
-  if (page == NULL) return ECS_ERR_NOMEM;
-  memset(page, 0xff, PAGE_SIZE * sizeof(uint32_t)); /* ECS_NO_INSTANCE */
-  c->page[pg] = page;
-  return ECS_ERR_OK;
+  return ecsi_sparse_get(&c->map, index);
 }
 
 /* ------------------------------------------------------------------------
@@ -233,7 +198,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
   drop_refs(w, c, i);
-  map_set(c, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
+  ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
   if (i != last) {
     for (uint32_t k = 0; k < c->nfields; k++) {
       uint8_t *base = col(c, k);
@@ -241,7 +206,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
              c->elem[k]);
     }
     own[i] = own[last];
-    map_set(c, ecs_entity_index(own[i]), i);
+    ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), i);
   }
   c->size--;
   w->ref_slots -= c->nlua;
@@ -271,12 +236,13 @@ ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
     zero_fields(c, i);
     owners(c)[i] = e;
   } else {
-    if ((err = map_reserve(w, c, index)) != ECS_ERR_OK) return err;
+    if ((err = ecsi_sparse_reserve(w, &c->map, index)) != ECS_ERR_OK)
+      return err;
     if ((err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK) return err;
     i = c->size++;
     owners(c)[i] = e;
     zero_fields(c, i);
-    map_set(c, index, i);
+    ecsi_sparse_set(&c->map, index, i);
     w->ref_slots += c->nlua;
   }
   c->version++;
@@ -393,18 +359,29 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
 /* The world is going: its drop list goes too, so refs are not reported. */
 static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
-  for (uint32_t k = 0; k < c->page_count; k++)
-    ecsi_free(w, c->page[k], PAGE_SIZE * sizeof(uint32_t));
-  ecsi_free(w, c->page, (size_t)c->page_count * sizeof(uint32_t *));
+  ecsi_sparse_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
 }
 
+/*
+** Every map entry names an instance whose owner has that index. With the
+** owner loop (each instance is found through its owner's index) this
+** makes the map a one-to-one image of the instances: no stale entries.
+*/
+static const char *check_map_entry(const void *ud, uint32_t index,
+                                   uint32_t i) {
+  const ecs_component *c = (const ecs_component *)ud;
+  if (i >= c->size) return "component: map points past the instances";
+  if (ecs_entity_index(owners(c)[i]) != index)
+    return "component: map holds stale entries";
+  return NULL;
+}
+
 static const char *component_check(const ecs_world *w, const void *self) {
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
-  size_t mapped = 0;
   if (c->size > c->cap) return "component: size exceeds capacity";
   if (c->cap % MIN_CAP != 0) return "component: capacity not a multiple of 8";
   if ((c->data == NULL) != (c->cap == 0)) return "component: block and capacity disagree";
@@ -418,17 +395,7 @@ static const char *component_check(const ecs_world *w, const void *self) {
     if (!ecs_record_valid(w, own[i]))
       return "component: record outlived its generation (wrap)";
   }
-  for (uint32_t pg = 0; pg < c->page_count; pg++) {
-    if (c->page[pg] == NULL) continue;
-    for (uint32_t k = 0; k < PAGE_SIZE; k++) {
-      uint32_t i = c->page[pg][k];
-      if (i == ECS_NO_INSTANCE) continue;
-      if (i >= c->size) return "component: map points past the instances";
-      mapped++;
-    }
-  }
-  if (mapped != c->size) return "component: map holds stale entries";
-  return NULL;
+  return ecsi_sparse_each(&c->map, check_map_entry, c);
 }
 
 static const ecs_manager_class component_class = {
