@@ -36,8 +36,6 @@ _Static_assert(ECSI_NONE == ECS_NO_INSTANCE,
                "the map's empty entry must read as no instance");
 
 #define MIN_CAP 8u
-/* live instances in a row after which the lazy gc stops (Bitsquid) */
-#define GC_LIVE_IN_ROW 4u
 
 struct ecs_component {
   char *name;              /* in the meta block */
@@ -51,7 +49,7 @@ struct ecs_component {
   void *data;              /* the one block of columns */
   uint32_t size, cap;
   ecsi_sparse map;         /* entity index -> instance */
-  uint64_t rng;            /* lazy gc's PRNG state (xorshift64) */
+  uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
   uint64_t version;
 };
 
@@ -292,47 +290,20 @@ void *ecs_component_column(ecs_component *c, uint32_t field) {
 
 uint64_t ecs_component_version(const ecs_component *c) { return c->version; }
 
-/* xorshift64: a per-manager state, no global. Never zero. */
-static uint32_t next_random(ecs_component *c) {
-  uint64_t x = c->rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  c->rng = x;
-  return (uint32_t)(x >> 32);
+/* The instances as ecsi_lazy_gc sees them: owners, and swap-remove. */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return owners((const ecs_component *)self)[i];
 }
 
-/*
-** Bitsquid's lazy gc: a random instance is probed each step; a dead one is
-** removed (the last instance moves into its place, and is probed only if
-** chosen again), a live one counts towards GC_LIVE_IN_ROW. When nothing is
-** dead this costs a handful of probes; when much is dead it reclaims up to
-** budget per call. The full sweep walks down from the end, so each swap
-** brings in an instance that was already found alive.
-*/
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  remove_at(w, (ecs_component *)self, i);
+}
+
+static const ecsi_records gc_records = {gc_owner, gc_drop};
+
+/* The managers' one policy (sparse.h), which drops lua refs on the way. */
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
-  const ecs_entity *own = owners(c);
-  size_t done = 0;
-  if (budget == SIZE_MAX) {
-    for (uint32_t i = c->size; i-- > 0;)
-      if (!ecs_alive(w, own[i])) {
-        remove_at(w, c, i);
-        done++;
-      }
-    return done;
-  }
-  for (uint32_t live = 0; live < GC_LIVE_IN_ROW && done < budget &&
-                          c->size > 0;) {
-    uint32_t i = (uint32_t)(((uint64_t)next_random(c) * c->size) >> 32);
-    if (ecs_alive(w, own[i])) {
-      live++;
-    } else {
-      remove_at(w, c, i);
-      done++;
-      live = 0;
-    }
-  }
-  return done;
+  return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 
 /* ------------------------------------------------------------------------
@@ -451,7 +422,6 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
                           ecs_component **out) {
   size_t names = strlen(name != NULL ? name : "") + 1, size, off_field,
          off_elem, off_lua, off_prefix, off_str;
-  uint64_t seed = 14695981039346656037ull;
   ecs_component *c;
   char *str;
   ecs_err err = check_schema(name, fields, nfields);
@@ -490,11 +460,6 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   c->prefix[nfields] = (uint32_t)c->stride;
   memcpy(str, name, strlen(name) + 1);
   c->name = str;
-  /* seed: FNV-1a of the name, so runs are reproducible; any non-zero
-  ** value does, and no state is shared between managers */
-  for (const char *s = name; *s; s++)
-    seed = (seed ^ (uint8_t)*s) * 1099511628211ull;
-  c->rng = seed != 0 ? seed : 0x2545F4914F6CDD1Dull;
   err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
                                 c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;
