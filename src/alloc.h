@@ -2,16 +2,22 @@
 ** alloc.h -- the core's allocator: every block a world holds goes through
 ** here and is counted. Internal to the core.
 **
-** Layers of the core, lowest first; a file includes and calls only its
-** own layer and those below it (upper layers reach lower ones through
-** plain calls, lower ones reach upper ones only through hooks: manager
-** classes, the query's free hook):
-**   alloc -> entity -> managers (component, transform, names, sparse)
-**         -> query -> expr -> world
-** This is the lowest layer: it knows no owner and no other core file, so
-** that every file above can allocate without depending on world.c (which
-** frees everything and so depends on every layer). Like Lua's lmem.c
-** under lstate.c: the owner frees its parts downward.
+** Layers of the core, lowest first:
+**   alloc, value -> entity (entity.c, registry.c)
+**     -> managers (component, transform, names, sparse)
+**     -> query -> expr -> world
+** A file calls only into its own layer and those below it; a lower layer
+** reaches an upper one only through a hook it was handed (the manager
+** classes' gc, check, free and purge; the query's free hook for expr.c's
+** programs). Headers include only headers of their layer and below, with
+** two documented exceptions that add no cycle: ecs_private.h, the world
+** record every layer keeps its state in (like Lua's lstate.h), and
+** query.h, which includes expr.h for the binding's sake.
+**
+** alloc is the lowest layer: it knows no owner and no other core file,
+** so every file above allocates without depending on world.c, which frees
+** everything and so depends on every layer. Like Lua's lmem.c under
+** lstate.c: the owner frees its parts downward.
 **
 ** Includes ecs.h only.
 */

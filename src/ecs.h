@@ -8,8 +8,8 @@
 ** ecs_world.
 **
 ** The contract every layer of the core implements a part of (alloc.c:
-** allocation and memory; entity.c and registry.c: entities and managers;
-** component.c: field types; world.c: lifetime, gc, check, errors, clock).
+** allocation and memory; value.c: field types; entity.c and registry.c:
+** entities and managers; world.c: lifetime, gc, check, errors, clock).
 ** The layers and their order are described in alloc.h. Includes only the
 ** C library's headers.
 */

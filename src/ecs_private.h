@@ -2,13 +2,14 @@
 ** ecs_private.h -- the world record and the core's internal interfaces:
 ** what the core's files share and nobody else sees (C tests aside).
 **
-** Layers, lowest first (the rule is in alloc.h):
-**   alloc -> entity -> managers (component, transform, names, sparse)
-**         -> query -> expr -> world
+** Layers, lowest first (the rules are in alloc.h):
+**   alloc, value -> entity (entity.c, registry.c)
+**     -> managers (component, transform, names, sparse)
+**     -> query -> expr -> world
 ** This header defines struct ecs_world, whose parts belong to the layers
 ** named beside them, and declares each layer's internal functions under
-** its name. Like Lua's lstate.h, it is data shared by every layer, not a
-** layer of its own: no function here calls upward. Includes alloc.h (and
+** that layer's name. Like Lua's lstate.h, it is the record every layer
+** keeps its state in, not a layer of its own. Includes alloc.h (and
 ** through it ecs.h) only.
 */
 #ifndef ECS_PRIVATE_H

@@ -5,7 +5,7 @@
 ** The top layer (layers: alloc.h): it creates the world record and frees
 ** it layer by layer, and dispatches gc and check to every layer; nothing
 ** below calls into it. Allocation is in alloc.c, the manager registry in
-** registry.c, field types in component.c.
+** registry.c, field types in value.c.
 */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
