@@ -25,6 +25,15 @@
 ** entries; so at most one record per entity index, live or dead; and no
 ** owner's generation is ahead of its slot's (ecs_record_valid): when an
 ** index's generation wraps, component_purge marks its record ECS_PURGED.
+**
+** Dead records. The entity manager does not tell managers when an entity
+** dies, so a dead owner's instance stays in the columns, invisible to
+** every read (lookup checks ecs_alive), until the lazy gc (sparse.h) or
+** the next add at that index takes it. Destroying an entity is then O(1)
+** whatever it owns, and iterations over the columns are never disturbed
+** by a destroy.
+**
+** Layer: managers (layers: alloc.h).
 */
 #include <string.h>
 
@@ -37,6 +46,11 @@ _Static_assert(ECSI_NONE == ECS_NO_INSTANCE,
 
 #define MIN_CAP 8u
 
+/*
+** One manager. The schema (name, fields, element sizes, lua fields,
+** column prefixes) lives in the meta block with this struct and never
+** changes; data, size, cap, the map and version change with instances.
+*/
 struct ecs_component {
   char *name;              /* in the meta block */
   ecs_field_def *field;    /* nfields, names in the meta block */
@@ -50,13 +64,20 @@ struct ecs_component {
   uint32_t size, cap;
   ecsi_sparse map;         /* entity index -> instance */
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
-  uint64_t version;
+  uint64_t version;        /* structural changes: queries' cache key */
 };
 
 static const ecs_manager_class component_class;
 
 /* ------------------------------------------------------------------------
 ** Lua refs dropped by managers
+**
+** The core never calls Lua, yet dropping an instance must release the
+** Lua values its "lua" fields hold. So drops only append the references
+** to one per-world list, and the binding drains and releases them when
+** it next runs. Room for every reference that could be dropped is
+** reserved when an instance is created (ref_slots), so remove, gc and
+** purge never allocate and never fail.
 ** --------------------------------------------------------------------- */
 
 void ecsi_refs_free(ecs_world *w) {
@@ -86,6 +107,7 @@ static ecs_err refs_reserve(ecs_world *w, uint32_t nlua) {
   return ECS_ERR_OK;
 }
 
+/* From the end of the list: O(1) per call, and the order means nothing. */
 size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
   size_t n = w->ref_len < max ? w->ref_len : max;
   if (n == 0) return 0; /* ref_drop may be NULL: no memcpy from it */
@@ -100,7 +122,12 @@ size_t ecs_dropped_refs(const ecs_world *w) { return w->ref_len; }
 ** Columns
 ** --------------------------------------------------------------------- */
 
-/* Byte offset of field k's column (k == nfields: the end of the block). */
+/*
+** Byte offset of field k's column (k == nfields: the end of the block).
+** prefix[k] is the bytes one instance takes in the columns before k, so
+** cap instances of each take prefix[k] * cap: the columns are laid out
+** back to back, and a multiple-of-8 cap keeps each one aligned.
+*/
 static size_t col_offset(const ecs_component *c, uint32_t k, uint32_t cap) {
   return (size_t)c->prefix[k] * cap;
 }
@@ -162,6 +189,14 @@ static void zero_fields(ecs_component *c, uint32_t i) {
 /*
 ** Remove instance i: drop its refs, move the last instance into the hole,
 ** fix the map. Never allocates.
+**
+** Swap-remove keeps instances dense in [0, size), so every column stays
+** a plain array a system can loop over without holes or a liveness mask,
+** and removal is O(fields) whatever the size. The price: the last
+** instance changes number, so instance numbers and row caches are valid
+** only until the next structural change, which version++ announces
+** (queries rebuild their rows from it). The refs are dropped first,
+** while cell i still holds them; the moved instance's refs move with it.
 */
 static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
@@ -186,6 +221,11 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
 ** Reserve everything first (map page, column space, drop-list room), then
 ** mutate: on ECS_ERR_NOMEM nothing observable changed (a page or a larger
 ** block may have been allocated, which the invariants allow).
+**
+** The map holds one record per index, so an index whose record belongs
+** to a dead older entity is reused in place rather than removed and
+** appended: no other instance moves, and no page or column space is
+** needed (only the drop-list room for the old refs).
 */
 ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
                           ecs_instance *out, bool *existed) {
@@ -220,6 +260,12 @@ ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
   return ECS_ERR_OK;
 }
 
+/*
+** Three checks, cheapest first: the map entry (an instance at e's index),
+** the stored owner (the same full handle: a stale or forged generation
+** fails here, and so does a purged record), then ecs_alive (the handle is
+** e's, but e may have died since and its record not yet been reclaimed).
+*/
 ecs_instance ecs_component_lookup(const ecs_world *w, const ecs_component *c,
                                   ecs_entity e) {
   uint32_t i = map_get(c, ecs_entity_index(e));
@@ -261,7 +307,8 @@ void *ecs_component_column(ecs_component *c, uint32_t field) {
 
 uint64_t ecs_component_version(const ecs_component *c) { return c->version; }
 
-/* The instances as ecsi_lazy_gc sees them: owners, and swap-remove. */
+/* The instances as ecsi_lazy_gc sees them: owners, and swap-remove
+** (remove_at, which drops the refs and bumps the version). */
 static ecs_entity gc_owner(const void *self, uint32_t i) {
   return owners((const ecs_component *)self)[i];
 }
@@ -298,7 +345,11 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
   if (i != ECS_NO_INSTANCE) owners(c)[i] = ecs_mark_purged(owners(c)[i]);
 }
 
-/* The world is going: its drop list goes too, so refs are not reported. */
+/*
+** The world is going: its drop list goes too, so refs are not reported.
+** ref_slots is lowered all the same, so the world's count stays exact
+** while the managers registered before this one are freed.
+*/
 static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
   ecsi_sparse_free(w, &c->map);
