@@ -66,6 +66,7 @@ build = {
       ["ecs.include.transform"] = "src/transform.h",
       ["ecs.include.names"] = "src/names.h",
       ["ecs.include.query"] = "src/query.h",
+      ["ecs.include.expr"] = "src/expr.h", -- query.h includes it
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
     },
