@@ -32,9 +32,11 @@ build = {
         "src/lua/columns.c",
         "src/lua/system.c",
         "src/lua/module.c",
+        "src/alloc.c",
         "src/value.c",
         "src/world.c",
         "src/entity.c",
+        "src/registry.c",
         "src/component.c",
         "src/sparse.c", -- transform branch
         "src/transform.c", -- transform branch
@@ -67,6 +69,7 @@ build = {
       ["ecs.include.query"] = "src/query.h",
       ["ecs.include.value"] = "src/value.h",
       ["ecs.include.system"] = "src/system.h",
+      ["ecs.include.expr"] = "src/expr.h", -- query.h includes it
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
     },

@@ -41,7 +41,32 @@ describe("lazy gc", function()
     assert.equals(500, total)
     assert.equals(500, P:size())
     for i = 2, 1000, 2 do assert.same({ i, -i }, { P:get(es[i]) }) end
-    assert.equals(0, P:gc(10)) -- nothing dead: stops after a few live probes
+    assert.equals(0, P:gc(10)) -- nothing dead: a bounded scan that reclaims nothing
+  end)
+
+  -- The managers share one policy: a budgeted scan that resumes where it
+  -- stopped and looks at most 4 * budget + 64 live records per call, so a
+  -- lone dead record among n is reached within n / (4 * budget + 64) + 1
+  -- calls, however rarely entities die.
+  it("reaches a lone dead record within one lap of budgeted calls, in every manager", function()
+    local T, N = w.transform, w.names
+    local es = w:create(1000)
+    for i, e in ipairs(es) do
+      P:add(e, i, i)
+      T:add(e)
+      N:set(e, "n" .. i)
+    end
+    w:destroy(es[500])
+    local calls = math.ceil(1000 / (4 * 10 + 64)) + 1
+    local got = { P = 0, T = 0, N = 0 }
+    for _ = 1, calls do
+      got.P = got.P + P:gc(10)
+      got.T = got.T + T:gc(10)
+      got.N = got.N + N:gc(10)
+    end
+    assert.same({ P = 1, T = 1, N = 1 }, got)
+    assert.equals(999, P:size())
+    assert.equals(999, T:size())
   end)
 
   it("sweeps everything without a budget", function()

@@ -10,16 +10,14 @@
 ** first (a column's new offset is never below its old one, and never below
 ** the old end of the columns before it, so nothing unmoved is overwritten).
 **
-** Entity -> instance map. A two-level page table indexed by entity index:
-** a directory of page pointers (grown on demand) and pages of PAGE_SIZE
-** uint32_t instance numbers, allocated the first time an index in their
-** range gets an instance, and filled with ECS_NO_INSTANCE. The map stores
-** only the instance; the owner column holds the full entity, so a lookup
-** compares the stored owner with the handle (generation included) and
-** checks ecs_alive. Cost: 4 bytes per index of every touched page, plus 8
-** bytes of directory per 1024 indices; for dense indices that is about 4
-** bytes per instance, for a single instance 4 KB. A hash map would cost
-** less for very sparse use but more per lookup; entity indices are dense
+** Entity -> instance map: the managers' shared page table (sparse.h),
+** whose empty entry ECSI_NONE is ECS_NO_INSTANCE. The map stores only the
+** instance; the owner column holds the full entity, so a lookup compares
+** the stored owner with the handle (generation included) and checks
+** ecs_alive. Cost: 4 bytes per index of every touched page, plus 8 bytes
+** of directory per 1024 indices; for dense indices that is about 4 bytes
+** per instance, for a single instance 4 KB. A hash map would cost less
+** for very sparse use but more per lookup; entity indices are dense
 ** (Bitsquid part 1 hands out the lowest fresh ones first).
 **
 ** Invariants (checked by component_check): size <= cap; for every
@@ -27,19 +25,32 @@
 ** entries; so at most one record per entity index, live or dead; and no
 ** owner's generation is ahead of its slot's (ecs_record_valid): when an
 ** index's generation wraps, component_purge marks its record ECS_PURGED.
+**
+** Dead records. The entity manager does not tell managers when an entity
+** dies, so a dead owner's instance stays in the columns, invisible to
+** every read (lookup checks ecs_alive), until the lazy gc (sparse.h) or
+** the next add at that index takes it. Destroying an entity is then O(1)
+** whatever it owns, and iterations over the columns are never disturbed
+** by a destroy.
+**
+** Layer: managers (layers: alloc.h).
 */
 #include <string.h>
 
 #include "component.h"
 #include "ecs_private.h"
+#include "sparse.h"
 
-#define PAGE_BITS 10u
-#define PAGE_SIZE (1u << PAGE_BITS)
-#define PAGE_MASK (PAGE_SIZE - 1u)
+_Static_assert(ECSI_NONE == ECS_NO_INSTANCE,
+               "the map's empty entry must read as no instance");
+
 #define MIN_CAP 8u
-/* live instances in a row after which the lazy gc stops (Bitsquid) */
-#define GC_LIVE_IN_ROW 4u
 
+/*
+** One manager. The schema (name, fields, element sizes, lua fields,
+** column prefixes) lives in the meta block with this struct and never
+** changes; data, size, cap, the map and version change with instances.
+*/
 struct ecs_component {
   char *name;              /* in the meta block */
   ecs_field_def *field;    /* nfields, names in the meta block */
@@ -51,16 +62,22 @@ struct ecs_component {
   size_t stride;           /* bytes per instance over all columns */
   void *data;              /* the one block of columns */
   uint32_t size, cap;
-  uint32_t **page;         /* map directory: page_count page pointers */
-  uint32_t page_count;
-  uint64_t rng;            /* lazy gc's PRNG state (xorshift64) */
-  uint64_t version;
+  ecsi_sparse map;         /* entity index -> instance */
+  uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
+  uint64_t version;        /* structural changes: queries' cache key */
 };
 
 static const ecs_manager_class component_class;
 
 /* ------------------------------------------------------------------------
 ** Lua refs dropped by managers
+**
+** The core never calls Lua, yet dropping an instance must release the
+** Lua values its "lua" fields hold. So drops only append the references
+** to one per-world list, and the binding drains and releases them when
+** it next runs. Room for every reference that could be dropped is
+** reserved when an instance is created (ref_slots), so remove, gc and
+** purge never allocate and never fail.
 ** --------------------------------------------------------------------- */
 
 void ecsi_refs_free(ecs_world *w) {
@@ -90,6 +107,7 @@ static ecs_err refs_reserve(ecs_world *w, uint32_t nlua) {
   return ECS_ERR_OK;
 }
 
+/* From the end of the list: O(1) per call, and the order means nothing. */
 size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
   size_t n = w->ref_len < max ? w->ref_len : max;
   if (n == 0) return 0; /* ref_drop may be NULL: no memcpy from it */
@@ -104,7 +122,12 @@ size_t ecs_dropped_refs(const ecs_world *w) { return w->ref_len; }
 ** Columns
 ** --------------------------------------------------------------------- */
 
-/* Byte offset of field k's column (k == nfields: the end of the block). */
+/*
+** Byte offset of field k's column (k == nfields: the end of the block).
+** prefix[k] is the bytes one instance takes in the columns before k, so
+** cap instances of each take prefix[k] * cap: the columns are laid out
+** back to back, and a multiple-of-8 cap keeps each one aligned.
+*/
 static size_t col_offset(const ecs_component *c, uint32_t k, uint32_t cap) {
   return (size_t)c->prefix[k] * cap;
 }
@@ -138,42 +161,9 @@ static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
   return ECS_ERR_OK;
 }
 
-/* ------------------------------------------------------------------------
-** Entity -> instance map
-** --------------------------------------------------------------------- */
-
+/* The map's entry for index: an instance, or ECS_NO_INSTANCE. */
 static uint32_t map_get(const ecs_component *c, uint32_t index) {
-  uint32_t pg = index >> PAGE_BITS;
-  if (pg >= c->page_count || c->page[pg] == NULL) return ECS_NO_INSTANCE;
-  return c->page[pg][index & PAGE_MASK];
-}
-
-/* Only for an index whose page exists (an instance's owner, or reserved). */
-static void map_set(ecs_component *c, uint32_t index, uint32_t inst) {
-  c->page[index >> PAGE_BITS][index & PAGE_MASK] = inst;
-}
-
-/* Make sure index has a page; on failure nothing visible changed. */
-static ecs_err map_reserve(ecs_world *w, ecs_component *c, uint32_t index) {
-  uint32_t pg = index >> PAGE_BITS;
-  uint32_t *page;
-  if (pg >= c->page_count) {
-    uint32_t ncount = c->page_count ? c->page_count : 8u;
-    void *p;
-    while (ncount <= pg) ncount *= 2;
-    p = ecsi_realloc(w, c->page, (size_t)c->page_count * sizeof(uint32_t *),
-                     (size_t)ncount * sizeof(uint32_t *));
-    if (p == NULL) return ECS_ERR_NOMEM;
-    c->page = (uint32_t **)p;
-    for (uint32_t k = c->page_count; k < ncount; k++) c->page[k] = NULL;
-    c->page_count = ncount;
-  }
-  if (c->page[pg] != NULL) return ECS_ERR_OK;
-  page = (uint32_t *)ecsi_realloc(w, NULL, 0, PAGE_SIZE * sizeof(uint32_t));
-  if (page == NULL) return ECS_ERR_NOMEM;
-  memset(page, 0xff, PAGE_SIZE * sizeof(uint32_t)); /* ECS_NO_INSTANCE */
-  c->page[pg] = page;
-  return ECS_ERR_OK;
+  return ecsi_sparse_get(&c->map, index);
 }
 
 /* ------------------------------------------------------------------------
@@ -199,12 +189,20 @@ static void zero_fields(ecs_component *c, uint32_t i) {
 /*
 ** Remove instance i: drop its refs, move the last instance into the hole,
 ** fix the map. Never allocates.
+**
+** Swap-remove keeps instances dense in [0, size), so every column stays
+** a plain array a system can loop over without holes or a liveness mask,
+** and removal is O(fields) whatever the size. The price: the last
+** instance changes number, so instance numbers and row caches are valid
+** only until the next structural change, which version++ announces
+** (queries rebuild their rows from it). The refs are dropped first,
+** while cell i still holds them; the moved instance's refs move with it.
 */
 static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
   drop_refs(w, c, i);
-  map_set(c, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
+  ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
   if (i != last) {
     for (uint32_t k = 0; k < c->nfields; k++) {
       uint8_t *base = col(c, k);
@@ -212,7 +210,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
              c->elem[k]);
     }
     own[i] = own[last];
-    map_set(c, ecs_entity_index(own[i]), i);
+    ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), i);
   }
   c->size--;
   w->ref_slots -= c->nlua;
@@ -223,6 +221,11 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
 ** Reserve everything first (map page, column space, drop-list room), then
 ** mutate: on ECS_ERR_NOMEM nothing observable changed (a page or a larger
 ** block may have been allocated, which the invariants allow).
+**
+** The map holds one record per index, so an index whose record belongs
+** to a dead older entity is reused in place rather than removed and
+** appended: no other instance moves, and no page or column space is
+** needed (only the drop-list room for the old refs).
 */
 ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
                           ecs_instance *out, bool *existed) {
@@ -242,12 +245,13 @@ ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
     zero_fields(c, i);
     owners(c)[i] = e;
   } else {
-    if ((err = map_reserve(w, c, index)) != ECS_ERR_OK) return err;
+    if ((err = ecsi_sparse_reserve(w, &c->map, index)) != ECS_ERR_OK)
+      return err;
     if ((err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK) return err;
     i = c->size++;
     owners(c)[i] = e;
     zero_fields(c, i);
-    map_set(c, index, i);
+    ecsi_sparse_set(&c->map, index, i);
     w->ref_slots += c->nlua;
   }
   c->version++;
@@ -256,6 +260,12 @@ ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
   return ECS_ERR_OK;
 }
 
+/*
+** Three checks, cheapest first: the map entry (an instance at e's index),
+** the stored owner (the same full handle: a stale or forged generation
+** fails here, and so does a purged record), then ecs_alive (the handle is
+** e's, but e may have died since and its record not yet been reclaimed).
+*/
 ecs_instance ecs_component_lookup(const ecs_world *w, const ecs_component *c,
                                   ecs_entity e) {
   uint32_t i = map_get(c, ecs_entity_index(e));
@@ -297,47 +307,21 @@ void *ecs_component_column(ecs_component *c, uint32_t field) {
 
 uint64_t ecs_component_version(const ecs_component *c) { return c->version; }
 
-/* xorshift64: a per-manager state, no global. Never zero. */
-static uint32_t next_random(ecs_component *c) {
-  uint64_t x = c->rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  c->rng = x;
-  return (uint32_t)(x >> 32);
+/* The instances as ecsi_lazy_gc sees them: owners, and swap-remove
+** (remove_at, which drops the refs and bumps the version). */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return owners((const ecs_component *)self)[i];
 }
 
-/*
-** Bitsquid's lazy gc: a random instance is probed each step; a dead one is
-** removed (the last instance moves into its place, and is probed only if
-** chosen again), a live one counts towards GC_LIVE_IN_ROW. When nothing is
-** dead this costs a handful of probes; when much is dead it reclaims up to
-** budget per call. The full sweep walks down from the end, so each swap
-** brings in an instance that was already found alive.
-*/
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  remove_at(w, (ecs_component *)self, i);
+}
+
+static const ecsi_records gc_records = {gc_owner, gc_drop};
+
+/* The managers' one policy (sparse.h), which drops lua refs on the way. */
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
-  const ecs_entity *own = owners(c);
-  size_t done = 0;
-  if (budget == SIZE_MAX) {
-    for (uint32_t i = c->size; i-- > 0;)
-      if (!ecs_alive(w, own[i])) {
-        remove_at(w, c, i);
-        done++;
-      }
-    return done;
-  }
-  for (uint32_t live = 0; live < GC_LIVE_IN_ROW && done < budget &&
-                          c->size > 0;) {
-    uint32_t i = (uint32_t)(((uint64_t)next_random(c) * c->size) >> 32);
-    if (ecs_alive(w, own[i])) {
-      live++;
-    } else {
-      remove_at(w, c, i);
-      done++;
-      live = 0;
-    }
-  }
-  return done;
+  return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 
 /* ------------------------------------------------------------------------
@@ -361,21 +345,36 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
   if (i != ECS_NO_INSTANCE) owners(c)[i] = ecs_mark_purged(owners(c)[i]);
 }
 
-/* The world is going: its drop list goes too, so refs are not reported. */
+/*
+** The world is going: its drop list goes too, so refs are not reported.
+** ref_slots is lowered all the same, so the world's count stays exact
+** while the managers registered before this one are freed.
+*/
 static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
-  for (uint32_t k = 0; k < c->page_count; k++)
-    ecsi_free(w, c->page[k], PAGE_SIZE * sizeof(uint32_t));
-  ecsi_free(w, c->page, (size_t)c->page_count * sizeof(uint32_t *));
+  ecsi_sparse_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
 }
 
+/*
+** Every map entry names an instance whose owner has that index. With the
+** owner loop (each instance is found through its owner's index) this
+** makes the map a one-to-one image of the instances: no stale entries.
+*/
+static const char *check_map_entry(const void *ud, uint32_t index,
+                                   uint32_t i) {
+  const ecs_component *c = (const ecs_component *)ud;
+  if (i >= c->size) return "component: map points past the instances";
+  if (ecs_entity_index(owners(c)[i]) != index)
+    return "component: map holds stale entries";
+  return NULL;
+}
+
 static const char *component_check(const ecs_world *w, const void *self) {
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
-  size_t mapped = 0;
   if (c->size > c->cap) return "component: size exceeds capacity";
   if (c->cap % MIN_CAP != 0) return "component: capacity not a multiple of 8";
   if ((c->data == NULL) != (c->cap == 0)) return "component: block and capacity disagree";
@@ -389,17 +388,7 @@ static const char *component_check(const ecs_world *w, const void *self) {
     if (!ecs_record_valid(w, own[i]))
       return "component: record outlived its generation (wrap)";
   }
-  for (uint32_t pg = 0; pg < c->page_count; pg++) {
-    if (c->page[pg] == NULL) continue;
-    for (uint32_t k = 0; k < PAGE_SIZE; k++) {
-      uint32_t i = c->page[pg][k];
-      if (i == ECS_NO_INSTANCE) continue;
-      if (i >= c->size) return "component: map points past the instances";
-      mapped++;
-    }
-  }
-  if (mapped != c->size) return "component: map holds stale entries";
-  return NULL;
+  return ecsi_sparse_each(&c->map, check_map_entry, c);
 }
 
 static const ecs_manager_class component_class = {
@@ -455,7 +444,6 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
                           ecs_component **out) {
   size_t names = strlen(name != NULL ? name : "") + 1, size, off_field,
          off_elem, off_lua, off_prefix, off_str;
-  uint64_t seed = 14695981039346656037ull;
   ecs_component *c;
   char *str;
   ecs_err err = check_schema(name, fields, nfields);
@@ -494,11 +482,6 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   c->prefix[nfields] = (uint32_t)c->stride;
   memcpy(str, name, strlen(name) + 1);
   c->name = str;
-  /* seed: FNV-1a of the name, so runs are reproducible; any non-zero
-  ** value does, and no state is shared between managers */
-  for (const char *s = name; *s; s++)
-    seed = (seed ^ (uint8_t)*s) * 1099511628211ull;
-  c->rng = seed != 0 ? seed : 0x2545F4914F6CDD1Dull;
   err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
                                 c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;

@@ -14,8 +14,9 @@
 **
 ** Dead entities: the core does not tell managers when an entity dies. An
 ** instance whose owner is dead is invisible to every read (lookup, count)
-** from that moment, and is reclaimed later by ecs_component_gc (random
-** probing, or a full sweep), which ecs_world_gc runs for every manager.
+** from that moment, and is reclaimed later by ecs_component_gc (a
+** budgeted scan, or a full sweep), which ecs_world_gc runs for every
+** manager.
 ** When the generation of an index wraps (ecs_destroy), the record at that
 ** index is marked ECS_PURGED in place, so the entity that gets the old
 ** handle back never sees it; nothing moves.
@@ -28,6 +29,9 @@
 ** instance is created, so dropping never allocates and never fails.
 **
 ** See docs/components.md for the memory layout and its costs.
+**
+** Layer: managers, above entity and below query (layers: alloc.h).
+** Includes ecs.h only.
 */
 #ifndef ECS_COMPONENT_H
 #define ECS_COMPONENT_H
@@ -152,9 +156,10 @@ void *ecs_component_column(ecs_component *c, uint32_t field);
 
 /*
 ** Reclaim records of dead owners.
-** With a finite budget this is Bitsquid's lazy gc: probe random instances,
-** remove dead ones, and stop after 4 live ones in a row or once budget
-** records were reclaimed. budget == SIZE_MAX sweeps every instance.
+** With a finite budget this is the lazy gc every manager shares: scan on
+** from where the last call stopped, remove dead instances, and stop once
+** budget records were reclaimed, 4 * budget + 64 live ones were seen or
+** every instance was looked at. budget == SIZE_MAX sweeps every instance.
 ** @return how many records were reclaimed.
 */
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget);

@@ -6,6 +6,12 @@
 ** and counts what it holds (ecs_world_memory), returns an ecs_err from
 ** every fallible function and never longjmps. There is no global mutable state: everything lives in an
 ** ecs_world.
+**
+** The contract every layer of the core implements a part of (alloc.c:
+** allocation and memory; value.c: field types; entity.c and registry.c:
+** entities and managers; world.c: lifetime, gc, check, errors, clock).
+** The layers and their order are described in alloc.h. Includes only the
+** C library's headers.
 */
 #ifndef ECS_H
 #define ECS_H

@@ -1,10 +1,21 @@
 /*
-** ecs_private.h -- what the core's files share and nobody else sees.
+** ecs_private.h -- the world record and the core's internal interfaces:
+** what the core's files share and nobody else sees (C tests aside).
+**
+** Layers, lowest first (the rules are in alloc.h):
+**   alloc, value -> entity (entity.c, registry.c)
+**     -> managers (component, transform, names, sparse)
+**     -> query -> expr -> world
+** This header defines struct ecs_world, whose parts belong to the layers
+** named beside them, and declares each layer's internal functions under
+** that layer's name. Like Lua's lstate.h, it is the record every layer
+** keeps its state in, not a layer of its own. Includes alloc.h (and
+** through it ecs.h) only.
 */
 #ifndef ECS_PRIVATE_H
 #define ECS_PRIVATE_H
 
-#include "ecs.h"
+#include "alloc.h"
 
 /*
 ** Free indices wait in a FIFO ring: items [head, head + len) modulo cap.
@@ -25,23 +36,22 @@ typedef struct ecsi_manager {
 
 struct ecs_world {
   ecs_world_head head;   /* must stay first: ecs_alive reads it */
+  ecsi_heap heap;        /* alloc: must stay second (ecsi_world_start) */
+  /* entity */
   uint32_t slot_cap;     /* allocated slots (>= head.slot_count) */
   uint32_t live;         /* live entities */
   ecsi_queue free;       /* freed indices, oldest first */
-  ecs_alloc_fn alloc;
-  void *alloc_ud;
-  size_t bytes;          /* held now: every block of the world's allocator */
-  uint64_t allocated;    /* running total of growths (never decreases) */
-  ecsi_manager *manager; /* registered managers, in registration order */
+  ecsi_manager *manager; /* registry.c: managers, in registration order */
   uint32_t manager_count, manager_cap;
-  /* component.c: lua refs dropped by component managers, waiting for the
+  /* component: lua refs dropped by component managers, waiting for the
   ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
   ** where ref_slots counts the lua-field cells of every stored instance, so
   ** dropping never allocates. */
   uint32_t *ref_drop;
   size_t ref_len, ref_cap, ref_slots;
-  /* query.c: the world's queries (a doubly linked list), and a counter of
-  ** destroyed entities that tells cached match lists they may be stale. */
+  /* query: the world's queries (a doubly linked list), and a counter of
+  ** destroyed entities that tells cached match lists they may be stale
+  ** (entity.c counts, query.c compares). */
   struct ecs_query *queries;
   uint64_t destroy_epoch;
   /* system.c: the systems in run order; updates in progress, and systems
@@ -50,25 +60,30 @@ struct ecs_world {
   uint32_t system_count, system_cap, system_dead, updating;
 };
 
-/*
-** Allocation helpers. ecsi_realloc returns NULL on failure and leaves the
-** old block untouched; callers store the result only after checking it.
-** Both keep w->bytes and w->allocated (ecs_world_memory) up to date.
-*/
-void *ecsi_realloc(ecs_world *w, void *p, size_t osize, size_t nsize);
-void ecsi_free(ecs_world *w, void *p, size_t size);
+/* alloc.c finds the heap by position: keep the two layouts in step. */
+_Static_assert(offsetof(struct ecs_world, heap) ==
+                   offsetof(ecsi_world_start, heap),
+               "struct ecs_world must start like ecsi_world_start");
 
-/*
-** Grow an array of elem-sized items so that it holds at least need items.
-** *cap doubles (starting at min_cap); on failure nothing changes.
-*/
-ecs_err ecsi_grow(ecs_world *w, void **p, uint32_t *cap, uint32_t need,
-                  size_t elem, uint32_t min_cap);
+/* ------------------------------------------------------------------------
+** entity: entity.c (ids) and registry.c (the managers that keep records
+** by entity index)
+** --------------------------------------------------------------------- */
+void ecsi_entities_free(ecs_world *w);
+const char *ecsi_entities_check(const ecs_world *w);
+/* Run every manager's purge for index (its generation wrapped). */
+void ecsi_purge_index(ecs_world *w, uint32_t index);
+/* Free every manager, last registered first, and the registry. */
+void ecsi_managers_free(ecs_world *w);
 
-/* component.c */
+/* ------------------------------------------------------------------------
+** managers: component.c
+** --------------------------------------------------------------------- */
 void ecsi_refs_free(ecs_world *w);
 
-/* query.c */
+/* ------------------------------------------------------------------------
+** query: query.c, for expr.c and world.c
+** --------------------------------------------------------------------- */
 /* Rows per block of native runs and compiled programs (gathered chunks,
 ** the expression machine's values). */
 #define ECSI_BLOCK 256u
@@ -88,28 +103,30 @@ typedef struct ecsi_rows {
   void *snap;
 } ecsi_rows;
 struct ecs_query;
-struct ecs_program;
 ecs_err ecsi_query_pin(ecs_world *w, struct ecs_query *q, ecsi_rows *out);
 void ecsi_query_unpin(ecs_world *w, struct ecs_query *q, void *snap);
 /* Scratch memory owned by the query (reused between runs). */
 void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
-/* Programs compiled for a query are freed with it. */
-struct ecs_program **ecsi_query_programs(struct ecs_query *q);
-void ecsi_program_free(ecs_world *w, struct ecs_program *p);
 /* Length of the run at position i over which the rows of every "with"
 ** term are consecutive (at least 1, at most max). O(1). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
-/* world.c: run every manager's purge for index (its generation wrapped) */
-void ecsi_purge_index(ecs_world *w, uint32_t index);
+/*
+** What a layer above keeps per query (expr.c: the programs compiled for
+** it), in one slot that query.c never looks into. The owner's hook frees
+** it when the query goes (ecs_query_free, and so ecs_world_free): the way
+** query.c frees programs without calling into expr.c, which is above it.
+** Setting the hook again replaces it (there is one owner, expr.c).
+*/
+typedef void (*ecsi_query_ext_free)(ecs_world *w, struct ecs_query *q);
+void **ecsi_query_ext(struct ecs_query *q);
+void ecsi_query_set_ext_free(struct ecs_query *q, ecsi_query_ext_free fn);
 
-/* system.c */
+/* ------------------------------------------------------------------------
+** systems: system.c, for query.c and world.c
+** --------------------------------------------------------------------- */
 void ecsi_systems_free(ecs_world *w);
 const char *ecsi_systems_check(const ecs_world *w);
 void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q);
-
-/* entity.c */
-void ecsi_entities_free(ecs_world *w);
-const char *ecsi_entities_check(const ecs_world *w);
 
 #endif

@@ -17,6 +17,9 @@
 **
 ** Invariant: the ring's capacity is at least slot_count, so every index can
 ** be queued at once and destroy never allocates.
+**
+** Entity layer (layers: alloc.h): below every manager, so it reaches them
+** only through the registry's purge hooks (registry.c).
 */
 #include <string.h>
 
@@ -226,7 +229,7 @@ const char *ecsi_entities_check(const ecs_world *w) {
   if ((q->cap & (q->cap - 1)) != 0) return "entities: ring size not a power of two";
   if ((size_t)live + q->len != (size_t)n - 1)
     return "entities: live + queued differs from indices used";
-  seen = (uint8_t *)w->alloc(w->alloc_ud, NULL, 0, n);
+  seen = (uint8_t *)ecsi_scratch_realloc(w, NULL, 0, n);
   if (seen != NULL) memset(seen, 0, n);
   for (uint32_t k = 0; k < q->len && bad == NULL; k++) {
     uint32_t i = q->item[(q->head + k) & (q->cap - 1)];
@@ -234,6 +237,6 @@ const char *ecsi_entities_check(const ecs_world *w) {
     else if (w->head.slot[i] < ECS_SLOT_FREE) bad = "entities: queued index is alive";
     else if (seen != NULL && seen[i]++) bad = "entities: index queued twice";
   }
-  if (seen != NULL) w->alloc(w->alloc_ud, seen, n, 0);
+  if (seen != NULL) ecsi_scratch_realloc(w, seen, n, 0);
   return bad;
 }

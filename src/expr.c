@@ -18,6 +18,19 @@
 ** Everything that can go wrong is found before the run: unknown names and
 ** bad syntax at compile time, missing parameters by the caller; a run
 ** only fails for lack of scratch memory, and then before any store.
+**
+** Why a block machine and not a tree walk per entity: a tree walk pays a
+** dispatch and a type switch per node and entity; paying them per block
+** of 256 rows leaves only the arithmetic in the inner loops, which the
+** compiler turns into SIMD code. The price is that
+** every value is a 2 KB block of doubles, so the stack is kept shallow
+** (MAX_DEPTH) and constants are fused into the instruction that uses
+** them (SCALAR) instead of being spread over a block.
+**
+** Layer: expr, above query (layers: alloc.h). The machine reads rows from
+** a pinned snapshot of the query (ecsi_query_pin) and columns through the
+** managers' API; values are converted by the value layer (value.h) with
+** its saturating rule, so a store of 300 into a u8 field gives 255.
 */
 #include <float.h>
 #include <locale.h>
@@ -26,16 +39,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr.h"
 #include "query.h"
 #include "value.h"
 #include "ecs_private.h"
 
+/* deepest value stack: (MAX_DEPTH + 3) blocks of scratch, 38 KB at most */
 #define MAX_DEPTH 16u
+/* longest source: bounds the code and constant buffers sized from it */
 #define MAX_SOURCE 65536u
 /* deepest nesting of parentheses, calls and unary minus: the parser is
 ** recursive, so this bounds its C stack */
 #define MAX_NESTING 200u
 
+/*
+** Opcodes, stored as code words. OP_ADD .. OP_DIV must stay consecutive:
+** update_fast tests the range. The operands follow each opcode in the
+** code (see exec for each instruction's shape).
+*/
 enum {
   OP_COL, OP_CONST, OP_PARAM, OP_STORE, OP_ADD, OP_SUB, OP_MUL, OP_DIV,
   OP_NEG, OP_MIN, OP_MAX, OP_ABS, OP_SQRT, OP_FLOOR, OP_CLAMP, OP_SCALAR,
@@ -43,6 +64,13 @@ enum {
   OP_AXPY
 };
 
+/*
+** A compiled program is one block (bytes): this struct, then the constant
+** pool (doubles first, so they are aligned), the parameter names'
+** pointers, the code, the parameters' positions, the names' text and the
+** source text. One allocation to make and to free, and the source is kept
+** so that ecs_query_program can recognise a text it compiled before.
+*/
 struct ecs_program {
   struct ecs_program *next;  /* the query's list, most recently used first */
   ecs_query *q;
@@ -63,6 +91,13 @@ struct ecs_program {
 ** The compiler
 ** --------------------------------------------------------------------- */
 
+/*
+** The compiler's state. The code and constant buffers are sized from the
+** source length before parsing (no growth, so no failure halfway), then
+** copied into the program's block, whose size is known only at the end.
+** failed is sticky: the first error is the one reported, and every
+** parsing function returns at once after it.
+*/
 typedef struct parser {
   ecs_query *q;
   const char *src;
@@ -74,7 +109,7 @@ typedef struct parser {
   char *digits;       /* len + 1 bytes: a number's text, zero-terminated */
   size_t pname[ECS_PROGRAM_MAX_PARAMS], plen[ECS_PROGRAM_MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
-  uint32_t depth, maxdepth;
+  uint32_t depth, maxdepth; /* value stack now, and at most: sizes the run */
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
   uint32_t nesting;   /* current depth of recursion */
   char *msg;
@@ -82,7 +117,11 @@ typedef struct parser {
   bool failed;
 } parser;
 
-/* Record the first error (with a 1-based position) and stop. */
+/*
+** Record the first error (with a 1-based position) and stop. fmt always
+** takes two "%.*s" pieces (unused ones are empty): every message quotes at
+** most two slices of the source, which are not zero-terminated.
+*/
 static void fail(parser *p, size_t at, const char *fmt, const char *a,
                  int alen, const char *b, int blen) {
   char what[160];
@@ -127,7 +166,12 @@ static void emit(parser *p, uint32_t w) {
   if (p->ncode < p->code_cap) p->code[p->ncode++] = w;
 }
 
-/* Track the stack depth an instruction leaves (delta: +1 push, -k pops). */
+/*
+** Track the stack depth an instruction leaves (delta: +1 push, -k pops).
+** The machine never checks its stack pointer: this count, done once at
+** compile time, is what guarantees that every pop has a value and that
+** the scratch sized from maxdepth is enough.
+*/
 static void stack(parser *p, int delta, size_t at) {
   p->depth = (uint32_t)((int)p->depth + delta);
   if (p->depth > p->maxdepth) p->maxdepth = p->depth;
@@ -136,7 +180,11 @@ static void stack(parser *p, int delta, size_t at) {
 
 /*
 ** Component.field at the current position: resolves both names against
-** the query's "with" terms. @return false (after failing) if it is not one.
+** the query's "with" terms (the one resolver, ecs_query_resolve_field, so
+** expressions, q:columns and native systems word a mistake the same way).
+** Entity and lua fields are refused here, at compile time: they hold
+** handles and references, not numbers, and the machine only moves doubles.
+** @return false (after failing) if it is not one.
 */
 static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
   size_t at = p->pos, n = ident_len(p, at), m;
@@ -177,7 +225,11 @@ static void expr(parser *p);
 /*
 ** Emit a binary op. When its right operand was just pushed as a constant
 ** or parameter, fuse the two: SCALAR op kind index works on the left
-** operand in place, without filling a block with one value.
+** operand in place, without filling a block with one value. last_push ==
+** ncode - 2 says the CONST/PARAM is the last thing emitted, so it is the
+** right operand; in "2 - x" the constant comes first and is not fused
+** (fusing would need the operands swapped, wrong for - / % and the
+** comparisons).
 */
 static void emit_binary(parser *p, uint32_t op, size_t at) {
   if (p->ncode >= 2 && p->last_push == p->ncode - 2 &&
@@ -198,7 +250,9 @@ static void emit_binary(parser *p, uint32_t op, size_t at) {
 /*
 ** The double nearest to the n characters of a number at buf (zero-
 ** terminated there), as Lua's tonumber reads them: strtod, retried with
-** the locale's decimal point when that is not '.'.
+** the locale's decimal point when that is not '.'. (strtod follows
+** LC_NUMERIC, which a host may have set to a locale writing "1,5"; the
+** grammar always writes "1.5".)
 */
 static double to_double(char *buf, size_t n) {
   char *end;
@@ -213,7 +267,13 @@ static double to_double(char *buf, size_t n) {
   return v;
 }
 
-/* number: digits [. digits] [e [+-] digits], or . digits; of any length */
+/*
+** number: digits [. digits] [e [+-] digits], or . digits; of any length.
+** The grammar is checked here, not by strtod, which would also accept
+** hex, "inf" and "nan"; the text is copied into digits because the source
+** is not zero-terminated. A letter right after the number ("2x") is an
+** error rather than a number followed by a parameter.
+*/
 static void number(parser *p) {
   size_t at = p->pos, n = 0;
   while (at + n < p->len && is_digit(p->src[at + n])) n++;
@@ -249,6 +309,11 @@ static void number(parser *p) {
   stack(p, 1, at);
 }
 
+/*
+** The built-in functions. max_args UINT32_MAX marks the variadic ones
+** (min, max), which fold pairwise as their arguments come; the others
+** have a fixed arity and one instruction that pops all their arguments.
+*/
 static const struct {
   const char *name;
   uint32_t op, min_args, max_args;
@@ -258,6 +323,7 @@ static const struct {
   {"clamp", OP_CLAMP, 3, 3}, {"select", OP_SELECT, 3, 3},
 };
 
+/* name(args) at at (n bytes), the '(' at the current position. */
 static void call(parser *p, size_t at, size_t n) {
   uint32_t fi, nargs = 0;
   for (fi = 0; fi < sizeof functions / sizeof functions[0]; fi++)
@@ -301,6 +367,11 @@ static void call(parser *p, size_t at, size_t n) {
   }
 }
 
+/*
+** A bare name is a parameter: numbered by first appearance (the order
+** ecs_program_param_name reports and run expects), its first position
+** kept so that a caller can say where a missing value was needed.
+*/
 static void param(parser *p, size_t at, size_t n) {
   uint32_t k;
   for (k = 0; k < p->nparam; k++)
@@ -322,6 +393,11 @@ static void param(parser *p, size_t at, size_t n) {
   stack(p, 1, at);
 }
 
+/*
+** primary := number | ( expr ) | Component.field | name ( args ) | name
+** An identifier is told apart by what follows it: '.' a field, '(' a
+** call, anything else a parameter.
+*/
 static void primary(parser *p) {
   char c = peek(p);
   size_t at = p->pos, n;
@@ -353,7 +429,11 @@ static void primary(parser *p) {
   }
 }
 
-/* Enter one level of nesting; false (after failing) beyond MAX_NESTING. */
+/*
+** Enter one level of nesting; false (after failing) beyond MAX_NESTING.
+** Counting in unary is enough: every way the parser recurses (a
+** parenthesis, a call's argument, a unary minus) passes through it.
+*/
 static bool nest(parser *p, size_t at) {
   if (++p->nesting <= MAX_NESTING) return true;
   fail0(p, at, "expression nested too deeply");
@@ -373,6 +453,7 @@ static void unary(parser *p) {
   p->nesting--;
 }
 
+/* term := unary { (* | / | %) unary }, left associative */
 static void term(parser *p) {
   unary(p);
   while (!p->failed &&
@@ -385,6 +466,7 @@ static void term(parser *p) {
   }
 }
 
+/* sum := term { (+ | -) term }, left associative */
 static void sum(parser *p) {
   term(p);
   while (!p->failed && (peek(p) == '+' || peek(p) == '-')) {
@@ -408,7 +490,11 @@ static uint32_t relop(parser *p, size_t *len) {
   }
 }
 
-/* expr := sum [relop sum]; a comparison gives 1 or 0 */
+/*
+** expr := sum [relop sum]; a comparison gives 1 or 0. At most one
+** comparison: "a < b < c" stops at the second '<' ("expected ';'"):
+** chained, it would compare the 0/1 of a < b with c, rarely what is meant.
+*/
 static void expr(parser *p) {
   uint32_t op;
   size_t len;
@@ -421,7 +507,16 @@ static void expr(parser *p) {
   }
 }
 
-/* target op expr */
+/*
+** statement := Component.field (= | += | -= | *= | /=) expr
+** Two shapes get their own instruction, because they are most of what
+** systems write and each saves whole passes over a block:
+** - x += y * k and x -= y * k, with k a constant or parameter: AXPY,
+**   recognised after the fact from the 7 code words the expression
+**   compiled to (COL ts fs, SCALAR MUL kind k) and replaced;
+** - x op= e: UPDATE, read-modify-write of x in one pass. The right side is
+**   evaluated whole first: x *= a + b is x * (a + b).
+*/
 static void statement(parser *p) {
   uint32_t t, f, op = OP_STORE, start;
   size_t at;
@@ -476,6 +571,7 @@ static void statement(parser *p) {
   stack(p, -1, at);
 }
 
+/* program := statement { ; statement } [;] -- at least one statement */
 static void program(parser *p) {
   uint32_t statements = 0;
   while (!p->failed) {
@@ -492,14 +588,51 @@ static void program(parser *p) {
   if (!p->failed && statements == 0) fail0(p, 0, "empty program");
 }
 
-void ecsi_program_free(ecs_world *w, struct ecs_program *prog) {
-  ecs_program **link = ecsi_query_programs(prog->q);
-  while (*link != NULL && *link != prog) link = &(*link)->next;
-  if (*link == prog) *link = prog->next;
+/*
+** A query's programs, most recently used first, are a list that expr.c
+** keeps in the query's extension slot (ecsi_query_ext): query.c knows
+** nothing of programs and frees them through programs_free, the hook
+** set when the first one is linked, so the dependency runs one way.
+*/
+static ecs_program *programs_of(ecs_query *q) {
+  return (ecs_program *)*ecsi_query_ext(q);
+}
+
+static void set_programs(ecs_query *q, ecs_program *head) {
+  *ecsi_query_ext(q) = head;
+}
+
+/* Unlink prog from its query's list and free it. */
+static void program_free(ecs_world *w, ecs_program *prog) {
+  ecs_program *p = programs_of(prog->q), *prev = NULL;
+  while (p != NULL && p != prog) {
+    prev = p;
+    p = p->next;
+  }
+  if (p == prog) {
+    if (prev != NULL) prev->next = prog->next;
+    else set_programs(prog->q, prog->next);
+  }
   ecsi_free(w, prog, prog->bytes);
 }
 
-/* Compile src for q into a new program at the head of q's list. */
+/* The query's free hook: every program of q goes with it. */
+static void programs_free(ecs_world *w, ecs_query *q) {
+  ecs_program *p = programs_of(q);
+  while (p != NULL) {
+    ecs_program *next = p->next;
+    ecsi_free(w, p, p->bytes);
+    p = next;
+  }
+  set_programs(q, NULL);
+}
+
+/*
+** Compile src for q into a new program at the head of q's list. Order:
+** checks that need no memory (length, zero bytes), then the work buffers,
+** parsing, and the program's one block; the work buffers are freed on
+** every path (done:). On any error nothing is linked and msg says why.
+*/
 static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
                        bool cached, ecs_program **out, char *msg,
                        size_t msgsize) {
@@ -526,7 +659,8 @@ static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
   p.len = len;
   p.msg = msg;
   p.msgsize = msgsize;
-  /* every token emits at most 3 words per source byte, plus a store */
+  /* every token emits at most 3 words per source byte, plus a store;
+  ** at most one constant per source byte (a number takes a digit) */
   p.code_cap = (uint32_t)(3u * len + 8u);
   p.konst_cap = (uint32_t)(len + 1u);
   p.code = (uint32_t *)ecsi_realloc(w, NULL, 0, p.code_cap * sizeof *p.code);
@@ -575,8 +709,9 @@ static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
   prog->srclen = len;
   prog->cached = cached;
   prog->depth = p.maxdepth;
-  prog->next = *ecsi_query_programs(q);
-  *ecsi_query_programs(q) = prog;
+  prog->next = programs_of(q);
+  set_programs(q, prog);
+  ecsi_query_set_ext_free(q, programs_free);
   *out = prog;
 done:
   ecsi_free(w, p.code, p.code_cap * sizeof *p.code);
@@ -598,28 +733,32 @@ ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
 ** compiles a new head and frees the last cached program beyond
 ** ECS_QUERY_MAX_PROGRAMS. A repeated text costs a walk to its place and
 ** one compare of the text; texts of other lengths cost a compare of sizes.
+** Programs from ecs_program_compile share the list but are never counted
+** or evicted: their callers hold them until the query goes.
 */
 ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
                           size_t len, ecs_program **out, char *msg,
                           size_t msgsize) {
-  ecs_program **head = ecsi_query_programs(q), **link, *p;
+  ecs_program *p, *prev = NULL;
   uint32_t kept = 0;
   ecs_err err;
   if (msgsize > 0) msg[0] = '\0';
-  for (link = head; (p = *link) != NULL; link = &p->next) {
+  for (p = programs_of(q); p != NULL; prev = p, p = p->next) {
     if (p->cached && p->srclen == len && memcmp(p->src, src, len) == 0) {
-      *link = p->next;
-      p->next = *head;
-      *head = p;
+      if (prev != NULL) { /* move to the head */
+        prev->next = p->next;
+        p->next = programs_of(q);
+        set_programs(q, p);
+      }
       *out = p;
       return ECS_ERR_OK;
     }
   }
   if ((err = compile(w, q, src, len, true, out, msg, msgsize)) != ECS_ERR_OK)
     return err;
-  for (p = *head; p != NULL; p = p->next) {
+  for (p = programs_of(q); p != NULL; p = p->next) {
     if (p->cached && ++kept > ECS_QUERY_MAX_PROGRAMS) {
-      ecsi_program_free(w, p); /* unlinks itself; at most one is over */
+      program_free(w, p); /* unlinks itself; at most one is over */
       break;
     }
   }
@@ -627,7 +766,7 @@ ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
 }
 
 uint32_t ecs_query_program_count(ecs_query *q) {
-  const ecs_program *p = *ecsi_query_programs(q);
+  const ecs_program *p = programs_of(q);
   uint32_t n = 0;
   for (; p != NULL; p = p->next) n += p->cached;
   return n;
@@ -650,9 +789,20 @@ uint32_t ecs_program_param_position(const ecs_program *p, uint32_t i) {
 ** count, restrict operands), which compilers vectorise at -O2; lanes past
 ** the block's rows hold leftovers and are never stored. Loads and stores
 ** have a whole-block contiguous fast path for the same reason.
+**
+** All arithmetic is in doubles, whatever the field types: one code path,
+** exact for every f32 and for integers up to 2^53 in magnitude (all but
+** the far ends of i64), and the store rounds or saturates once, at the
+** end (value layer). Division by
+** zero, sqrt of a negative and the like give IEEE infinities and NaNs,
+** which the stores turn into the type's bound or 0 for integer fields.
 ** --------------------------------------------------------------------- */
 
-/* a[j] = a[j] op b[j] over a whole block */
+/*
+** a[j] = a[j] op b[j] over a whole block. % is floored, as Lua's is for
+** floats (a nonzero result has the divisor's sign); comparisons give 1.0 or
+** 0.0, which select and arithmetic take as they are.
+*/
 static void binary(uint32_t op, double *restrict a, const double *restrict b) {
 #define ECSI_LANES(EXPR) for (uint32_t j = 0; j < ECSI_BLOCK; j++) a[j] = (EXPR); break;
   switch (op) {
@@ -696,7 +846,10 @@ static void binary_scalar(uint32_t op, double *restrict a, double v) {
 
 /*
 ** col[j] = col[j] op src[j] in one pass, for the common case: a whole
-** contiguous block of an f32 or f64 column and + - * /.
+** contiguous block of an f32 or f64 column and + - * /. The result is bit
+** for bit the long way's (load to double, the same double operation,
+** round once to T), without the two extra passes; integer fields take the
+** long way for the value layer's saturating store.
 ** @return false when the case is not covered (the caller goes the long way).
 */
 static bool update_fast(uint32_t op, void *base, ecs_type t, uint32_t row0,
@@ -727,7 +880,11 @@ static bool update_fast(uint32_t op, void *base, ecs_type t, uint32_t row0,
 /*
 ** x[j] += y[j] * v in one pass, for a whole contiguous block of two f32 or
 ** two f64 columns (x and y may be the same column: same index, no
-** overlap problem). @return false when the case is not covered.
+** overlap problem). The same column takes a loop without restrict (the
+** pointers alias; each lane reads x[j] before writing it, so the result
+** is the same); distinct columns are distinct memory, and restrict lets
+** the compiler vectorise. Same arithmetic as the long way: y * v and the
+** sum in double, one rounding. @return false when the case is not covered.
 */
 static bool axpy_fast(double v, void *xb, ecs_type xt, uint32_t xr,
                       const void *yb, ecs_type yt, uint32_t yr, uint32_t n,
@@ -756,6 +913,25 @@ static bool axpy_fast(double v, void *xb, ecs_type xt, uint32_t xr,
   return true;
 }
 
+/*
+** Run the whole program over one block: positions [i, i + n) of the
+** pinned snapshot r, n <= ECSI_BLOCK. contiguous says that the rows of
+** every "with" term are consecutive over the block, so each column is
+** read and written as a plain array from row[0] on; otherwise every load
+** gathers and every store scatters through the row numbers.
+**
+** The value stack is stackmem, blocks of ECSI_BLOCK doubles; sp counts
+** the blocks in use. The compiler proved the depths (stack()), so there
+** are no checks here: every statement leaves the stack empty, COL, CONST
+** and PARAM push, binary ops and SCALAR leave one value where there were
+** two (or one), STORE and UPDATE pop. AXPY and UPDATE also use the free
+** blocks just above the top as temporaries (two at most), which the
+** scratch's 3 blocks beyond the deepest stack cover.
+**
+** Column bases and types are looked up per instruction and block, not
+** once per run: a few loads per 256 rows, too few for a per-run table of
+** pointers to pay for itself.
+*/
 static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
                  uint32_t n, bool contiguous, const double *params,
                  double *stackmem) {
@@ -777,6 +953,7 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       ecs_type type = ecs_component_field(c, f)->type;
       ecs_type stype = ecs_component_field(cs, fs)->type;
       pc += 7;
+      /* x -= y * v is x += y * (-v): negation is exact, same result */
       if (!axpy_fast(bop == OP_SUB ? -v : v, base, type, row[0], src, stype,
                      srow[0], n, contiguous)) {
         double *y = stackmem + (size_t)sp * ECSI_BLOCK; /* free blocks */
@@ -820,7 +997,7 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       }
       break;
     }
-    case OP_CONST: case OP_PARAM: {
+    case OP_CONST: case OP_PARAM: { /* only where SCALAR could not fuse */
       double v = op == OP_CONST ? p->konst[p->code[pc]] : params[p->code[pc]];
       double *restrict top;
       pc++;
@@ -875,6 +1052,13 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
 #undef TOP
 }
 
+/*
+** Scratch first (the query's, reused between runs), then the pin: the one
+** fallible step comes before any store, so a run is all or nothing. The
+** snapshot is pinned for the run like every reader's (see query.c), and
+** refreshed by the pin, so every position is a live match: no per-entity
+** check is needed inside the blocks.
+*/
 ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
                         size_t *processed) {
   double *stackmem;
@@ -884,11 +1068,13 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   stackmem = (double *)ecsi_query_scratch(
       w, p->q, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
   if (stackmem == NULL) return ECS_ERR_NOMEM;
-  /* lanes past a short block are computed too: give them defined values */
+  /* lanes past a short block are computed too: give them defined values
+  ** (no reads of uninitialised memory; they are never stored) */
   memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
   for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
     uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+    /* the run at i covers the whole block: every term's rows consecutive */
     bool contiguous = ecsi_rows_run(&r, i, n) == n;
     exec(p, &r, i, n, contiguous, params, stackmem);
   }

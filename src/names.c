@@ -182,35 +182,21 @@ ecs_entity ecs_names_find(const ecs_names *m, const char *s, size_t len) {
 
 size_t ecs_names_size(const ecs_names *m) { return m->n; }
 
-/* Same policy as the transform's gc (see transform.c). */
+/* The records as ecsi_lazy_gc sees them: entities, and drop_rec. */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return ((const ecs_names *)self)->rec[i].e;
+}
+
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  (void)w;
+  drop_rec((ecs_names *)self, i);
+}
+
+static const ecsi_records gc_records = {gc_owner, gc_drop};
+
+/* The managers' one policy (sparse.h). */
 size_t ecs_names_gc(ecs_names *m, size_t budget) {
-  size_t done = 0, live_seen = 0, limit;
-  if (budget == SIZE_MAX) {
-    uint32_t i = 0;
-    while (i < m->n)
-      if (!ecs_alive(m->w, m->rec[i].e)) {
-        drop_rec(m, i);
-        done++;
-      } else {
-        i++;
-      }
-    m->gc_cursor = 0;
-    return done;
-  }
-  limit = budget > (SIZE_MAX - 64u) / 4u ? SIZE_MAX : budget * 4u + 64u;
-  while (m->n > 0 && done < budget && live_seen < limit && live_seen < m->n) {
-    uint32_t i;
-    if (m->gc_cursor >= m->n) m->gc_cursor = 0;
-    i = m->gc_cursor;
-    if (!ecs_alive(m->w, m->rec[i].e)) {
-      drop_rec(m, i);
-      done++;
-    } else {
-      m->gc_cursor++;
-      live_seen++;
-    }
-  }
-  return done;
+  return ecsi_lazy_gc(m->w, m, &gc_records, &m->n, &m->gc_cursor, budget);
 }
 
 static size_t nm_gc(ecs_world *w, void *self, size_t budget) {

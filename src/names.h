@@ -8,6 +8,9 @@
 ** Several live entities may share a name: find returns the one that
 ** received it most recently. Names vanish with their entity at once for
 ** get and find; the records are reclaimed by gc.
+**
+** Layer: managers, above entity and below query (layers: alloc.h).
+** Includes ecs.h only.
 */
 #ifndef ECS_NAMES_H
 #define ECS_NAMES_H

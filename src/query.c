@@ -22,6 +22,16 @@
 ** for a while (entities that were given their components together), the
 ** chunk is that whole run and columns are used in place; elsewhere chunks
 ** of ECSI_BLOCK rows are gathered into scratch memory and scattered back.
+**
+** Why a cached list at all: the Bitsquid managers keep each component in
+** its own dense array with no shared order, so a match needs one lookup
+** per manager per entity. Doing that once per change rather than once per
+** frame makes a query over an unchanging world cost only the loop over
+** its list, with row numbers that let runs use the columns as arrays.
+**
+** Layer: query, above the managers, below expr (layers: alloc.h). expr.c
+** keeps its programs in each query's extension slot; this file frees
+** them through the hook expr.c set, and knows nothing else of them.
 */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +42,13 @@
 /* The shortest run worth using in place (shorter ones are gathered). */
 #define MIN_DIRECT_RUN 32u
 
+/*
+** One snapshot of the match list, in one block: this header, then
+** entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
+** then runend[cap]. pins counts the readers holding it; while pinned it
+** is never written, and freed only with its query, which is what makes
+** iterations safe against rebuilds triggered from inside them.
+*/
 typedef struct qsnap {
   struct qsnap *next_retired;
   size_t bytes;
@@ -46,6 +63,11 @@ typedef struct qsnap {
   uint32_t *runend;
 } qsnap;
 
+/*
+** A query. The terms are fixed at creation; everything else is cache:
+** the snapshot, the versions it was built from (seen, seen_epoch), the
+** scratch that runs and programs reuse between calls, and expr.c's slot.
+*/
 struct ecs_query {
   ecs_query *prev, *next; /* the world's list */
   uint32_t nwith, nwithout;
@@ -57,13 +79,19 @@ struct ecs_query {
   qsnap *retired; /* pinned snapshots replaced by a rebuild */
   void *scratch;
   size_t scratch_size;
-  struct ecs_program *programs;
+  void *ext;                     /* expr.c's programs (ecsi_query_ext) */
+  ecsi_query_ext_free ext_free;  /* frees ext, or NULL */
 };
 
 /* ------------------------------------------------------------------------
 ** Creation and destruction
 ** --------------------------------------------------------------------- */
 
+/*
+** Validate first (no memory yet), then allocate and link at the head of
+** the world's list. No snapshot is built here: the first use builds it,
+** so creating a query is O(terms) whatever the world holds.
+*/
 ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_component *const *without, uint32_t nwithout,
                       ecs_query **out) {
@@ -97,16 +125,19 @@ static void snap_free(ecs_world *w, qsnap *s) {
   if (s != NULL) ecsi_free(w, s, s->bytes);
 }
 
+/*
+** Unlink, then free what hangs off the query: expr.c's programs (through
+** its hook, before the query they point at goes), the current snapshot,
+** retired ones still pinned (a pinner must not outlive its query), and
+** the scratch.
+*/
 void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q == NULL) return;
   ecsi_systems_query_freed(w, q); /* the systems over q go first */
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;
-  while (q->programs != NULL) {
-    struct ecs_program *p = q->programs;
-    ecsi_program_free(w, p); /* unlinks itself */
-  }
+  if (q->ext_free != NULL) q->ext_free(w, q); /* programs point at q */
   snap_free(w, q->cur);
   while (q->retired != NULL) {
     qsnap *s = q->retired;
@@ -121,7 +152,11 @@ void ecsi_queries_free(ecs_world *w) {
   while (w->queries != NULL) ecs_query_free(w, w->queries);
 }
 
-struct ecs_program **ecsi_query_programs(ecs_query *q) { return &q->programs; }
+void **ecsi_query_ext(ecs_query *q) { return &q->ext; }
+
+void ecsi_query_set_ext_free(ecs_query *q, ecsi_query_ext_free fn) {
+  q->ext_free = fn;
+}
 
 uint32_t ecs_query_with_count(const ecs_query *q) { return q->nwith; }
 uint32_t ecs_query_without_count(const ecs_query *q) { return q->nwithout; }
@@ -153,6 +188,13 @@ bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   return true;
 }
 
+/*
+** A snapshot is stale when any term's version or the destroy epoch moved
+** since it was built. The epoch is needed because managers are not told
+** when an entity dies, so a death changes no version; it makes every
+** query stale on any destroy, a rebuild of O(smallest term) at the next
+** use, which is the price of not tracking which queries held the entity.
+*/
 static bool is_stale(const ecs_world *w, const ecs_query *q) {
   if (!q->built || q->seen_epoch != w->destroy_epoch) return true;
   for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
@@ -227,6 +269,18 @@ static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t need) {
   return ECS_ERR_OK;
 }
 
+/*
+** Rebuild the match list when it is stale. The smallest "with" manager
+** drives: every match has an instance in each "with" manager, so walking
+** the smallest visits the fewest candidates, and the others answer in
+** O(1) each through their maps. Walking the driver in instance order
+** makes its rows increasing, so no entity is listed twice and, when the
+** other terms' rows increase alongside, runs appear.
+**
+** On ECS_ERR_NOMEM the old list stays (its pinners keep reading it) but
+** built is cleared, so the next use tries again instead of trusting it.
+** A snapshot being rebuilt in place is never pinned (snap_reserve).
+*/
 ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   uint32_t driver = 0, n = 0, cap;
   const ecs_entity *own;
@@ -262,7 +316,10 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   }
   s->count = n;
   s->driver = driver;
-  for (uint32_t i = n; i-- > 0;) { /* runs, from the end */
+  /* runs, from the end: position i continues the run of i + 1 when every
+  ** term's row at i + 1 is its row at i plus one; one pass, and
+  ** ecsi_rows_run is then one subtraction */
+  for (uint32_t i = n; i-- > 0;) {
     uint32_t k = 0;
     if (i + 1 < n)
       for (; k < q->nwith; k++) {
@@ -304,6 +361,12 @@ void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
 ** Pinned snapshots
 ** --------------------------------------------------------------------- */
 
+/*
+** Refresh, then take a pin on the current snapshot and describe it in
+** *out. The pin is the whole protocol: a rebuild while it is held writes
+** a new block and retires this one (snap_reserve), so *out stays valid
+** until the matching unpin, whatever the reader does in between.
+*/
 ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
   ecs_err err = ecs_query_refresh(w, q);
   if (err != ECS_ERR_OK) return err;
@@ -317,6 +380,12 @@ ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
   return ECS_ERR_OK;
 }
 
+/*
+** Drop a pin. The current snapshot just loses a pin (the next rebuild
+** reuses it); a retired one is freed with its last pin. The current
+** snapshot with no pin left is left alone, so unpinning it twice is
+** harmless (a retired one is gone after its last unpin).
+*/
 void ecsi_query_unpin(ecs_world *w, ecs_query *q, void *snap) {
   qsnap *s = (qsnap *)snap, **p;
   if (s == NULL || s->pins == 0) return;
@@ -329,6 +398,11 @@ void ecsi_query_unpin(ecs_world *w, ecs_query *q, void *snap) {
     }
 }
 
+/*
+** Scratch kept by the query and reused by every run and program on it:
+** it only grows, so a system running every frame allocates once. Taken
+** before the pin by its users, so that its failure changes nothing.
+*/
 void *ecsi_query_scratch(ecs_world *w, ecs_query *q, size_t size) {
   void *p;
   if (size <= q->scratch_size) return q->scratch;
@@ -344,7 +418,12 @@ uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max) {
   return n < max ? n : max;
 }
 
-/* Changes whenever a version of q's managers or the destroy epoch does. */
+/*
+** Changes whenever a version of q's managers or the destroy epoch does:
+** all are counters that only go up, so their sum moves if any of them
+** moved (a 64-bit sum does not wrap in practice). One number per chunk
+** instead of a copy of every version in the iterator.
+*/
 static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
   uint64_t sum = w->destroy_epoch;
   for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
@@ -365,6 +444,11 @@ ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
   return err;
 }
 
+/*
+** The snapshot may be older than the world (entities destroyed, instances
+** removed during the loop), so each entity is checked against the
+** current state before it is handed out.
+*/
 bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e) {
   const qsnap *s = (const qsnap *)it->snap;
@@ -379,6 +463,14 @@ bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
   return false;
 }
 
+/*
+** Two ways, chosen per chunk: while the pinned snapshot is the current
+** one and not stale, its entities and rows are exact, and a chunk is two
+** memcpy; once anything changed, each entity is checked and its rows
+** looked up again, as iter_next does. The stamp taken here lets
+** ecs_query_iter_current tell the caller whether the rows it got are
+** still exact after it ran code of its own.
+*/
 uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
                               uint32_t max, ecs_entity *ents, uint32_t *rows) {
   const qsnap *s = (const qsnap *)it->snap;
@@ -415,6 +507,11 @@ void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it) {
 ** Native systems
 ** --------------------------------------------------------------------- */
 
+/*
+** Gather or scatter n values of elem bytes through row[]. By size, not by
+** type: copying moves bits, so four loops cover every field type (bool
+** and u8 are one byte, f32 and u32 four ...), and no conversion happens.
+*/
 static void copy_rows(void *dst, const void *src, const uint32_t *row,
                       uint32_t n, size_t elem, bool gather) {
   uint8_t *d = (uint8_t *)dst;
@@ -456,6 +553,16 @@ static uint64_t hash_bytes(const void *p, size_t n) {
 ** group is written back when any of its columns is writable; a group that
 ** is only read is handed out read-only and, in debug builds, hashed before
 ** and after the call to catch a system that writes it anyway.
+**
+** Chunks: a run of at least MIN_DIRECT_RUN rows consecutive in every term
+** is handed to fn whole, pointing into the columns (no copy, and one call
+** for the run); anything else goes in chunks of ECSI_BLOCK gathered into
+** scratch, ECSI_BLOCK * 8 bytes per column (8: the widest field type).
+** Shorter runs are gathered because a call per short run would cost more
+** than the copies. fn may destroy entities: that moves no row (records
+** stay until gc), so the pinned rows stay valid to the end of the run,
+** and entities destroyed during it are still visited (the list was taken
+** at the start).
 */
 ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
@@ -490,6 +597,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
     written[c] = false;
     written[first[c]] = written[first[c]] || cols[c].write;
   }
+  /* everything that can fail comes before the first call of fn */
   scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
                                                     ECSI_BLOCK * 8u);
   if (scratch == NULL) return ECS_ERR_NOMEM;
@@ -534,6 +642,8 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
           sum[c] != hash_bytes(p[c], (size_t)n * elem[c]))
         err = ECS_ERR_READONLY;
 #endif
+    /* scatter back the groups some column may have written; read-only
+    ** groups are dropped (a write to them was a contract violation) */
     if (!direct)
       for (uint32_t c = 0; c < ncols; c++)
         if (first[c] == c && written[c])

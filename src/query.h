@@ -1,6 +1,6 @@
 /*
-** query.h -- cached multi-component queries, native systems and compiled
-** column expressions. No Lua here.
+** query.h -- cached multi-component queries and native systems. No Lua
+** here. Compiled column expressions are in expr.h.
 **
 ** A query names the component managers an entity must have ("with") and
 ** must not have ("without"). It keeps a match list: the matching entities
@@ -17,6 +17,10 @@
 ** current state, so structural changes during an iteration are safe.
 **
 ** The world owns its queries: ecs_world_free frees those still alive.
+**
+** Layer: query, above the managers and below expr (layers: alloc.h).
+** Includes ecs.h and component.h, and expr.h at the end only for
+** compatibility (see there).
 */
 #ifndef ECS_QUERY_H
 #define ECS_QUERY_H
@@ -197,62 +201,17 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed);
 
-/* ------------------------------------------------------------------------
-** Compiled expressions (expr.c): "Comp.field += Other.f * dt; ..."
-** The grammar is in docs/queries.md. A program belongs to its query and
-** is freed with it (or, for one from ecs_query_program, when evicted).
-** --------------------------------------------------------------------- */
-typedef struct ecs_program ecs_program;
-
-/* Most named parameters in one program. */
-#define ECS_PROGRAM_MAX_PARAMS 64u
-
-/* Most programs a query keeps for ecs_query_program. */
-#define ECS_QUERY_MAX_PROGRAMS 32u
-
-/*
-** Compile src (len bytes; a zero byte in them is an error) against q's
-** "with" managers. The program lives until q is freed.
-** @param msg receives a message naming the position on ECS_ERR_INVALID
-**        ("unknown field 'Position.z' at position 12"); msgsize >= 1.
-** @return ECS_ERR_OK, ECS_ERR_INVALID, ECS_ERR_NOMEM.
-*/
-ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
-                            size_t len, ecs_program **out, char *msg,
-                            size_t msgsize);
-
-/*
-** The program for src on q, compiled once per text: q keeps the programs
-** of the ECS_QUERY_MAX_PROGRAMS texts it was most recently asked for, and
-** compiling another frees the least recently used of them. So the program
-** is valid until that many other texts were compiled here for q: use it
-** at once (nothing that can ask q for other texts in between).
-** Arguments and errors as for ecs_program_compile.
-*/
-ecs_err ecs_query_program(ecs_world *w, ecs_query *q, const char *src,
-                          size_t len, ecs_program **out, char *msg,
-                          size_t msgsize);
-
-/* Number of programs q keeps for ecs_query_program (at most
-** ECS_QUERY_MAX_PROGRAMS). */
-uint32_t ecs_query_program_count(ecs_query *q);
-
-/* Named parameters of the program, in the order run expects them. */
-uint32_t ecs_program_param_count(const ecs_program *p);
-const char *ecs_program_param_name(const ecs_program *p, uint32_t i);
-/* 1-based position in the source of parameter i's first use (for errors). */
-uint32_t ecs_program_param_position(const ecs_program *p, uint32_t i);
-
-/*
-** Run p over every match of its query, blocks of rows at a time.
-** @param params one value per parameter (ecs_program_param_name order).
-** @return ECS_ERR_OK or ECS_ERR_NOMEM (then nothing changed).
-*/
-ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
-                        size_t *processed);
-
 #ifdef __cplusplus
 }
 #endif
+
+/*
+** Compatibility: the compiled expressions (ecs_program_*,
+** ecs_query_program) moved to expr.h, a layer above this one. Users of
+** query.h from before the move (the Lua binding) still get them here;
+** expr.h includes only ecs.h, so this adds no cycle, and query.c calls
+** nothing of it.
+*/
+#include "expr.h"
 
 #endif

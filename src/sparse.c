@@ -16,7 +16,7 @@ ecs_err ecsi_sparse_reserve(ecs_world *w, ecsi_sparse *m, uint32_t index) {
   if (p >= ocount) {
     void *v = m->page;
     uint32_t cap = ocount;
-    ecs_err err = ecsi_grow(w, &v, &cap, p + 1u, sizeof(uint32_t *), 4);
+    ecs_err err = ecsi_grow(w, &v, &cap, p + 1u, sizeof(uint32_t *), 8);
     if (err != ECS_ERR_OK) return err;
     m->page = (uint32_t **)v;
     for (uint32_t i = ocount; i < cap; i++) m->page[i] = NULL;
@@ -28,12 +28,6 @@ ecs_err ecsi_sparse_reserve(ecs_world *w, ecsi_sparse *m, uint32_t index) {
   memset(page, 0xff, ECSI_PAGE_SIZE * sizeof(uint32_t)); /* all ECSI_NONE */
   m->page[p] = page;
   return ECS_ERR_OK;
-}
-
-void ecsi_sparse_set(ecsi_sparse *m, uint32_t index, uint32_t v) {
-  uint32_t p = index >> ECSI_PAGE_BITS;
-  if (p >= m->page_count || m->page[p] == NULL) return; /* only for NONE */
-  m->page[p][index & (ECSI_PAGE_SIZE - 1u)] = v;
 }
 
 void ecsi_sparse_free(ecs_world *w, ecsi_sparse *m) {

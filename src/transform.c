@@ -521,40 +521,22 @@ static void drop_row(ecs_transform *t, uint32_t i) {
 ** Public API
 ** ===================================================================== */
 
-/*
-** budget SIZE_MAX: one pass over every row. Otherwise an incremental scan
-** from a rotating cursor that looks at no more than 4 * budget + 64 live
-** rows, so a small per-frame budget costs little when nothing is dead. A
-** dropped row is replaced by the last row, which is examined next.
-*/
+/* The rows as ecsi_lazy_gc sees them: entities, and drop_row. */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return ((const ecs_transform *)self)->entity[i];
+}
+
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  (void)w;
+  drop_row((ecs_transform *)self, i);
+}
+
+static const ecsi_records gc_records = {gc_owner, gc_drop};
+
+/* The managers' one policy (sparse.h); dropped rows' children become
+** roots with their world matrix kept (drop_row). */
 size_t ecs_transform_gc(ecs_transform *t, size_t budget) {
-  size_t done = 0, live_seen = 0, limit;
-  if (budget == SIZE_MAX) {
-    uint32_t i = 0;
-    while (i < t->n)
-      if (!row_alive(t, i)) {
-        drop_row(t, i);
-        done++;
-      } else {
-        i++;
-      }
-    t->gc_cursor = 0;
-    return done;
-  }
-  limit = budget > (SIZE_MAX - 64u) / 4u ? SIZE_MAX : budget * 4u + 64u;
-  while (t->n > 0 && done < budget && live_seen < limit && live_seen < t->n) {
-    uint32_t i;
-    if (t->gc_cursor >= t->n) t->gc_cursor = 0;
-    i = t->gc_cursor;
-    if (!row_alive(t, i)) {
-      drop_row(t, i);
-      done++;
-    } else {
-      t->gc_cursor++;
-      live_seen++;
-    }
-  }
-  return done;
+  return ecsi_lazy_gc(t->w, t, &gc_records, &t->n, &t->gc_cursor, budget);
 }
 
 static size_t tr_gc(ecs_world *w, void *self, size_t budget) {

@@ -20,6 +20,9 @@
 ** decomposition of that world matrix. Rows are reclaimed by gc (lazy);
 ** when the index's generation wraps first, the row is marked purged, so
 ** the entity that gets the old handle back has no row, parent or child.
+**
+** Layer: managers, above entity and below query (layers: alloc.h).
+** Includes ecs.h only.
 */
 #ifndef ECS_TRANSFORM_H
 #define ECS_TRANSFORM_H

@@ -1,12 +1,45 @@
 /*
 ** value.c -- the value layer: typed field values and their rules
-** (value.h). The only code that switches over ecs_type.
+** (value.h). The only code that switches over ecs_type, and the home of
+** the field-type table (ecs_type_size, ecs_type_name, ecs_type_parse).
+**
+** Bottom layer, beside alloc (layers: alloc.h): it knows no world.
 */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "value.h"
-#include "ecs_private.h"
+#include "ecs_private.h" /* ECSI_BLOCK */
+
+/* ------------------------------------------------------------------------
+** Field types (ecs.h, ECS_TYPES): size and name of each
+** --------------------------------------------------------------------- */
+static const size_t type_size[] = {
+#define ECS__SIZE(name, text, ctype) sizeof(ctype),
+  ECS_TYPES(ECS__SIZE)
+#undef ECS__SIZE
+};
+static const char *const type_name[] = {
+#define ECS__NAME(name, text, ctype) text,
+  ECS_TYPES(ECS__NAME)
+#undef ECS__NAME
+};
+
+size_t ecs_type_size(ecs_type t) {
+  return (unsigned)t < (unsigned)ECS_TYPE__COUNT ? type_size[t] : 0;
+}
+
+const char *ecs_type_name(ecs_type t) {
+  return (unsigned)t < (unsigned)ECS_TYPE__COUNT ? type_name[t] : NULL;
+}
+
+int ecs_type_parse(const char *s, size_t len) {
+  for (int t = 0; t < (int)ECS_TYPE__COUNT; t++)
+    if (strlen(type_name[t]) == len && memcmp(type_name[t], s, len) == 0)
+      return t;
+  return -1;
+}
 
 /*
 ** The integer field types, written once: X(name, C type, least value,

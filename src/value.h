@@ -14,6 +14,9 @@
 ** - saturating (expressions and their stores, ecs_value_store_f64):
 **   truncate toward zero, then clamp to the type's range; NaN stores 0;
 **   bool stores v != 0; f32 as above.
+**
+** Layer: value, at the bottom beside alloc (layers: alloc.h); it knows no
+** world. Includes ecs.h only.
 */
 #ifndef ECS_VALUE_H
 #define ECS_VALUE_H

@@ -275,8 +275,39 @@ TEST(Component_gc_converges) {
   CHECK_EQ_INT(ecs_component_size(c), N - 667);
   for (int k = 0; k < N; k++)
     CHECK_EQ_INT(ecs_component_lookup(w, c, e[k]) != ECS_NO_INSTANCE, k % 3 != 0);
-  /* with nothing dead, gc stops after a few probes and reclaims nothing */
+  /* with nothing dead, a budgeted gc scans a bounded stretch and reclaims
+  ** nothing */
   CHECK_EQ_INT(ecs_component_gc(w, c, 8), 0);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+/*
+** The budgeted gc resumes where it stopped and looks at no more than
+** 4 * budget + 64 live instances a call, so a lone dead record among N is
+** reclaimed within N / (4 * budget + 64) + 1 calls: a low death rate
+** cannot leave dead records behind (random probes that stop after a few
+** live ones would almost never find it).
+*/
+TEST(Component_gc_reaches_every_record_within_a_lap) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  ecs_component *c;
+  enum { N = 2000, BUDGET = 8 };
+  static ecs_entity e[N];
+  size_t total = 0;
+  CHECK_EQ_INT(ecs_component_new(w, "P", pos_fields, 2, &c), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(w, e, N), ECS_ERR_OK);
+  for (int k = 0; k < N; k++)
+    CHECK_EQ_INT(ecs_component_add(w, c, e[k], NULL, NULL), ECS_ERR_OK);
+  for (int round = 0; round < 3; round++) { /* the cursor carries on */
+    ecs_destroy(w, e[(round * 701 + 37) % N]);
+    for (int k = 0; k < N / (4 * BUDGET + 64) + 1; k++)
+      total += ecs_component_gc(w, c, BUDGET);
+    CHECK_EQ_INT(total, (size_t)round + 1u);
+    CHECK_EQ_INT(ecs_component_size(c), N - round - 1);
+  }
   CHECK_WORLD(w);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
@@ -674,6 +705,7 @@ static const test_case cases[] = {
   CASE(Component_swap_remove),
   CASE(Component_growth_keeps_values),
   CASE(Component_gc_converges),
+  CASE(Component_gc_reaches_every_record_within_a_lap),
   CASE(Component_gc_full_sweep_and_world_gc),
   CASE(Component_lookup_n),
   CASE(Component_dead_record_of_reused_index),

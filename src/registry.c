@@ -1,0 +1,107 @@
+/*
+** registry.c -- the managers a world owns, by namespace and name (ecs.h,
+** "Managers").
+**
+** Entity layer (layers: alloc.h). The registry sits below the managers
+** because they register themselves here, and beside entity.c because an
+** index's generation wrap must reach every manager (ecsi_purge_index).
+** It calls managers only through their class hooks, so it depends on
+** none of them.
+*/
+#include <string.h>
+
+#include "ecs_private.h"
+
+static ecsi_manager *find(const ecs_world *w, ecs_namespace ns,
+                          const char *name) {
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].ns == ns && strcmp(w->manager[i].name, name) == 0)
+      return &w->manager[i];
+  return NULL;
+}
+
+/*
+** Reserve first (array slot and name copy), then link: on any failure the
+** world is unchanged and self is freed, as the header promises.
+*/
+ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
+                                const char *name,
+                                const ecs_manager_class *cls, void *self) {
+  size_t len = strlen(name) + 1;
+  void *p = w->manager;
+  char *copy;
+  ecs_err err = ECS_ERR_INVALID;
+  if (cls->gc != NULL && cls->purge == NULL) goto fail; /* see ecs.h */
+  if (ns != ECS_NS_MANAGER && ns != ECS_NS_COMPONENT) goto fail;
+  err = ECS_ERR_EXISTS;
+  if (find(w, ns, name) != NULL) goto fail;
+  err = ecsi_grow(w, &p, &w->manager_cap, w->manager_count + 1,
+                  sizeof *w->manager, 8);
+  if (err != ECS_ERR_OK) goto fail;
+  w->manager = (ecsi_manager *)p;
+  copy = (char *)ecsi_realloc(w, NULL, 0, len);
+  err = ECS_ERR_NOMEM;
+  if (copy == NULL) goto fail;
+  memcpy(copy, name, len);
+  w->manager[w->manager_count].name = copy;
+  w->manager[w->manager_count].name_size = len;
+  w->manager[w->manager_count].ns = ns;
+  w->manager[w->manager_count].cls = cls;
+  w->manager[w->manager_count].self = self;
+  w->manager_count++;
+  return ECS_ERR_OK;
+fail:
+  cls->free(w, self);
+  return err;
+}
+
+void *ecs_manager_find_in(const ecs_world *w, ecs_namespace ns,
+                          const char *name, const ecs_manager_class **cls) {
+  ecsi_manager *m = find(w, ns, name);
+  if (m == NULL) return NULL;
+  if (cls != NULL) *cls = m->cls;
+  return m->self;
+}
+
+ecs_err ecs_manager_register(ecs_world *w, const char *name,
+                             const ecs_manager_class *cls, void *self) {
+  return ecs_manager_register_in(w, ECS_NS_MANAGER, name, cls, self);
+}
+
+void *ecs_manager_find(const ecs_world *w, const char *name,
+                       const ecs_manager_class **cls) {
+  return ecs_manager_find_in(w, ECS_NS_MANAGER, name, cls);
+}
+
+size_t ecs_manager_count(const ecs_world *w) { return w->manager_count; }
+
+void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
+                     const ecs_manager_class **cls) {
+  if (i >= w->manager_count) return NULL;
+  if (name != NULL) *name = w->manager[i].name;
+  if (cls != NULL) *cls = w->manager[i].cls;
+  return w->manager[i].self;
+}
+
+/*
+** Index `index` has just wrapped its generation (see ecs_destroy): every
+** manager drops it from reach. Purges neither allocate nor fail, so
+** destroy stays all-or-nothing. Managers without gc keep no records.
+*/
+void ecsi_purge_index(ecs_world *w, uint32_t index) {
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].cls->purge != NULL)
+      w->manager[i].cls->purge(w, w->manager[i].self, index);
+}
+
+/* Managers are freed in reverse order of registration. */
+void ecsi_managers_free(ecs_world *w) {
+  while (w->manager_count > 0) {
+    ecsi_manager *m = &w->manager[--w->manager_count];
+    m->cls->free(w, m->self);
+    ecsi_free(w, m->name, m->name_size);
+  }
+  ecsi_free(w, w->manager, (size_t)w->manager_cap * sizeof *w->manager);
+  w->manager = NULL;
+  w->manager_cap = 0;
+}
