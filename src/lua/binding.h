@@ -192,6 +192,8 @@ typedef struct lnative {
 
 
 /* object.c */
+void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
+                        const void *cls, const char *cname);
 const char *ecsl_entity_note(lua_State *L, int idx);
 ecs_world *ecsl_check_self(lua_State *L);
 void ecsl_init_head(lhead *h, const void *cls, lworld *lw);

@@ -213,3 +213,16 @@ const char *ecsl_entity_note(lua_State *L, int idx) {
   return lua_pushfstring(L, " (entity(%d.%d))", (int)ecs_entity_index(e),
                          (int)ecs_entity_generation(e));
 }
+
+/*
+** Give the metatable on top of the stack its methods (each wrapped, checked
+** by class tag cls) as __index, and as __methods for the argument sweep.
+*/
+void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
+                        const void *cls, const char *cname) {
+  lua_newtable(L);                                       /* mt, methods */
+  ecsl_set_methods(L, methods, cls, cname);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "__index");
+  lua_setfield(L, -2, "__methods");                      /* mt */
+}

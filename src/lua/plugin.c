@@ -22,11 +22,7 @@ lhead *ecsl_test_plugin(lua_State *L, int idx, const char *tname) {
 void ecs_lua_plugin_class(lua_State *L, const char *tname,
                           const luaL_Reg *methods) {
   if (luaL_newmetatable(L, tname)) {                     /* mt */
-    lua_newtable(L);                                     /* mt, methods */
-    ecsl_set_methods(L, methods, &ecsl_plugin_tag, tname);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__index");
-    lua_setfield(L, -2, "__methods");
+    ecsl_class_methods(L, methods, &ecsl_plugin_tag, tname);
     lua_pushliteral(L, "locked");
     lua_setfield(L, -2, "__metatable");
   }

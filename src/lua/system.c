@@ -503,13 +503,7 @@ static void query_class(lua_State *L, const char *tname, const luaL_Reg *methods
                         const luaL_Reg *meta) {
   luaL_newmetatable(L, tname);
   luaL_setfuncs(L, meta, 0);
-  if (methods != NULL) {
-    lua_newtable(L);
-    ecsl_set_methods(L, methods, &ecsl_query_tag, tname);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, -3, "__index");
-    lua_setfield(L, -2, "__methods");
-  }
+  if (methods != NULL) ecsl_class_methods(L, methods, &ecsl_query_tag, tname);
   lua_pushliteral(L, "locked");
   lua_setfield(L, -2, "__metatable");
   lua_pop(L, 1);
