@@ -156,7 +156,7 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
 }
 
 /* Store n converted values: at rows[j] (exact rows), or, when the loop
-** body changed the structure, at each still-matching entity's row ecsl_now. */
+** body changed the structure, at each still-matching entity's row now. */
 static void columns_store(ecs_world *w, lcolumns *st, colspec s,
                           const cvalue *in, uint32_t n, bool current) {
   ecs_component *c = ecs_query_with(st->lq->q, s.term);

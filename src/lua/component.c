@@ -392,7 +392,7 @@ static int l_comp_size(lua_State *L) {
 
 /*
 ** Position:gc([budget]) -> records reclaimed. Without a budget every dead
-** record goes; with one, Bitsquid's random probing reclaims at most budget.
+** record goes; with one, the lazy-gc scan (sparse.h) reclaims at most budget.
 */
 static int l_comp_gc(lua_State *L) {
   ecs_world *w;

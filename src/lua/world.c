@@ -78,7 +78,7 @@ int ecsl_l_world_new(lua_State *L) {
 
 /*
 ** world:close(); also __close. Idempotent. The world is closed at once;
-** its core memory goes ecsl_now, or when the calls in progress on it return.
+** its core memory goes now, or when the calls in progress on it return.
 */
 int ecsl_l_world_close(lua_State *L) {
   lworld *lw = ecsl_to_lworld(L, 1);
