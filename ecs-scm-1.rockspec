@@ -37,10 +37,11 @@ build = {
         "src/world.c",
         "src/entity.c",
         "src/registry.c",
+        "src/stream.c",
         "src/component.c",
-        "src/sparse.c", -- transform branch
-        "src/transform.c", -- transform branch
-        "src/names.c", -- transform branch
+        "src/sparse.c",
+        "src/transform.c",
+        "src/names.c",
         "src/query.c",
         "src/expr.c",
         "src/system.c",
@@ -55,7 +56,7 @@ build = {
     ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src" } },
     ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src" } },
     ["ecs"] = "lua/ecs/init.lua",
-    ["ecs.message"] = "lua/ecs/message.lua", -- transform branch
+    ["ecs.message"] = "lua/ecs/message.lua",
   },
   -- the public headers, for plugins built outside the tree: into
   -- <lua dir>/ecs/include/, next to the Lua front end, which tells where

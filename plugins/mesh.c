@@ -195,8 +195,13 @@ static void m_free(ecs_world *w, void *self) {
   m_alloc(w, m, sizeof *m, 0);
 }
 
-static const ecs_manager_class mesh_class = {"mesh", m_gc, m_check, m_free,
-                                             m_purge};
+static const ecs_manager_class mesh_class = {
+  .kind = "mesh",
+  .gc = m_gc,
+  .check = m_check,
+  .free = m_free,
+  .purge = m_purge,
+};
 
 /* ------------------------------------------------------------------------
 ** Lua glue

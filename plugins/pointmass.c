@@ -199,8 +199,13 @@ static void pm_free(ecs_world *w, void *self) {
   pm_alloc(w, pm, sizeof *pm, 0);
 }
 
-static const ecs_manager_class pm_class = {"pointmass", pm_gc, pm_check, pm_free,
-                                           pm_purge};
+static const ecs_manager_class pm_class = {
+  .kind = "pointmass",
+  .gc = pm_gc,
+  .check = pm_check,
+  .free = pm_free,
+  .purge = pm_purge,
+};
 
 /* ------------------------------------------------------------------------
 ** Lua glue

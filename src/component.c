@@ -392,8 +392,11 @@ static const char *component_check(const ecs_world *w, const void *self) {
 }
 
 static const ecs_manager_class component_class = {
-  ECS_COMPONENT_KIND, component_gc, component_check, component_free,
-  component_purge
+  .kind = ECS_COMPONENT_KIND,
+  .gc = component_gc,
+  .check = component_check,
+  .free = component_free,
+  .purge = component_purge,
 };
 
 bool ecs_component_is(const ecs_manager_class *cls) {

@@ -54,12 +54,6 @@ typedef uint32_t ecs_instance;
 /* The kind string of generic component managers in the world registry. */
 #define ECS_COMPONENT_KIND "component"
 
-/* One field of a schema: a name ([A-Za-z_][A-Za-z0-9_]*) and a type. */
-typedef struct ecs_field_def {
-  const char *name;
-  ecs_type type;
-} ecs_field_def;
-
 /*
 ** Create a component manager and register it with w under name. Names and
 ** the schema are copied.

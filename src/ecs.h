@@ -63,7 +63,8 @@ typedef uint32_t ecs_entity;
   X(CYCLE, "parenting would create a cycle")                    \
   X(LOCKED, "world is locked by an iteration in progress")      \
   X(INVALID, "invalid argument")                                \
-  X(READONLY, "a system wrote a read-only column")
+  X(READONLY, "a system wrote a read-only column")              \
+  X(CORRUPT, "invalid or truncated data")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -97,6 +98,7 @@ typedef struct ecs_world ecs_world;
 typedef struct ecs_world_head {
   uint16_t *slot;
   uint32_t slot_count; /* indices [0, slot_count) have a slot */
+  uint32_t listeners;  /* registered listeners (ecs_manager_notify) */
 } ecs_world_head;
 
 #define ECS_SLOT_FREE 0x100u
@@ -154,6 +156,12 @@ typedef enum ecs_type {
   ECS_TYPE__COUNT
 } ecs_type;
 
+/* One field of a schema: a name ([A-Za-z_][A-Za-z0-9_]*) and a type. */
+typedef struct ecs_field_def {
+  const char *name;
+  ecs_type type;
+} ecs_field_def;
+
 /* @return the size in bytes of one value of type t (0 if out of range). */
 size_t ecs_type_size(ecs_type t);
 /* @return "f32", "entity", ... (NULL if out of range). */
@@ -184,6 +192,53 @@ int ecs_type_parse(const char *s, size_t len);
 ** below the slot count and a generation not ahead of its slot's: at most
 ** the live generation, or below the next one while the index is free.
 ** --------------------------------------------------------------------- */
+/*
+** Byte streams for a manager's save and load. A writer appends through a
+** callback (a growing buffer, a file); a reader reads a block of memory
+** (a snapshot held whole, as a Lua string is). Values are written in the
+** machine's byte order; whoever frames the stream (a snapshot) records
+** which.
+*/
+typedef struct ecs_writer {
+  /* append size bytes: ECS_ERR_OK or the error that stops the save */
+  ecs_err (*write)(void *ud, const void *data, size_t size);
+  void *ud;
+} ecs_writer;
+
+typedef struct ecs_reader {
+  const unsigned char *data;
+  size_t size; /* bytes at data */
+  size_t pos;  /* the next byte to read */
+} ecs_reader;
+
+/* out->write(out->ud, data, size) (nothing for size 0). */
+ecs_err ecs_write(ecs_writer *out, const void *data, size_t size);
+/* Copy the next size bytes to data and move past them.
+** @return ECS_ERR_CORRUPT (nothing read) if fewer than size remain. */
+ecs_err ecs_read(ecs_reader *in, void *data, size_t size);
+/* 32-bit counts and sizes, in the machine's byte order. */
+ecs_err ecs_write_u32(ecs_writer *out, uint32_t v);
+ecs_err ecs_read_u32(ecs_reader *in, uint32_t *v);
+
+/* What a manager holds, for world:managers() and memory accounting. */
+typedef struct ecs_manager_stats {
+  size_t records; /* records held, dead ones not yet reclaimed included */
+  size_t live;    /* of those, the ones whose entity is alive */
+  size_t bytes;   /* bytes of memory the manager holds (its blocks) */
+} ecs_manager_stats;
+
+/*
+** Changes a manager reports to listeners (observers are built on them):
+** ADD after an entity gains a record, its initial values written;
+** REMOVE before a record goes (still readable); SET after a value was
+** written through the manager's setters. Bit flags, for masks.
+*/
+typedef enum ecs_event {
+  ECS_EVENT_ADD = 1,
+  ECS_EVENT_REMOVE = 2,
+  ECS_EVENT_SET = 4
+} ecs_event;
+
 typedef struct ecs_manager_class {
   const char *kind; /* "component", "transform", a plugin's own word */
   /* reclaim up to budget records of dead entities (SIZE_MAX = all);
@@ -202,6 +257,34 @@ typedef struct ecs_manager_class {
   ** (iterations over the manager and pinned query rows may be in
   ** progress). O(records of that index). Required when gc is set. */
   void (*purge)(ecs_world *w, void *self, uint32_t index);
+
+  /* The hooks below may each be NULL: the manager then has nothing to
+  ** clear, reports zero stats, has no schema, saves nothing, and so on. */
+
+  /* Does the live entity e have a record here? O(1). */
+  bool (*has)(const ecs_world *w, const void *self, ecs_entity e);
+  /* Drop every record (the manager itself, its schema and settings stay).
+  ** Never fails; notifies no listener. Like gc, must not run while an
+  ** iteration over the manager is in progress (callers check). */
+  void (*clear)(ecs_world *w, void *self);
+  /* Fill *out (zeroed by the caller). */
+  void (*stats)(const ecs_world *w, const void *self, ecs_manager_stats *out);
+  /* The fields of one record, as a component's schema: @return their
+  ** number and store the first min(number, max) in out (names owned by
+  ** the manager, valid while it lives). */
+  uint32_t (*schema)(const ecs_world *w, const void *self, ecs_field_def *out,
+                     uint32_t max);
+  /* Write the records of live entities (handles and data) to out, in a
+  ** layout of the manager's choosing that load reads back. Lua fields are
+  ** written as their reference numbers: whoever saves them keeps the
+  ** values they stand for. @return ECS_ERR_OK or out's error. */
+  ecs_err (*save)(const ecs_world *w, const void *self, ecs_writer *out);
+  /* Replace every record with those read from in (written by save). The
+  ** entities named must be alive (a snapshot restores entities first);
+  ** Lua references are taken over as read. All or nothing: on
+  ** ECS_ERR_CORRUPT (bad data, dead entities) or ECS_ERR_NOMEM the
+  ** manager is unchanged. Notifies no listener. */
+  ecs_err (*load)(ecs_world *w, void *self, ecs_reader *in);
 } ecs_manager_class;
 
 /*
@@ -261,6 +344,45 @@ void *ecs_manager_find(const ecs_world *w, const char *name,
 size_t ecs_manager_count(const ecs_world *w);
 void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
                      const ecs_manager_class **cls);
+
+/*
+** Listeners: fn(w, manager, e, event, ud) runs for each event in `events`
+** (ECS_EVENT_* bits) that the manager `manager` (a registered self)
+** reports through ecs_manager_notify. Listeners run in the order they
+** were added, synchronously, and may change the world (the manager
+** notifies where its own state is complete). A listener's error stops
+** the others and is returned by the call that triggered it; the change
+** that was reported stands.
+** @return ECS_ERR_NOMEM, or ECS_ERR_INVALID if manager is not registered
+**         in w, fn is NULL or events has no known bit.
+*/
+typedef ecs_err (*ecs_listener_fn)(ecs_world *w, void *manager, ecs_entity e,
+                                   ecs_event event, void *ud);
+ecs_err ecs_manager_listen(ecs_world *w, const void *manager, unsigned events,
+                           ecs_listener_fn fn, void *ud);
+/* Remove the listener added with these manager, fn and ud (the earliest
+** such, if several); safe from inside a listener. @return false if none. */
+bool ecs_manager_unlisten(ecs_world *w, const void *manager,
+                          ecs_listener_fn fn, void *ud);
+
+/*
+** For managers: report event on e to the listeners of manager `self`.
+** ecs_manager_notify costs one load and a branch while the world has no
+** listener. A macro rather than an inline function so that in a plugin
+** the call goes through the function table (ecs_plugin.h); it evaluates
+** w twice.
+** @return ECS_ERR_OK or the first listener's error.
+*/
+ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
+                                     ecs_event event);
+#define ecs_manager_notify(w, self, e, event)                              \
+  (((const ecs_world_head *)(const void *)(w))->listeners == 0             \
+       ? ECS_ERR_OK                                                        \
+       : ecs_manager_notify_listeners((w), (self), (e), (event)))
+
+/* Stats of manager i (ecs_manager_at): zeros when its class has none. */
+void ecs_manager_stats_at(const ecs_world *w, size_t i,
+                          ecs_manager_stats *out);
 
 /* Run every manager's gc with the given budget each; @return total. */
 size_t ecs_world_gc(ecs_world *w, size_t budget);

@@ -87,7 +87,7 @@ const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
                                const char *fn);
 
 /* ----------------------------------------------------------------------
-** Components and C plugins (components branch)
+** Components and C plugins
 ** ------------------------------------------------------------------- */
 
 /* Metatable of generic component managers (world:component). */

@@ -61,7 +61,7 @@
 #include "system.h"
 #include "ecs_lua.h"
 
-#define ECS_API_VERSION 3
+#define ECS_API_VERSION 4
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -84,6 +84,10 @@ struct ecs_api {
   size_t (*ecs_type_size)(ecs_type t);
   const char *(*ecs_type_name)(ecs_type t);
   int (*ecs_type_parse)(const char *s, size_t len);
+  ecs_err (*ecs_write)(ecs_writer *out, const void *data, size_t size);
+  ecs_err (*ecs_read)(ecs_reader *in, void *data, size_t size);
+  ecs_err (*ecs_write_u32)(ecs_writer *out, uint32_t v);
+  ecs_err (*ecs_read_u32)(ecs_reader *in, uint32_t *v);
   bool (*ecs_record_valid)(const ecs_world *w, ecs_entity e);
   ecs_err (*ecs_manager_register_in)(ecs_world *w, ecs_namespace ns,
                                      const char *name,
@@ -98,6 +102,15 @@ struct ecs_api {
   size_t (*ecs_manager_count)(const ecs_world *w);
   void *(*ecs_manager_at)(const ecs_world *w, size_t i, const char **name,
                           const ecs_manager_class **cls);
+  ecs_err (*ecs_manager_listen)(ecs_world *w, const void *manager,
+                                unsigned events, ecs_listener_fn fn,
+                                void *ud);
+  bool (*ecs_manager_unlisten)(ecs_world *w, const void *manager,
+                               ecs_listener_fn fn, void *ud);
+  ecs_err (*ecs_manager_notify_listeners)(ecs_world *w, void *self,
+                                          ecs_entity e, ecs_event event);
+  void (*ecs_manager_stats_at)(const ecs_world *w, size_t i,
+                               ecs_manager_stats *out);
   size_t (*ecs_world_gc)(ecs_world *w, size_t budget);
   ecs_err (*ecs_create)(ecs_world *w, ecs_entity *out);
   ecs_err (*ecs_create_n)(ecs_world *w, ecs_entity *out, size_t n);

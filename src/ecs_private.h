@@ -26,6 +26,15 @@ typedef struct ecsi_queue {
   uint32_t cap, head, len;
 } ecsi_queue;
 
+/* A listener (ecs_manager_listen); fn == NULL once removed while
+** notifications were running (dropped when the outermost returns). */
+typedef struct ecsi_listener {
+  const void *manager;
+  unsigned events;
+  ecs_listener_fn fn;
+  void *ud;
+} ecsi_listener;
+
 typedef struct ecsi_manager {
   char *name;
   size_t name_size;
@@ -43,6 +52,10 @@ struct ecs_world {
   ecsi_queue free;       /* freed indices, oldest first */
   ecsi_manager *manager; /* registry.c: managers, in registration order */
   uint32_t manager_count, manager_cap;
+  ecsi_listener *listener; /* registry.c: in the order they were added */
+  uint32_t listener_count, listener_cap;
+  uint32_t notifying;      /* notifications in progress */
+  bool listener_dead;      /* some entry has fn == NULL */
   /* component: lua refs dropped by component managers, waiting for the
   ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
   ** where ref_slots counts the lua-field cells of every stored instance, so

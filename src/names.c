@@ -276,8 +276,13 @@ static const char *nm_check(const ecs_world *w, const void *self) {
   return ecsi_sparse_each(&m->map, check_map_entry, m);
 }
 
-static const ecs_manager_class names_class = {"names", nm_gc, nm_check,
-                                              nm_free, nm_purge};
+static const ecs_manager_class names_class = {
+  .kind = "names",
+  .gc = nm_gc,
+  .check = nm_check,
+  .free = nm_free,
+  .purge = nm_purge,
+};
 
 ecs_err ecs_names_new(ecs_world *w, ecs_names **out) {
   ecs_names *m;

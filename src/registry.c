@@ -94,7 +94,88 @@ void ecsi_purge_index(ecs_world *w, uint32_t index) {
       w->manager[i].cls->purge(w, w->manager[i].self, index);
 }
 
-/* Managers are freed in reverse order of registration. */
+/* ------------------------------------------------------------------------
+** Listeners. Kept in one array in the order they were added; a
+** notification walks it for the reporting manager. That is O(listeners)
+** per event, paid only while some listener exists (ecs_manager_notify
+** checks the count inline): observers are few next to records. A
+** listener may add or remove listeners: additions are appended (they see
+** the next event, not this one), removals during a notification only
+** clear fn, and the outermost notification compacts.
+** --------------------------------------------------------------------- */
+static bool registered(const ecs_world *w, const void *self) {
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].self == self) return true;
+  return false;
+}
+
+ecs_err ecs_manager_listen(ecs_world *w, const void *manager, unsigned events,
+                           ecs_listener_fn fn, void *ud) {
+  const unsigned known = ECS_EVENT_ADD | ECS_EVENT_REMOVE | ECS_EVENT_SET;
+  void *p = w->listener;
+  ecs_err err;
+  if (fn == NULL || (events & known) == 0 || (events & ~known) != 0 ||
+      !registered(w, manager))
+    return ECS_ERR_INVALID;
+  err = ecsi_grow(w, &p, &w->listener_cap, w->listener_count + 1,
+                  sizeof *w->listener, 4);
+  if (err != ECS_ERR_OK) return err;
+  w->listener = (ecsi_listener *)p;
+  w->listener[w->listener_count].manager = manager;
+  w->listener[w->listener_count].events = events;
+  w->listener[w->listener_count].fn = fn;
+  w->listener[w->listener_count].ud = ud;
+  w->listener_count++;
+  w->head.listeners++;
+  return ECS_ERR_OK;
+}
+
+static void compact_listeners(ecs_world *w) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < w->listener_count; i++)
+    if (w->listener[i].fn != NULL) w->listener[n++] = w->listener[i];
+  w->listener_count = n;
+  w->listener_dead = false;
+}
+
+bool ecs_manager_unlisten(ecs_world *w, const void *manager,
+                          ecs_listener_fn fn, void *ud) {
+  for (uint32_t i = 0; i < w->listener_count; i++) {
+    ecsi_listener *l = &w->listener[i];
+    if (l->fn == fn && fn != NULL && l->manager == manager && l->ud == ud) {
+      l->fn = NULL;
+      w->head.listeners--;
+      w->listener_dead = true;
+      if (w->notifying == 0) compact_listeners(w);
+      return true;
+    }
+  }
+  return false;
+}
+
+ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
+                                     ecs_event event) {
+  uint32_t n = w->listener_count; /* those added during this one wait */
+  ecs_err err = ECS_ERR_OK;
+  w->notifying++;
+  for (uint32_t i = 0; i < n && err == ECS_ERR_OK; i++) {
+    const ecsi_listener l = w->listener[i]; /* the array may move */
+    if (l.fn != NULL && l.manager == self && (l.events & (unsigned)event))
+      err = l.fn(w, self, e, event, l.ud);
+  }
+  if (--w->notifying == 0 && w->listener_dead) compact_listeners(w);
+  return err;
+}
+
+void ecs_manager_stats_at(const ecs_world *w, size_t i,
+                          ecs_manager_stats *out) {
+  out->records = out->live = out->bytes = 0;
+  if (i < w->manager_count && w->manager[i].cls->stats != NULL)
+    w->manager[i].cls->stats(w, w->manager[i].self, out);
+}
+
+/* Managers are freed in reverse order of registration, listeners with
+** them. */
 void ecsi_managers_free(ecs_world *w) {
   while (w->manager_count > 0) {
     ecsi_manager *m = &w->manager[--w->manager_count];
@@ -104,4 +185,8 @@ void ecsi_managers_free(ecs_world *w) {
   ecsi_free(w, w->manager, (size_t)w->manager_cap * sizeof *w->manager);
   w->manager = NULL;
   w->manager_cap = 0;
+  ecsi_free(w, w->listener, (size_t)w->listener_cap * sizeof *w->listener);
+  w->listener = NULL;
+  w->listener_count = w->listener_cap = 0;
+  w->head.listeners = 0;
 }

@@ -658,8 +658,13 @@ static const char *tr_check(const ecs_world *w, const void *self) {
   return bad;
 }
 
-static const ecs_manager_class transform_class = {"transform", tr_gc,
-                                                  tr_check, tr_free, tr_purge};
+static const ecs_manager_class transform_class = {
+  .kind = "transform",
+  .gc = tr_gc,
+  .check = tr_check,
+  .free = tr_free,
+  .purge = tr_purge,
+};
 
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   ecs_transform *t;

@@ -84,7 +84,10 @@ static void dummy_free(ecs_world *w, void *self) {
   (void)w;
   free(self);
 }
-static const ecs_manager_class dummy_class = {"dummy", NULL, NULL, dummy_free, NULL};
+static const ecs_manager_class dummy_class = {
+  .kind = "dummy",
+  .free = dummy_free,
+};
 
 TEST(Component_names_apart_from_other_managers) {
   test_alloc a;

@@ -261,12 +261,23 @@ static void probe_free(ecs_world *w, void *self) {
   if (p->freed != NULL) ++*p->freed;
 }
 
-static const ecs_manager_class probe_class = {"probe", probe_gc, probe_check,
-                                              probe_free, probe_purge};
-static const ecs_manager_class no_purge_class = {"no purge", probe_gc,
-                                                 probe_check, probe_free, NULL};
-static const ecs_manager_class no_records_class = {"no records", NULL, NULL,
-                                                   probe_free, NULL};
+static const ecs_manager_class probe_class = {
+  .kind = "probe",
+  .gc = probe_gc,
+  .check = probe_check,
+  .free = probe_free,
+  .purge = probe_purge,
+};
+static const ecs_manager_class no_purge_class = {
+  .kind = "no purge",
+  .gc = probe_gc,
+  .check = probe_check,
+  .free = probe_free,
+};
+static const ecs_manager_class no_records_class = {
+  .kind = "no records",
+  .free = probe_free,
+};
 
 /* Each of 1024 indices is destroyed once, then once per lap of laps. */
 static void run_laps(ecs_world *w, int laps) {

@@ -80,8 +80,12 @@ static void no_free(ecs_world *w, void *self) {
   (void)w;
   (void)self;
 }
-static const ecs_manager_class gc_counter = {"counter", count_gc, NULL, no_free,
-                                             no_purge};
+static const ecs_manager_class gc_counter = {
+  .kind = "counter",
+  .gc = count_gc,
+  .free = no_free,
+  .purge = no_purge,
+};
 
 /* ------------------------------------------------------------------------
 ** External systems that log their runs and can act on the world
