@@ -85,8 +85,8 @@ static void counter_free(ecs_world *w, void *self) {
   f(ud, self, sizeof(counter), 0);
 }
 
-static const ecs_manager_class counter_class = {"probe", NULL, NULL,
-                                                counter_free, NULL};
+static const ecs_manager_class counter_class = {.kind = "probe",
+                                                .free = counter_free};
 
 typedef struct lcounter {
   counter *c;
