@@ -92,8 +92,11 @@ typedef struct ecs_world ecs_world;
 ** The first member of every ecs_world: what ecs_alive needs, public so that
 ** it can be inlined. Do not write to it.
 ** slot[i] is the generation of the live entity at index i, or
-** ECS_SLOT_FREE | generation when index i is free (or was never used), so a
-** free slot never equals an 8-bit generation.
+** ECS_SLOT_FREE | generation when index i is free (or was never used).
+** ecs_alive compares the slot with every bit of the handle above the index
+** (e >> 22, at most 1023 for a 32-bit handle), so a free slot must exceed
+** 1023: then it equals no handle at all, also forged ones with bits 30 or
+** 31 set (an 0x100 flag would make handle 1 << 30 "alive" at index 0).
 */
 typedef struct ecs_world_head {
   uint16_t *slot;
@@ -101,7 +104,7 @@ typedef struct ecs_world_head {
   uint32_t listeners;  /* registered listeners (ecs_manager_notify) */
 } ecs_world_head;
 
-#define ECS_SLOT_FREE 0x100u
+#define ECS_SLOT_FREE 0x8000u
 
 /*
 ** Create an empty world.

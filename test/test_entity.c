@@ -39,6 +39,16 @@ TEST(Entity_null_and_junk_are_never_alive) {
   CHECK(!ecs_alive(w, ecs_make_entity(2, 0)));        /* never created */
   CHECK(!ecs_alive(w, ecs_make_entity(1, 1)));        /* generation ahead */
   CHECK(!ecs_alive(w, ECS_ID_MASK));
+  /* bits above the 30-bit id: index 0 and every free index hold
+  ** ECS_SLOT_FREE | generation, which no handle's upper bits may equal */
+  for (uint32_t hi = 1; hi < 4; hi++) {
+    for (uint32_t g = 0; g < 256; g++) {
+      CHECK(!ecs_alive(w, (ecs_entity)(hi << 30 | g << 22)));     /* index 0 */
+      CHECK(!ecs_alive(w, (ecs_entity)(hi << 30 | g << 22 | 2u))); /* free */
+      CHECK(!ecs_alive(w, (ecs_entity)(hi << 30 | g << 22 | 1u)));
+    }
+  }
+  CHECK(!ecs_destroy(w, (ecs_entity)(1u << 30)));
   CHECK(!ecs_destroy(w, ECS_NULL));
   CHECK(!ecs_destroy(w, ecs_make_entity(1, 1)));
   CHECK(ecs_alive(w, e));
