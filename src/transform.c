@@ -321,6 +321,24 @@ static uint32_t row_of(const ecs_transform *t, ecs_entity e) {
   return i;
 }
 
+/* e's row, or why there is none (defined with the accessors). */
+static ecs_err find_row(const ecs_transform *t, ecs_entity e, uint32_t *i);
+
+/*
+** Report event on e to the listeners (ecs.h, "Listeners"). Called last in
+** every write (first in remove): a listener may change the world, add,
+** remove or destroy anything, which moves rows, so nothing read before
+** the call is used after it. @return the first listener's error.
+*/
+static ecs_err notify(ecs_transform *t, ecs_entity e, ecs_event event) {
+  return ecs_manager_notify(t->w, t, e, event);
+}
+
+/* Has the world any listener? Batches gather entities only then. */
+static bool listening(const ecs_transform *t) {
+  return ((const ecs_world_head *)(const void *)t->w)->listeners != 0;
+}
+
 /* Byte size of a buffer of rows rows; column order keeps doubles aligned. */
 static size_t row_bytes(void) {
   return sizeof(double[16]) + sizeof(ecs_trs) + sizeof(ecs_entity) +
@@ -455,16 +473,26 @@ static void swap_rows(ecs_transform *t, uint32_t a, uint32_t b) {
   move_row(t, t->cap, b);
 }
 
+/*
+** out = pw * TRS(l), or TRS(l) for a root (pw NULL). The one formula for a
+** world matrix: propagation, save (which tells whether a stored world is
+** this product) and load (which recomputes it) share it, so a world that
+** was this product comes back bit for bit.
+*/
+static void compose(const double *pw, const ecs_trs *l, double *out) {
+  if (pw == NULL) {
+    trs_matrix(l, out);
+  } else {
+    double m[16];
+    trs_matrix(l, m);
+    mul_affine(pw, m, out);
+  }
+}
+
 /* world[i] = parent world * local matrix (the parent's world is current) */
 static void update_world(ecs_transform *t, uint32_t i) {
   uint32_t p = t->parent[i];
-  if (p == NONE) {
-    trs_matrix(&t->local[i], t->world[i]);
-  } else {
-    double m[16];
-    trs_matrix(&t->local[i], m);
-    mul_affine(t->world[p], m, t->world[i]);
-  }
+  compose(p == NONE ? NULL : t->world[p], &t->local[i], t->world[i]);
 }
 
 /*
@@ -704,7 +732,7 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
     repair(t, i);
     t->local[i] = l;
     propagate(t, i);
-    return ECS_ERR_OK;
+    return notify(t, e, ECS_EVENT_SET); /* a write, not a new record */
   }
   err = reserve_rows(t, t->n + 1u);
   if (err != ECS_ERR_OK) return err;
@@ -720,14 +748,23 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   t->mark[i] = 0;
   trs_matrix(&l, t->world[i]);
   ecsi_sparse_set(&t->map, ix, i);
-  return ECS_ERR_OK;
+  return notify(t, e, ECS_EVENT_ADD);
 }
 
-bool ecs_transform_remove(ecs_transform *t, ecs_entity e) {
-  uint32_t i = row_of(t, e);
-  if (i == NONE) return false;
-  drop_row(t, i);
-  return true;
+/*
+** REMOVE is reported first, while the row is whole; the listener may
+** move rows, remove e's row itself or destroy e, so the row is looked up
+** again. A destroyed e keeps its (now dead) row until gc, like any dead
+** entity's; otherwise the row goes, whatever the listener returned.
+*/
+ecs_err ecs_transform_remove(ecs_transform *t, ecs_entity e) {
+  uint32_t i;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  err = notify(t, e, ECS_EVENT_REMOVE);
+  i = row_of(t, e);
+  if (i != NONE) drop_row(t, i);
+  return err;
 }
 
 bool ecs_transform_has(const ecs_transform *t, ecs_entity e) {
@@ -800,7 +837,7 @@ ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
   repair(t, i);
   t->local[i] = l;
   propagate(t, i);
-  return ECS_ERR_OK;
+  return notify(t, e, ECS_EVENT_SET);
 }
 
 /* The component setters start from the effective local (see get_local). */
@@ -839,19 +876,28 @@ ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
 }
 
 /*
+** k unused mark stamps; @return the first. Stamps only grow, so no row
+** carries one yet; near the top of uint32 every mark is reset to 0 first.
+*/
+static uint32_t fresh_stamps(ecs_transform *t, uint32_t k) {
+  uint32_t base;
+  if (t->epoch > UINT32_MAX - k) {
+    for (uint32_t i = 0; i < t->n; i++) t->mark[i] = 0;
+    t->epoch = 0;
+  }
+  base = t->epoch + 1u;
+  t->epoch += k;
+  return base;
+}
+
+/*
 ** Propagate once after a batch: stamp every written row with a fresh
 ** epoch; a row is propagated only if none of its (live-linked) ancestors
 ** is stamped, since that ancestor's walk covers it; each propagated row is
 ** restamped epoch + 1 so duplicates in the batch are walked once.
 */
 static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
-  uint32_t base;
-  if (t->epoch >= UINT32_MAX - 2u) {
-    for (uint32_t i = 0; i < t->n; i++) t->mark[i] = 0;
-    t->epoch = 0;
-  }
-  base = t->epoch + 1u;
-  t->epoch += 2u;
+  uint32_t base = fresh_stamps(t, 2u);
   for (size_t k = 0; k < n; k++) t->mark[inst[k]] = base;
   for (size_t k = 0; k < n; k++) {
     uint32_t i = inst[k], a;
@@ -868,6 +914,46 @@ static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
   }
 }
 
+/*
+** A batch's notifications (SET once per entity written, after the whole
+** batch) need the entities' handles, read after the writes but before
+** the first listener runs, since a listener may move rows. With no
+** listener in the world nothing is gathered; otherwise the list is
+** allocated here, before anything is written, so that running out of
+** memory leaves the batch undone (all or nothing).
+*/
+static ecs_err batch_begin(ecs_transform *t, size_t n, ecs_entity **es) {
+  *es = NULL;
+  if (n == 0 || !listening(t)) return ECS_ERR_OK;
+  if (n > SIZE_MAX / sizeof **es) return ECS_ERR_NOMEM;
+  *es = (ecs_entity *)ecsi_realloc(t->w, NULL, 0, n * sizeof **es);
+  return *es == NULL ? ECS_ERR_NOMEM : ECS_ERR_OK;
+}
+
+/*
+** SET for each entity of the batch, once (a fresh stamp in the mark
+** column tells duplicates apart), in the order of its first row, then es
+** is freed. An entity a listener removed or destroyed before its turn is
+** skipped. The first error stops the notifications; the batch stands.
+*/
+static ecs_err batch_notify(ecs_transform *t, const uint32_t *inst, size_t n,
+                            ecs_entity *es) {
+  size_t m = 0;
+  uint32_t s;
+  ecs_err err = ECS_ERR_OK;
+  if (es == NULL) return ECS_ERR_OK;
+  s = fresh_stamps(t, 1u);
+  for (size_t k = 0; k < n; k++)
+    if (t->mark[inst[k]] != s) {
+      t->mark[inst[k]] = s;
+      es[m++] = t->entity[inst[k]];
+    }
+  for (size_t j = 0; j < m && err == ECS_ERR_OK; j++)
+    if (row_of(t, es[j]) != NONE) err = notify(t, es[j], ECS_EVENT_SET);
+  ecsi_free(t->w, es, n * sizeof *es);
+  return err;
+}
+
 static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (inst[k] >= t->n || !row_alive(t, inst[k])) return false;
@@ -877,22 +963,30 @@ static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
 ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
                                  const ecs_trs *locals, size_t n) {
   ecs_trs tmp;
+  ecs_entity *es;
+  ecs_err err;
   if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
   for (size_t k = 0; k < n; k++)
     if (!clean_trs(&locals[k], &tmp)) return ECS_ERR_INVALID;
+  err = batch_begin(t, n, &es);
+  if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     repair(t, inst[k]);
     clean_trs(&locals[k], &t->local[inst[k]]);
   }
   propagate_batch(t, inst, n);
-  return ECS_ERR_OK;
+  return batch_notify(t, inst, n, es);
 }
 
 ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
                                     const double *xyz, size_t n) {
+  ecs_entity *es;
+  ecs_err err;
   if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
   for (size_t k = 0; k < 3 * n; k++)
     if (!isfinite(xyz[k])) return ECS_ERR_INVALID;
+  err = batch_begin(t, n, &es);
+  if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     ecs_trs *l = &t->local[inst[k]];
     repair(t, inst[k]);
@@ -901,7 +995,7 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
     l->position[2] = xyz[3 * k + 2];
   }
   propagate_batch(t, inst, n);
-  return ECS_ERR_OK;
+  return batch_notify(t, inst, n, es);
 }
 
 /*
@@ -992,7 +1086,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
   if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
   else propagate(t, c);
   if (p != NONE && t->parent_first && c < p) swap_rows(t, c, p);
-  return ECS_ERR_OK;
+  return notify(t, child, ECS_EVENT_SET);
 }
 
 const char *ecs_transform_keep_world_error(const ecs_transform *t,
