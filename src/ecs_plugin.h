@@ -156,7 +156,7 @@ struct ecs_api {
   ecs_transform *(*ecs_transform_of)(const ecs_world *w);
   ecs_err (*ecs_transform_add)(ecs_transform *t, ecs_entity e,
                                const ecs_trs *local);
-  bool (*ecs_transform_remove)(ecs_transform *t, ecs_entity e);
+  ecs_err (*ecs_transform_remove)(ecs_transform *t, ecs_entity e);
   bool (*ecs_transform_has)(const ecs_transform *t, ecs_entity e);
   uint32_t (*ecs_transform_instance)(const ecs_transform *t, ecs_entity e);
   void (*ecs_transform_lookup)(const ecs_transform *t, const ecs_entity *es,

@@ -321,6 +321,24 @@ static uint32_t row_of(const ecs_transform *t, ecs_entity e) {
   return i;
 }
 
+/* e's row, or why there is none (defined with the accessors). */
+static ecs_err find_row(const ecs_transform *t, ecs_entity e, uint32_t *i);
+
+/*
+** Report event on e to the listeners (ecs.h, "Listeners"). Called last in
+** every write (first in remove): a listener may change the world, add,
+** remove or destroy anything, which moves rows, so nothing read before
+** the call is used after it. @return the first listener's error.
+*/
+static ecs_err notify(ecs_transform *t, ecs_entity e, ecs_event event) {
+  return ecs_manager_notify(t->w, t, e, event);
+}
+
+/* Has the world any listener? Batches gather entities only then. */
+static bool listening(const ecs_transform *t) {
+  return ((const ecs_world_head *)(const void *)t->w)->listeners != 0;
+}
+
 /* Byte size of a buffer of rows rows; column order keeps doubles aligned. */
 static size_t row_bytes(void) {
   return sizeof(double[16]) + sizeof(ecs_trs) + sizeof(ecs_entity) +
@@ -455,16 +473,26 @@ static void swap_rows(ecs_transform *t, uint32_t a, uint32_t b) {
   move_row(t, t->cap, b);
 }
 
+/*
+** out = pw * TRS(l), or TRS(l) for a root (pw NULL). The one formula for a
+** world matrix: propagation, save (which tells whether a stored world is
+** this product) and load (which recomputes it) share it, so a world that
+** was this product comes back bit for bit.
+*/
+static void compose(const double *pw, const ecs_trs *l, double *out) {
+  if (pw == NULL) {
+    trs_matrix(l, out);
+  } else {
+    double m[16];
+    trs_matrix(l, m);
+    mul_affine(pw, m, out);
+  }
+}
+
 /* world[i] = parent world * local matrix (the parent's world is current) */
 static void update_world(ecs_transform *t, uint32_t i) {
   uint32_t p = t->parent[i];
-  if (p == NONE) {
-    trs_matrix(&t->local[i], t->world[i]);
-  } else {
-    double m[16];
-    trs_matrix(&t->local[i], m);
-    mul_affine(t->world[p], m, t->world[i]);
-  }
+  compose(p == NONE ? NULL : t->world[p], &t->local[i], t->world[i]);
 }
 
 /*
@@ -658,12 +686,281 @@ static const char *tr_check(const ecs_world *w, const void *self) {
   return bad;
 }
 
+/* {====================================================================
+** The class hooks beyond gc and check: has, clear, stats, schema, save,
+** load (ecs.h, ecs_manager_class)
+** ===================================================================== */
+
+static bool tr_has(const ecs_world *w, const void *self, ecs_entity e) {
+  (void)w;
+  return row_of((const ecs_transform *)self, e) != NONE;
+}
+
+/*
+** Every row goes, and the memory with it: the buffer and the map's pages
+** are freed, so the manager is as ecs_transform_new left it (the
+** parent-first setting stays). Nothing is linked any more, so every
+** invariant of tr_check holds trivially.
+*/
+static void tr_clear(ecs_world *w, void *self) {
+  ecs_transform *t = (ecs_transform *)self;
+  ecsi_free(w, t->buf, t->buf_size);
+  ecsi_sparse_free(w, &t->map);
+  t->buf = NULL;
+  t->buf_size = 0;
+  t->n = t->cap = 0;
+  t->world = NULL;
+  t->local = NULL;
+  t->entity = NULL;
+  t->parent = t->first_child = t->next_sibling = t->prev_sibling = NULL;
+  t->mark = NULL;
+  t->epoch = t->gc_cursor = 0;
+}
+
+/* Bytes of the map: its directory and the pages in use (sparse.c). */
+static size_t map_bytes(const ecsi_sparse *m) {
+  size_t bytes = (size_t)m->page_count * sizeof *m->page;
+  for (uint32_t p = 0; p < m->page_count; p++)
+    if (m->page[p] != NULL) bytes += ECSI_PAGE_SIZE * sizeof(uint32_t);
+  return bytes;
+}
+
+/* The manager's three blocks: itself, the row buffer (every column, the
+** scratch row included) and the map. */
+static void tr_stats(const ecs_world *w, const void *self,
+                     ecs_manager_stats *out) {
+  const ecs_transform *t = (const ecs_transform *)self;
+  (void)w;
+  out->records = t->n;
+  out->live = 0;
+  for (uint32_t i = 0; i < t->n; i++) out->live += row_alive(t, i);
+  out->bytes = sizeof *t + t->buf_size + map_bytes(&t->map);
+}
+
+/*
+** A record as the user sees and saves it: the local transform in the
+** doubles it is stored in, and the parent. The world matrix is left out:
+** it is derived (parent world x local), and load recomputes it.
+*/
+static const ecs_field_def tr_fields[] = {
+  {"position_x", ECS_F64}, {"position_y", ECS_F64}, {"position_z", ECS_F64},
+  {"rotation_x", ECS_F64}, {"rotation_y", ECS_F64}, {"rotation_z", ECS_F64},
+  {"rotation_w", ECS_F64}, {"scale_x", ECS_F64},    {"scale_y", ECS_F64},
+  {"scale_z", ECS_F64},    {"parent", ECS_ENTITY},
+};
+
+static uint32_t tr_schema(const ecs_world *w, const void *self,
+                          ecs_field_def *out, uint32_t max) {
+  uint32_t n = (uint32_t)(sizeof tr_fields / sizeof tr_fields[0]);
+  (void)w;
+  (void)self;
+  for (uint32_t k = 0; k < n && k < max; k++) out[k] = tr_fields[k];
+  return n;
+}
+
+/*
+** The stream (docs/transform.md, "Save and load"), machine byte order:
+**   u32 TR_FORMAT, u32 count, then count records, each
+**   u32 entity, u32 parent (ECS_NULL for a root), u8 flags,
+**   10 f64 local (position xyz, rotation xyzw, scale xyz),
+**   and, when flags has TR_WORLD, 16 f64 world matrix (column-major).
+** Records come in depth-first order, parents before children and
+** children in attachment order, so load links each record as it reads it
+** and needs no second pass; a parent after its child is corrupt, which
+** also rules out cycles.
+**
+** The world matrix is stored only where it is not what load would
+** recompute (compose of the parent's world and the local): after
+** set_parent with keep_world (the world kept exactly, the local its
+** decomposition) and for children of destroyed parents (saved as roots
+** with the decomposed local, world kept). So load restores every world
+** matrix bit for bit, and a plain hierarchy costs 89 bytes a record.
+*/
+#define TR_FORMAT 1u
+#define TR_WORLD 1u
+#define TR_RECORD_MIN (2u * sizeof(uint32_t) + 1u + sizeof(ecs_trs))
+
+_Static_assert(sizeof(ecs_trs) == 10 * sizeof(double),
+               "ecs_trs is saved as 10 doubles");
+
+/* Save live row i, a child of live row p (NONE: saved as a root). */
+static ecs_err save_row(const ecs_transform *t, uint32_t i, uint32_t p,
+                        ecs_writer *out) {
+  ecs_trs l = t->local[i];
+  double m[16];
+  uint8_t flags = 0;
+  ecs_err err;
+  if (p == NONE && t->parent[i] != NONE) /* parent dead: see get_local */
+    decompose(t->world[i], &l);
+  compose(p == NONE ? NULL : t->world[p], &l, m);
+  if (memcmp(m, t->world[i], sizeof m) != 0) flags |= TR_WORLD;
+  err = ecs_write_u32(out, t->entity[i]);
+  if (err == ECS_ERR_OK)
+    err = ecs_write_u32(out, p == NONE ? ECS_NULL : t->entity[p]);
+  if (err == ECS_ERR_OK) err = ecs_write(out, &flags, 1);
+  if (err == ECS_ERR_OK) err = ecs_write(out, &l, sizeof l);
+  if (err == ECS_ERR_OK && (flags & TR_WORLD))
+    err = ecs_write(out, t->world[i], sizeof t->world[i]);
+  return err;
+}
+
+/* Save root r and its live descendants: propagate's walk, writing. */
+static ecs_err save_tree(const ecs_transform *t, uint32_t r, ecs_writer *out) {
+  ecs_err err = save_row(t, r, NONE, out);
+  uint32_t c = t->first_child[r];
+  while (c != NONE && err == ECS_ERR_OK) {
+    if (row_alive(t, c)) {
+      err = save_row(t, c, t->parent[c], out);
+      if (t->first_child[c] != NONE) {
+        c = t->first_child[c];
+        continue;
+      }
+    }
+    while (t->next_sibling[c] == NONE) {
+      c = t->parent[c];
+      if (c == r) return err;
+    }
+    c = t->next_sibling[c];
+  }
+  return err;
+}
+
+/*
+** Live rows only. The roots of the saved forest are the live rows whose
+** parent is none or dead; the walk from each does not enter dead nodes
+** (whose live children are roots themselves), so every live row is
+** written exactly once, and count is known before the first record.
+*/
+static ecs_err tr_save(const ecs_world *w, const void *self,
+                       ecs_writer *out) {
+  const ecs_transform *t = (const ecs_transform *)self;
+  uint32_t live = 0;
+  ecs_err err;
+  (void)w;
+  for (uint32_t i = 0; i < t->n; i++) live += row_alive(t, i);
+  err = ecs_write_u32(out, TR_FORMAT);
+  if (err == ECS_ERR_OK) err = ecs_write_u32(out, live);
+  for (uint32_t r = 0; r < t->n && err == ECS_ERR_OK; r++) {
+    uint32_t p = t->parent[r];
+    if (row_alive(t, r) && (p == NONE || !row_alive(t, p)))
+      err = save_tree(t, r, out);
+  }
+  return err;
+}
+
+/* The rule the setters and tr_check apply: finite numbers, a unit
+** rotation (within the check's tolerance: load does not normalize, so
+** that saved values come back bit for bit). */
+static bool valid_local(const ecs_trs *l) {
+  double qn = 0;
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(l->position[k]) || !isfinite(l->scale[k])) return false;
+  for (int k = 0; k < 4; k++) qn += l->rotation[k] * l->rotation[k];
+  return fabs(qn - 1.0) < 1e-9; /* false for NaN and inf too */
+}
+
+/*
+** Read and check one record into row nt->n of the new rows (reserved),
+** linking it under its parent. @return ECS_ERR_CORRUPT for anything
+** save could not have written for this world: an entity that is not
+** alive (or not a 30-bit id), one already read, a parent not read
+** before, unknown flags, a local that breaks valid_local, a world
+** matrix that is not affine (its last row is 0 0 0 1). World matrices
+** may hold inf and NaN: an overflowed chain has them (docs,
+** "Overflow"), and a saved world is restored as it was.
+*/
+static ecs_err load_row(ecs_transform *nt, ecs_reader *in) {
+  uint32_t e, pe, p = NONE, i = nt->n;
+  uint8_t flags;
+  ecs_trs l;
+  double m[16];
+  ecs_err err = ecs_read_u32(in, &e);
+  if (err == ECS_ERR_OK) err = ecs_read_u32(in, &pe);
+  if (err == ECS_ERR_OK) err = ecs_read(in, &flags, 1);
+  if (err == ECS_ERR_OK) err = ecs_read(in, &l, sizeof l);
+  if (err == ECS_ERR_OK && (flags & TR_WORLD)) err = ecs_read(in, m, sizeof m);
+  if (err != ECS_ERR_OK) return err;
+  if ((e & ~ECS_ID_MASK) != 0 || !ecs_alive(nt->w, e) ||
+      ecsi_sparse_get(&nt->map, ecs_entity_index(e)) != NONE)
+    return ECS_ERR_CORRUPT;
+  if (pe != ECS_NULL) {
+    p = ecsi_sparse_get(&nt->map, ecs_entity_index(pe));
+    if (p == NONE || nt->entity[p] != pe) return ECS_ERR_CORRUPT;
+  }
+  if ((flags & ~TR_WORLD) != 0 || !valid_local(&l)) return ECS_ERR_CORRUPT;
+  if ((flags & TR_WORLD) && !(m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1))
+    return ECS_ERR_CORRUPT;
+  err = ecsi_sparse_reserve(nt->w, &nt->map, ecs_entity_index(e));
+  if (err != ECS_ERR_OK) return err;
+  nt->n++;
+  nt->entity[i] = e;
+  nt->local[i] = l;
+  nt->parent[i] = nt->first_child[i] = NONE;
+  nt->next_sibling[i] = nt->prev_sibling[i] = NONE;
+  nt->mark[i] = 0;
+  if (p != NONE) link_row(nt, i, p);
+  if (flags & TR_WORLD) memcpy(nt->world[i], m, sizeof m);
+  else compose(p == NONE ? NULL : nt->world[p], &l, nt->world[i]);
+  ecsi_sparse_set(&nt->map, ecs_entity_index(e), i);
+  return ECS_ERR_OK;
+}
+
+/*
+** All or nothing: the new rows and map are built aside (nt) while the
+** stream is read and checked, and replace the old ones only when every
+** record was read; on any error the new blocks are freed, the manager is
+** untouched and the reader is back where it was. The count is checked
+** against the bytes left before anything is allocated for it, so a
+** forged count cannot make load allocate more than the stream could
+** fill. The rows come out depth first (the stream's order), the layout
+** ecs_transform_sort would give.
+*/
+static ecs_err tr_load(ecs_world *w, void *self, ecs_reader *in) {
+  ecs_transform *t = (ecs_transform *)self, nt;
+  size_t start = in->pos;
+  uint32_t format, count;
+  ecs_err err = ecs_read_u32(in, &format);
+  if (err == ECS_ERR_OK) err = ecs_read_u32(in, &count);
+  if (err == ECS_ERR_OK &&
+      (format != TR_FORMAT || count > ECS_MAX_ENTITIES ||
+       count > (in->size - in->pos) / TR_RECORD_MIN))
+    err = ECS_ERR_CORRUPT;
+  if (err != ECS_ERR_OK) {
+    in->pos = start;
+    return err;
+  }
+  memset(&nt, 0, sizeof nt);
+  nt.w = w;
+  err = reserve_rows(&nt, count);
+  for (uint32_t k = 0; k < count && err == ECS_ERR_OK; k++)
+    err = load_row(&nt, in);
+  if (err != ECS_ERR_OK) {
+    ecsi_free(w, nt.buf, nt.buf_size);
+    ecsi_sparse_free(w, &nt.map);
+    in->pos = start;
+    return err;
+  }
+  ecsi_free(w, t->buf, t->buf_size);
+  ecsi_sparse_free(w, &t->map);
+  nt.parent_first = t->parent_first; /* a setting, not a record */
+  *t = nt;
+  return ECS_ERR_OK;
+}
+
+/* }==================================================================== */
+
 static const ecs_manager_class transform_class = {
   .kind = "transform",
   .gc = tr_gc,
   .check = tr_check,
   .free = tr_free,
   .purge = tr_purge,
+  .has = tr_has,
+  .clear = tr_clear,
+  .stats = tr_stats,
+  .schema = tr_schema,
+  .save = tr_save,
+  .load = tr_load,
 };
 
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
@@ -704,7 +1001,7 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
     repair(t, i);
     t->local[i] = l;
     propagate(t, i);
-    return ECS_ERR_OK;
+    return notify(t, e, ECS_EVENT_SET); /* a write, not a new record */
   }
   err = reserve_rows(t, t->n + 1u);
   if (err != ECS_ERR_OK) return err;
@@ -720,14 +1017,23 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   t->mark[i] = 0;
   trs_matrix(&l, t->world[i]);
   ecsi_sparse_set(&t->map, ix, i);
-  return ECS_ERR_OK;
+  return notify(t, e, ECS_EVENT_ADD);
 }
 
-bool ecs_transform_remove(ecs_transform *t, ecs_entity e) {
-  uint32_t i = row_of(t, e);
-  if (i == NONE) return false;
-  drop_row(t, i);
-  return true;
+/*
+** REMOVE is reported first, while the row is whole; the listener may
+** move rows, remove e's row itself or destroy e, so the row is looked up
+** again. A destroyed e keeps its (now dead) row until gc, like any dead
+** entity's; otherwise the row goes, whatever the listener returned.
+*/
+ecs_err ecs_transform_remove(ecs_transform *t, ecs_entity e) {
+  uint32_t i;
+  ecs_err err = find_row(t, e, &i);
+  if (err != ECS_ERR_OK) return err;
+  err = notify(t, e, ECS_EVENT_REMOVE);
+  i = row_of(t, e);
+  if (i != NONE) drop_row(t, i);
+  return err;
 }
 
 bool ecs_transform_has(const ecs_transform *t, ecs_entity e) {
@@ -800,7 +1106,7 @@ ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
   repair(t, i);
   t->local[i] = l;
   propagate(t, i);
-  return ECS_ERR_OK;
+  return notify(t, e, ECS_EVENT_SET);
 }
 
 /* The component setters start from the effective local (see get_local). */
@@ -839,19 +1145,28 @@ ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
 }
 
 /*
+** k unused mark stamps; @return the first. Stamps only grow, so no row
+** carries one yet; near the top of uint32 every mark is reset to 0 first.
+*/
+static uint32_t fresh_stamps(ecs_transform *t, uint32_t k) {
+  uint32_t base;
+  if (t->epoch > UINT32_MAX - k) {
+    for (uint32_t i = 0; i < t->n; i++) t->mark[i] = 0;
+    t->epoch = 0;
+  }
+  base = t->epoch + 1u;
+  t->epoch += k;
+  return base;
+}
+
+/*
 ** Propagate once after a batch: stamp every written row with a fresh
 ** epoch; a row is propagated only if none of its (live-linked) ancestors
 ** is stamped, since that ancestor's walk covers it; each propagated row is
 ** restamped epoch + 1 so duplicates in the batch are walked once.
 */
 static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
-  uint32_t base;
-  if (t->epoch >= UINT32_MAX - 2u) {
-    for (uint32_t i = 0; i < t->n; i++) t->mark[i] = 0;
-    t->epoch = 0;
-  }
-  base = t->epoch + 1u;
-  t->epoch += 2u;
+  uint32_t base = fresh_stamps(t, 2u);
   for (size_t k = 0; k < n; k++) t->mark[inst[k]] = base;
   for (size_t k = 0; k < n; k++) {
     uint32_t i = inst[k], a;
@@ -868,6 +1183,46 @@ static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
   }
 }
 
+/*
+** A batch's notifications (SET once per entity written, after the whole
+** batch) need the entities' handles, read after the writes but before
+** the first listener runs, since a listener may move rows. With no
+** listener in the world nothing is gathered; otherwise the list is
+** allocated here, before anything is written, so that running out of
+** memory leaves the batch undone (all or nothing).
+*/
+static ecs_err batch_begin(ecs_transform *t, size_t n, ecs_entity **es) {
+  *es = NULL;
+  if (n == 0 || !listening(t)) return ECS_ERR_OK;
+  if (n > SIZE_MAX / sizeof **es) return ECS_ERR_NOMEM;
+  *es = (ecs_entity *)ecsi_realloc(t->w, NULL, 0, n * sizeof **es);
+  return *es == NULL ? ECS_ERR_NOMEM : ECS_ERR_OK;
+}
+
+/*
+** SET for each entity of the batch, once (a fresh stamp in the mark
+** column tells duplicates apart), in the order of its first row, then es
+** is freed. An entity a listener removed or destroyed before its turn is
+** skipped. The first error stops the notifications; the batch stands.
+*/
+static ecs_err batch_notify(ecs_transform *t, const uint32_t *inst, size_t n,
+                            ecs_entity *es) {
+  size_t m = 0;
+  uint32_t s;
+  ecs_err err = ECS_ERR_OK;
+  if (es == NULL) return ECS_ERR_OK;
+  s = fresh_stamps(t, 1u);
+  for (size_t k = 0; k < n; k++)
+    if (t->mark[inst[k]] != s) {
+      t->mark[inst[k]] = s;
+      es[m++] = t->entity[inst[k]];
+    }
+  for (size_t j = 0; j < m && err == ECS_ERR_OK; j++)
+    if (row_of(t, es[j]) != NONE) err = notify(t, es[j], ECS_EVENT_SET);
+  ecsi_free(t->w, es, n * sizeof *es);
+  return err;
+}
+
 static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (inst[k] >= t->n || !row_alive(t, inst[k])) return false;
@@ -877,22 +1232,30 @@ static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
 ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
                                  const ecs_trs *locals, size_t n) {
   ecs_trs tmp;
+  ecs_entity *es;
+  ecs_err err;
   if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
   for (size_t k = 0; k < n; k++)
     if (!clean_trs(&locals[k], &tmp)) return ECS_ERR_INVALID;
+  err = batch_begin(t, n, &es);
+  if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     repair(t, inst[k]);
     clean_trs(&locals[k], &t->local[inst[k]]);
   }
   propagate_batch(t, inst, n);
-  return ECS_ERR_OK;
+  return batch_notify(t, inst, n, es);
 }
 
 ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
                                     const double *xyz, size_t n) {
+  ecs_entity *es;
+  ecs_err err;
   if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
   for (size_t k = 0; k < 3 * n; k++)
     if (!isfinite(xyz[k])) return ECS_ERR_INVALID;
+  err = batch_begin(t, n, &es);
+  if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     ecs_trs *l = &t->local[inst[k]];
     repair(t, inst[k]);
@@ -901,7 +1264,7 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
     l->position[2] = xyz[3 * k + 2];
   }
   propagate_batch(t, inst, n);
-  return ECS_ERR_OK;
+  return batch_notify(t, inst, n, es);
 }
 
 /*
@@ -992,7 +1355,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
   if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
   else propagate(t, c);
   if (p != NONE && t->parent_first && c < p) swap_rows(t, c, p);
-  return ECS_ERR_OK;
+  return notify(t, child, ECS_EVENT_SET);
 }
 
 const char *ecs_transform_keep_world_error(const ecs_transform *t,

@@ -21,6 +21,28 @@
 ** when the index's generation wraps first, the row is marked purged, so
 ** the entity that gets the old handle back has no row, parent or child.
 **
+** Notifications (ecs_manager_listen on ecs_transform_of(w)): ADD after
+** ecs_transform_add gave e a new transform (its values set); REMOVE
+** before ecs_transform_remove takes one away (still readable); SET after
+** a local transform or parent was written (set_local, set_position,
+** set_rotation, set_scale, set_parent, add to an entity that had one, the
+** bulk setters: once per entity, after the whole batch). The entity
+** notified is the one written: descendants whose world matrix followed
+** are not, nor are children orphaned by a remove, nor anything destroy,
+** gc, sort, clear or load changes. A listener runs when the manager is
+** consistent and may do anything (destroy e, re-parent, remove); the
+** manager reads nothing it held before the call. A listener's error is
+** returned by the call that notified, and the change stands (for
+** REMOVE: the transform is still removed).
+**
+** Class hooks (ecs.h, ecs_manager_class): has, clear, stats, schema
+** (position_x..z, rotation_x..w, scale_x..z as f64, parent as entity),
+** save and load. The stream holds the live records, parents before
+** children, with the world matrix only where it is not parent world x
+** local; load checks all of it before it changes anything and restores
+** every local, parent, child order and world matrix exactly
+** (docs/transform.md, "Save and load").
+**
 ** Layer: managers, above entity and below query (layers: alloc.h).
 ** Includes ecs.h only.
 */
@@ -62,15 +84,22 @@ ecs_transform *ecs_transform_of(const ecs_world *w);
 /*
 ** Give e a transform: local = *local (NULL: identity), no parent. If e
 ** already has one, its local transform is overwritten (parent kept).
-** Rotations are normalized.
+** Rotations are normalized. Notifies ADD (a new transform) or SET.
 ** @return ECS_ERR_DEAD, ECS_ERR_INVALID (non-finite number, zero
-**         quaternion), ECS_ERR_NOMEM (then nothing changed).
+**         quaternion), ECS_ERR_NOMEM (then nothing changed), or a
+**         listener's error (then e has its transform).
 */
 ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local);
 
-/* Remove e's transform; its children become roots (world kept).
-** @return false if e had none or is not alive. */
-bool ecs_transform_remove(ecs_transform *t, ecs_entity e);
+/*
+** Remove e's transform; its children become roots (world kept). REMOVE
+** is notified first, while e's transform is whole.
+** @return ECS_ERR_DEAD or ECS_ERR_MISSING (nothing happened), or a
+**         listener's error (the transform is removed all the same, unless
+**         the listener destroyed e: then its row waits for gc like any
+**         dead entity's).
+*/
+ecs_err ecs_transform_remove(ecs_transform *t, ecs_entity e);
 
 /* True when e is alive and has a transform. */
 bool ecs_transform_has(const ecs_transform *t, ecs_entity e);
@@ -105,8 +134,9 @@ ecs_err ecs_transform_get_world_rotation(const ecs_transform *t,
 
 /*
 ** Setters: write the local transform, then update e's world matrix and
-** all its descendants'. @return ECS_ERR_DEAD, ECS_ERR_MISSING,
-** ECS_ERR_INVALID (non-finite, zero quaternion); never allocate.
+** all its descendants', and notify SET. @return ECS_ERR_DEAD,
+** ECS_ERR_MISSING, ECS_ERR_INVALID (non-finite, zero quaternion), or a
+** listener's error (the write stands); never allocate.
 */
 ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
                                 const ecs_trs *local);
@@ -122,7 +152,12 @@ ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
 ** then propagate once: each affected world matrix is computed once, even
 ** when both a node and its ancestor are in the batch. All or nothing: any
 ** bad instance or value fails with ECS_ERR_INVALID before anything is
-** written (duplicates: the last one wins).
+** written (duplicates: the last one wins). While the world has listeners,
+** the entities are gathered for SET (once per entity, after the whole
+** batch, in batch order; those a listener removes or destroys first are
+** skipped): the list is allocated before anything is written, so
+** ECS_ERR_NOMEM leaves the batch undone. The first listener error stops
+** the notifications and is returned; the batch stands.
 */
 ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
                                  const ecs_trs *locals, size_t n);
@@ -134,12 +169,14 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 ** the local transform (the world matrix follows the new parent); true keeps
 ** the world matrix exactly and sets local to its decomposition relative to
 ** the new parent. Children are kept in attachment order.
+** Notifies SET for child.
 ** @return ECS_ERR_DEAD (child or parent not alive), ECS_ERR_MISSING (either
 **         has no transform), ECS_ERR_CYCLE (parent is child or below it),
 **         ECS_ERR_INVALID (keep_world impossible: see
 **         ecs_transform_keep_world_error). Checking for a cycle costs the
 **         smaller of the parent's depth and the child's subtree size
-**         (nothing for a childless child).
+**         (nothing for a childless child); or a listener's error (the
+**         new parent stands).
 */
 ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
                                  ecs_entity parent, bool keep_world);

@@ -468,7 +468,7 @@ static void op_transform(state *st, input *in) {
     break;
   }
   case 1: /* remove */
-    ENSURE(ecs_transform_remove(st->tr, e) == (has != 0));
+    ENSURE((ecs_transform_remove(st->tr, e) == ECS_ERR_OK) == (has != 0));
     if (has) {
       x->has_tr = 0;
       x->parent = -1;

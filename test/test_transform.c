@@ -117,8 +117,8 @@ TEST(Transform_add_has_remove) {
     ecs_transform_lookup(t, es, out, 3);
     CHECK(out[0] == 0 && out[1] == 1 && out[2] == ECS_NO_INSTANCE);
   }
-  CHECK(ecs_transform_remove(t, e));
-  CHECK(!ecs_transform_remove(t, e));
+  CHECK_EQ_INT(ecs_transform_remove(t, e), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_transform_remove(t, e), ECS_ERR_MISSING);
   CHECK(!ecs_transform_has(t, e));
   CHECK_EQ_INT(ecs_transform_instance(t, f), 0); /* swapped into row 0 */
   CHECK_WORLD(w);
@@ -129,7 +129,7 @@ TEST(Transform_add_has_remove) {
   CHECK_EQ_INT(ecs_transform_add(t, stale, NULL), ECS_ERR_DEAD);
   CHECK_EQ_INT(ecs_transform_set_position(t, stale, 1, 2, 3), ECS_ERR_DEAD);
   CHECK_EQ_INT(ecs_transform_get_local(t, stale, &l), ECS_ERR_DEAD);
-  CHECK(!ecs_transform_remove(t, stale));
+  CHECK_EQ_INT(ecs_transform_remove(t, stale), ECS_ERR_DEAD);
   CHECK_EQ_INT(ecs_transform_size(t), 1); /* awaits gc */
   CHECK_EQ_INT(ecs_world_gc(w, SIZE_MAX), 1);
   CHECK_EQ_INT(ecs_transform_size(t), 0);
@@ -274,11 +274,11 @@ TEST(Transform_swap_remove_fixes_links) {
   }
   /* remove the first, a middle, the last child; the last row moves each
   ** time into the hole */
-  CHECK(ecs_transform_remove(t, c[0]));
+  CHECK_EQ_INT(ecs_transform_remove(t, c[0]), ECS_ERR_OK);
   CHECK_WORLD(w);
-  CHECK(ecs_transform_remove(t, c[3]));
+  CHECK_EQ_INT(ecs_transform_remove(t, c[3]), ECS_ERR_OK);
   CHECK_WORLD(w);
-  CHECK(ecs_transform_remove(t, c[5])); /* g becomes a root, world kept */
+  CHECK_EQ_INT(ecs_transform_remove(t, c[5]), ECS_ERR_OK); /* g becomes a root, world kept */
   CHECK_WORLD(w);
   CHECK(ecs_transform_parent(t, g) == ECS_NULL);
   CHECK_EQ_INT(ecs_transform_get_world(t, g, m), 0);
@@ -297,7 +297,7 @@ TEST(Transform_swap_remove_fixes_links) {
     CHECK(near(m[12], 6));
   }
   /* remove the parent: children become roots in place */
-  CHECK(ecs_transform_remove(t, r));
+  CHECK_EQ_INT(ecs_transform_remove(t, r), ECS_ERR_OK);
   CHECK_WORLD(w);
   CHECK_EQ_INT(ecs_transform_get_world(t, c[4], m), 0);
   CHECK(near(m[12], 6));
@@ -581,7 +581,7 @@ TEST(Transform_random_edits_keep_invariants) {
     }
     switch (op) {
       case 0: CHECK(ecs_destroy(w, e[k])); break;
-      case 1: CHECK(ecs_transform_remove(t, e[k])); ecs_destroy(w, e[k]); break;
+      case 1: CHECK_EQ_INT(ecs_transform_remove(t, e[k]), ECS_ERR_OK); ecs_destroy(w, e[k]); break;
       case 2: case 3: {
         ecs_err err = ecs_transform_set_parent(t, e[k], ecs_alive(w, e[j]) ? e[j] : ECS_NULL,
                                                rnd(&seed) % 2);

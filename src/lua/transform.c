@@ -109,10 +109,19 @@ static int l_tr_add(lua_State *L) {
   return 0;
 }
 
-/* T:remove(e) -> boolean */
+/* T:remove(e) -> boolean (false: e is dead or has no transform). Asked
+** first, so that a listener's error is raised, never taken for false. */
 static int l_tr_remove(lua_State *L) {
   ecs_transform *t = check_tr(L);
-  lua_pushboolean(L, ecs_transform_remove(t, check_entity(L, 2)));
+  ecs_entity e = check_entity(L, 2);
+  ecs_err err;
+  if (!ecs_transform_has(t, e)) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  err = ecs_transform_remove(t, e);
+  if (err != ECS_ERR_OK) return tr_fail(L, "remove", err);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
