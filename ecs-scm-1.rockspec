@@ -64,6 +64,7 @@ build = {
   install = {
     lua = {
       ["ecs.include.ecs"] = "src/ecs.h",
+      ["ecs.include.records"] = "src/records.h",
       ["ecs.include.component"] = "src/component.h",
       ["ecs.include.transform"] = "src/transform.h",
       ["ecs.include.names"] = "src/names.h",

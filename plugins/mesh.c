@@ -10,13 +10,33 @@
 **   M:remove_all(e)   --> number removed
 **   M:has(e)  M:count()  M:size()  M:gc([budget])
 **
-** Layout: one block of three uint32_t columns -- owner, mesh, next -- and a
-** flat entity-index -> first-instance array. An entity's instances form a
-** singly linked chain through next (ECS_NO_LINK ends it). Removal swaps the
-** last instance into the hole, so whoever linked to the last instance (the
-** map, or its predecessor in its own chain) is repointed. All instances of
-** a chain share their owner, so a chain left by a dead entity is found
-** whole: adding to a newer entity with the same index first drops it.
+** Layout: one block of three uint32_t columns -- owner, mesh, next -- and
+** the core's entity-index -> record map (records.h), which here leads to
+** an entity's first instance. An entity's instances form a singly linked
+** chain through next (NO_LINK ends it). Removal swaps the last instance
+** into the hole, so whoever linked to the last instance (the map, or its
+** predecessor in its own chain) is repointed. All instances of a chain
+** share their owner, so a chain left by a dead entity is found whole:
+** adding to a newer entity with the same index first drops it. Instances
+** of dead entities are reclaimed by the core's lazy-gc policy
+** (ecs_record_gc), the one every built-in manager uses.
+**
+** The manager class has every hook of ecs.h's ecs_manager_class: gc,
+** check, free, purge, and has, clear, stats, schema (one u32 field,
+** "mesh"), save and load.
+**
+** Listeners (ecs_manager_listen on this manager) hear ADD for every
+** instance add appends (after it is linked), REMOVE for every instance
+** remove or remove_all takes (before it goes: the chain is still
+** readable; the removal then applies to what e's chain holds when the
+** listeners return). A listener's error is raised by the method after
+** the reported change stands (remove_all stops there). gc, clear and load
+** notify nobody.
+**
+** Saved form (save/load; machine byte order, framed by the snapshot): the
+** number n of live entities with meshes (u32), then per entity its handle
+** (u32), its instance count c >= 1 (u32) and its c mesh ids (u32) in
+** chain order, the order of M:meshes(e).
 */
 #include <string.h>
 
@@ -24,19 +44,20 @@
 
 #define MESH_CLASS "ecs.Mesh"
 #define MESH_NAME "mesh"
-#define NO_LINK UINT32_MAX
+#define NO_LINK ECS_RECORD_NONE
 
 typedef struct meshes {
   uint32_t size, cap;
+  uint32_t gc_cursor;  /* where ecs_record_gc's scan goes on */
   uint32_t *block;     /* owner[cap], mesh[cap], next[cap] */
-  uint32_t *map;       /* entity index -> first instance, NO_LINK: none */
-  uint32_t map_count;
-  uint64_t rng;
+  ecs_record_map map;  /* entity index -> first instance */
 } meshes;
 
 #define OWNER(m, i) ((m)->block[(i)])
 #define MESH(m, i) ((m)->block[(size_t)(m)->cap + (i)])
 #define NEXT(m, i) ((m)->block[2 * (size_t)(m)->cap + (i)])
+
+static const ecs_field_def mesh_fields[1] = {{"mesh", ECS_U32}};
 
 static void *m_alloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
   void *ud;
@@ -44,45 +65,58 @@ static void *m_alloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
   return f(ud, p, osize, nsize);
 }
 
-/* Room for one more instance and for e's index in the map. */
-static ecs_err m_reserve(ecs_world *w, meshes *m, ecs_entity e) {
-  uint32_t index = ecs_entity_index(e);
-  if (index >= m->map_count) {
-    uint32_t n = m->map_count ? m->map_count : 64u, *p;
-    while (n <= index) n *= 2;
-    p = (uint32_t *)m_alloc(w, m->map, (size_t)m->map_count * 4u, (size_t)n * 4u);
-    if (p == NULL) return ECS_ERR_NOMEM;
-    memset(p + m->map_count, 0xff, (size_t)(n - m->map_count) * 4u);
-    m->map = p;
-    m->map_count = n;
-  }
-  if (m->size == m->cap) {
-    uint32_t ncap = m->cap ? m->cap * 2 : 16u;
-    uint32_t *b = (uint32_t *)m_alloc(w, NULL, 0, (size_t)ncap * 12u);
-    if (b == NULL) return ECS_ERR_NOMEM;
-    for (int c = 0; c < 3 && m->size > 0; c++)
-      memcpy(b + (size_t)c * ncap, m->block + (size_t)c * m->cap,
-             (size_t)m->size * 4u);
-    m_alloc(w, m->block, (size_t)m->cap * 12u, 0);
-    m->block = b;
-    m->cap = ncap;
-  }
+/* Room for need instances in the block (doubling); all or nothing. The
+** cap stays below 2^30, so neither the doubling nor 12 * cap wraps. */
+static ecs_err m_grow(ecs_world *w, meshes *m, uint32_t need) {
+  uint32_t ncap = m->cap ? m->cap : 16u, *b;
+  if (need <= m->cap) return ECS_ERR_OK;
+  if (need > (1u << 30)) return ECS_ERR_NOMEM;
+  while (ncap < need) ncap *= 2;
+  b = (uint32_t *)m_alloc(w, NULL, 0, (size_t)ncap * 12u);
+  if (b == NULL) return ECS_ERR_NOMEM;
+  for (int c = 0; c < 3 && m->size > 0; c++)
+    memcpy(b + (size_t)c * ncap, m->block + (size_t)c * m->cap,
+           (size_t)m->size * 4u);
+  m_alloc(w, m->block, (size_t)m->cap * 12u, 0);
+  m->block = b;
+  m->cap = ncap;
   return ECS_ERR_OK;
 }
 
-/* The link (map slot or a next cell) that points to instance i. */
-static uint32_t *link_to(meshes *m, uint32_t i) {
-  uint32_t *l = &m->map[ecs_entity_index(OWNER(m, i))];
-  while (*l != i) l = &NEXT(m, *l);
-  return l;
+/* Room for one more instance and for e's index in the map. */
+static ecs_err m_reserve(ecs_world *w, meshes *m, ecs_entity e) {
+  ecs_err err = ecs_record_map_reserve(w, &m->map, ecs_entity_index(e));
+  if (err != ECS_ERR_OK) return err;
+  return m_grow(w, m, m->size + 1u);
+}
+
+/* Free the block and the map: no instances left (clear, free, load). */
+static void m_release(ecs_world *w, meshes *m) {
+  m_alloc(w, m->block, (size_t)m->cap * 12u, 0);
+  ecs_record_map_free(w, &m->map);
+  m->block = NULL;
+  m->size = m->cap = m->gc_cursor = 0;
+}
+
+/* Repoint the link to instance from (the map entry of its owner's index,
+** or its predecessor's next) to `to`. */
+static void relink(meshes *m, uint32_t from, uint32_t to) {
+  uint32_t index = ecs_entity_index(OWNER(m, from));
+  uint32_t j = ecs_record_map_get(&m->map, index);
+  if (j == from) {
+    ecs_record_map_set(&m->map, index, to);
+    return;
+  }
+  while (NEXT(m, j) != from) j = NEXT(m, j);
+  NEXT(m, j) = to;
 }
 
 /* Unlink instance i from its chain, then swap the last instance in. */
 static void m_remove_at(meshes *m, uint32_t i) {
   uint32_t last = m->size - 1;
-  *link_to(m, i) = NEXT(m, i);
+  relink(m, i, NEXT(m, i));
   if (i != last) {
-    *link_to(m, last) = i;
+    relink(m, last, i);
     OWNER(m, i) = OWNER(m, last);
     MESH(m, i) = MESH(m, last);
     NEXT(m, i) = NEXT(m, last);
@@ -90,89 +124,100 @@ static void m_remove_at(meshes *m, uint32_t i) {
   m->size--;
 }
 
-/* Remove every instance of the chain at e's index whose owner is owner. */
-static uint32_t m_remove_chain(meshes *m, uint32_t index) {
-  uint32_t n = 0;
-  if (index >= m->map_count) return 0;
-  while (m->map[index] != NO_LINK) {
-    m_remove_at(m, m->map[index]);
-    n++;
-  }
-  return n;
+/* Remove every instance of the chain at index. */
+static void m_remove_chain(meshes *m, uint32_t index) {
+  uint32_t i;
+  while ((i = ecs_record_map_get(&m->map, index)) != NO_LINK) m_remove_at(m, i);
 }
 
 /* First instance of e, or NO_LINK (also for dead owners). */
 static uint32_t m_first(const ecs_world *w, const meshes *m, ecs_entity e) {
-  uint32_t index = ecs_entity_index(e), i;
-  if (index >= m->map_count || !ecs_alive(w, e)) return NO_LINK;
-  i = m->map[index];
+  uint32_t i;
+  if (!ecs_alive(w, e)) return NO_LINK;
+  i = ecs_record_map_get(&m->map, ecs_entity_index(e));
   return i != NO_LINK && OWNER(m, i) == e ? i : NO_LINK;
 }
 
 /* Append an instance to e's chain (e alive). @return e's instance count. */
 static ecs_err m_add(ecs_world *w, meshes *m, ecs_entity e, uint32_t mesh,
                      uint32_t *count) {
-  uint32_t index = ecs_entity_index(e), i, *l;
+  uint32_t index = ecs_entity_index(e), i, head, tail = NO_LINK;
   ecs_err err = m_reserve(w, m, e);
   if (err != ECS_ERR_OK) return err;
-  if (m->map[index] != NO_LINK && OWNER(m, m->map[index]) != e)
+  head = ecs_record_map_get(&m->map, index);
+  if (head != NO_LINK && OWNER(m, head) != e) {
     m_remove_chain(m, index); /* left by a dead entity with this index */
+    head = NO_LINK;
+  }
   *count = 1;
-  for (l = &m->map[index]; *l != NO_LINK; l = &NEXT(m, *l)) ++*count;
+  for (uint32_t j = head; j != NO_LINK; j = NEXT(m, j)) {
+    tail = j;
+    ++*count;
+  }
   i = m->size++;
   OWNER(m, i) = e;
   MESH(m, i) = mesh;
   NEXT(m, i) = NO_LINK;
-  *l = i;
+  if (tail == NO_LINK) ecs_record_map_set(&m->map, index, i);
+  else NEXT(m, tail) = i;
   return ECS_ERR_OK;
 }
 
+/* The instances as the core's lazy gc sees them: owners, swap-remove. A
+** dead chain goes an instance at a time, each drop relinking the rest. */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return OWNER((const meshes *)self, i);
+}
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  (void)w;
+  m_remove_at((meshes *)self, i);
+}
+static const ecs_record_ops gc_ops = {gc_owner, gc_drop};
+
+/* The core's one policy (records.h); SIZE_MAX sweeps everything. */
 static size_t m_gc(ecs_world *w, void *self, size_t budget) {
   meshes *m = (meshes *)self;
-  size_t done = 0;
-  if (budget == SIZE_MAX) {
-    for (uint32_t i = m->size; i-- > 0;)
-      if (i < m->size && !ecs_alive(w, OWNER(m, i))) {
-        m_remove_at(m, i);
-        done++;
-      }
-    return done;
+  return ecs_record_gc(w, m, &gc_ops, &m->size, &m->gc_cursor, budget);
+}
+
+/* What check_chain needs: the world, the manager, a count of instances
+** reached (ecs_record_map_each hands a const pointer through). */
+typedef struct chain_check {
+  const ecs_world *w;
+  const meshes *m;
+  uint32_t *reached;
+} chain_check;
+
+/* The chain that the map entry of index x leads to is well formed. */
+static const char *check_chain(const void *ud, uint32_t x, uint32_t head) {
+  const chain_check *cc = (const chain_check *)ud;
+  const meshes *m = cc->m;
+  uint32_t steps = 0;
+  if (head >= m->size) return "mesh: link past the instances";
+  for (uint32_t i = head; i != NO_LINK; i = NEXT(m, i)) {
+    if (i >= m->size) return "mesh: link past the instances";
+    if (ecs_entity_index(OWNER(m, i)) != x) return "mesh: chain of another index";
+    if (OWNER(m, i) != OWNER(m, head)) return "mesh: chain mixes owners";
+    if (!ecs_record_valid(cc->w, OWNER(m, i)))
+      return "mesh: record outlived its generation (wrap)";
+    if (++steps > m->size) return "mesh: chain loops";
+    ++*cc->reached;
   }
-  for (unsigned live = 0; live < 4 && done < budget && m->size > 0;) {
-    uint32_t i;
-    m->rng ^= m->rng << 13;
-    m->rng ^= m->rng >> 7;
-    m->rng ^= m->rng << 17;
-    i = (uint32_t)(((m->rng >> 32) * m->size) >> 32);
-    if (ecs_alive(w, OWNER(m, i))) {
-      live++;
-    } else {
-      m_remove_at(m, i);
-      done++;
-      live = 0;
-    }
-  }
-  return done;
+  return NULL;
 }
 
 /* Every chain is well formed: each instance is reached exactly once, from
-** the map slot of its owner's index, through instances of the same owner. */
+** the map entry of its owner's index, through instances of the same owner. */
 static const char *m_check(const ecs_world *w, const void *self) {
   const meshes *m = (const meshes *)self;
   uint32_t reached = 0;
+  chain_check cc;
+  const char *bad;
   if (m->size > m->cap) return "mesh: size exceeds capacity";
-  for (uint32_t x = 0; x < m->map_count; x++) {
-    uint32_t steps = 0;
-    for (uint32_t i = m->map[x]; i != NO_LINK; i = NEXT(m, i)) {
-      if (i >= m->size) return "mesh: link past the instances";
-      if (ecs_entity_index(OWNER(m, i)) != x) return "mesh: chain of another index";
-      if (OWNER(m, i) != OWNER(m, m->map[x])) return "mesh: chain mixes owners";
-      if (!ecs_record_valid(w, OWNER(m, i)))
-        return "mesh: record outlived its generation (wrap)";
-      if (++steps > m->size) return "mesh: chain loops";
-      reached++;
-    }
-  }
+  cc.w = w;
+  cc.m = m;
+  cc.reached = &reached;
+  if ((bad = ecs_record_map_each(&m->map, check_chain, &cc)) != NULL) return bad;
   if (reached != m->size) return "mesh: instances not reachable from the map";
   return NULL;
 }
@@ -183,16 +228,127 @@ static const char *m_check(const ecs_world *w, const void *self) {
 static void m_purge(ecs_world *w, void *self, uint32_t index) {
   meshes *m = (meshes *)self;
   (void)w;
-  if (index >= m->map_count) return;
-  for (uint32_t i = m->map[index]; i != NO_LINK; i = NEXT(m, i))
+  for (uint32_t i = ecs_record_map_get(&m->map, index); i != NO_LINK; i = NEXT(m, i))
     OWNER(m, i) = ecs_mark_purged(OWNER(m, i));
 }
 
 static void m_free(ecs_world *w, void *self) {
   meshes *m = (meshes *)self;
-  m_alloc(w, m->block, (size_t)m->cap * 12u, 0);
-  m_alloc(w, m->map, (size_t)m->map_count * 4u, 0);
+  m_release(w, m);
   m_alloc(w, m, sizeof *m, 0);
+}
+
+/* ------------------------------------------------------------------------
+** The manager interface's optional hooks (ecs.h, ecs_manager_class)
+** --------------------------------------------------------------------- */
+
+static bool m_has(const ecs_world *w, const void *self, ecs_entity e) {
+  return m_first(w, (const meshes *)self, e) != NO_LINK;
+}
+
+/* Every instance goes, and with them the memory. */
+static void m_clear(ecs_world *w, void *self) { m_release(w, (meshes *)self); }
+
+static void m_stats(const ecs_world *w, const void *self,
+                    ecs_manager_stats *out) {
+  const meshes *m = (const meshes *)self;
+  out->records = m->size;
+  out->live = 0;
+  for (uint32_t i = 0; i < m->size; i++) out->live += ecs_alive(w, OWNER(m, i));
+  out->bytes = sizeof *m + (size_t)m->cap * 12u + ecs_record_map_bytes(&m->map);
+}
+
+static uint32_t m_schema(const ecs_world *w, const void *self,
+                         ecs_field_def *out, uint32_t max) {
+  (void)w;
+  (void)self;
+  if (max > 0) out[0] = mesh_fields[0];
+  return 1;
+}
+
+/* Is instance i the first of a live entity's chain? */
+static bool live_head(const ecs_world *w, const meshes *m, uint32_t i) {
+  return ecs_alive(w, OWNER(m, i)) &&
+         ecs_record_map_get(&m->map, ecs_entity_index(OWNER(m, i))) == i;
+}
+
+/* The saved form: see the top of the file. Chains of live entities only,
+** in the order of their first instances. */
+static ecs_err m_save(const ecs_world *w, const void *self, ecs_writer *out) {
+  const meshes *m = (const meshes *)self;
+  uint32_t n = 0;
+  ecs_err err;
+  for (uint32_t i = 0; i < m->size; i++) n += live_head(w, m, i);
+  if ((err = ecs_write_u32(out, n)) != ECS_ERR_OK) return err;
+  for (uint32_t i = 0; i < m->size; i++) {
+    uint32_t c = 0;
+    if (!live_head(w, m, i)) continue;
+    for (uint32_t j = i; j != NO_LINK; j = NEXT(m, j)) c++;
+    if ((err = ecs_write_u32(out, OWNER(m, i))) != ECS_ERR_OK ||
+        (err = ecs_write_u32(out, c)) != ECS_ERR_OK)
+      return err;
+    for (uint32_t j = i; j != NO_LINK; j = NEXT(m, j))
+      if ((err = ecs_write_u32(out, MESH(m, j))) != ECS_ERR_OK) return err;
+  }
+  return ECS_ERR_OK;
+}
+
+/* Read one entity's chain into fresh (see m_load). */
+static ecs_err load_chain(ecs_world *w, meshes *fresh, ecs_reader *r) {
+  uint32_t e, c, index, first;
+  ecs_err err;
+  if ((err = ecs_read_u32(r, &e)) != ECS_ERR_OK ||
+      (err = ecs_read_u32(r, &c)) != ECS_ERR_OK)
+    return err;
+  index = ecs_entity_index(e);
+  /* at least one mesh, all of them present; a live entity, not a repeat */
+  if (c == 0 || c > (r->size - r->pos) / 4u || !ecs_alive(w, e) ||
+      ecs_record_map_get(&fresh->map, index) != NO_LINK)
+    return ECS_ERR_CORRUPT;
+  if (c > (1u << 30) - fresh->size) return ECS_ERR_NOMEM; /* m_grow's cap */
+  if ((err = ecs_record_map_reserve(w, &fresh->map, index)) != ECS_ERR_OK ||
+      (err = m_grow(w, fresh, fresh->size + c)) != ECS_ERR_OK)
+    return err;
+  first = fresh->size;
+  for (uint32_t k = 0; k < c; k++) {
+    uint32_t i = fresh->size;
+    /* cannot fail (c was checked against the bytes left); checked anyway */
+    if ((err = ecs_read_u32(r, &MESH(fresh, i))) != ECS_ERR_OK) return err;
+    fresh->size++;
+    OWNER(fresh, i) = e;
+    NEXT(fresh, i) = k + 1 < c ? i + 1 : NO_LINK;
+  }
+  ecs_record_map_set(&fresh->map, index, first);
+  return ECS_ERR_OK;
+}
+
+/*
+** Read every chain into a fresh manager, checking as it goes (the entity
+** count against the bytes left before anything is allocated, each
+** chain's length likewise; live entities, each once, at least one mesh
+** each), and only then trade it for the old one, so any failure (bad data
+** or out of memory) leaves the manager and the reader as they were. Peak
+** memory: both managers for a moment.
+*/
+static ecs_err m_load(ecs_world *w, void *self, ecs_reader *in) {
+  meshes *m = (meshes *)self, fresh;
+  ecs_reader r = *in;
+  uint32_t n;
+  ecs_err err;
+  memset(&fresh, 0, sizeof fresh);
+  if ((err = ecs_read_u32(&r, &n)) != ECS_ERR_OK) return err;
+  /* every entity takes at least 12 bytes: handle, count, one mesh */
+  if (n > (r.size - r.pos) / 12u) return ECS_ERR_CORRUPT;
+  for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++)
+    err = load_chain(w, &fresh, &r);
+  if (err != ECS_ERR_OK) {
+    m_release(w, &fresh);
+    return err;
+  }
+  m_release(w, m);
+  *m = fresh;
+  in->pos = r.pos;
+  return ECS_ERR_OK;
 }
 
 static const ecs_manager_class mesh_class = {
@@ -201,6 +357,12 @@ static const ecs_manager_class mesh_class = {
   .check = m_check,
   .free = m_free,
   .purge = m_purge,
+  .has = m_has,
+  .clear = m_clear,
+  .stats = m_stats,
+  .schema = m_schema,
+  .save = m_save,
+  .load = m_load,
 };
 
 /* ------------------------------------------------------------------------
@@ -230,8 +392,9 @@ static int l_mesh_add(lua_State *L) {
   uint32_t id = check_mesh_id(L, 3), n;
   ecs_err err;
   if (!ecs_alive(w, e)) return ecs_lua_error(L, "mesh:add", ECS_ERR_DEAD);
-  if ((err = m_add(w, m, e, id, &n)) != ECS_ERR_OK)
-    return ecs_lua_error(L, "mesh:add", err);
+  if ((err = m_add(w, m, e, id, &n)) != ECS_ERR_OK ||
+      (err = ecs_manager_notify(w, m, e, ECS_EVENT_ADD)) != ECS_ERR_OK)
+    return ecs_lua_error(L, "mesh:add", err); /* a listener's: the add stands */
   lua_pushinteger(L, (lua_Integer)n);
   return 1;
 }
@@ -255,29 +418,52 @@ static int l_mesh_meshes(lua_State *L) {
   return 1;
 }
 
-/* M:remove(e, mesh_id) -> boolean */
+/* The first instance of e with mesh id, or NO_LINK. */
+static uint32_t m_find(const ecs_world *w, const meshes *m, ecs_entity e,
+                       uint32_t id) {
+  uint32_t i = m_first(w, m, e);
+  while (i != NO_LINK && MESH(m, i) != id) i = NEXT(m, i);
+  return i;
+}
+
+/* M:remove(e, mesh_id) -> boolean. REMOVE is reported first, while the
+** chain is readable; the listeners may move or drop instances, so the
+** instance is looked up again before it goes. */
 static int l_mesh_remove(lua_State *L) {
   ecs_world *w;
   meshes *m = check_mesh(L, &w);
   ecs_entity e = ecs_lua_check_entity(L, 2);
-  uint32_t id = check_mesh_id(L, 3);
-  for (uint32_t i = m_first(w, m, e); i != NO_LINK; i = NEXT(m, i))
-    if (MESH(m, i) == id) {
-      m_remove_at(m, i);
-      lua_pushboolean(L, 1);
-      return 1;
-    }
-  lua_pushboolean(L, 0);
+  uint32_t id = check_mesh_id(L, 3), i;
+  ecs_err err;
+  if (m_find(w, m, e, id) == NO_LINK) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  err = ecs_manager_notify(w, m, e, ECS_EVENT_REMOVE);
+  if ((i = m_find(w, m, e, id)) != NO_LINK) m_remove_at(m, i);
+  if (err != ECS_ERR_OK) return ecs_lua_error(L, "mesh:remove", err);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
-/* M:remove_all(e) -> number removed */
+/* M:remove_all(e) -> number removed: the instances e has on entry, first
+** to last, each reported (REMOVE) before it goes; a listener's error
+** stops it there (the reported one is gone). Bounded by the count on
+** entry, so a listener that adds meshes to e cannot keep it going. */
 static int l_mesh_remove_all(lua_State *L) {
   ecs_world *w;
   meshes *m = check_mesh(L, &w);
   ecs_entity e = ecs_lua_check_entity(L, 2);
-  uint32_t n = 0;
-  if (m_first(w, m, e) != NO_LINK) n = m_remove_chain(m, ecs_entity_index(e));
+  uint32_t n = 0, todo = 0, i;
+  ecs_err err = ECS_ERR_OK;
+  for (i = m_first(w, m, e); i != NO_LINK; i = NEXT(m, i)) todo++;
+  while (n < todo && err == ECS_ERR_OK && m_first(w, m, e) != NO_LINK) {
+    err = ecs_manager_notify(w, m, e, ECS_EVENT_REMOVE);
+    if ((i = m_first(w, m, e)) == NO_LINK) break; /* a listener took them */
+    m_remove_at(m, i);
+    n++;
+  }
+  if (err != ECS_ERR_OK) return ecs_lua_error(L, "mesh:remove_all", err);
   lua_pushinteger(L, (lua_Integer)n);
   return 1;
 }
@@ -340,7 +526,6 @@ static int l_mesh_new(lua_State *L) {
   if (m == NULL) err = ECS_ERR_NOMEM;
   else {
     memset(m, 0, sizeof *m);
-    m->rng = 0x2545F4914F6CDD1Dull;
     err = ecs_manager_register(w, MESH_NAME, &mesh_class, m); /* frees m on error */
   }
   if (err != ECS_ERR_OK) {

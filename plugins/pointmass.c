@@ -14,16 +14,39 @@
 **                                      -- and a world:component's columns
 **
 ** Layout (Bitsquid part 2): one block of SoA columns -- owner, mass, then
-** position, velocity and acceleration as 3 float columns each -- and a
-** flat entity-index -> instance array. simulate() integrates every stored
-** instance (semi-implicit Euler: v += a dt; p += v dt) without a liveness
-** test: records of dead entities are invisible to every read and go at the
-** next gc, so updating them costs a little and changes nothing visible.
+** position, velocity and acceleration as 3 float columns each -- and the
+** core's entity-index -> record map (records.h). simulate() integrates
+** every stored instance (semi-implicit Euler: v += a dt; p += v dt)
+** without a liveness test: records of dead entities are invisible to every
+** read and go at the next gc, so updating them costs a little and changes
+** nothing visible. Records of dead entities are reclaimed by the core's
+** lazy-gc policy (ecs_record_gc), the one every built-in manager uses.
 **
-** The glue with the ecs: a manager class (gc, check, free, purge) registered with
-** ecs_manager_register, so the world frees it and checks it; memory from
-** the world's allocator; a plugin object from ecs_lua.h.
+** Invariants (pm_check): the map and the owner column agree both ways;
+** every mass is positive and finite and every acceleration finite (only
+** the checked add and setters write them; simulate changes positions and
+** velocities only, which may overflow to inf or NaN and are taken as
+** they are).
+**
+** The glue with the ecs: a manager class registered with
+** ecs_manager_register, so the world frees, checks, gc's and purges it,
+** and whoever drives managers generically (snapshots, observers,
+** world:managers()) finds has, clear, stats, schema, save and load; memory
+** from the world's allocator; a plugin object from ecs_lua.h.
+**
+** Listeners (ecs_manager_listen on this manager) hear ADD when add gives
+** e a point mass (after its values are written), SET when add overwrites
+** one or a setter writes, REMOVE when remove takes one (before it goes:
+** still readable; the removal then applies to whatever point mass e has
+** when the listeners return). A listener's error is raised by the method
+** after its change stands. gc, clear and load notify nobody.
+**
+** Saved form (save/load; machine byte order, framed by the snapshot): the
+** record count n (u32), then n records of live entities in instance
+** order, each the entity (u32) and the schema's ten f32 fields: mass, x,
+** y, z, vx, vy, vz, ax, ay, az.
 */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -32,17 +55,26 @@
 #define PM_CLASS "ecs.PointMass"
 #define PM_NAME "pointmass"
 #define PM_COLS 10
+#define NONE ECS_RECORD_NONE
+/* bytes of one saved record: the entity and the ten fields */
+#define PM_SAVED (sizeof(uint32_t) + PM_COLS * sizeof(float))
 
 enum { MASS, PX, PY, PZ, VX, VY, VZ, AX, AY, AZ };
 
 typedef struct pointmass {
   uint32_t size, cap;
+  uint32_t gc_cursor;  /* where ecs_record_gc's scan goes on */
   ecs_entity *owner;   /* the block: owner[cap], then PM_COLS float[cap] */
   float *col[PM_COLS];
-  uint32_t *map;       /* entity index -> instance, UINT32_MAX: none */
-  uint32_t map_count;
-  uint64_t rng;        /* lazy gc's PRNG (xorshift64) */
+  ecs_record_map map;  /* entity index -> instance */
 } pointmass;
+
+/* The schema (the columns after owner, in order), as hooks report it. */
+static const ecs_field_def pm_fields[PM_COLS] = {
+  {"mass", ECS_F32}, {"x", ECS_F32},  {"y", ECS_F32},  {"z", ECS_F32},
+  {"vx", ECS_F32},   {"vy", ECS_F32}, {"vz", ECS_F32}, {"ax", ECS_F32},
+  {"ay", ECS_F32},   {"az", ECS_F32},
+};
 
 /* ------------------------------------------------------------------------
 ** The manager (no Lua here)
@@ -58,67 +90,71 @@ static size_t block_size(uint32_t cap) {
   return (size_t)cap * (sizeof(ecs_entity) + PM_COLS * sizeof(float));
 }
 
-/* Room for one more instance owned by e (map and block); all or nothing. */
-static ecs_err pm_reserve(ecs_world *w, pointmass *pm, ecs_entity e) {
-  uint32_t index = ecs_entity_index(e);
-  if (index >= pm->map_count) {
-    uint32_t n = pm->map_count ? pm->map_count : 64u;
-    uint32_t *m;
-    while (n <= index) n *= 2;
-    m = (uint32_t *)pm_alloc(w, pm->map, (size_t)pm->map_count * 4u,
-                             (size_t)n * 4u);
-    if (m == NULL) return ECS_ERR_NOMEM;
-    memset(m + pm->map_count, 0xff, (size_t)(n - pm->map_count) * 4u);
-    pm->map = m;
-    pm->map_count = n;
+/* Move the records into a block of ncap (>= size) records; all or nothing. */
+static ecs_err pm_grow(ecs_world *w, pointmass *pm, uint32_t ncap) {
+  uint8_t *b = (uint8_t *)pm_alloc(w, NULL, 0, block_size(ncap));
+  float *base;
+  if (b == NULL) return ECS_ERR_NOMEM;
+  base = (float *)(void *)(b + (size_t)ncap * sizeof(ecs_entity));
+  if (pm->size) memcpy(b, pm->owner, (size_t)pm->size * sizeof(ecs_entity));
+  for (int k = 0; k < PM_COLS; k++) {
+    if (pm->size)
+      memcpy(base + (size_t)k * ncap, pm->col[k], (size_t)pm->size * sizeof(float));
+    pm->col[k] = base + (size_t)k * ncap;
   }
-  if (pm->size == pm->cap) {
-    uint32_t ncap = pm->cap ? pm->cap * 2 : 16u;
-    uint8_t *b = (uint8_t *)pm_alloc(w, NULL, 0, block_size(ncap));
-    float *base;
-    if (b == NULL) return ECS_ERR_NOMEM;
-    base = (float *)(void *)(b + (size_t)ncap * sizeof(ecs_entity));
-    if (pm->size) memcpy(b, pm->owner, (size_t)pm->size * sizeof(ecs_entity));
-    for (int k = 0; k < PM_COLS; k++) {
-      if (pm->size)
-        memcpy(base + (size_t)k * ncap, pm->col[k], (size_t)pm->size * sizeof(float));
-      pm->col[k] = base + (size_t)k * ncap;
-    }
-    pm_alloc(w, pm->owner, block_size(pm->cap), 0);
-    pm->owner = (ecs_entity *)(void *)b;
-    pm->cap = ncap;
-  }
+  pm_alloc(w, pm->owner, block_size(pm->cap), 0);
+  pm->owner = (ecs_entity *)(void *)b;
+  pm->cap = ncap;
   return ECS_ERR_OK;
 }
 
+/* Room for one more instance owned by e (map slot and block); all or
+** nothing (a map that grew stays grown, which is harmless). One record
+** per index at most, so size stays below 2^22 and doubling cannot wrap. */
+static ecs_err pm_reserve(ecs_world *w, pointmass *pm, ecs_entity e) {
+  ecs_err err = ecs_record_map_reserve(w, &pm->map, ecs_entity_index(e));
+  if (err != ECS_ERR_OK) return err;
+  if (pm->size == pm->cap) return pm_grow(w, pm, pm->cap ? pm->cap * 2 : 16u);
+  return ECS_ERR_OK;
+}
+
+/* Free the block and the map: no records left (clear, free, load). */
+static void pm_release(ecs_world *w, pointmass *pm) {
+  pm_alloc(w, pm->owner, block_size(pm->cap), 0);
+  ecs_record_map_free(w, &pm->map);
+  pm->owner = NULL;
+  for (int k = 0; k < PM_COLS; k++) pm->col[k] = NULL;
+  pm->size = pm->cap = pm->gc_cursor = 0;
+}
+
+/* The instance of the live entity e, or NONE. */
 static uint32_t pm_lookup(const ecs_world *w, const pointmass *pm, ecs_entity e) {
-  uint32_t index = ecs_entity_index(e), i;
-  if (index >= pm->map_count) return UINT32_MAX;
-  i = pm->map[index];
-  if (i == UINT32_MAX || pm->owner[i] != e || !ecs_alive(w, e)) return UINT32_MAX;
+  uint32_t i = ecs_record_map_get(&pm->map, ecs_entity_index(e));
+  if (i == NONE || pm->owner[i] != e || !ecs_alive(w, e)) return NONE;
   return i;
 }
 
-/* Swap-remove instance i. */
+/* Swap-remove instance i: the last one moves into i, the map follows. */
 static void pm_remove_at(pointmass *pm, uint32_t i) {
   uint32_t last = --pm->size;
-  pm->map[ecs_entity_index(pm->owner[i])] = UINT32_MAX;
+  ecs_record_map_set(&pm->map, ecs_entity_index(pm->owner[i]), NONE);
   if (i != last) {
     pm->owner[i] = pm->owner[last];
     for (int k = 0; k < PM_COLS; k++) pm->col[k][i] = pm->col[k][last];
-    pm->map[ecs_entity_index(pm->owner[i])] = i;
+    ecs_record_map_set(&pm->map, ecs_entity_index(pm->owner[i]), i);
   }
 }
 
-/* e must be alive; a dead record at e's index is reused. */
+/* e must be alive and have no point mass; a dead record at e's index (a
+** former entity's, or purged) is reused. Every field starts at 0. */
 static ecs_err pm_add(ecs_world *w, pointmass *pm, ecs_entity e, uint32_t *out) {
-  uint32_t index = ecs_entity_index(e), i;
+  uint32_t index = ecs_entity_index(e);
+  uint32_t i = ecs_record_map_get(&pm->map, index);
   ecs_err err;
-  i = index < pm->map_count ? pm->map[index] : UINT32_MAX;
-  if (i == UINT32_MAX) {
+  if (i == NONE) {
     if ((err = pm_reserve(w, pm, e)) != ECS_ERR_OK) return err;
     i = pm->size++;
-    pm->map[index] = i;
+    ecs_record_map_set(&pm->map, index, i);
   }
   pm->owner[i] = e;
   for (int k = 0; k < PM_COLS; k++) pm->col[k][i] = 0.0f;
@@ -141,62 +177,162 @@ static void pm_simulate(pointmass *pm, float dt) {
   }
 }
 
-/* Bitsquid's lazy gc (see component.c); SIZE_MAX sweeps everything. */
+/* Values the checked add and setters could have written. */
+static bool valid_mass(float m) { return m > 0.0f && m <= FLT_MAX; }
+static bool finite3(const float *a) {
+  return fabsf(a[0]) <= FLT_MAX && fabsf(a[1]) <= FLT_MAX &&
+         fabsf(a[2]) <= FLT_MAX;
+}
+
+/* The records as the core's lazy gc sees them: owners, swap-remove. */
+static ecs_entity gc_owner(const void *self, uint32_t i) {
+  return ((const pointmass *)self)->owner[i];
+}
+static void gc_drop(ecs_world *w, void *self, uint32_t i) {
+  (void)w;
+  pm_remove_at((pointmass *)self, i);
+}
+static const ecs_record_ops gc_ops = {gc_owner, gc_drop};
+
+/* The core's one policy (records.h); SIZE_MAX sweeps everything. */
 static size_t pm_gc(ecs_world *w, void *self, size_t budget) {
   pointmass *pm = (pointmass *)self;
-  size_t done = 0;
-  if (budget == SIZE_MAX) {
-    for (uint32_t i = pm->size; i-- > 0;)
-      if (!ecs_alive(w, pm->owner[i])) {
-        pm_remove_at(pm, i);
-        done++;
-      }
-    return done;
-  }
-  for (unsigned live = 0; live < 4 && done < budget && pm->size > 0;) {
-    uint32_t i;
-    pm->rng ^= pm->rng << 13;
-    pm->rng ^= pm->rng >> 7;
-    pm->rng ^= pm->rng << 17;
-    i = (uint32_t)(((pm->rng >> 32) * pm->size) >> 32);
-    if (ecs_alive(w, pm->owner[i])) {
-      live++;
-    } else {
-      pm_remove_at(pm, i);
-      done++;
-      live = 0;
-    }
-  }
-  return done;
+  return ecs_record_gc(w, pm, &gc_ops, &pm->size, &pm->gc_cursor, budget);
 }
 
 /* The index's generation wrapped: its record (if any) can never be seen
 ** again; gc or the next add at this index reclaims it. Nothing moves. */
 static void pm_purge(ecs_world *w, void *self, uint32_t index) {
   pointmass *pm = (pointmass *)self;
+  uint32_t i = ecs_record_map_get(&pm->map, index);
   (void)w;
-  if (index < pm->map_count && pm->map[index] != UINT32_MAX)
-    pm->owner[pm->map[index]] = ecs_mark_purged(pm->owner[pm->map[index]]);
+  if (i != NONE) pm->owner[i] = ecs_mark_purged(pm->owner[i]);
+}
+
+/* Every map entry names a record of its own index. */
+static const char *check_map_entry(const void *ud, uint32_t index, uint32_t v) {
+  const pointmass *pm = (const pointmass *)ud;
+  if (v >= pm->size || ecs_entity_index(pm->owner[v]) != index)
+    return "pointmass: map entry without its record";
+  return NULL;
 }
 
 static const char *pm_check(const ecs_world *w, const void *self) {
   const pointmass *pm = (const pointmass *)self;
   if (pm->size > pm->cap) return "pointmass: size exceeds capacity";
   for (uint32_t i = 0; i < pm->size; i++) {
-    uint32_t index = ecs_entity_index(pm->owner[i]);
-    if (index >= pm->map_count || pm->map[index] != i)
+    float a[3] = {pm->col[AX][i], pm->col[AY][i], pm->col[AZ][i]};
+    if (ecs_record_map_get(&pm->map, ecs_entity_index(pm->owner[i])) != i)
       return "pointmass: map disagrees with owner column";
     if (!ecs_record_valid(w, pm->owner[i]))
       return "pointmass: record outlived its generation (wrap)";
+    if (!valid_mass(pm->col[MASS][i]) || !finite3(a))
+      return "pointmass: mass not positive and finite, or acceleration not finite";
   }
-  return NULL;
+  return ecs_record_map_each(&pm->map, check_map_entry, pm);
 }
 
 static void pm_free(ecs_world *w, void *self) {
   pointmass *pm = (pointmass *)self;
-  pm_alloc(w, pm->owner, block_size(pm->cap), 0);
-  pm_alloc(w, pm->map, (size_t)pm->map_count * 4u, 0);
+  pm_release(w, pm);
   pm_alloc(w, pm, sizeof *pm, 0);
+}
+
+/* ------------------------------------------------------------------------
+** The manager interface's optional hooks (ecs.h, ecs_manager_class)
+** --------------------------------------------------------------------- */
+
+static bool pm_has(const ecs_world *w, const void *self, ecs_entity e) {
+  return pm_lookup(w, (const pointmass *)self, e) != NONE;
+}
+
+/* Every record goes, and with them the memory (a cleared manager is
+** usually refilled by a load, which allocates its own). */
+static void pm_clear(ecs_world *w, void *self) {
+  pm_release(w, (pointmass *)self);
+}
+
+static void pm_stats(const ecs_world *w, const void *self,
+                     ecs_manager_stats *out) {
+  const pointmass *pm = (const pointmass *)self;
+  out->records = pm->size;
+  out->live = 0;
+  for (uint32_t i = 0; i < pm->size; i++) out->live += ecs_alive(w, pm->owner[i]);
+  out->bytes = sizeof *pm + block_size(pm->cap) + ecs_record_map_bytes(&pm->map);
+}
+
+static uint32_t pm_schema(const ecs_world *w, const void *self,
+                          ecs_field_def *out, uint32_t max) {
+  (void)w;
+  (void)self;
+  for (uint32_t k = 0; k < PM_COLS && k < max; k++) out[k] = pm_fields[k];
+  return PM_COLS;
+}
+
+/* The saved form: see the top of the file. Live records only. */
+static ecs_err pm_save(const ecs_world *w, const void *self, ecs_writer *out) {
+  const pointmass *pm = (const pointmass *)self;
+  uint32_t n = 0;
+  ecs_err err;
+  for (uint32_t i = 0; i < pm->size; i++) n += ecs_alive(w, pm->owner[i]);
+  if ((err = ecs_write_u32(out, n)) != ECS_ERR_OK) return err;
+  for (uint32_t i = 0; i < pm->size; i++) {
+    unsigned char rec[PM_SAVED];
+    if (!ecs_alive(w, pm->owner[i])) continue;
+    memcpy(rec, &pm->owner[i], sizeof(uint32_t));
+    for (int k = 0; k < PM_COLS; k++)
+      memcpy(rec + sizeof(uint32_t) + (size_t)k * sizeof(float),
+             &pm->col[k][i], sizeof(float));
+    if ((err = ecs_write(out, rec, sizeof rec)) != ECS_ERR_OK) return err;
+  }
+  return ECS_ERR_OK;
+}
+
+/*
+** Read every record into a fresh manager, checking as it goes (the count
+** against the bytes left before anything is allocated; then per record:
+** entity alive, not seen before, mass positive and finite, acceleration
+** finite), and only then trade it for the old one, so any failure (bad
+** data or out of memory) leaves the manager and the reader as they were.
+** Peak memory: both managers for a moment.
+*/
+static ecs_err pm_load(ecs_world *w, void *self, ecs_reader *in) {
+  pointmass *pm = (pointmass *)self, fresh;
+  ecs_reader r = *in;
+  uint32_t n;
+  ecs_err err;
+  memset(&fresh, 0, sizeof fresh);
+  if ((err = ecs_read_u32(&r, &n)) != ECS_ERR_OK) return err;
+  if (n > (r.size - r.pos) / PM_SAVED) return ECS_ERR_CORRUPT; /* truncated */
+  if (n > 0 && (err = pm_grow(w, &fresh, n)) != ECS_ERR_OK) return err;
+  for (uint32_t k = 0; k < n; k++) {
+    unsigned char rec[PM_SAVED];
+    float v[PM_COLS];
+    ecs_entity e;
+    uint32_t index;
+    if ((err = ecs_read(&r, rec, sizeof rec)) != ECS_ERR_OK) break;
+    memcpy(&e, rec, sizeof e);
+    memcpy(v, rec + sizeof(uint32_t), sizeof v);
+    index = ecs_entity_index(e);
+    if (!ecs_alive(w, e) || ecs_record_map_get(&fresh.map, index) != NONE ||
+        !valid_mass(v[MASS]) || !finite3(v + AX)) {
+      err = ECS_ERR_CORRUPT; /* dead or forged entity, a repeat, bad values */
+      break;
+    }
+    if ((err = ecs_record_map_reserve(w, &fresh.map, index)) != ECS_ERR_OK) break;
+    ecs_record_map_set(&fresh.map, index, k);
+    fresh.owner[k] = e;
+    for (int c = 0; c < PM_COLS; c++) fresh.col[c][k] = v[c];
+    fresh.size = k + 1;
+  }
+  if (err != ECS_ERR_OK) {
+    pm_release(w, &fresh);
+    return err;
+  }
+  pm_release(w, pm);
+  *pm = fresh;
+  in->pos = r.pos;
+  return ECS_ERR_OK;
 }
 
 static const ecs_manager_class pm_class = {
@@ -205,6 +341,12 @@ static const ecs_manager_class pm_class = {
   .check = pm_check,
   .free = pm_free,
   .purge = pm_purge,
+  .has = pm_has,
+  .clear = pm_clear,
+  .stats = pm_stats,
+  .schema = pm_schema,
+  .save = pm_save,
+  .load = pm_load,
 };
 
 /* ------------------------------------------------------------------------
@@ -227,7 +369,8 @@ static float check_float(lua_State *L, int idx) {
   return (float)v;
 }
 
-/* PM:add(e, mass [, x, y, z [, vx, vy, vz]]) -- overwrites if present */
+/* PM:add(e, mass [, x, y, z [, vx, vy, vz]]) -- overwrites if present
+** (reported as SET then, else as ADD, once the values are written) */
 static int l_pm_add(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
@@ -235,17 +378,23 @@ static int l_pm_add(lua_State *L) {
   float v[7] = {0};
   uint32_t i;
   ecs_err err;
+  ecs_event ev = ECS_EVENT_SET;
   float mass = check_float(L, 3);
   luaL_argcheck(L, mass > 0.0f, 3, "mass must be positive");
   for (int k = 0; k < 6; k++)
     if (!lua_isnoneornil(L, 4 + k)) v[k] = check_float(L, 4 + k);
   if (!ecs_alive(w, e)) return ecs_lua_error(L, "pointmass:add", ECS_ERR_DEAD);
-  if ((i = pm_lookup(w, pm, e)) == UINT32_MAX &&
-      (err = pm_add(w, pm, e, &i)) != ECS_ERR_OK)
-    return ecs_lua_error(L, "pointmass:add", err);
+  if ((i = pm_lookup(w, pm, e)) == NONE) {
+    if ((err = pm_add(w, pm, e, &i)) != ECS_ERR_OK)
+      return ecs_lua_error(L, "pointmass:add", err);
+    ev = ECS_EVENT_ADD;
+  }
   pm->col[MASS][i] = mass;
   for (int k = 0; k < 6; k++) pm->col[PX + k][i] = v[k];
   pm->col[AX][i] = pm->col[AY][i] = pm->col[AZ][i] = 0.0f;
+  /* last: the record is complete; i is not used after the listeners */
+  if ((err = ecs_manager_notify(w, pm, e, ev)) != ECS_ERR_OK)
+    return ecs_lua_error(L, "pointmass:add", err);
   return 0;
 }
 
@@ -254,7 +403,7 @@ static uint32_t need(lua_State *L, ecs_world *w, pointmass *pm, const char *fn) 
   ecs_entity e = ecs_lua_check_entity(L, 2);
   uint32_t i;
   if (!ecs_alive(w, e)) ecs_lua_error(L, fn, ECS_ERR_DEAD);
-  if ((i = pm_lookup(w, pm, e)) == UINT32_MAX) ecs_lua_error(L, fn, ECS_ERR_MISSING);
+  if ((i = pm_lookup(w, pm, e)) == NONE) ecs_lua_error(L, fn, ECS_ERR_MISSING);
   return i;
 }
 
@@ -262,7 +411,7 @@ static int get3(lua_State *L, int col0) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
   uint32_t i = pm_lookup(w, pm, ecs_lua_check_entity(L, 2));
-  if (i == UINT32_MAX) return 0;
+  if (i == NONE) return 0;
   for (int k = 0; k < 3; k++) lua_pushnumber(L, (lua_Number)pm->col[col0 + k][i]);
   return 3;
 }
@@ -272,9 +421,13 @@ static int set3(lua_State *L, int col0, const char *fn) {
   pointmass *pm = check_pm(L, &w);
   float v[3];
   uint32_t i;
+  ecs_err err;
   for (int k = 0; k < 3; k++) v[k] = check_float(L, 3 + k);
   i = need(L, w, pm, fn);
   for (int k = 0; k < 3; k++) pm->col[col0 + k][i] = v[k];
+  /* last, with the handle: the listeners may move the record */
+  err = ecs_manager_notify(w, pm, pm->owner[i], ECS_EVENT_SET);
+  if (err != ECS_ERR_OK) return ecs_lua_error(L, fn, err);
   return 0;
 }
 
@@ -296,7 +449,7 @@ static int l_pm_mass(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
   uint32_t i = pm_lookup(w, pm, ecs_lua_check_entity(L, 2));
-  if (i == UINT32_MAX) return 0;
+  if (i == NONE) return 0;
   lua_pushnumber(L, (lua_Number)pm->col[MASS][i]);
   return 1;
 }
@@ -304,16 +457,27 @@ static int l_pm_mass(lua_State *L) {
 static int l_pm_has(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
-  lua_pushboolean(L, pm_lookup(w, pm, ecs_lua_check_entity(L, 2)) != UINT32_MAX);
+  lua_pushboolean(L, pm_lookup(w, pm, ecs_lua_check_entity(L, 2)) != NONE);
   return 1;
 }
 
+/* PM:remove(e) -> whether e had a point mass. REMOVE is reported first,
+** while the record is readable; the listeners may move or drop records,
+** so e's record is looked up again before it goes. */
 static int l_pm_remove(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
-  uint32_t i = pm_lookup(w, pm, ecs_lua_check_entity(L, 2));
-  if (i != UINT32_MAX) pm_remove_at(pm, i);
-  lua_pushboolean(L, i != UINT32_MAX);
+  ecs_entity e = ecs_lua_check_entity(L, 2);
+  uint32_t i = pm_lookup(w, pm, e);
+  ecs_err err;
+  if (i == NONE) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  err = ecs_manager_notify(w, pm, e, ECS_EVENT_REMOVE);
+  if ((i = pm_lookup(w, pm, e)) != NONE) pm_remove_at(pm, i);
+  if (err != ECS_ERR_OK) return ecs_lua_error(L, "pointmass:remove", err);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -423,7 +587,6 @@ static int l_pm_new(lua_State *L) {
   if (pm == NULL) err = ECS_ERR_NOMEM;
   else {
     memset(pm, 0, sizeof *pm);
-    pm->rng = 0x9E3779B97F4A7C15ull;
     err = ecs_manager_register(w, PM_NAME, &pm_class, pm); /* frees pm on error */
   }
   if (err != ECS_ERR_OK) {

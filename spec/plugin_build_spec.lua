@@ -239,7 +239,7 @@ describe("plugins built outside the tree", function()
         n = n + 1
       end
     end
-    assert.equal(8, n) -- ecs, component, transform, names, query, value, system, ecs_lua
+    assert.equal(9, n) -- ecs, records, component, transform, names, query, value, system, ecs_lua
   end)
 
   it("compile against the installed headers with the project's warnings, load with require and work on a world",
@@ -339,5 +339,19 @@ describe("the plugin function table", function()
     assert(#declared > 100, "too few declarations found: " .. #declared)
     assert.same(declared, fields) -- a new public function: add it to struct ecs_api (src/ecs_plugin.h)
     assert.same(fields, filled)   -- and to the table in src/lua/plugin.c
+  end)
+
+  -- Without its macro, a plugin's call of a table function names the core's
+  -- symbol: a shipped plugin then fails to load ("undefined symbol"), and
+  -- one linked into a host with the core calls it behind the table's back.
+  it("redirects every field of the table with a macro", function()
+    local _, fields = names()
+    local text = read(assert(ecs.include_dir) .. "/ecs_plugin.h"):gsub("\\\n%s*", " ")
+    local missing = {}
+    for _, f in ipairs(fields) do
+      local pattern = "\n#define " .. f .. "%s+%(ecs_plugin_api%->" .. f .. "%)"
+      if not text:find(pattern) then missing[#missing + 1] = f end
+    end
+    assert.same({}, missing) -- add #define name (ecs_plugin_api->name) to src/ecs_plugin.h
   end)
 end)

@@ -110,6 +110,21 @@ describe("ecs.pointmass", function()
     assert.equals(0, PM:gc())
   end)
 
+  -- The core's lazy-gc policy (records.h), shared with every manager: a
+  -- budgeted scan that resumes where it stopped, so rare deaths anywhere
+  -- are reached within n / (4 * budget + 64) + 1 calls.
+  it("reaches rare dead records within one lap of budgeted calls", function()
+    local es = w:create(1000)
+    for _, e in ipairs(es) do PM:add(e, 1) end
+    assert.equals(0, PM:gc(10)) -- the scan now stands past the first 104
+    w:destroy({ es[100], es[700] })
+    local got = 0
+    for _ = 1, math.ceil(1000 / (4 * 10 + 64)) + 1 do got = got + PM:gc(10) end
+    assert.equals(2, got)
+    assert.equals(998, PM:count())
+    assert.is_true(w:check())
+  end)
+
   it("reports misuse with fixed messages", function()
     local e = w:create()
     assert.matches("pointmass:set_position: entity does not have the component",

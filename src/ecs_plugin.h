@@ -31,8 +31,8 @@
 ** ECS_PLUGIN_INIT(L) before its first call (from an init function that the
 ** luaopen_ function calls, say), or receives the table from the file that
 ** ran it (ecs_plugin_get_api() there, ecs_plugin_set_api(api) here).
-** Static inline helpers of the headers (ecs_alive, ecs_lua_push_entity)
-** need no table.
+** Static inline helpers of the headers (ecs_alive, ecs_record_map_get,
+** ecs_lua_push_entity) need no table.
 **
 ** Versions: ECS_API_VERSION changes when a function of the table changes
 ** its meaning or signature or leaves it; functions added later are
@@ -53,6 +53,7 @@
 #include "lauxlib.h"
 
 #include "ecs.h"
+#include "records.h"
 #include "component.h"
 #include "transform.h"
 #include "names.h"
@@ -314,6 +315,19 @@ struct ecs_api {
   void (*ecs_system_get_stats)(const ecs_system *s, ecs_system_stats *out);
   void (*ecs_system_reset_stats)(ecs_world *w);
   ecs_err (*ecs_world_update)(ecs_world *w, double dt, void *ctx, ecs_system **failed);
+  /* records.h: the managers' entity -> record map and lazy gc */
+  ecs_err (*ecs_record_map_reserve)(ecs_world *w, ecs_record_map *m,
+                                    uint32_t index);
+  void (*ecs_record_map_free)(ecs_world *w, ecs_record_map *m);
+  const char *(*ecs_record_map_each)(const ecs_record_map *m,
+                                     const char *(*fn)(const void *ud,
+                                                       uint32_t index,
+                                                       uint32_t v),
+                                     const void *ud);
+  size_t (*ecs_record_map_bytes)(const ecs_record_map *m);
+  size_t (*ecs_record_gc)(ecs_world *w, void *self, const ecs_record_ops *ops,
+                          const uint32_t *size, uint32_t *cursor,
+                          size_t budget);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -382,6 +396,10 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_type_size (ecs_plugin_api->ecs_type_size)
 #define ecs_type_name (ecs_plugin_api->ecs_type_name)
 #define ecs_type_parse (ecs_plugin_api->ecs_type_parse)
+#define ecs_write (ecs_plugin_api->ecs_write)
+#define ecs_read (ecs_plugin_api->ecs_read)
+#define ecs_write_u32 (ecs_plugin_api->ecs_write_u32)
+#define ecs_read_u32 (ecs_plugin_api->ecs_read_u32)
 #define ecs_record_valid (ecs_plugin_api->ecs_record_valid)
 #define ecs_manager_register_in (ecs_plugin_api->ecs_manager_register_in)
 #define ecs_manager_find_in (ecs_plugin_api->ecs_manager_find_in)
@@ -389,6 +407,12 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_manager_find (ecs_plugin_api->ecs_manager_find)
 #define ecs_manager_count (ecs_plugin_api->ecs_manager_count)
 #define ecs_manager_at (ecs_plugin_api->ecs_manager_at)
+#define ecs_manager_listen (ecs_plugin_api->ecs_manager_listen)
+#define ecs_manager_unlisten (ecs_plugin_api->ecs_manager_unlisten)
+/* (ecs.h's macro ecs_manager_notify expands to this one) */
+#define ecs_manager_notify_listeners \
+  (ecs_plugin_api->ecs_manager_notify_listeners)
+#define ecs_manager_stats_at (ecs_plugin_api->ecs_manager_stats_at)
 #define ecs_world_gc (ecs_plugin_api->ecs_world_gc)
 #define ecs_create (ecs_plugin_api->ecs_create)
 #define ecs_create_n (ecs_plugin_api->ecs_create_n)
@@ -538,6 +562,12 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_system_get_stats (ecs_plugin_api->ecs_system_get_stats)
 #define ecs_system_reset_stats (ecs_plugin_api->ecs_system_reset_stats)
 #define ecs_world_update (ecs_plugin_api->ecs_world_update)
+/* records.h (ecs_record_map_get and _set are inline: no table call) */
+#define ecs_record_map_reserve (ecs_plugin_api->ecs_record_map_reserve)
+#define ecs_record_map_free (ecs_plugin_api->ecs_record_map_free)
+#define ecs_record_map_each (ecs_plugin_api->ecs_record_map_each)
+#define ecs_record_map_bytes (ecs_plugin_api->ecs_record_map_bytes)
+#define ecs_record_gc (ecs_plugin_api->ecs_record_gc)
 
 #endif /* ECS_API_ONLY */
 

@@ -1,5 +1,6 @@
 /*
-** sparse.c -- paged entity index -> instance map (see sparse.h).
+** sparse.c -- the managers' entity index -> record map and the exported
+** lazy gc (records.h, sparse.h).
 */
 #include <string.h>
 
@@ -10,7 +11,8 @@
 ** the page is allocated; a failure of the second step leaves a larger but
 ** valid page table, which is harmless.
 */
-ecs_err ecsi_sparse_reserve(ecs_world *w, ecsi_sparse *m, uint32_t index) {
+ecs_err ecs_record_map_reserve(ecs_world *w, ecs_record_map *m,
+                               uint32_t index) {
   uint32_t p = index >> ECSI_PAGE_BITS, ocount = m->page_count;
   uint32_t *page;
   if (p >= ocount) {
@@ -30,7 +32,7 @@ ecs_err ecsi_sparse_reserve(ecs_world *w, ecsi_sparse *m, uint32_t index) {
   return ECS_ERR_OK;
 }
 
-void ecsi_sparse_free(ecs_world *w, ecsi_sparse *m) {
+void ecs_record_map_free(ecs_world *w, ecs_record_map *m) {
   for (uint32_t p = 0; p < m->page_count; p++)
     ecsi_free(w, m->page[p], ECSI_PAGE_SIZE * sizeof(uint32_t));
   ecsi_free(w, m->page, (size_t)m->page_count * sizeof(uint32_t *));
@@ -38,10 +40,10 @@ void ecsi_sparse_free(ecs_world *w, ecsi_sparse *m) {
   m->page_count = 0;
 }
 
-const char *ecsi_sparse_each(const ecsi_sparse *m,
-                             const char *(*fn)(const void *ud, uint32_t index,
-                                               uint32_t v),
-                             const void *ud) {
+const char *ecs_record_map_each(const ecs_record_map *m,
+                                const char *(*fn)(const void *ud,
+                                                  uint32_t index, uint32_t v),
+                                const void *ud) {
   for (uint32_t p = 0; p < m->page_count; p++) {
     if (m->page[p] == NULL) continue;
     for (uint32_t k = 0; k < ECSI_PAGE_SIZE; k++) {
@@ -53,4 +55,22 @@ const char *ecsi_sparse_each(const ecsi_sparse *m,
     }
   }
   return NULL;
+}
+
+/* What ecs_record_map_free gives back: the directory and every page. */
+size_t ecs_record_map_bytes(const ecs_record_map *m) {
+  size_t bytes = (size_t)m->page_count * sizeof(uint32_t *);
+  for (uint32_t p = 0; p < m->page_count; p++)
+    if (m->page[p] != NULL) bytes += ECSI_PAGE_SIZE * sizeof(uint32_t);
+  return bytes;
+}
+
+/*
+** For plugins: the policy of the built-in managers, not a copy of it. The
+** owner and drop calls go through ops here (the compiler cannot see a
+** plugin's functions), one indirect call per record looked at.
+*/
+size_t ecs_record_gc(ecs_world *w, void *self, const ecs_record_ops *ops,
+                     const uint32_t *size, uint32_t *cursor, size_t budget) {
+  return ecsi_lazy_gc(w, self, ops, size, cursor, budget);
 }

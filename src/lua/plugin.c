@@ -269,6 +269,12 @@ static const struct ecs_api api = {
   .ecs_system_get_stats = ecs_system_get_stats,
   .ecs_system_reset_stats = ecs_system_reset_stats,
   .ecs_world_update = ecs_world_update,
+  /* records.h */
+  .ecs_record_map_reserve = ecs_record_map_reserve,
+  .ecs_record_map_free = ecs_record_map_free,
+  .ecs_record_map_each = ecs_record_map_each,
+  .ecs_record_map_bytes = ecs_record_map_bytes,
+  .ecs_record_gc = ecs_record_gc,
 };
 
 void ecsl_open_api(lua_State *L) {
