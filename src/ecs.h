@@ -50,21 +50,45 @@ typedef uint32_t ecs_entity;
                 ((uint32_t)(index) & ECS_INDEX_MASK)))
 
 /* ------------------------------------------------------------------------
-** Errors: one table, one message per code (specs match the texts).
+** Errors: one table, one code and one message per broken rule (C tests
+** assert the code, specs match the text: the Lua binding raises
+** "Class:method: <text>"). The values are part of the plugin interface:
+** codes are only ever appended (before ECS_ERR__COUNT), never renumbered.
+** INVALID is left for argument errors of the C API that no rule of the
+** Lua API can cause (a NULL pointer, an unknown namespace or kind).
 ** --------------------------------------------------------------------- */
-#define ECS_ERRORS(X)                                           \
-  X(OK, "ok")                                                   \
-  X(NOMEM, "not enough memory")                                 \
-  X(FULL, "too many entities (limit 4194303)")                  \
-  X(DEAD, "entity is not alive")                                \
-  X(MISSING, "entity does not have the component")              \
-  X(EXISTS, "a component with this name already exists")        \
-  X(SCHEMA, "invalid component schema")                         \
-  X(CYCLE, "parenting would create a cycle")                    \
-  X(LOCKED, "world is locked by an iteration in progress")      \
-  X(INVALID, "invalid argument")                                \
-  X(READONLY, "a system wrote a read-only column")              \
-  X(CORRUPT, "invalid or truncated data")
+#define ECS_ERRORS(X)                                                       \
+  X(OK, "ok")                                                               \
+  X(NOMEM, "not enough memory")                                             \
+  X(FULL, "too many entities (limit 4194303)")                              \
+  X(DEAD, "entity is not alive")                                            \
+  X(MISSING, "entity does not have the component")                          \
+  X(EXISTS, "a component with this name already exists")                    \
+  X(SCHEMA, "invalid component schema")                                     \
+  X(CYCLE, "parenting would create a cycle")                                \
+  X(LOCKED, "world is locked by an iteration in progress")                  \
+  X(INVALID, "invalid argument")                                            \
+  X(READONLY, "a system wrote a read-only column")                          \
+  X(CORRUPT, "invalid or truncated data")                                   \
+  /* appended: the rules ECS_ERR_INVALID used to stand for */              \
+  X(CLOSED, "attempt to use a closed world")                                \
+  X(NOT_FINITE, "non-finite number")                                        \
+  X(ZERO_ROTATION, "rotation quaternion must be non-zero")                  \
+  X(BAD_ROWS, "an instance is not a live row")                              \
+  X(KEEP_WORLD, "keep_world: no finite local transform keeps the world "    \
+                "matrix")                                                   \
+  X(NO_TERMS, "at least one component expected")                            \
+  X(TOO_MANY_TERMS, "too many components (limit 32)")                       \
+  X(DUPLICATE_TERM, "a component is listed twice")                          \
+  X(TOO_MANY_COLUMNS, "too many columns (limit 32)")                        \
+  X(UNKNOWN_COMPONENT, "unknown component (not among the query's)")        \
+  X(EXCLUDED, "the component is excluded by the query")                     \
+  X(UNKNOWN_FIELD, "unknown field")                                         \
+  X(LUA_FIELD, "lua fields are not columns")                                \
+  X(NOT_NUMERIC, "the field is not numeric")                                \
+  X(EXPRESSION, "invalid expression")                                       \
+  X(BAD_CLASS, "a manager class with gc needs purge")                       \
+  X(CALLBACK, "a system's callback failed")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -324,8 +348,8 @@ typedef enum ecs_namespace {
 ** from here on and frees it through cls->free, even when registration
 ** fails.
 ** @return ECS_ERR_EXISTS if the name is taken in ns, ECS_ERR_NOMEM,
-**         ECS_ERR_INVALID for an unknown namespace or a cls with gc but
-**         no purge.
+**         ECS_ERR_BAD_CLASS for a cls with gc but no purge,
+**         ECS_ERR_INVALID for an unknown namespace.
 */
 ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
                                 const char *name,

@@ -58,7 +58,12 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx);
 
 /*
 ** Raise the Lua error for err, prefixed by the function's name, e.g.
-** "world:create: too many entities (limit 4194303)". Does not return.
+** "world:create: too many entities (limit 4194303)", with the text of
+** err in ECS_ERRORS (src/ecs.h). An error about an entity (ECS_ERR_DEAD,
+** ECS_ERR_MISSING) names the entity handle at argument 2, the entity of a
+** method called as obj:fn(e, ...): "pointmass:add: entity is not alive
+** (entity(12.3))". ECS_ERR_CLOSED raises "attempt to use a closed world"
+** alone, as every closed-world check does. Does not return.
 */
 int ecs_lua_error(lua_State *L, const char *fname, ecs_err err);
 

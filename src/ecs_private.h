@@ -118,6 +118,13 @@ typedef struct ecsi_rows {
 struct ecs_query;
 ecs_err ecsi_query_pin(ecs_world *w, struct ecs_query *q, ecsi_rows *out);
 void ecsi_query_unpin(ecs_world *w, struct ecs_query *q, void *snap);
+/* The rules of a column list (ecs_query_run's, checked by system.c when
+** a native system is added): ECS_ERR_OK, TOO_MANY_COLUMNS,
+** UNKNOWN_COMPONENT, UNKNOWN_FIELD, LUA_FIELD, INVALID (NULL pointers). */
+struct ecs_column_ref;
+ecs_err ecsi_query_check_columns(const struct ecs_query *q,
+                                 const struct ecs_column_ref *cols,
+                                 uint32_t ncols);
 /* Scratch memory owned by the query (reused between runs). */
 void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 /* Length of the run at position i over which the rows of every "with"

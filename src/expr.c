@@ -115,6 +115,7 @@ typedef struct parser {
   char *msg;
   size_t msgsize;
   bool failed;
+  ecs_err failure;    /* the first error's code: EXPRESSION or a rule's */
 } parser;
 
 /*
@@ -127,12 +128,22 @@ static void fail(parser *p, size_t at, const char *fmt, const char *a,
   char what[160];
   if (p->failed) return;
   p->failed = true;
+  p->failure = ECS_ERR_EXPRESSION;
   snprintf(what, sizeof what, fmt, alen, a, blen, b);
   snprintf(p->msg, p->msgsize, "%s at position %u", what, (unsigned)at + 1u);
 }
 
 static void fail0(parser *p, size_t at, const char *text) {
   fail(p, at, "%.*s%.*s", text, (int)strlen(text), "", 0);
+}
+
+/* fail, for an error that breaks a rule with a code of its own (the
+** resolver's unknown component or field, a field that holds no number). */
+static void fail_as(parser *p, size_t at, ecs_err code, const char *fmt,
+                    const char *a, int alen, const char *b, int blen) {
+  bool first = !p->failed;
+  fail(p, at, fmt, a, alen, b, blen);
+  if (first) p->failure = code;
 }
 
 static void skip_space(parser *p) {
@@ -192,6 +203,7 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
   uint32_t k, f;
   ecs_component *c;
   ecs_kind kind;
+  ecs_err err;
   char why[128];
   if (n == 0 || at + n >= p->len || p->src[at + n] != '.') {
     fail0(p, at, "expected Component.field");
@@ -202,16 +214,16 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
     fail0(p, at + n + 1, "expected a field name");
     return false;
   }
-  if (ecs_query_resolve_field(p->q, cname, n, cname + n + 1, m, &k, &f, why,
-                              sizeof why) != ECS_ERR_OK) {
-    fail0(p, at, why);
+  if ((err = ecs_query_resolve_field(p->q, cname, n, cname + n + 1, m, &k,
+                                     &f, why, sizeof why)) != ECS_ERR_OK) {
+    fail_as(p, at, err, "%.*s%.*s", why, (int)strlen(why), "", 0);
     return false;
   }
   c = ecs_query_with(p->q, k);
   kind = ecs_type_kind(ecs_component_field(c, f)->type);
   if (kind == ECS_KIND_ENTITY || kind == ECS_KIND_REF) {
-    fail(p, at, "field '%.*s.%.*s' is not numeric", cname, (int)n,
-         cname + n + 1, (int)m);
+    fail_as(p, at, ECS_ERR_NOT_NUMERIC, "field '%.*s.%.*s' is not numeric",
+            cname, (int)n, cname + n + 1, (int)m);
     return false;
   }
   p->pos = at + n + 1 + m;
@@ -645,13 +657,13 @@ static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
   if (msgsize > 0) msg[0] = '\0';
   if (len > MAX_SOURCE) {
     snprintf(msg, msgsize, "expression too long (limit %u bytes)", MAX_SOURCE);
-    return ECS_ERR_INVALID;
+    return ECS_ERR_EXPRESSION;
   }
   /* src is len bytes, not C text: a zero byte is an error, not the end */
   if ((zero = (const char *)memchr(src, 0, len)) != NULL) {
     snprintf(msg, msgsize, "zero byte in the expression at position %u",
              (unsigned)(zero - src) + 1u);
-    return ECS_ERR_INVALID;
+    return ECS_ERR_EXPRESSION;
   }
   memset(&p, 0, sizeof p);
   p.q = q;
@@ -672,7 +684,7 @@ static ecs_err compile(ecs_world *w, ecs_query *q, const char *src, size_t len,
   }
   program(&p);
   if (p.failed) {
-    err = ECS_ERR_INVALID;
+    err = p.failure;
     goto done;
   }
   for (uint32_t k = 0; k < p.nparam; k++) names += p.plen[k] + 1;

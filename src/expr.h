@@ -35,9 +35,13 @@ typedef struct ecs_program ecs_program;
 /*
 ** Compile src (len bytes; a zero byte in them is an error) against q's
 ** "with" managers. The program lives until q is freed.
-** @param msg receives a message naming the position on ECS_ERR_INVALID
+** @param msg receives a message naming the position on any error
 **        ("unknown field 'Position.z' at position 12"); msgsize >= 1.
-** @return ECS_ERR_OK, ECS_ERR_INVALID, ECS_ERR_NOMEM.
+** @return ECS_ERR_OK; ECS_ERR_UNKNOWN_COMPONENT, ECS_ERR_EXCLUDED,
+**         ECS_ERR_UNKNOWN_FIELD (the resolver's, ecs_query_resolve_field),
+**         ECS_ERR_NOT_NUMERIC (an entity or lua field), ECS_ERR_EXPRESSION
+**         (any other mistake: syntax, unknown function, a limit);
+**         ECS_ERR_NOMEM.
 */
 ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
                             size_t len, ecs_program **out, char *msg,

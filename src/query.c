@@ -97,15 +97,19 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_query **out) {
   ecs_query *q;
   uint32_t n = nwith + nwithout;
-  if (nwith == 0 || nwith > ECS_QUERY_MAX_TERMS ||
-      nwithout > ECS_QUERY_MAX_TERMS - nwith)
-    return ECS_ERR_INVALID;
+  if (nwith == 0) return ECS_ERR_NO_TERMS;
+  if (nwith > ECS_QUERY_MAX_TERMS || nwithout > ECS_QUERY_MAX_TERMS - nwith)
+    return ECS_ERR_TOO_MANY_TERMS;
+  /* a NULL manager is a C caller's slip, not a rule of queries: checked
+  ** over every term first, so it wins over a duplicate wherever it is */
+  for (uint32_t i = 0; i < n; i++)
+    if ((i < nwith ? with[i] : without[i - nwith]) == NULL)
+      return ECS_ERR_INVALID;
   for (uint32_t i = 0; i < n; i++) {
     const ecs_component *c = i < nwith ? with[i] : without[i - nwith];
-    if (c == NULL) return ECS_ERR_INVALID;
     for (uint32_t j = 0; j < i; j++)
       if ((j < nwith ? with[j] : without[j - nwith]) == c)
-        return ECS_ERR_INVALID;
+        return ECS_ERR_DUPLICATE_TERM;
   }
   q = (ecs_query *)ecsi_realloc(w, NULL, 0, sizeof *q);
   if (q == NULL) return ECS_ERR_NOMEM;
@@ -564,6 +568,30 @@ static uint64_t hash_bytes(const void *p, size_t n) {
 ** and entities destroyed during it are still visited (the list was taken
 ** at the start).
 */
+/* the texts of TOO_MANY_TERMS and TOO_MANY_COLUMNS in ecs.h say 32 */
+_Static_assert(ECS_QUERY_MAX_TERMS == 32u, "update the limit in ECS_ERRORS");
+
+/*
+** The rules a column list must keep to be run (ecs_query_run) or to make
+** a native system (system.c checks them once, when the system is added),
+** in one place so that both refuse the same lists with the same codes.
+*/
+ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
+                                 uint32_t ncols) {
+  if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_TOO_MANY_COLUMNS;
+  if (ncols > 0 && cols == NULL) return ECS_ERR_INVALID;
+  for (uint32_t c = 0; c < ncols; c++) {
+    if (cols[c].c == NULL) return ECS_ERR_INVALID;
+    if (ecs_query_term(q, cols[c].c) < 0) return ECS_ERR_UNKNOWN_COMPONENT;
+    if (cols[c].field >= ecs_component_field_count(cols[c].c))
+      return ECS_ERR_UNKNOWN_FIELD;
+    /* a lua field holds references the binding resolves: no numbers */
+    if (ecs_component_field(cols[c].c, cols[c].field)->type == ECS_LUA)
+      return ECS_ERR_LUA_FIELD;
+  }
+  return ECS_ERR_OK;
+}
+
 ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed) {
@@ -579,14 +607,11 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   ecs_err err = ECS_ERR_OK;
   size_t done = 0;
   if (processed != NULL) *processed = 0;
-  if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_INVALID;
+  if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
+    return err;
   for (uint32_t c = 0; c < ncols; c++) {
-    int k = ecs_query_term(q, cols[c].c);
-    if (k < 0 || cols[c].field >= ecs_component_field_count(cols[c].c))
-      return ECS_ERR_INVALID;
     type[c] = ecs_component_field(cols[c].c, cols[c].field)->type;
-    if (type[c] == ECS_LUA) return ECS_ERR_INVALID;
-    term[c] = (uint32_t)k;
+    term[c] = (uint32_t)ecs_query_term(q, cols[c].c);
     elem[c] = ecs_type_size(type[c]);
     first[c] = c;
     for (uint32_t d = 0; d < c; d++)
@@ -756,13 +781,14 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
                    ? "component '%.*s' is excluded by the query"
                    : "unknown component '%.*s'",
                cl, comp);
-    return ECS_ERR_INVALID;
+    return term_named(q, comp, clen, true) >= 0 ? ECS_ERR_EXCLUDED
+                                                : ECS_ERR_UNKNOWN_COMPONENT;
   }
   f = ecs_component_field_index(ecs_query_with(q, (uint32_t)k), field, flen);
   if (f < 0) {
     if (msg_size > 0)
       snprintf(msg, msg_size, "unknown field '%.*s.%.*s'", cl, comp, fl, field);
-    return ECS_ERR_INVALID;
+    return ECS_ERR_UNKNOWN_FIELD;
   }
   *term = (uint32_t)k;
   *fieldno = (uint32_t)f;

@@ -40,9 +40,10 @@ typedef struct ecs_query ecs_query;
 /*
 ** Create a query over nwith managers that must all be present and nwithout
 ** that must all be absent.
-** @return ECS_ERR_INVALID when nwith is 0, a manager is NULL, listed twice
-**         (in either list), or the total exceeds ECS_QUERY_MAX_TERMS;
-**         ECS_ERR_NOMEM. The managers must belong to w.
+** @return ECS_ERR_NO_TERMS when nwith is 0, ECS_ERR_TOO_MANY_TERMS when
+**         the total exceeds ECS_QUERY_MAX_TERMS, ECS_ERR_INVALID when a
+**         manager is NULL, ECS_ERR_DUPLICATE_TERM when one is listed twice
+**         (in either list); ECS_ERR_NOMEM. The managers must belong to w.
 */
 ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_component *const *without, uint32_t nwithout,
@@ -61,11 +62,13 @@ ecs_component *ecs_query_without(const ecs_query *q, uint32_t k);
 /*
 ** Resolve "Component.field" (comp[0..clen), field[0..flen)) against q's
 ** "with" managers: the one resolver of expressions, q:columns specs and
-** native systems. @return ECS_ERR_OK with *term and *fieldno, or
-** ECS_ERR_INVALID with msg (msg_size bytes, may be 0) saying why:
-** "unknown component 'X'", "component 'X' is excluded by the query",
+** native systems. @return ECS_ERR_OK with *term and *fieldno, or an error
+** with msg (msg_size bytes, may be 0) saying why:
+** ECS_ERR_UNKNOWN_COMPONENT "unknown component 'X'", ECS_ERR_EXCLUDED
+** "component 'X' is excluded by the query", ECS_ERR_UNKNOWN_FIELD
 ** "unknown field 'P.z'". Whether the field's type suits the use (numeric
-** for expressions, not lua for columns) is the caller's rule.
+** for expressions: ECS_ERR_NOT_NUMERIC; not lua for columns:
+** ECS_ERR_LUA_FIELD) is the caller's rule.
 */
 ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
                                 size_t clen, const char *field, size_t flen,
@@ -191,9 +194,12 @@ typedef void (*ecs_system_fn)(ecs_world *w, const ecs_view *view, void *ud);
 ** but must not add or remove instances of q's managers, nor run their gc,
 ** and writes only the writable columns (view->out).
 ** @param processed receives the number of entities visited (may be NULL).
-** @return ECS_ERR_INVALID for a column that is not a readable field of a
-**         "with" manager (or more than ECS_QUERY_MAX_TERMS columns);
-**         ECS_ERR_NOMEM (then fn was not called); in debug builds
+** @return ECS_ERR_TOO_MANY_COLUMNS (more than ECS_QUERY_MAX_TERMS),
+**         ECS_ERR_UNKNOWN_COMPONENT (a column's manager is not a "with"
+**         term), ECS_ERR_UNKNOWN_FIELD (its field is out of range),
+**         ECS_ERR_LUA_FIELD (a lua field), ECS_ERR_INVALID (cols or a
+**         column's manager NULL); ECS_ERR_NOMEM (then fn was not
+**         called); in debug builds
 **         ECS_ERR_READONLY when fn changed a read-only column that no
 **         writable column names (the run stops after that chunk).
 */

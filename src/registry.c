@@ -30,8 +30,9 @@ ecs_err ecs_manager_register_in(ecs_world *w, ecs_namespace ns,
   size_t len = strlen(name) + 1;
   void *p = w->manager;
   char *copy;
-  ecs_err err = ECS_ERR_INVALID;
+  ecs_err err = ECS_ERR_BAD_CLASS;
   if (cls->gc != NULL && cls->purge == NULL) goto fail; /* see ecs.h */
+  err = ECS_ERR_INVALID; /* no rule: a value outside the enum */
   if (ns != ECS_NS_MANAGER && ns != ECS_NS_COMPONENT) goto fail;
   err = ECS_ERR_EXISTS;
   if (find(w, ns, name) != NULL) goto fail;

@@ -63,22 +63,6 @@ static void free_system(ecs_world *w, ecs_system *s) {
 ** Adding
 ** --------------------------------------------------------------------- */
 
-/* The checks of ecs_query_run, made once when a native system is added. */
-static const char *check_columns(const ecs_query *q, const ecs_column_ref *cols,
-                                 uint32_t ncols) {
-  if (ncols > ECS_QUERY_MAX_TERMS) return "too many columns (limit 32)";
-  if (ncols > 0 && cols == NULL) return "columns missing";
-  for (uint32_t k = 0; k < ncols; k++) {
-    if (cols[k].c == NULL || ecs_query_term(q, cols[k].c) < 0)
-      return "a column's component is not among the query's";
-    if (cols[k].field >= ecs_component_field_count(cols[k].c))
-      return "a column's field is out of range";
-    if (ecs_component_field(cols[k].c, cols[k].field)->type == ECS_LUA)
-      return "lua fields are not columns";
-  }
-  return NULL;
-}
-
 /* Bytes of a block, or 0 on overflow; a + b with overflow to SIZE_MAX. */
 static size_t add_size(size_t a, size_t b) {
   return a > SIZE_MAX - b ? SIZE_MAX : a + b;
@@ -86,8 +70,12 @@ static size_t add_size(size_t a, size_t b) {
 
 /*
 ** The checks that need no allocation; for an expression, its program
-** (compiled now: checked, and its parameters read). @return NULL or the
-** problem (ECS_ERR_INVALID) -- *err set for other failures.
+** (compiled now: checked, and its parameters read). Sets *err (ECS_ERR_OK
+** when desc is fine) and returns the message for msg: NULL for the
+** table's text of *err, "" when msg holds the compiler's message already.
+** A part of desc that is missing (a NULL name, query, fn or call, an
+** unknown kind) is ECS_ERR_INVALID: a C caller's slip, which no rule of
+** the Lua API can cause; the other failures have codes of their own.
 */
 static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
                               ecs_program **prog, ecs_err *err, char *msg,
@@ -106,26 +94,27 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
     if (d->expr == NULL) return "an expression system needs an expression";
     *err = ecs_query_program(w, d->query, d->expr, d->expr_len, prog, buf,
                              sizeof buf);
-    if (*err == ECS_ERR_INVALID) {
+    if (*err != ECS_ERR_OK) { /* the compiler said why, with a position */
       set_msg(msg, msgsize, buf);
       return "";
     }
-    if (*err != ECS_ERR_OK) return NULL;
-    *err = ECS_ERR_INVALID;
     if (d->params == NULL)
       for (uint32_t k = 0; k < ecs_program_param_count(*prog); k++)
-        if (strcmp(ecs_program_param_name(*prog, k), "dt") != 0)
+        if (strcmp(ecs_program_param_name(*prog, k), "dt") != 0) {
+          *err = ECS_ERR_INVALID;
           return "an expression with parameters other than 'dt' needs a "
                  "params hook";
+        }
     break;
   }
-  case ECS_SYSTEM_NATIVE: {
-    const char *bad;
+  case ECS_SYSTEM_NATIVE:
     if (d->query == NULL) return "a native system needs a query";
     if (d->fn == NULL) return "a native system needs a function";
-    if ((bad = check_columns(d->query, d->cols, d->ncols)) != NULL) return bad;
+    /* ecs_query_run's own rules, checked once here instead of per run */
+    *err = ecsi_query_check_columns(d->query, d->cols, d->ncols);
+    if (*err == ECS_ERR_INVALID) return "columns or a column's component missing";
+    if (*err != ECS_ERR_OK) return NULL;
     break;
-  }
   case ECS_SYSTEM_EXTERNAL:
     if (d->call == NULL) return "an external system needs a callback";
     break;
@@ -155,7 +144,8 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
   if (msg != NULL && msgsize > 0) msg[0] = '\0';
   bad = check_desc(w, d, &prog, &err, msg, msgsize);
   if (err != ECS_ERR_OK) {
-    if (bad != NULL && *bad != '\0') set_msg(msg, msgsize, bad);
+    if (bad == NULL) set_msg(msg, msgsize, ecs_strerror(err));
+    else if (*bad != '\0') set_msg(msg, msgsize, bad);
     return err;
   }
   if (d->kind == ECS_SYSTEM_EXPR) nparams = ecs_program_param_count(prog);
@@ -445,7 +435,7 @@ const char *ecsi_systems_check(const ecs_world *w) {
       break;
     case ECS_SYSTEM_NATIVE:
       if (s->query == NULL || s->fn == NULL ||
-          check_columns(s->query, s->cols, s->ncols) != NULL)
+          ecsi_query_check_columns(s->query, s->cols, s->ncols) != ECS_ERR_OK)
         return "system: a native system's columns do not resolve";
       break;
     case ECS_SYSTEM_EXTERNAL:

@@ -57,7 +57,10 @@ typedef enum ecs_system_kind {
 ** it needs in ecs_system_ud(s)). Store the entities processed (for stats)
 ** in *processed, which starts at 0.
 ** @return ECS_ERR_OK, or an error that stops the update: ecs_world_update
-**         returns it as it is and names s as the failed system.
+**         returns it as it is and names s as the failed system. A
+**         callback whose failure has no code of the table (an error the
+**         host keeps, such as a Lua error) returns ECS_ERR_CALLBACK; one
+**         that finds its world closed by the host, ECS_ERR_CLOSED.
 */
 typedef ecs_err (*ecs_system_call_fn)(ecs_world *w, ecs_system *s, double dt,
                                       void *ctx, size_t *processed);
@@ -98,16 +101,17 @@ typedef struct ecs_system_desc {
 /*
 ** Add a system after the existing ones (enabled, stats at zero).
 ** @param out receives the system (may be NULL); untouched on error.
-** @param msg receives a message on ECS_ERR_INVALID (may be NULL when
-**        msgsize is 0): the expression's compile error ("unknown field
+** @param msg receives a message on any error (may be NULL when msgsize
+**        is 0): the expression's compile error ("unknown field
 **        'Position.z' at position 12"), or what is wrong with desc.
-** @return ECS_ERR_OK; ECS_ERR_EXISTS if a system has that name;
-**         ECS_ERR_INVALID for a NULL name, an unknown kind, a missing
-**         query, fn or call, an expression that does not compile or whose
-**         parameters other than "dt" have no params hook, a column that is
-**         not a readable field of one of the query's "with" managers (as
-**         ecs_query_run), more than ECS_QUERY_MAX_TERMS columns;
-**         ECS_ERR_NOMEM. On error nothing changed.
+** @return ECS_ERR_OK; ECS_ERR_EXISTS if a system has that name; the
+**         compiler's codes for an expression that does not compile
+**         (ecs_program_compile); ecs_query_run's column codes
+**         (TOO_MANY_COLUMNS, UNKNOWN_COMPONENT, UNKNOWN_FIELD, LUA_FIELD)
+**         for native columns; ECS_ERR_INVALID for a NULL name, an
+**         unknown kind, a missing query, fn, call or columns, or an
+**         expression whose parameters other than "dt" have no params
+**         hook; ECS_ERR_NOMEM. On error nothing changed.
 */
 ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *desc,
                        ecs_system **out, char *msg, size_t msgsize);

@@ -279,25 +279,27 @@ static bool decompose(const double *m, ecs_trs *out) {
 ** quaternion non-zero. A quaternion whose largest component is outside
 ** [1e-150, 1e150] is divided by that component first, so that the sum of
 ** squares neither overflows ((1e200, 1e200, 0, 0) is a fine rotation) nor
-** underflows. @return false (out untouched) when invalid.
+** underflows. @return ECS_ERR_OK, ECS_ERR_NOT_FINITE (any number) or
+** ECS_ERR_ZERO_ROTATION (out untouched on error).
 */
-static bool clean_trs(const ecs_trs *in, ecs_trs *out) {
+static ecs_err clean_trs(const ecs_trs *in, ecs_trs *out) {
   double n = 0, k = 0;
   ecs_trs v = *in;
   for (int i = 0; i < 3; i++)
-    if (!isfinite(v.position[i]) || !isfinite(v.scale[i])) return false;
+    if (!isfinite(v.position[i]) || !isfinite(v.scale[i]))
+      return ECS_ERR_NOT_FINITE;
   for (int i = 0; i < 4; i++) {
-    if (!isfinite(v.rotation[i])) return false;
+    if (!isfinite(v.rotation[i])) return ECS_ERR_NOT_FINITE;
     if (fabs(v.rotation[i]) > k) k = fabs(v.rotation[i]);
   }
-  if (!(k > 0)) return false; /* (0, 0, 0, 0) */
+  if (!(k > 0)) return ECS_ERR_ZERO_ROTATION; /* (0, 0, 0, 0) */
   if (!(k > 1e-150 && k < 1e150))
     for (int i = 0; i < 4; i++) v.rotation[i] /= k;
   for (int i = 0; i < 4; i++) n += v.rotation[i] * v.rotation[i];
   n = sqrt(n);
   for (int i = 0; i < 4; i++) v.rotation[i] /= n;
   *out = v;
-  return true;
+  return ECS_ERR_OK;
 }
 
 static const ecs_trs identity = {{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}};
@@ -995,7 +997,7 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   uint32_t i, ix = ecs_entity_index(e);
   ecs_err err;
   if (!ecs_alive(t->w, e)) return ECS_ERR_DEAD;
-  if (local != NULL && !clean_trs(local, &l)) return ECS_ERR_INVALID;
+  if (local != NULL && (err = clean_trs(local, &l)) != ECS_ERR_OK) return err;
   i = row_of(t, e);
   if (i != NONE) {
     repair(t, i);
@@ -1102,7 +1104,7 @@ ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
   ecs_trs l;
   ecs_err err = find_row(t, e, &i);
   if (err != ECS_ERR_OK) return err;
-  if (!clean_trs(local, &l)) return ECS_ERR_INVALID;
+  if ((err = clean_trs(local, &l)) != ECS_ERR_OK) return err;
   repair(t, i);
   t->local[i] = l;
   propagate(t, i);
@@ -1223,6 +1225,7 @@ static ecs_err batch_notify(ecs_transform *t, const uint32_t *inst, size_t n,
   return err;
 }
 
+/* Instances given to the bulk setters: rows in use, of live entities. */
 static bool valid_rows(const ecs_transform *t, const uint32_t *inst, size_t n) {
   for (size_t k = 0; k < n; k++)
     if (inst[k] >= t->n || !row_alive(t, inst[k])) return false;
@@ -1234,14 +1237,14 @@ ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
   ecs_trs tmp;
   ecs_entity *es;
   ecs_err err;
-  if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
+  if (!valid_rows(t, inst, n)) return ECS_ERR_BAD_ROWS;
   for (size_t k = 0; k < n; k++)
-    if (!clean_trs(&locals[k], &tmp)) return ECS_ERR_INVALID;
+    if ((err = clean_trs(&locals[k], &tmp)) != ECS_ERR_OK) return err;
   err = batch_begin(t, n, &es);
   if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     repair(t, inst[k]);
-    clean_trs(&locals[k], &t->local[inst[k]]);
+    (void)clean_trs(&locals[k], &t->local[inst[k]]);
   }
   propagate_batch(t, inst, n);
   return batch_notify(t, inst, n, es);
@@ -1251,9 +1254,9 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
                                     const double *xyz, size_t n) {
   ecs_entity *es;
   ecs_err err;
-  if (!valid_rows(t, inst, n)) return ECS_ERR_INVALID;
+  if (!valid_rows(t, inst, n)) return ECS_ERR_BAD_ROWS;
   for (size_t k = 0; k < 3 * n; k++)
-    if (!isfinite(xyz[k])) return ECS_ERR_INVALID;
+    if (!isfinite(xyz[k])) return ECS_ERR_NOT_FINITE;
   err = batch_begin(t, n, &es);
   if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
@@ -1313,7 +1316,7 @@ static const char *keep_world_local(const ecs_transform *t, uint32_t c,
     if (!relative_to(t->world[p], t->world[c], m))
       return "keep_world under a singular parent matrix";
   }
-  if (!decompose(m, l) || !clean_trs(l, l))
+  if (!decompose(m, l) || clean_trs(l, l) != ECS_ERR_OK)
     return "keep_world: the local transform that keeps the world matrix is not finite";
   return NULL;
 }
@@ -1349,7 +1352,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     repair(t, c);
   }
   if (keep_world && keep_world_local(t, c, p, &l) != NULL)
-    return ECS_ERR_INVALID;
+    return ECS_ERR_KEEP_WORLD;
   unlink_row(t, c);
   if (p != NONE) link_row(t, c, p);
   if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */

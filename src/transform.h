@@ -85,9 +85,10 @@ ecs_transform *ecs_transform_of(const ecs_world *w);
 ** Give e a transform: local = *local (NULL: identity), no parent. If e
 ** already has one, its local transform is overwritten (parent kept).
 ** Rotations are normalized. Notifies ADD (a new transform) or SET.
-** @return ECS_ERR_DEAD, ECS_ERR_INVALID (non-finite number, zero
-**         quaternion), ECS_ERR_NOMEM (then nothing changed), or a
-**         listener's error (then e has its transform).
+** @return ECS_ERR_DEAD, ECS_ERR_NOT_FINITE (a number of local),
+**         ECS_ERR_ZERO_ROTATION (a zero quaternion), ECS_ERR_NOMEM (then
+**         nothing changed), or a listener's error (then e has its
+**         transform).
 */
 ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local);
 
@@ -135,7 +136,7 @@ ecs_err ecs_transform_get_world_rotation(const ecs_transform *t,
 /*
 ** Setters: write the local transform, then update e's world matrix and
 ** all its descendants', and notify SET. @return ECS_ERR_DEAD,
-** ECS_ERR_MISSING, ECS_ERR_INVALID (non-finite, zero quaternion), or a
+** ECS_ERR_MISSING, ECS_ERR_NOT_FINITE, ECS_ERR_ZERO_ROTATION, or a
 ** listener's error (the write stands); never allocate.
 */
 ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
@@ -150,8 +151,9 @@ ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
 /*
 ** Bulk setters by instance: write n locals (or positions, xyz[3*i..]),
 ** then propagate once: each affected world matrix is computed once, even
-** when both a node and its ancestor are in the batch. All or nothing: any
-** bad instance or value fails with ECS_ERR_INVALID before anything is
+** when both a node and its ancestor are in the batch. All or nothing: a
+** bad instance (not a row of a live entity: ECS_ERR_BAD_ROWS) or value
+** (ECS_ERR_NOT_FINITE, ECS_ERR_ZERO_ROTATION) fails before anything is
 ** written (duplicates: the last one wins). While the world has listeners,
 ** the entities are gathered for SET (once per entity, after the whole
 ** batch, in batch order; those a listener removes or destroys first are
@@ -172,7 +174,7 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 ** Notifies SET for child.
 ** @return ECS_ERR_DEAD (child or parent not alive), ECS_ERR_MISSING (either
 **         has no transform), ECS_ERR_CYCLE (parent is child or below it),
-**         ECS_ERR_INVALID (keep_world impossible: see
+**         ECS_ERR_KEEP_WORLD (keep_world impossible: see
 **         ecs_transform_keep_world_error). Checking for a cycle costs the
 **         smaller of the parent's depth and the child's subtree size
 **         (nothing for a childless child); or a listener's error (the
@@ -182,7 +184,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
                                  ecs_entity parent, bool keep_world);
 
 /*
-** Why set_parent(child, parent, true) fails with ECS_ERR_INVALID: "keep_world
+** Why set_parent(child, parent, true) fails with ECS_ERR_KEEP_WORLD: "keep_world
 ** under a singular parent matrix" (a zero scale above, or one too small to
 ** invert in doubles), "keep_world: the child's world matrix is not
 ** finite", "...: the parent's world matrix is not finite" (world matrices

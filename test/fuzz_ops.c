@@ -494,7 +494,7 @@ static void op_transform(state *st, input *in) {
         if (a == slot_of(st, x)) expect = ECS_ERR_CYCLE;
     }
     err = ecs_transform_set_parent(st->tr, e, p, keep);
-    if (keep && expect == ECS_ERR_OK && err == ECS_ERR_INVALID) break; /* singular */
+    if (keep && expect == ECS_ERR_OK && err == ECS_ERR_KEEP_WORLD) break; /* singular */
     if (err != expect)
       fprintf(stderr, "set_parent: got %s, model says %s\n", ecs_strerror(err),
               ecs_strerror(expect));
@@ -508,7 +508,7 @@ static void op_transform(state *st, input *in) {
     break;
   case 4:
     err = ecs_transform_set_rotation(st->tr, e, num(in), num(in), num(in), num(in));
-    if (err == ECS_ERR_INVALID) break; /* zero quaternion */
+    if (err == ECS_ERR_ZERO_ROTATION) break; /* zero quaternion */
     ENSURE(err == (!alive ? ECS_ERR_DEAD : !has ? ECS_ERR_MISSING : ECS_ERR_OK));
     break;
   case 5: { /* destroy_tree: e and every live descendant */
@@ -628,7 +628,7 @@ static void op_query_new(state *st, input *in) {
   }
   err = ecs_query_new(st->w, with, nw, without, nwo, &q);
   if (nw == 0 || dup) {
-    ENSURE(err == ECS_ERR_INVALID);
+    ENSURE(err == (nw == 0 ? ECS_ERR_NO_TERMS : ECS_ERR_DUPLICATE_TERM));
     return;
   }
   if (err == ECS_ERR_NOMEM) return;

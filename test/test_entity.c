@@ -368,7 +368,7 @@ TEST(Entity_register_refuses_gc_without_purge) {
   int freed = 0;
   memset(&p, 0, sizeof p);
   p.freed = &freed;
-  CHECK(ecs_manager_register(w, "bad", &no_purge_class, &p) == ECS_ERR_INVALID);
+  CHECK(ecs_manager_register(w, "bad", &no_purge_class, &p) == ECS_ERR_BAD_CLASS);
   CHECK_EQ_INT(freed, 1); /* the world owned it, and freed it */
   CHECK(ecs_manager_find(w, "bad", NULL) == NULL);
   CHECK_EQ_INT(ecs_manager_count(w), 0);

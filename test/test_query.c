@@ -60,15 +60,31 @@ TEST(Query_new_rejects_bad_terms) {
   fixture f;
   ecs_query *q = NULL;
   ecs_component *with[2], *without[1];
+  ecs_component *many[ECS_QUERY_MAX_TERMS + 1];
   CHECK(setup(&f));
-  CHECK_EQ_INT(ecs_query_new(f.w, with, 0, NULL, 0, &q), ECS_ERR_INVALID);
+  /* one code per broken rule, each with the table's text */
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 0, NULL, 0, &q), ECS_ERR_NO_TERMS);
+  CHECK(strcmp(ecs_strerror(ECS_ERR_NO_TERMS), "at least one component expected") == 0);
   with[0] = f.P;
   with[1] = f.P;
-  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_INVALID);
-  with[1] = NULL;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_DUPLICATE_TERM);
+  with[1] = NULL; /* a C caller's slip, no rule of queries */
   CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_INVALID);
   without[0] = f.P;
-  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, without, 1, &q), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, without, 1, &q), ECS_ERR_DUPLICATE_TERM);
+  /* NULL is reported wherever it is, even after a duplicate */
+  with[1] = f.P;
+  without[0] = NULL;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, without, 1, &q), ECS_ERR_INVALID);
+  /* the limit counts both lists: 32 is fine, 33 is not (checked first) */
+  for (uint32_t k = 0; k <= ECS_QUERY_MAX_TERMS; k++) many[k] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, many, ECS_QUERY_MAX_TERMS + 1, NULL, 0, &q),
+               ECS_ERR_TOO_MANY_TERMS);
+  CHECK_EQ_INT(ecs_query_new(f.w, many, ECS_QUERY_MAX_TERMS, many, 1, &q),
+               ECS_ERR_TOO_MANY_TERMS);
+  CHECK_EQ_INT(ecs_query_new(f.w, many, ECS_QUERY_MAX_TERMS, NULL, 0, &q),
+               ECS_ERR_DUPLICATE_TERM);
+  CHECK(strcmp(ecs_strerror(ECS_ERR_TOO_MANY_TERMS), "too many components (limit 32)") == 0);
   CHECK(q == NULL);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
@@ -213,6 +229,7 @@ TEST(Query_run_in_place_and_gathered) {
   ecs_entity e[600];
   run_log log;
   size_t done;
+  uint32_t calls_before;
   CHECK(setup(&f));
   with[0] = f.P;
   with[1] = f.V;
@@ -243,11 +260,37 @@ TEST(Query_run_in_place_and_gathered) {
     CHECK(fabs((double)col_f(f.P, 0)[i] - (k + 1.0)) < 1e-4);
   }
   /* bad columns: a field out of range, a manager not in the query, lua */
+  calls_before = log.calls;
   cols[1].field = 5;
-  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL),
+               ECS_ERR_UNKNOWN_FIELD);
   cols[1].c = f.H;
   cols[1].field = 0;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL),
+               ECS_ERR_UNKNOWN_COMPONENT);
+  cols[1].c = NULL;
   CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0, integrate, &log, NULL), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_query_run(f.w, q, NULL, 2, 0, integrate, &log, NULL), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, ECS_QUERY_MAX_TERMS + 1, 0, integrate,
+                             &log, NULL), ECS_ERR_TOO_MANY_COLUMNS);
+  {
+    /* a lua field holds references, not numbers */
+    static const ecs_field_def brain_fields[] = {{"script", ECS_LUA}};
+    ecs_component *B, *with2[3];
+    ecs_query *q2;
+    ecs_column_ref lua_col[1];
+    CHECK_EQ_INT(ecs_component_new(f.w, "Brain", brain_fields, 1, &B), ECS_ERR_OK);
+    with2[0] = f.P;
+    with2[1] = f.V;
+    with2[2] = B;
+    CHECK_EQ_INT(ecs_query_new(f.w, with2, 3, NULL, 0, &q2), ECS_ERR_OK);
+    lua_col[0].c = B;
+    lua_col[0].field = 0;
+    lua_col[0].write = false;
+    CHECK_EQ_INT(ecs_query_run(f.w, q2, lua_col, 1, 0, integrate, &log, NULL),
+                 ECS_ERR_LUA_FIELD);
+  }
+  CHECK_EQ_INT(log.calls, calls_before); /* checked before any call */
   CHECK_WORLD(f.w);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
@@ -488,19 +531,19 @@ static ecs_err compile(fixture *f, ecs_query *q, const char *src,
 }
 
 TEST(Program_errors_name_positions) {
-  static const struct { const char *src, *msg; } bad[] = {
-    {"", "empty program at position 1"},
-    {"Position.z = 1", "unknown field 'Position.z' at position 1"},
-    {"Nope.x = 1", "unknown component 'Nope' at position 1"},
-    {"Position.x = 1 +", "expected an expression, got the end at position 17"},
-    {"Position.x = foo(1)", "unknown function 'foo' at position 14"},
-    {"Position.x = clamp(1, 2)", "function 'clamp' takes 3 argument(s) at position 14"},
-    {"Position.x = (1", "expected ')' at position 16"},
-    {"Position.x == 1", "expected an expression near '=' at position 13"},
-    {"Position.x = 1 Position.y = 2", "expected ';' near 'P' at position 16"},
-    {"Position.x = 1.5.", "expected ';' near '.' at position 17"},
-    {"Position.x = 2x", "malformed number at position 14"},
-    {"Frozen.x = 1", "component 'Frozen' is excluded by the query at position 1"},
+  static const struct { const char *src, *msg; ecs_err err; } bad[] = {
+    {"", "empty program at position 1", ECS_ERR_EXPRESSION},
+    {"Position.z = 1", "unknown field 'Position.z' at position 1", ECS_ERR_UNKNOWN_FIELD},
+    {"Nope.x = 1", "unknown component 'Nope' at position 1", ECS_ERR_UNKNOWN_COMPONENT},
+    {"Position.x = 1 +", "expected an expression, got the end at position 17", ECS_ERR_EXPRESSION},
+    {"Position.x = foo(1)", "unknown function 'foo' at position 14", ECS_ERR_EXPRESSION},
+    {"Position.x = clamp(1, 2)", "function 'clamp' takes 3 argument(s) at position 14", ECS_ERR_EXPRESSION},
+    {"Position.x = (1", "expected ')' at position 16", ECS_ERR_EXPRESSION},
+    {"Position.x == 1", "expected an expression near '=' at position 13", ECS_ERR_EXPRESSION},
+    {"Position.x = 1 Position.y = 2", "expected ';' near 'P' at position 16", ECS_ERR_EXPRESSION},
+    {"Position.x = 1.5.", "expected ';' near '.' at position 17", ECS_ERR_EXPRESSION},
+    {"Position.x = 2x", "malformed number at position 14", ECS_ERR_EXPRESSION},
+    {"Frozen.x = 1", "component 'Frozen' is excluded by the query at position 1", ECS_ERR_EXCLUDED},
   };
   fixture f;
   ecs_query *q;
@@ -513,17 +556,32 @@ TEST(Program_errors_name_positions) {
   without[0] = f.Tag;
   CHECK_EQ_INT(ecs_query_new(f.w, with, 2, without, 1, &q), ECS_ERR_OK);
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-    if (compile(&f, q, bad[k].src, &p, msg) != ECS_ERR_INVALID ||
+    if (compile(&f, q, bad[k].src, &p, msg) != bad[k].err ||
         strcmp(msg, bad[k].msg) != 0)
       fprintf(stderr, "source %s: got '%s'\n", bad[k].src, msg);
-    CHECK_EQ_INT(compile(&f, q, bad[k].src, &p, msg), ECS_ERR_INVALID);
+    CHECK_EQ_INT(compile(&f, q, bad[k].src, &p, msg), bad[k].err);
     CHECK(strcmp(msg, bad[k].msg) == 0);
   }
   /* the source is len bytes: a zero byte inside is an error, not its end */
   CHECK_EQ_INT(ecs_program_compile(f.w, q, "Position.x = 5\0 junk", 20, &p,
-                                   msg, sizeof msg), ECS_ERR_INVALID);
+                                   msg, sizeof msg), ECS_ERR_EXPRESSION);
   CHECK(strcmp(msg, "zero byte in the expression at position 15") == 0);
   CHECK(p == NULL);
+  {
+    /* entity (and lua) fields hold no number: NOT_NUMERIC, not a syntax error */
+    static const ecs_field_def target_fields[] = {{"who", ECS_ENTITY}};
+    ecs_component *T, *with2[2];
+    ecs_query *q2;
+    CHECK_EQ_INT(ecs_component_new(f.w, "Target", target_fields, 1, &T), ECS_ERR_OK);
+    with2[0] = f.P;
+    with2[1] = T;
+    CHECK_EQ_INT(ecs_query_new(f.w, with2, 2, NULL, 0, &q2), ECS_ERR_OK);
+    CHECK_EQ_INT(compile(&f, q2, "Position.x = Target.who", &p, msg), ECS_ERR_NOT_NUMERIC);
+    CHECK(strcmp(msg, "field 'Target.who' is not numeric at position 14") == 0);
+    /* the first error decides the code */
+    CHECK_EQ_INT(compile(&f, q2, "Position.x = 1 +; Target.who = 1", &p, msg),
+                 ECS_ERR_EXPRESSION);
+  }
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
 }
@@ -555,7 +613,7 @@ TEST(Program_cache_is_bounded) {
   CHECK(p == a);
   CHECK_EQ_INT(ecs_query_program_count(q), 1);
   CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.x = ", 13, &p, msg,
-                                 sizeof msg), ECS_ERR_INVALID);
+                                 sizeof msg), ECS_ERR_EXPRESSION);
   CHECK_EQ_INT(ecs_query_program_count(q), 1);
   for (unsigned k = 0; k < 5000; k++) {
     snprintf(src, sizeof src, "Position.x = %05u", k);

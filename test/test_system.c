@@ -214,8 +214,12 @@ TEST(System_add_rejects_bad_descriptions) {
   d.query = f.q;
   d.expr = "Position.z += 1";
   d.expr_len = strlen(d.expr);
-  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_UNKNOWN_FIELD);
   CHECK(strstr(msg, "unknown field 'Position.z' at position 1") != NULL);
+  d.expr = "Position.x += ";
+  d.expr_len = strlen(d.expr);
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_EXPRESSION);
+  CHECK(strstr(msg, "expected an expression") != NULL);
   d.expr = "Position.x += k * dt";
   d.expr_len = strlen(d.expr);
   CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
@@ -237,14 +241,19 @@ TEST(System_add_rejects_bad_descriptions) {
   d.fn = integrate; /* never called */
   d.cols = cols;
   d.ncols = ECS_QUERY_MAX_TERMS + 1;
-  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
-  CHECK(strstr(msg, "too many columns") != NULL);
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_TOO_MANY_COLUMNS);
+  CHECK(strcmp(msg, "too many columns (limit 32)") == 0); /* the table's text */
   d.ncols = 1;
   cols[0].c = f.L; /* not a term of the query */
-  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_UNKNOWN_COMPONENT);
   cols[0].c = f.P;
   cols[0].field = 2;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_UNKNOWN_FIELD);
+  cols[0].c = NULL;
   CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
+  d.cols = NULL;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, &s, msg, sizeof msg), ECS_ERR_INVALID);
+  CHECK(strstr(msg, "missing") != NULL);
   CHECK(s == NULL);
   CHECK_EQ_INT(ecs_system_count(f.w), 1);
   CHECK_WORLD(f.w);
@@ -490,8 +499,8 @@ TEST(System_expression_binds_dt_and_its_parameters) {
   ecs_system_get_stats(s, &st);
   CHECK_EQ_INT(st.entities, 20);
   /* the hook's error stops the update, naming the system */
-  pr.fail = ECS_ERR_INVALID;
-  CHECK_EQ_INT(ecs_world_update(f.w, 1, NULL, &failed), ECS_ERR_INVALID);
+  pr.fail = ECS_ERR_CALLBACK;
+  CHECK_EQ_INT(ecs_world_update(f.w, 1, NULL, &failed), ECS_ERR_CALLBACK);
   CHECK(failed == s);
   for (int k = 0; k < 10; k++) CHECK(px(&f, k) == (float)k + 1.5f);
   /* a hook that removes its system: it is not run */

@@ -101,9 +101,12 @@ TEST(Transform_add_has_remove) {
   CHECK(ecs_transform_has(t, e));
   CHECK_EQ_INT(ecs_transform_get_world(t, e, m), ECS_ERR_OK);
   CHECK(mat_near(m, id));
-  CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_ZERO_ROTATION);
   bad.rotation[3] = (double)NAN;
-  CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_NOT_FINITE);
+  bad.rotation[3] = 1;
+  bad.scale[2] = (double)-INFINITY;
+  CHECK_EQ_INT(ecs_transform_add(t, f, &bad), ECS_ERR_NOT_FINITE);
   CHECK(!ecs_transform_has(t, f));
   /* rotations are normalized */
   l = trs(1, 2, 3, 0, 0, 0, 2, 1, 1, 1);
@@ -412,7 +415,7 @@ TEST(Transform_keep_world) {
   CHECK_EQ_INT(ecs_transform_get_world(t, c, m2), 0);
   CHECK(mat_near(m2, m));
   /* under a singular parent keep_world is refused, nothing changes */
-  CHECK_EQ_INT(ecs_transform_set_parent(t, c, z, true), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, c, z, true), ECS_ERR_KEEP_WORLD);
   CHECK(ecs_transform_parent(t, c) == ECS_NULL);
   CHECK_EQ_INT(ecs_transform_set_parent(t, c, z, false), 0);
   CHECK_WORLD(w);
@@ -509,10 +512,18 @@ TEST(Transform_batch_matches_single) {
     CHECK_EQ_INT(ecs_transform_get_world(t, e[0], before), 0);
     inst[5] = 999;
     xyz[0] = 1234;
-    CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_INVALID);
+    CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_BAD_ROWS);
     inst[5] = inst[4];
     xyz[1] = (double)INFINITY;
-    CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_INVALID);
+    CHECK_EQ_INT(ecs_transform_set_positions(t, inst, xyz, 21), ECS_ERR_NOT_FINITE);
+    /* set_locals: a row past the end, a zero and a non-finite rotation */
+    inst[7] = ecs_transform_size(t);
+    CHECK_EQ_INT(ecs_transform_set_locals(t, inst, loc, 21), ECS_ERR_BAD_ROWS);
+    inst[7] = inst[6];
+    loc[9].rotation[0] = loc[9].rotation[3] = 0;
+    CHECK_EQ_INT(ecs_transform_set_locals(t, inst, loc, 21), ECS_ERR_ZERO_ROTATION);
+    loc[9].rotation[3] = (double)NAN;
+    CHECK_EQ_INT(ecs_transform_set_locals(t, inst, loc, 21), ECS_ERR_NOT_FINITE);
     CHECK_EQ_INT(ecs_transform_get_world(t, e[0], after), 0);
     CHECK(mat_near(before, after));
   }
@@ -788,16 +799,16 @@ TEST(Transform_keep_world_errors_name_the_cause) {
   CHECK((sm = make(w, t, &small)) != ECS_NULL);
   CHECK_EQ_INT(ecs_transform_set_parent(t, c, p, false), 0); /* world 1e400 */
   CHECK(ecs_transform_keep_world_error(t, o, ECS_NULL) == NULL);
-  CHECK_EQ_INT(ecs_transform_set_parent(t, c, ECS_NULL, true), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, c, ECS_NULL, true), ECS_ERR_KEEP_WORLD);
   why = ecs_transform_keep_world_error(t, c, ECS_NULL);
   CHECK(why != NULL && strcmp(why, "keep_world: the child's world matrix is not finite") == 0);
-  CHECK_EQ_INT(ecs_transform_set_parent(t, o, c, true), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, o, c, true), ECS_ERR_KEEP_WORLD);
   why = ecs_transform_keep_world_error(t, o, c);
   CHECK(why != NULL && strcmp(why, "keep_world: the parent's world matrix is not finite") == 0);
-  CHECK_EQ_INT(ecs_transform_set_parent(t, o, f, true), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, o, f, true), ECS_ERR_KEEP_WORLD);
   why = ecs_transform_keep_world_error(t, o, f);
   CHECK(why != NULL && strcmp(why, "keep_world under a singular parent matrix") == 0);
-  CHECK_EQ_INT(ecs_transform_set_parent(t, p, ti, true), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_parent(t, p, ti, true), ECS_ERR_KEEP_WORLD);
   why = ecs_transform_keep_world_error(t, p, ti);
   CHECK(why != NULL && strstr(why, "local transform that keeps the world matrix is not finite"));
   CHECK(ecs_transform_parent(t, c) == p && ecs_transform_parent(t, o) == ECS_NULL);
@@ -844,8 +855,10 @@ TEST(Transform_extreme_quaternions) {
       CHECK(fabs(l.rotation[i] - want) < 1e-15);
     }
   }
-  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, 0, 0, 0, 0), ECS_ERR_INVALID);
-  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, INFINITY, 0, 0, 1), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, 0, 0, 0, 0), ECS_ERR_ZERO_ROTATION);
+  CHECK_EQ_INT(ecs_transform_set_rotation(t, e, INFINITY, 0, 0, 1), ECS_ERR_NOT_FINITE);
+  CHECK_EQ_INT(ecs_transform_set_position(t, e, 0, NAN, 0), ECS_ERR_NOT_FINITE);
+  CHECK_EQ_INT(ecs_transform_set_scale(t, e, 1, 1, -INFINITY), ECS_ERR_NOT_FINITE);
   CHECK_WORLD(w);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);

@@ -890,8 +890,8 @@ TEST(Notify_add_set_remove_see_the_record) {
   /* failed calls notify nobody */
   bad = l;
   bad.scale[0] = (double)NAN;
-  CHECK_EQ_INT(ecs_transform_set_local(t, e[1], &bad), ECS_ERR_INVALID);
-  CHECK_EQ_INT(ecs_transform_add(t, e[2], &bad), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_local(t, e[1], &bad), ECS_ERR_NOT_FINITE);
+  CHECK_EQ_INT(ecs_transform_add(t, e[2], &bad), ECS_ERR_NOT_FINITE);
   CHECK_EQ_INT(ecs_transform_set_parent(t, e[0], e[1], false), ECS_ERR_CYCLE);
   CHECK_EQ_INT(ecs_transform_set_position(t, e[2], 1, 1, 1), ECS_ERR_MISSING);
   CHECK_EQ_INT(ecs_transform_remove(t, e[2]), ECS_ERR_MISSING);
@@ -1019,7 +1019,7 @@ TEST(Notify_batches_once_per_entity_after_the_batch) {
   /* invalid batches notify nobody, out of memory writes nothing */
   lg.n = 0;
   xyz[4] = (double)NAN;
-  CHECK_EQ_INT(ecs_transform_set_positions(t, rows, xyz, 4), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_transform_set_positions(t, rows, xyz, 4), ECS_ERR_NOT_FINITE);
   xyz[4] = 300;
   for (int k = 0; k < 12; k++) xyz[k] = 300;
   a.fail_at = a.calls + 1;

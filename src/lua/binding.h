@@ -6,9 +6,11 @@
 ** query, columns, system, module), the only code that includes lua.h. It
 ** is thin: it checks arguments, calls the core and converts results.
 ** Error policy (STYLE.md): wrong types raise through luaL_argerror /
-** luaL_typeerror; misuse of a valid value raises "<function>: <message>"
-** with the core's fixed message; predicates never raise for a
-** well-formed handle that is dead or null.
+** luaL_typeerror; misuse of a valid value raises "Class:method: <text>"
+** through ecsl_error, with the text of the core's code (ECS_ERRORS),
+** naming the entity when the error is about one; a closed world raises
+** the one text of ECS_ERR_CLOSED (ecsl_closed); predicates never raise for
+** a well-formed handle that is dead or null.
 **
 ** C state is finished before any Lua API call that can raise, so an error
 ** never leaves a world half-changed. Shared names carry the ecsl_ prefix.
@@ -42,10 +44,6 @@
 /* the metatable of every world's fields table: { __index = methods } */
 #define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
 
-#define check_text ecs_lua_check_text
-#define check_entity ecs_lua_check_entity
-#define push_entity ecs_lua_push_entity
-#define CLOSED_WORLD "attempt to use a closed world"
 #define self_lworld(L) ((lworld *)lua_touserdata(L, 1))
 #define ECS_LUA_TRANSFORM "ecs.Transform"
 #define ECS_LUA_NAMES "ecs.Names"
@@ -194,7 +192,10 @@ typedef struct lnative {
 /* object.c */
 void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
                         const void *cls, const char *cname);
+int ecsl_closed(lua_State *L);
 const char *ecsl_entity_note(lua_State *L, int idx);
+int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
+               const char *detail, int eidx);
 ecs_world *ecsl_check_self(lua_State *L);
 void ecsl_init_head(lhead *h, const void *cls, lworld *lw);
 int ecsl_l_method(lua_State *L);

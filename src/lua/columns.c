@@ -30,6 +30,7 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   char why[128];
   lua_Integer packed;
   ecs_component *c = NULL;
+  ecs_err err;
   check_text(L, idx, NULL, fn);
   ecsl_push_query_cache(L, qidx, QC_SPECS);                    /* specs */
   lua_pushvalue(L, idx);
@@ -56,12 +57,16 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   clen = (size_t)(dot - s);
   fname = dot + 1;
   flen = len - clen - 1;
-  if (ecs_query_resolve_field(lq->q, s, clen, fname, flen, &k, &f, why,
-                              sizeof why) != ECS_ERR_OK)
-    luaL_error(L, "%s: column '%s': %s", fn, s, why);
+  if ((err = ecs_query_resolve_field(lq->q, s, clen, fname, flen, &k, &f, why,
+                                     sizeof why)) != ECS_ERR_OK)
+    ecsl_error(L, NULL, fn, err, lua_pushfstring(L, "column '%s': %s", s, why), 0);
   c = ecs_query_with(lq->q, k);
+  /* the rule of ecs_query_run (ECS_ERR_LUA_FIELD), checked here too so
+  ** that the message names the column */
   if (ecs_type_kind(ecs_component_field(c, f)->type) == ECS_KIND_REF)
-    luaL_error(L, "%s: column '%s': lua fields are not columns", fn, s);
+    ecsl_error(L, NULL, fn, ECS_ERR_LUA_FIELD,
+               lua_pushfstring(L, "column '%s': %s", s,
+                               ecs_strerror(ECS_ERR_LUA_FIELD)), 0);
   packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, f)->type << 1 |
            (lua_Integer)f << 9 | (lua_Integer)k << 17;
   ecsl_push_query_cache(L, qidx, QC_SPECS);
@@ -297,7 +302,7 @@ static int l_columns_next(lua_State *L) {
   uint32_t n;
   if (!st->active) return 0;
   if (st->lq->q == NULL || (w = st->lq->lw->w) == NULL)
-    return luaL_error(L, "attempt to use a closed world");
+    return ecsl_closed(L);
   lua_settop(L, 1);
   columns_write_back(L, st, 1, false);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
@@ -384,7 +389,7 @@ int ecsl_l_query_columns(lua_State *L) {
   for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
   st->ncols = (uint32_t)nspec;
   st->n = 0;
-  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  if (lq->lw->w == NULL) return ecsl_closed(L);
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);
   st->active = 1;

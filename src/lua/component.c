@@ -102,7 +102,7 @@ static lcomponent *to_comp(lua_State *L, int idx) {
 static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
   lcomponent *lc = to_comp(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
-    luaL_error(L, CLOSED_WORLD);
+    ecsl_closed(L);
   *w = lc->lw->w;
   return lc;
 }
@@ -130,13 +130,12 @@ static void drain_comp(lua_State *L, const lcomponent *lc, ecs_world *w) {
 }
 
 /* "Name:fn: text", naming the entity (argument 2) when the error is about
-** it: "Position:set: entity does not have the component (entity(12.3))" */
+** it: "Position:set: entity does not have the component (entity(12.3))".
+** A closed world is checked first: its manager's name may be gone. */
 static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
                       ecs_err err) {
-  const char *note = err == ECS_ERR_DEAD || err == ECS_ERR_MISSING
-                         ? ecsl_entity_note(L, 2) : "";
-  return luaL_error(L, "%s:%s: %s%s", ecs_component_name(lc->c), fn,
-                    ecs_strerror(err), note);
+  if (err == ECS_ERR_CLOSED) return ecsl_closed(L);
+  return ecsl_error(L, ecs_component_name(lc->c), fn, err, NULL, 2);
 }
 
 
@@ -200,8 +199,8 @@ static int comp_write(lua_State *L, int is_add) {
           return luaL_error(L, "%s:%s: field name contains an embedded zero "
                             "at position %I", ecs_component_name(lc->c), fn,
                             (lua_Integer)at);
-        return luaL_error(L, "%s:%s: unknown field '%s'",
-                          ecs_component_name(lc->c), fn, key);
+        return ecsl_error(L, ecs_component_name(lc->c), fn, ECS_ERR_UNKNOWN_FIELD,
+                          lua_pushfstring(L, "unknown field '%s'", key), 0);
       }
       lua_replace(L, 4 + (int)k);                        /* names, key */
       src[k] = 4 + (int)k;
@@ -244,13 +243,12 @@ static int comp_write(lua_State *L, int is_add) {
     /* making refs allocates, and a GC step may run finalizers that change
     ** the world (or close it): look everything up again */
     err = ECS_ERR_OK;
-    if (lc->lw->w == NULL) err = ECS_ERR_INVALID;
+    if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
     else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
     else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
       err = ECS_ERR_MISSING;
     if (err != ECS_ERR_OK) {
       for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
-      if (err == ECS_ERR_INVALID) return luaL_error(L, "attempt to use a closed world");
       return comp_error(L, lc, fn, err);
     }
     w = lc->lw->w;
@@ -341,7 +339,7 @@ static int l_comp_set_field(lua_State *L) {
       if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
           (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
         luaL_unref(L, refs, (int)v.ref);
-        if (lc->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+        if (lc->lw->w == NULL) return ecsl_closed(L);
         return comp_error(L, lc, "set_field", ecs_alive(lc->lw->w, e) ?
                           ECS_ERR_MISSING : ECS_ERR_DEAD);
       }
@@ -433,7 +431,7 @@ static int l_comp_entities_next(lua_State *L) {
   ecs_world *w = lc->lw->w;
   lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
   const ecs_entity *own;
-  if (w == NULL) return luaL_error(L, "attempt to use a closed world");
+  if (w == NULL) return ecsl_closed(L);
   own = ecs_component_entities(lc->c);
   if (pos > (lua_Integer)ecs_component_size(lc->c))
     pos = (lua_Integer)ecs_component_size(lc->c);
@@ -628,7 +626,7 @@ int ecsl_l_world_component(lua_State *L) {
   lua_pushvalue(L, 7);
   lua_rawseti(L, 8, slot);    /* the last thing that may raise */
   /* the allocations above may have run finalizers: the world may be gone */
-  if ((w = lc->lw->w) == NULL) return luaL_error(L, "attempt to use a closed world");
+  if ((w = lc->lw->w) == NULL) return ecsl_closed(L);
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
   if (err != ECS_ERR_OK) {
     lc->c = NULL;

@@ -20,8 +20,10 @@ ecs_entity ecs_lua_check_entity(lua_State *L, int idx) {
   return (ecs_entity)((uintptr_t)lua_touserdata(L, idx) >> ECS_LUA_TAG_BITS);
 }
 
+/* Methods take (self, entity, ...): an error about an entity names the
+** one at argument 2 (ecsl_error keeps the rule of when). */
 int ecs_lua_error(lua_State *L, const char *fname, ecs_err err) {
-  return luaL_error(L, "%s: %s", fname, ecs_strerror(err));
+  return ecsl_error(L, NULL, fname, err, NULL, 2);
 }
 
 /* ecs.is_entity(v) -> boolean; any value, never raises */

@@ -122,8 +122,8 @@ uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx,
   if (!isint) { /* no field name holds a zero: report that first */
     check_text(L, idx, NULL,
                lua_pushfstring(L, "%s:%s", ecs_component_name(lc->c), fn));
-    luaL_error(L, "%s:%s: unknown field '%s'", ecs_component_name(lc->c), fn,
-               lua_tostring(L, idx));
+    ecsl_error(L, ecs_component_name(lc->c), fn, ECS_ERR_UNKNOWN_FIELD,
+               lua_pushfstring(L, "unknown field '%s'", lua_tostring(L, idx)), 0);
   }
   return (uint32_t)k;
 }

@@ -133,7 +133,7 @@ lworld *ecsl_to_lworld(lua_State *L, int idx) {
 
 ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
   lworld *lw = ecsl_to_lworld(L, idx);
-  if (lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  if (lw->w == NULL) ecsl_closed(L);
   return lw->w;
 }
 
@@ -200,6 +200,48 @@ void ecs_lua_leave(void *token) {
   if (token != NULL) world_leave((lworld *)token);
 }
 /* The world of a method that began with check_self (index 1 is a world). */
+
+/* ======================================================================
+** Errors
+**
+** The core returns a code per broken rule, with its text in the one table
+** (ECS_ERRORS in src/ecs.h); the binding raises it here and nowhere else,
+** so a rule reads the same from every method and a C test of the code is
+** also a test of what Lua sees. Texts the binding writes itself are for
+** what only it knows: Lua types, table shapes, element positions.
+** ==================================================================== */
+
+/*
+** Raise "cls:method: text" for code err. text is detail when not NULL
+** (the core's own message with a position or a name, or a word the
+** method's contract uses: "entity has no transform"), else the table's
+** text. cls NULL: "method: text", for module functions and names with a
+** separator of their own ("ecs.world", "world.transform"). An error about
+** an entity's state (ECS_ERR_DEAD, ECS_ERR_MISSING) ends with the entity
+** at eidx (0: none), " (entity(12.3))": the one place that rule is kept.
+** ECS_ERR_CLOSED raises the closed-world text alone (ecsl_closed). Does
+** not return.
+*/
+int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
+               const char *detail, int eidx) {
+  const char *text = detail != NULL ? detail : ecs_strerror(err);
+  const char *note = "";
+  if (err == ECS_ERR_CLOSED) return ecsl_closed(L);
+  if (eidx != 0 && (err == ECS_ERR_DEAD || err == ECS_ERR_MISSING))
+    note = ecsl_entity_note(L, eidx);
+  if (cls == NULL) return luaL_error(L, "%s: %s%s", method, text, note);
+  return luaL_error(L, "%s:%s: %s%s", cls, method, text, note);
+}
+
+/*
+** The one closed-world text, "attempt to use a closed world", from the
+** table (ECS_ERR_CLOSED) and without a function name, like liolib's
+** "attempt to use a closed file": the self checks that raise it run
+** before any method knows its name, and specs compare it whole.
+*/
+int ecsl_closed(lua_State *L) {
+  return luaL_error(L, "%s", ecs_strerror(ECS_ERR_CLOSED));
+}
 
 /*
 ** " (entity(12.3))" naming the entity at idx, for errors that concern it,

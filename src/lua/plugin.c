@@ -84,7 +84,7 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
                            ecs_world **w) {
   lhead *h = ecsl_test_plugin(L, idx, tname);
   if (h == NULL) ecsl_object_error(L, idx, tname);
-  if (h->lw != NULL && h->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  if (h->lw != NULL && h->lw->w == NULL) ecsl_closed(L);
   if (w != NULL) *w = h->lw != NULL ? h->lw->w : NULL;
   return (plugin_head *)(void *)h + 1;
 }

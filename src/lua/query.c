@@ -27,12 +27,12 @@
 lquery *ecsl_check_query(lua_State *L, int idx) {
   lquery *lq = (lquery *)ecsl_test_object(L, idx, &ecsl_query_tag);
   if (lq == NULL) ecsl_object_error(L, idx, ECS_LUA_QUERY);
-  if (lq->q == NULL || lq->lw->w == NULL) luaL_error(L, CLOSED_WORLD);
+  if (lq->q == NULL || lq->lw->w == NULL) ecsl_closed(L);
   return lq;
 }
 
 int ecsl_query_fail(lua_State *L, const char *fn, ecs_err err) {
-  return luaL_error(L, "q:%s: %s", fn, ecs_strerror(err));
+  return ecsl_error(L, "q", fn, err, NULL, 0);
 }
 
 /* Push cache table slot k of the query at qidx, creating it. */
@@ -56,9 +56,28 @@ static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
                                           ecsl_value_type_name(L, idx)));
   lc = (lcomponent *)lua_touserdata(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
-    luaL_error(L, "attempt to use a closed world");
+    ecsl_closed(L);
   if (lc->lw != lw) luaL_argerror(L, arg, "component of another world");
   return lc->c;
+}
+
+/*
+** world:query's error for the core's code: a duplicate is named (its name
+** is a word the core's code cannot carry), "world:query: component
+** 'Position' listed twice".
+*/
+static int query_new_error(lua_State *L, ecs_component *const *term,
+                           uint32_t n, ecs_err err) {
+  const char *detail = NULL;
+  if (err == ECS_ERR_DUPLICATE_TERM)
+    for (uint32_t i = 0; i < n && detail == NULL; i++)
+      for (uint32_t j = 0; j < i; j++)
+        if (term[i] == term[j]) {
+          detail = lua_pushfstring(L, "component '%s' listed twice",
+                                   ecs_component_name(term[i]));
+          break;
+        }
+  return ecsl_error(L, "world", "query", err, detail, 0);
 }
 
 /*
@@ -82,8 +101,7 @@ int ecsl_l_world_query(lua_State *L) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, 2), m = 0;
     int wo;
     if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
-      return luaL_error(L, "world:query: too many components (limit %d)",
-                        (int)ECS_QUERY_MAX_TERMS);
+      return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
     for (lua_Integer k = 1; k <= n; k++) {
       lua_rawgeti(L, 2, k);
       term[nwith++] = query_term(L, -1, lw, 2);
@@ -97,8 +115,7 @@ int ecsl_l_world_query(lua_State *L) {
                           "components, got %s", luaL_typename(L, -1));
       m = (lua_Integer)lua_rawlen(L, -1);
       if (m > (lua_Integer)(ECS_QUERY_MAX_TERMS - nwith))
-        return luaL_error(L, "world:query: too many components (limit %d)",
-                          (int)ECS_QUERY_MAX_TERMS);
+        return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
       for (lua_Integer k = 1; k <= m; k++) {
         lua_rawgeti(L, -1, k);
         term[nwith + nwithout++] = query_term(L, -1, lw, 2);
@@ -108,8 +125,7 @@ int ecsl_l_world_query(lua_State *L) {
     lua_pop(L, 1);
   } else {
     if (top - 1 > (int)ECS_QUERY_MAX_TERMS)
-      return luaL_error(L, "world:query: too many components (limit %d)",
-                        (int)ECS_QUERY_MAX_TERMS);
+      return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
     for (int k = 2; k <= top; k++) {
       term[nwith++] = query_term(L, k, lw, k);
       lua_pushvalue(L, k);
@@ -118,13 +134,6 @@ int ecsl_l_world_query(lua_State *L) {
   }
   if (nwith == 0 && top == 2 && lua_type(L, 2) == LUA_TTABLE)
     return luaL_argerror(L, 2, "at least one component expected");
-  if (nwith == 0)
-    return luaL_error(L, "world:query: at least one component expected");
-  for (uint32_t i = 0; i < nwith + nwithout; i++)
-    for (uint32_t j = 0; j < i; j++)
-      if (term[i] == term[j])
-        return luaL_error(L, "world:query: component '%s' listed twice",
-                          ecs_component_name(term[i]));
   lua_pushinteger(L, (lua_Integer)nwith);
   lua_setfield(L, list, "n");                             /* with count */
   lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
@@ -139,11 +148,12 @@ int ecsl_l_world_query(lua_State *L) {
   lua_setiuservalue(L, -2, 2);
   lua_pushvalue(L, list);
   lua_setiuservalue(L, -2, 3);
-  if (lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  if (lw->w == NULL) return ecsl_closed(L);
+  /* the core checks the terms (none, too many, twice): its code decides */
   err = ecs_query_new(lw->w, term, nwith, term + nwith, nwithout, &lq->q);
   if (err != ECS_ERR_OK) {
     lq->q = NULL;
-    return ecs_lua_error(L, "world:query", err);
+    return query_new_error(L, term, nwith + nwithout, err);
   }
   ecsl_charge(L, lw);
   return 1;
@@ -223,7 +233,7 @@ int ecsl_l_qiter_next(lua_State *L) {
   lua_settop(L, 1);
   if (!qi->active) return 0;
   if (qi->lq->q == NULL || qi->lq->lw->w == NULL)
-    return luaL_error(L, "attempt to use a closed world");
+    return ecsl_closed(L);
   if (!ecs_query_iter_next(qi->lq->lw->w, &qi->it, &e)) {
     qiter_end(qi);
     return 0;
@@ -253,7 +263,7 @@ int ecsl_l_query_entities(lua_State *L) {
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, QC_ITER);
   }
-  if (lq->lw->w == NULL) return luaL_error(L, "attempt to use a closed world");
+  if (lq->lw->w == NULL) return ecsl_closed(L);
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &qi->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "entities", err);
   qi->active = 1;
@@ -283,9 +293,9 @@ static ecs_program *query_program(lua_State *L, int qidx, int sidx,
   const char *src = check_text(L, sidx, &len, fn);
   ecs_err err;
   if (lq->q == NULL || lq->lw->w == NULL)
-    luaL_error(L, "attempt to use a closed world");
+    ecsl_closed(L);
   err = ecs_query_program(lq->lw->w, lq->q, src, len, &p, msg, sizeof msg);
-  if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, msg);
+  if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, msg, 0); /* a position */
   return p;
 }
 

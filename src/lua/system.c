@@ -53,10 +53,10 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
     cols[k].write = s.write != 0;
   }
   lua_pop(L, 1);
-  if (lq->lw->w == NULL) luaL_error(L, "attempt to use a closed world");
+  if (lq->lw->w == NULL) ecsl_closed(L);
   err = ecs_query_run(lq->lw->w, lq->q, cols, (uint32_t)nv->nspec, dt, nv->fn,
                       nv->ud, &done);
-  if (err != ECS_ERR_OK) luaL_error(L, "%s: %s", fn, ecs_strerror(err));
+  if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
   return done;
 }
 
@@ -158,15 +158,20 @@ static int lua_system_body(lua_State *L) {
   return 1;
 }
 
-/* The end of a callback's protected call: keep its error for world:update. */
+/*
+** The end of a callback's protected call: keep its error for world:update.
+** The codes only stop the core's walk (world:update looks at raised and
+** closed, not at them), but they say what happened to a C reader of
+** ecs_world_update: the host kept an error, or the world was closed.
+*/
 static ecs_err callback_end(lupdate *u, int status) {
   if (status != LUA_OK) {
     u->raised = 1; /* the error value stays on top */
-    return ECS_ERR_INVALID;
+    return ECS_ERR_CALLBACK;
   }
   if (u->lw->w == NULL) {
     u->closed = 1;
-    return ECS_ERR_INVALID; /* stop: the world is closed */
+    return ECS_ERR_CLOSED; /* stop: the world is closed */
   }
   return ECS_ERR_OK;
 }
@@ -178,7 +183,8 @@ static ecs_err call_lua(ecs_world *w, ecs_system *s, double dt, void *ctx,
   lua_State *L;
   ecs_err err;
   (void)w;
-  if (u == NULL) return ECS_ERR_INVALID; /* run by another host */
+  /* run by another host (a C caller's ctx): a slip, not a rule */
+  if (u == NULL) return ECS_ERR_INVALID;
   L = u->L;
   if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
   lua_pushcfunction(L, lua_system_body);
@@ -225,7 +231,7 @@ static ecs_err params_lua(ecs_world *w, ecs_system *s, double *values,
   lupdate *u = to_update(ctx);
   lua_State *L;
   (void)w;
-  if (u == NULL) return ECS_ERR_INVALID;
+  if (u == NULL) return ECS_ERR_INVALID; /* another host: as call_lua */
   L = u->L;
   if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
   lua_pushcfunction(L, params_body);
@@ -234,6 +240,13 @@ static ecs_err params_lua(ecs_world *w, ecs_system *s, double *values,
   lua_pushlightuserdata(L, values);
   lua_pushlightuserdata(L, u->lw);
   return callback_end(u, lua_pcall(L, 4, 0, 0));
+}
+
+/* EXISTS names the system: the table's text is about components. */
+static int system_exists(lua_State *L, const char *name) {
+  return ecsl_error(L, "world", "system", ECS_ERR_EXISTS,
+                    lua_pushfstring(L, "a system named '%s' already exists",
+                                    name), 0);
 }
 
 /* map, s, record: map[s] = record (run protected: it may need memory). */
@@ -281,9 +294,9 @@ int ecsl_l_world_system(lua_State *L) {
   lua_settop(L, 5);
   ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 6: map */
   map = 6;
+  /* checked before compiling anything; the core checks again below */
   if (ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) != NULL)
-    return luaL_error(L, "world:system: a system named '%s' already exists",
-                      lua_tostring(L, 2));
+    return system_exists(L, lua_tostring(L, 2));
   if (d.kind == ECS_SYSTEM_EXPR) { /* checked now (compile, parameters) */
     double v[ECS_PROGRAM_MAX_PARAMS];
     ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0,
@@ -327,12 +340,9 @@ int ecsl_l_world_system(lua_State *L) {
   d.name = lua_tostring(L, 2);
   d.query = lq != NULL ? lq->q : NULL;
   err = ecs_system_add(w, &d, &s, msg, sizeof msg);
-  if (err == ECS_ERR_EXISTS)
-    return luaL_error(L, "world:system: a system named '%s' already exists",
-                      d.name);
-  if (err == ECS_ERR_INVALID)
-    return luaL_error(L, "world:system: %s", msg);
-  if (err != ECS_ERR_OK) return ecs_lua_error(L, "world:system", err);
+  if (err == ECS_ERR_EXISTS) return system_exists(L, d.name);
+  if (err != ECS_ERR_OK) /* msg: the table's text, or the compiler's */
+    return ecsl_error(L, "world", "system", err, msg[0] != '\0' ? msg : NULL, 0);
   lua_pushcfunction(L, set_record);
   lua_pushvalue(L, map);
   lua_pushlightuserdata(L, s);
@@ -439,6 +449,7 @@ int ecsl_run_systems(lua_State *L, double dt) {
   lupdate u;
   ecs_system *bad;
   ecs_err err;
+  const char *detail = NULL;
   lworld *lw = self_lworld(L);
   u.tag = &ecsl_systems_key;
   u.L = L;
@@ -451,16 +462,15 @@ int ecsl_run_systems(lua_State *L, double dt) {
     lua_settop(L, u.map - 1);
     return 1;
   }
-  if (!u.raised) {
-    if (u.closed) return 0;
-    if (bad != NULL)
-      lua_pushfstring(L, "world:update: system '%s': %s", ecs_system_name(bad),
-                      ecs_strerror(err));
-    else
-      lua_pushfstring(L, "world:update: %s", ecs_strerror(err));
-  }
+  if (u.closed && !u.raised) return 0;
+  /* the library's own error names the system: read its name (and the
+  ** code's text) before the uncount below may release the world */
+  if (!u.raised && bad != NULL)
+    detail = lua_pushfstring(L, "system '%s': %s", ecs_system_name(bad),
+                             ecs_strerror(err));
   if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
-  return lua_error(L);
+  if (u.raised) return lua_error(L); /* a Lua system's error, unchanged */
+  return ecsl_error(L, "world", "update", err, detail, 0);
 }
 
 /*

@@ -14,11 +14,14 @@
 ** "names"); a closed world makes every method raise "attempt to use a
 ** closed world".
 **
-** Errors: "transform:<method>: entity is not alive", "...: entity has no
-** transform", "transform:set_parent: parenting would create a cycle",
-** "...: non-finite number", "...: rotation quaternion must be non-zero";
-** names likewise. Predicates (has) return false for dead, stale and null
-** handles; get/find return nil.
+** Errors are the core's codes through ecsl_error: "transform:<method>:
+** entity is not alive (entity(12.3))", "...: entity has no transform
+** (entity(12.3))" (the contract's word for ECS_ERR_MISSING here),
+** "transform:set_parent: parenting would create a cycle", "...: non-finite
+** number", "...: rotation quaternion must be non-zero"; the core checks
+** the values, the binding only their Lua types and, in tables, which
+** element is wrong. names likewise. Predicates (has) return false for
+** dead, stale and null handles; get/find return nil.
 ** ==================================================================== */
 
 
@@ -42,30 +45,10 @@ static ecs_names *check_names(lua_State *L) {
   return ((lnames *)check_builtin(L, ECS_LUA_NAMES))->m;
 }
 
+/* The error of method fn for the core's code (the entity: argument 2). */
 static int tr_fail(lua_State *L, const char *fn, ecs_err err) {
-  switch (err) {
-    case ECS_ERR_DEAD:
-      return luaL_error(L, "transform:%s: entity is not alive%s", fn,
-                        ecsl_entity_note(L, 2));
-    case ECS_ERR_MISSING:
-      return luaL_error(L, "transform:%s: entity has no transform%s", fn,
-                        ecsl_entity_note(L, 2));
-    case ECS_ERR_INVALID:
-      return luaL_error(L, "transform:%s: non-finite number or zero rotation", fn);
-    default: return luaL_error(L, "transform:%s: %s", fn, ecs_strerror(err));
-  }
-}
-
-/* A finite number argument (type errors through luaL_checknumber). */
-static double check_finite(lua_State *L, int idx, const char *fn) {
-  double v = (double)luaL_checknumber(L, idx);
-  if (!isfinite(v)) luaL_error(L, "transform:%s: non-finite number", fn);
-  return v;
-}
-
-static void check_quat(lua_State *L, const double q[4], const char *fn) {
-  if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0)
-    luaL_error(L, "transform:%s: rotation quaternion must be non-zero", fn);
+  return ecsl_error(L, "transform", fn, err,
+                    err == ECS_ERR_MISSING ? "entity has no transform" : NULL, 2);
 }
 
 /* Read n finite numbers from the table field key of the table at idx. */
@@ -101,7 +84,6 @@ static int l_tr_add(lua_State *L) {
     read_vec(L, 3, "position", l.position, 3);
     read_vec(L, 3, "rotation", l.rotation, 4);
     read_vec(L, 3, "scale", l.scale, 3);
-    check_quat(L, l.rotation, "add");
   }
   err = ecs_transform_add(t, e, &l);
   if (err != ECS_ERR_OK) return tr_fail(L, "add", err);
@@ -146,10 +128,10 @@ static uint32_t tr_row(lua_State *L, ecs_transform *t, int idx, const char *fn) 
 static int l_tr_set_local_position(lua_State *L) {
   ecs_transform *t = check_tr(L);
   ecs_entity e = check_entity(L, 2);
-  double x = check_finite(L, 3, "set_local_position");
-  double y = check_finite(L, 4, "set_local_position");
-  double z = check_finite(L, 5, "set_local_position");
-  ecs_err err = ecs_transform_set_position(t, e, x, y, z);
+  double x = (double)luaL_checknumber(L, 3);
+  double y = (double)luaL_checknumber(L, 4);
+  double z = (double)luaL_checknumber(L, 5);
+  ecs_err err = ecs_transform_set_position(t, e, x, y, z); /* checks them */
   if (err != ECS_ERR_OK) return tr_fail(L, "set_local_position", err);
   return 0;
 }
@@ -160,8 +142,7 @@ static int l_tr_set_local_rotation(lua_State *L) {
   ecs_entity e = check_entity(L, 2);
   double q[4];
   ecs_err err;
-  for (int k = 0; k < 4; k++) q[k] = check_finite(L, 3 + k, "set_local_rotation");
-  check_quat(L, q, "set_local_rotation");
+  for (int k = 0; k < 4; k++) q[k] = (double)luaL_checknumber(L, 3 + k);
   err = ecs_transform_set_rotation(t, e, q[0], q[1], q[2], q[3]);
   if (err != ECS_ERR_OK) return tr_fail(L, "set_local_rotation", err);
   return 0;
@@ -171,9 +152,9 @@ static int l_tr_set_local_rotation(lua_State *L) {
 static int l_tr_set_local_scale(lua_State *L) {
   ecs_transform *t = check_tr(L);
   ecs_entity e = check_entity(L, 2);
-  double x = check_finite(L, 3, "set_local_scale");
-  double y = check_finite(L, 4, "set_local_scale");
-  double z = check_finite(L, 5, "set_local_scale");
+  double x = (double)luaL_checknumber(L, 3);
+  double y = (double)luaL_checknumber(L, 4);
+  double z = (double)luaL_checknumber(L, 5);
   ecs_err err = ecs_transform_set_scale(t, e, x, y, z);
   if (err != ECS_ERR_OK) return tr_fail(L, "set_local_scale", err);
   return 0;
@@ -242,22 +223,26 @@ static int l_tr_set_parent(lua_State *L) {
   ecs_entity c = check_entity(L, 2), p = check_entity(L, 3);
   int keep = lua_toboolean(L, 4);
   ecs_err err = ecs_transform_set_parent(t, c, p, keep != 0);
+  const char *detail = NULL;
   switch (err) {
     case ECS_ERR_OK: return 0;
-    case ECS_ERR_CYCLE:
-      return luaL_error(L, "transform:set_parent: parenting would create a cycle");
-    case ECS_ERR_INVALID: {
-      const char *why = ecs_transform_keep_world_error(t, c, p);
-      return luaL_error(L, "transform:set_parent: %s",
-                        why != NULL ? why : "keep_world failed");
-    }
+    case ECS_ERR_KEEP_WORLD: /* the core can say which matrix is at fault */
+      detail = ecs_transform_keep_world_error(t, c, p);
+      break;
     case ECS_ERR_DEAD:
-      return luaL_error(L, "transform:set_parent: %s is not alive",
-                        ecs_alive(ecs_transform_world(t), c) ? "parent" : "child");
+      detail = ecs_alive(ecs_transform_world(t), c) ? "parent is not alive"
+                                                    : "child is not alive";
+      break;
+    case ECS_ERR_MISSING:
+      detail = ecs_transform_has(t, c) ? "parent has no transform"
+                                       : "child has no transform";
+      break;
     default:
-      return luaL_error(L, "transform:set_parent: %s has no transform",
-                        ecs_transform_has(t, c) ? "parent" : "child");
+      break;
   }
+  /* no entity note: the texts say which argument, and specs compare them
+  ** whole ("transform:set_parent: parent has no transform") */
+  return ecsl_error(L, "transform", "set_parent", err, detail, 0);
 }
 
 /* T:parent(e) -> parent or ecs.null */
@@ -338,8 +323,8 @@ static uint32_t batch_row(lua_State *L, ecs_transform *t, lua_Integer k,
   e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
   row = ecs_transform_instance(t, e);
   if (row == ECS_NO_INSTANCE)
-    luaL_error(L, "transform:%s: entities[%d] is not alive or has no transform",
-               fn, (int)k);
+    luaL_error(L, "transform:%s: entities[%d] is not alive or has no transform%s",
+               fn, (int)k, ecsl_entity_note(L, -1));
   return row;
 }
 
@@ -419,7 +404,13 @@ static int tr_batch_locals(lua_State *L, int rotation, const char *fn) {
         luaL_error(L, "transform:%s: %s[%d] is not a finite number", fn, axis[a],
                    (int)(k + 1));
     }
-    if (rotation) check_quat(L, v, fn);
+    /* the core refuses it too (set_locals), but without saying which one,
+    ** and only after every element was read: checked here to name it */
+    if (rotation && v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0)
+      ecsl_error(L, "transform", fn, ECS_ERR_ZERO_ROTATION,
+                 lua_pushfstring(L, "%s at index %d",
+                                 ecs_strerror(ECS_ERR_ZERO_ROTATION), (int)(k + 1)),
+                 0);
     lua_rawgeti(L, 2, k + 1);
     rows[k] = batch_row(L, t, k + 1, fn);
     e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
@@ -517,9 +508,7 @@ static int l_nm_set(lua_State *L) {
   ecs_err err;
   s = check_text(L, 3, &len, "names:set");
   err = ecs_names_set(m, e, s, len);
-  if (err == ECS_ERR_DEAD)
-    return luaL_error(L, "names:set: entity is not alive%s", ecsl_entity_note(L, 2));
-  if (err != ECS_ERR_OK) return luaL_error(L, "names:set: %s", ecs_strerror(err));
+  if (err != ECS_ERR_OK) return ecsl_error(L, "names", "set", err, NULL, 2);
   ecsl_charge(L, ((plugin_head *)lua_touserdata(L, 1))->o.h.lw);
   return 0;
 }
@@ -615,8 +604,8 @@ static void push_builtin(lua_State *L, int widx, int which) {
   }
   if (err != ECS_ERR_OK) {
     ecs_lua_plugin_detach(L, widx, tname);
-    luaL_error(L, "world.%s: %s", which == 0 ? "transform" : "names",
-               ecs_strerror(err));
+    ecsl_error(L, NULL, which == 0 ? "world.transform" : "world.names", err,
+               NULL, 0);
   }
 }
 

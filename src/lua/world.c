@@ -69,7 +69,7 @@ int ecsl_l_world_new(lua_State *L) {
   lua_newtable(L);                                       /* world, state */
   lua_setiuservalue(L, -2, 1);                           /* world */
   lw->w = new_core_world(L);
-  if (lw->w == NULL) return luaL_error(L, "ecs.world: not enough memory");
+  if (lw->w == NULL) return ecsl_error(L, NULL, "ecs.world", ECS_ERR_NOMEM, NULL, 0);
   ecsl_open_world_fields(L, lua_gettop(L));
   ecsl_charge(L, lw);
   return 1;
