@@ -38,6 +38,13 @@ void ecsi_sparse_free(ecs_world *w, ecsi_sparse *m) {
   m->page_count = 0;
 }
 
+size_t ecsi_sparse_bytes(const ecsi_sparse *m) {
+  size_t bytes = (size_t)m->page_count * sizeof(uint32_t *);
+  for (uint32_t p = 0; p < m->page_count; p++)
+    if (m->page[p] != NULL) bytes += ECSI_PAGE_SIZE * sizeof(uint32_t);
+  return bytes;
+}
+
 const char *ecsi_sparse_each(const ecsi_sparse *m,
                              const char *(*fn)(const void *ud, uint32_t index,
                                                uint32_t v),

@@ -57,6 +57,9 @@ static inline void ecsi_sparse_set(ecsi_sparse *m, uint32_t index,
 
 void ecsi_sparse_free(ecs_world *w, ecsi_sparse *m);
 
+/* Bytes of the map's blocks (directory and pages), for a manager's stats. */
+size_t ecsi_sparse_bytes(const ecsi_sparse *m);
+
 /*
 ** Every non-NONE entry v, as (index, v) pairs, for consistency checks:
 ** @return NULL, or the text of fn's first complaint.
