@@ -340,4 +340,19 @@ describe("the plugin function table", function()
     assert.same(declared, fields) -- a new public function: add it to struct ecs_api (src/ecs_plugin.h)
     assert.same(fields, filled)   -- and to the table in src/lua/plugin.c
   end)
+
+  it("redirects every field by name, so that a plugin's call goes through the table", function()
+    -- without its macro, a plugin calling the function links to the
+    -- symbol itself and fails to load ("undefined symbol")
+    local _, fields = names()
+    local header = read("src/ecs_plugin.h")
+    local macros, missing = {}, {}
+    for name in header:gmatch("#define%s+(ecs_[%w_]+)%s*\\?%s*%(ecs_plugin_api%->") do
+      macros[name] = true
+    end
+    for _, f in ipairs(fields) do
+      if not macros[f] then missing[#missing + 1] = f end
+    end
+    assert.same({}, missing)
+  end)
 end)
