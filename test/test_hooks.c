@@ -128,7 +128,7 @@ static int cworld_fill(cworld *x, int odd, uint32_t salt) {
     ((int8_t *)ecs_component_column(x->c, 2))[i] = (int8_t)(-(int)k);
     ((int16_t *)ecs_component_column(x->c, 3))[i] = (int16_t)(k * 300);
     ((int32_t *)ecs_component_column(x->c, 4))[i] = (int32_t)(k * 70000);
-    ((int64_t *)ecs_component_column(x->c, 5))[i] = -(int64_t)k << 40;
+    ((int64_t *)ecs_component_column(x->c, 5))[i] = -((int64_t)k << 40);
     ((uint8_t *)ecs_component_column(x->c, 6))[i] = (uint8_t)(200 + k % 50);
     ((uint16_t *)ecs_component_column(x->c, 7))[i] = (uint16_t)(k * 1000);
     ((uint32_t *)ecs_component_column(x->c, 8))[i] = 4000000000u - k;
@@ -593,6 +593,7 @@ TEST(Component_load_is_all_or_nothing_under_oom) {
       nomem++;
       CHECK_EQ_INT(in.pos, 0);
       CHECK(same_print(before, cprint(y.w, y.c)));
+      free(before.p);
       CHECK_WORLD(y.w);
     } else {
       CHECK_EQ_INT(err, ECS_ERR_OK);
@@ -935,6 +936,7 @@ TEST(Names_load_is_all_or_nothing_under_oom) {
       nomem++;
       CHECK_EQ_INT(in.pos, 0);
       CHECK(same_print(before, nprint(&y)));
+      free(before.p);
       CHECK_WORLD(y.w);
     } else {
       CHECK_EQ_INT(err, ECS_ERR_OK);
