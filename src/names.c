@@ -321,7 +321,6 @@ static const char *nm_check(const ecs_world *w, const void *self) {
   return ecsi_sparse_each(&m->map, check_map_entry, m);
 }
 
-
 /* ------------------------------------------------------------------------
 ** The manager interface: has, clear, stats, schema, save and load
 ** --------------------------------------------------------------------- */
