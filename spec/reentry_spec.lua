@@ -64,6 +64,7 @@ local calls = {
   ["world.components"] = function(x) return x.w:components() end,
   ["world.count"] = function(x) return x.w:count() end,
   ["world.memory"] = function(x) return x.w:memory() end,
+  ["world.managers"] = function(x) return x.w:managers() end,
   ["world.create"] = function(x) return x.w:create(20) end,
   ["world.destroy"] = function(x) return x.w:destroy({ x.es[2], x.es[3] }) end,
   ["world.entities"] = function(x)

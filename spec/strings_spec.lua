@@ -133,7 +133,7 @@ describe("text from Lua", function()
       "component.count", "component.entities", "component.fields", "component.gc",
       "component.get", "component.has", "component.remove", "component.size",
       "query.components", "query.count", "query.entities", "query.run", "query.programs",
-      "world.memory",
+      "world.memory", "world.managers",
       "names.clear", "names.gc", "names.get",
     }
     local numbers_only = { -- methods taking numbers, entities and managers

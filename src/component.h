@@ -28,6 +28,18 @@
 ** ecs_drain_refs and releases. Room for that list is reserved when an
 ** instance is created, so dropping never allocates and never fails.
 **
+** Listeners (ecs_manager_listen): ECS_EVENT_ADD after
+** ecs_component_add creates an instance, ECS_EVENT_REMOVE before
+** ecs_component_remove removes one. The core has no setters (values are
+** written straight into the columns), so ECS_EVENT_SET, and ADD after
+** ecs_component_emplace, are reported by whoever writes the values (the
+** binding's add, set and set_field). clear, load, gc and the death of an
+** entity report nothing: a dead entity's record is garbage, not a remove.
+**
+** The manager class implements every hook (ecs.h): has, clear (keeps the
+** capacity), stats, schema (the fields), save and load (a versioned
+** layout: the schema, then the live instances; docs/components.md).
+**
 ** See docs/components.md for the memory layout and its costs.
 **
 ** Layer: managers, above entity and below query (layers: alloc.h).
@@ -96,7 +108,11 @@ int ecs_component_field_index(const ecs_component *c, const char *name,
                               size_t len);
 
 /*
-** Give e an instance.
+** Give e an instance, without telling listeners: for callers that write
+** the initial values first and then report the ADD themselves
+** (ecs_manager_notify(w, c, e, ECS_EVENT_ADD) once the values are in,
+** as the binding's Position:add does), so that a listener never sees the
+** zeros of a half-made instance.
 ** If e already has one, it is returned with *existed = true and its values
 ** untouched. Otherwise a new instance is created with every field zeroed
 ** (lua refs 0 = nil) and *existed = false; a dead record left by an older
@@ -106,6 +122,17 @@ int ecs_component_field_index(const ecs_component *c, const char *name,
 ** @param existed receives whether e already had one (may be NULL).
 ** @return ECS_ERR_OK; ECS_ERR_DEAD if e is not alive; ECS_ERR_NOMEM (then
 **         nothing changed).
+*/
+ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
+                              ecs_instance *out, bool *existed);
+
+/*
+** ecs_component_emplace, then, when the instance is new, ECS_EVENT_ADD to
+** the manager's listeners (its values are the zeros). Listeners may
+** change the world: *out is e's instance as it is after them
+** (ECS_NO_INSTANCE if one removed it or destroyed e).
+** @return as emplace, or the first listener's error (the instance was
+**         added all the same).
 */
 ecs_err ecs_component_add(ecs_world *w, ecs_component *c, ecs_entity e,
                           ecs_instance *out, bool *existed);
@@ -122,11 +149,19 @@ void ecs_component_lookup_n(const ecs_world *w, const ecs_component *c,
                             const ecs_entity *in, ecs_instance *out, size_t n);
 
 /*
-** Remove e's instance (the last instance moves into its place).
-** @return true if e was alive and had one; false otherwise (a dead owner's
-**         record stays until gc).
+** Remove e's instance (the last instance moves into its place). The
+** manager's listeners get ECS_EVENT_REMOVE first, while the instance is
+** still readable; what they do is respected (e's instance is looked up
+** again after them: if one removed it or destroyed e, nothing is left to
+** do). A remove of e from inside a listener of e's REMOVE removes at once
+** without reporting REMOVE again.
+** @param removed receives true if e was alive and had one, false otherwise
+**                (a dead owner's record stays until gc). May be NULL.
+** @return ECS_ERR_OK, or the first listener's error (the instance was
+**         removed all the same).
 */
-bool ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e);
+ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
+                             bool *removed);
 
 /* @return instances stored, records of dead owners included. */
 uint32_t ecs_component_size(const ecs_component *c);

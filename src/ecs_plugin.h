@@ -62,7 +62,7 @@
 #include "system.h"
 #include "ecs_lua.h"
 
-#define ECS_API_VERSION 4
+#define ECS_API_VERSION 5
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -135,6 +135,9 @@ struct ecs_api {
                                               uint32_t i);
   int (*ecs_component_field_index)(const ecs_component *c, const char *name,
                                    size_t len);
+  ecs_err (*ecs_component_emplace)(ecs_world *w, ecs_component *c,
+                                   ecs_entity e, ecs_instance *out,
+                                   bool *existed);
   ecs_err (*ecs_component_add)(ecs_world *w, ecs_component *c, ecs_entity e,
                                ecs_instance *out, bool *existed);
   ecs_instance (*ecs_component_lookup)(const ecs_world *w,
@@ -142,7 +145,8 @@ struct ecs_api {
   void (*ecs_component_lookup_n)(const ecs_world *w, const ecs_component *c,
                                  const ecs_entity *in, ecs_instance *out,
                                  size_t n);
-  bool (*ecs_component_remove)(ecs_world *w, ecs_component *c, ecs_entity e);
+  ecs_err (*ecs_component_remove)(ecs_world *w, ecs_component *c,
+                                  ecs_entity e, bool *removed);
   uint32_t (*ecs_component_size)(const ecs_component *c);
   size_t (*ecs_component_count)(const ecs_world *w, const ecs_component *c);
   const ecs_entity *(*ecs_component_entities)(const ecs_component *c);
@@ -205,7 +209,7 @@ struct ecs_api {
   ecs_err (*ecs_names_set)(ecs_names *m, ecs_entity e, const char *s,
                            size_t len);
   const char *(*ecs_names_get)(const ecs_names *m, ecs_entity e, size_t *len);
-  bool (*ecs_names_clear)(ecs_names *m, ecs_entity e);
+  ecs_err (*ecs_names_clear)(ecs_names *m, ecs_entity e, bool *cleared);
   ecs_entity (*ecs_names_find)(const ecs_names *m, const char *s, size_t len);
   size_t (*ecs_names_size)(const ecs_names *m);
   size_t (*ecs_names_gc)(ecs_names *m, size_t budget);
@@ -431,6 +435,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_field_count (ecs_plugin_api->ecs_component_field_count)
 #define ecs_component_field (ecs_plugin_api->ecs_component_field)
 #define ecs_component_field_index (ecs_plugin_api->ecs_component_field_index)
+#define ecs_component_emplace (ecs_plugin_api->ecs_component_emplace)
 #define ecs_component_add (ecs_plugin_api->ecs_component_add)
 #define ecs_component_lookup (ecs_plugin_api->ecs_component_lookup)
 #define ecs_component_lookup_n (ecs_plugin_api->ecs_component_lookup_n)

@@ -35,6 +35,7 @@ struct ecs_names {
   uint64_t clock;
   uint32_t gc_cursor;
   ecsi_sparse map; /* entity index -> record */
+  const struct removal *removing; /* REMOVEs being reported (clear) */
 };
 
 static uint32_t fnv1a(const char *s, size_t len) {
@@ -109,12 +110,16 @@ static ecs_err reserve_buckets(ecs_names *m, uint32_t need) {
 
 /*
 ** Reserve everything first (string copy, record slot, map page, buckets),
-** then drop a dead predecessor's record at this index, then link.
+** then drop a dead predecessor's record at this index, then link; the
+** listeners last, when the record is complete (ADD for a new name, SET for
+** a renamed entity). The hash is taken from the copy: s may be the old
+** name itself (set(e, get(e))), which is freed before the hash is needed.
 */
 ecs_err ecs_names_set(ecs_names *m, ecs_entity e, const char *s, size_t len) {
   uint32_t i, ix = ecs_entity_index(e);
   char *copy;
   void *p;
+  ecs_event event;
   ecs_err err;
   if (!ecs_alive(m->w, e)) return ECS_ERR_DEAD;
   if (len >= SIZE_MAX) return ECS_ERR_NOMEM;
@@ -135,6 +140,7 @@ ecs_err ecs_names_set(ecs_names *m, ecs_entity e, const char *s, size_t len) {
     drop_rec(m, i);
     i = NONE;
   }
+  event = i == NONE ? ECS_EVENT_ADD : ECS_EVENT_SET;
   if (i == NONE) {
     i = m->n++;
     m->rec[i].e = e;
@@ -146,10 +152,10 @@ ecs_err ecs_names_set(ecs_names *m, ecs_entity e, const char *s, size_t len) {
   }
   m->rec[i].str = copy;
   m->rec[i].len = len;
-  m->rec[i].hash = fnv1a(s, len);
+  m->rec[i].hash = fnv1a(copy, len);
   m->rec[i].stamp = ++m->clock;
   chain_link(m, i);
-  return ECS_ERR_OK;
+  return ecs_manager_notify(m->w, m, e, event);
 }
 
 const char *ecs_names_get(const ecs_names *m, ecs_entity e, size_t *len) {
@@ -159,11 +165,45 @@ const char *ecs_names_get(const ecs_names *m, ecs_entity e, size_t *len) {
   return m->rec[i].str;
 }
 
-bool ecs_names_clear(ecs_names *m, ecs_entity e) {
+/*
+** The REMOVEs being reported: one frame per clear whose listeners run, on
+** that call's stack. A clear of the same entity from inside them drops the
+** name without a second REMOVE (as ecs_component_remove does, component.c).
+*/
+typedef struct removal {
+  ecs_entity e;
+  const struct removal *outer;
+} removal;
+
+/* Has the world any listener? (ecs_manager_notify's inline test.) */
+static bool listened(const ecs_names *m) {
+  return ((const ecs_world_head *)(const void *)m->w)->listeners != 0;
+}
+
+static bool being_removed(const ecs_names *m, ecs_entity e) {
+  for (const removal *r = m->removing; r != NULL; r = r->outer)
+    if (r->e == e) return true;
+  return false;
+}
+
+/* REMOVE first (the name still readable), then find the record again:
+** the listeners may have renamed e, cleared its name or destroyed it. */
+ecs_err ecs_names_clear(ecs_names *m, ecs_entity e, bool *cleared) {
   uint32_t i = rec_of(m, e);
-  if (i == NONE) return false;
+  ecs_err err = ECS_ERR_OK;
+  if (cleared != NULL) *cleared = i != NONE;
+  if (i == NONE) return ECS_ERR_OK;
+  if (listened(m) && !being_removed(m, e)) {
+    removal frame;
+    frame.e = e;
+    frame.outer = m->removing;
+    m->removing = &frame;
+    err = ecs_manager_notify_listeners(m->w, m, e, ECS_EVENT_REMOVE);
+    m->removing = frame.outer;
+    if ((i = rec_of(m, e)) == NONE) return err;
+  }
   drop_rec(m, i);
-  return true;
+  return err;
 }
 
 ecs_entity ecs_names_find(const ecs_names *m, const char *s, size_t len) {
@@ -216,14 +256,19 @@ static void nm_purge(ecs_world *w, void *self, uint32_t index) {
   if (i != NONE) m->rec[i].e = ecs_mark_purged(m->rec[i].e);
 }
 
-static void nm_free(ecs_world *w, void *self) {
-  ecs_names *m = (ecs_names *)self;
-  if (m == NULL) return;
+/* Free every block of m's records (strings, arrays, map), not m itself. */
+static void nm_release(ecs_world *w, ecs_names *m) {
   for (uint32_t i = 0; i < m->n; i++)
     ecsi_free(w, m->rec[i].str, m->rec[i].len + 1u);
   ecsi_free(w, m->rec, (size_t)m->cap * sizeof *m->rec);
   ecsi_free(w, m->bucket, (size_t)m->nbucket * sizeof *m->bucket);
   ecsi_sparse_free(w, &m->map);
+}
+
+static void nm_free(ecs_world *w, void *self) {
+  ecs_names *m = (ecs_names *)self;
+  if (m == NULL) return;
+  nm_release(w, m);
   ecsi_free(w, m, sizeof *m);
 }
 
@@ -276,12 +321,189 @@ static const char *nm_check(const ecs_world *w, const void *self) {
   return ecsi_sparse_each(&m->map, check_map_entry, m);
 }
 
+/* ------------------------------------------------------------------------
+** The manager interface: has, clear, stats, schema, save and load
+** --------------------------------------------------------------------- */
+
+static bool nm_has(const ecs_world *w, const void *self, ecs_entity e) {
+  (void)w;
+  return rec_of((const ecs_names *)self, e) != NONE;
+}
+
+/*
+** Every record goes, with its string; the arrays keep their capacity (as
+** after clears of single names), the buckets are emptied. The clock goes
+** on: stamps only ever grow.
+*/
+static void nm_clear(ecs_world *w, void *self) {
+  ecs_names *m = (ecs_names *)self;
+  for (uint32_t i = 0; i < m->n; i++) {
+    ecsi_sparse_set(&m->map, ecs_entity_index(m->rec[i].e), NONE);
+    ecsi_free(w, m->rec[i].str, m->rec[i].len + 1u);
+  }
+  if (m->nbucket > 0)
+    memset(m->bucket, 0xff, (size_t)m->nbucket * sizeof *m->bucket);
+  m->n = 0;
+  m->gc_cursor = 0;
+}
+
+static void nm_stats(const ecs_world *w, const void *self,
+                     ecs_manager_stats *out) {
+  const ecs_names *m = (const ecs_names *)self;
+  size_t bytes = sizeof *m + (size_t)m->cap * sizeof *m->rec +
+                 (size_t)m->nbucket * sizeof *m->bucket +
+                 ecsi_sparse_bytes(&m->map);
+  out->records = m->n;
+  for (uint32_t i = 0; i < m->n; i++) {
+    bytes += m->rec[i].len + 1u;
+    out->live += ecs_alive(w, m->rec[i].e);
+  }
+  out->bytes = bytes;
+}
+
+/*
+** One field, "name", described as u8: a name is a byte string of any
+** length (zeros included), and the schema's types are fixed-size values,
+** so the nearest honest description is its element type, the way a C
+** declaration says char name[]. Not lua: no Lua reference is involved,
+** nothing for the binding to keep. The save layout below carries each
+** name's length.
+*/
+static uint32_t nm_schema(const ecs_world *w, const void *self,
+                          ecs_field_def *out, uint32_t max) {
+  static const ecs_field_def name_field = {"name", ECS_U8};
+  (void)w;
+  (void)self;
+  if (max > 0) out[0] = name_field;
+  return 1;
+}
+
+/*
+** The saved layout (machine byte order):
+**   u32 LAYOUT (1), u32 count (live records), then per record
+**   u32 entity, u64 stamp, u64 length, the name's bytes.
+** The stamp is the order in which names were given (find returns the most
+** recent holder of a shared name), so a loaded manager answers find as
+** the saved one did. Records are at least 20 bytes, which bounds count
+** by the bytes left before anything is allocated.
+*/
+#define LAYOUT 1u
+#define REC_MIN (4u + 8u + 8u)
+/* Stamps count sets one by one from 1: no world reaches 2^62, so a larger
+** one is corrupt, and the clock, set past the largest loaded, never wraps. */
+#define STAMP_MAX ((uint64_t)1 << 62)
+
+static ecs_err nm_save(const ecs_world *w, const void *self, ecs_writer *out) {
+  const ecs_names *m = (const ecs_names *)self;
+  uint32_t live = 0;
+  ecs_err err;
+  for (uint32_t i = 0; i < m->n; i++) live += ecs_alive(w, m->rec[i].e);
+  if ((err = ecs_write_u32(out, LAYOUT)) != ECS_ERR_OK ||
+      (err = ecs_write_u32(out, live)) != ECS_ERR_OK)
+    return err;
+  for (uint32_t i = 0; i < m->n; i++) {
+    const name_rec *r = &m->rec[i];
+    uint64_t len = r->len;
+    if (!ecs_alive(w, r->e)) continue;
+    if ((err = ecs_write_u32(out, r->e)) != ECS_ERR_OK ||
+        (err = ecs_write(out, &r->stamp, sizeof r->stamp)) != ECS_ERR_OK ||
+        (err = ecs_write(out, &len, sizeof len)) != ECS_ERR_OK ||
+        (err = ecs_write(out, r->str, r->len)) != ECS_ERR_OK)
+      return err;
+  }
+  return ECS_ERR_OK;
+}
+
+/*
+** All or nothing: the records are built in a manager of their own (tmp:
+** arrays, buckets, map and strings), each checked as it is read: a live
+** 30-bit entity not seen before (one name per entity; names themselves
+** may repeat, as set allows), a stamp in range, a length within the
+** bytes left. Only when the whole part was read does tmp replace m's
+** records; on any failure tmp is freed and the reader put back.
+*/
+static ecs_err nm_load(ecs_world *w, void *self, ecs_reader *in) {
+  ecs_names *m = (ecs_names *)self;
+  ecs_names tmp;
+  size_t start = in->pos;
+  uint32_t v, count;
+  uint64_t clock = m->clock;
+  ecs_err err = ECS_ERR_CORRUPT;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.w = w;
+  if (ecs_read_u32(in, &v) != ECS_ERR_OK || v != LAYOUT ||
+      ecs_read_u32(in, &count) != ECS_ERR_OK || count > ECS_MAX_ENTITIES ||
+      count > (in->size - in->pos) / REC_MIN)
+    goto fail;
+  if (count > 0) {
+    void *p = NULL;
+    err = ecsi_grow(w, &p, &tmp.cap, count, sizeof *tmp.rec, 16);
+    if (err != ECS_ERR_OK) goto fail;
+    tmp.rec = (name_rec *)p;
+    if ((err = reserve_buckets(&tmp, count)) != ECS_ERR_OK) goto fail;
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    name_rec *r = &tmp.rec[i];
+    ecs_entity e;
+    uint64_t stamp, len;
+    uint32_t ix;
+    err = ECS_ERR_CORRUPT;
+    if (ecs_read_u32(in, &e) != ECS_ERR_OK || (e & ~ECS_ID_MASK) != 0 ||
+        !ecs_alive(w, e) ||
+        ecs_read(in, &stamp, sizeof stamp) != ECS_ERR_OK || stamp == 0 ||
+        stamp > STAMP_MAX || ecs_read(in, &len, sizeof len) != ECS_ERR_OK ||
+        len > in->size - in->pos)
+      goto fail;
+    ix = ecs_entity_index(e);
+    if ((err = ecsi_sparse_reserve(w, &tmp.map, ix)) != ECS_ERR_OK) goto fail;
+    if (ecsi_sparse_get(&tmp.map, ix) != NONE) {
+      err = ECS_ERR_CORRUPT; /* a second name for one entity */
+      goto fail;
+    }
+    if ((r->str = (char *)ecsi_realloc(w, NULL, 0, (size_t)len + 1u)) ==
+        NULL) {
+      err = ECS_ERR_NOMEM;
+      goto fail;
+    }
+    (void)ecs_read(in, r->str, (size_t)len); /* len bytes are there */
+    r->str[len] = '\0';
+    r->len = (size_t)len;
+    r->e = e;
+    r->hash = fnv1a(r->str, r->len);
+    r->stamp = stamp;
+    if (stamp > clock) clock = stamp;
+    tmp.n = i + 1; /* from here on nm_release frees this record */
+    ecsi_sparse_set(&tmp.map, ix, i);
+    chain_link(&tmp, i);
+  }
+  nm_release(w, m);
+  m->rec = tmp.rec;
+  m->n = tmp.n;
+  m->cap = tmp.cap;
+  m->bucket = tmp.bucket;
+  m->nbucket = tmp.nbucket;
+  m->map = tmp.map;
+  m->clock = clock;
+  m->gc_cursor = 0;
+  return ECS_ERR_OK;
+fail:
+  nm_release(w, &tmp);
+  in->pos = start;
+  return err;
+}
+
 static const ecs_manager_class names_class = {
   .kind = "names",
   .gc = nm_gc,
   .check = nm_check,
   .free = nm_free,
   .purge = nm_purge,
+  .has = nm_has,
+  .clear = nm_clear,
+  .stats = nm_stats,
+  .schema = nm_schema,
+  .save = nm_save,
+  .load = nm_load,
 };
 
 ecs_err ecs_names_new(ecs_world *w, ecs_names **out) {

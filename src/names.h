@@ -9,6 +9,15 @@
 ** received it most recently. Names vanish with their entity at once for
 ** get and find; the records are reclaimed by gc.
 **
+** Listeners (ecs_manager_listen on the manager): ECS_EVENT_ADD after an
+** entity without a name gets one, ECS_EVENT_SET after a named entity is
+** renamed (set), ECS_EVENT_REMOVE before clear drops a name (still
+** readable). gc, the class's clear and load, and an entity's death
+** report nothing. The manager class implements every hook (ecs.h): its
+** schema is one field, "name", described as u8 (a byte string; see
+** names.c), and save/load keep names, their holders and the order they
+** were given in (which find depends on).
+**
 ** Layer: managers, above entity and below query (layers: alloc.h).
 ** Includes ecs.h only.
 */
@@ -30,16 +39,22 @@ ecs_err ecs_names_new(ecs_world *w, ecs_names **out);
 /* @return w's names manager, or NULL. */
 ecs_names *ecs_names_of(const ecs_world *w);
 
-/* Name e (replacing any name it had).
-** @return ECS_ERR_DEAD, ECS_ERR_NOMEM (then nothing changed). */
+/* Name e (replacing any name it had); then ADD (e had none) or SET.
+** @return ECS_ERR_DEAD, ECS_ERR_NOMEM (then nothing changed), or the first
+**         listener's error (the name was set all the same). */
 ecs_err ecs_names_set(ecs_names *m, ecs_entity e, const char *s, size_t len);
 
 /* e's name (len in *len), or NULL if e is not alive or has none. The
 ** pointer is valid until the next set, clear or gc. */
 const char *ecs_names_get(const ecs_names *m, ecs_entity e, size_t *len);
 
-/* Remove e's name. @return false if it had none (or is not alive). */
-bool ecs_names_clear(ecs_names *m, ecs_entity e);
+/* Remove e's name, after REMOVE (a clear of e from inside its listeners
+** drops the name at once, without a second REMOVE).
+** @param cleared receives false if e had none (or is not alive); may be
+**                NULL.
+** @return ECS_ERR_OK, or the first listener's error (e's name is removed
+**         all the same, even one a listener gave it meanwhile). */
+ecs_err ecs_names_clear(ecs_names *m, ecs_entity e, bool *cleared);
 
 /* The live entity most recently given this name, or ECS_NULL. */
 ecs_entity ecs_names_find(const ecs_names *m, const char *s, size_t len);

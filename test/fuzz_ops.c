@@ -402,7 +402,12 @@ static void op_remove(state *st, input *in) {
   e = pick_entity(st, in);
   x = find_tracked(st, e);
   had = x != NULL && x->alive && (x->comps >> ci & 1u);
-  ENSURE(ecs_component_remove(st->w, st->comp[ci].c, e) == (had != 0));
+  {
+    bool removed = false;
+    ENSURE(ecs_component_remove(st->w, st->comp[ci].c, e, &removed) ==
+           ECS_ERR_OK);
+    ENSURE(removed == (had != 0));
+  }
   if (had) x->comps &= ~(1u << ci);
   drain(st);
 }
@@ -578,10 +583,13 @@ static void op_names(state *st, input *in) {
     }
     break;
   }
-  case 1:
-    ENSURE(ecs_names_clear(st->nm, e) == (alive && x->name != 0));
+  case 1: {
+    bool cleared = false;
+    ENSURE(ecs_names_clear(st->nm, e, &cleared) == ECS_ERR_OK);
+    ENSURE(cleared == (alive && x->name != 0));
     if (alive) x->name = 0;
     break;
+  }
   case 2:
     ecs_names_gc(st->nm, byte(in) == 0 ? SIZE_MAX : 3);
     break;

@@ -16,6 +16,12 @@ static ecs_world *new_world(test_alloc *a) {
   return ecs_world_new(test_allocf, a);
 }
 
+/* ecs_component_remove without listeners: true when it removed. */
+static bool rm(ecs_world *w, ecs_component *c, ecs_entity e) {
+  bool done = false;
+  return ecs_component_remove(w, c, e, &done) == ECS_ERR_OK && done;
+}
+
 static float fx(ecs_component *c, ecs_instance i) {
   return ((float *)ecs_component_column(c, 0))[i];
 }
@@ -155,9 +161,9 @@ TEST(Component_add_lookup_remove) {
   CHECK_EQ_INT(ecs_component_lookup(w, c, ecs_make_entity(ecs_entity_index(e[0]), 1)),
                ECS_NO_INSTANCE);
   CHECK_EQ_INT(ecs_component_count(w, c), 1);
-  CHECK(!ecs_component_remove(w, c, e[1]));
-  CHECK(ecs_component_remove(w, c, e[0]));
-  CHECK(!ecs_component_remove(w, c, e[0]));
+  CHECK(!rm(w, c, e[1]));
+  CHECK(rm(w, c, e[0]));
+  CHECK(!rm(w, c, e[0]));
   CHECK_EQ_INT(ecs_component_size(c), 0);
   CHECK_WORLD(w);
   ecs_world_free(w);
@@ -178,16 +184,16 @@ TEST(Component_swap_remove) {
     ((float *)ecs_component_column(c, 0))[i] = (float)k;
     ((float *)ecs_component_column(c, 1))[i] = (float)(10 * k);
   }
-  CHECK(ecs_component_remove(w, c, e[1]));
+  CHECK(rm(w, c, e[1]));
   CHECK_EQ_INT(ecs_component_size(c), 4);
   CHECK_EQ_INT(ecs_component_lookup(w, c, e[4]), 1);
   CHECK(ecs_component_entities(c)[1] == e[4]);
   CHECK(fx(c, 1) == 4.0f);
   CHECK(((float *)ecs_component_column(c, 1))[1] == 40.0f);
-  CHECK(ecs_component_remove(w, c, e[4])); /* now in the middle again */
+  CHECK(rm(w, c, e[4])); /* now in the middle again */
   CHECK_EQ_INT(ecs_component_lookup(w, c, e[3]), 1);
   CHECK(fx(c, 1) == 3.0f);
-  CHECK(ecs_component_remove(w, c, e[3])); /* the last one */
+  CHECK(rm(w, c, e[3])); /* the last one */
   CHECK_EQ_INT(ecs_component_size(c), 2);
   CHECK_EQ_INT(ecs_component_lookup(w, c, e[0]), 0);
   CHECK_EQ_INT(ecs_component_lookup(w, c, e[2]), 1);
@@ -266,7 +272,7 @@ TEST(Component_gc_converges) {
   CHECK_EQ_INT(ecs_component_size(c), N);
   CHECK_EQ_INT(ecs_component_count(w, c), N - 667);
   CHECK_EQ_INT(ecs_component_lookup(w, c, e[0]), ECS_NO_INSTANCE);
-  CHECK(!ecs_component_remove(w, c, e[0]));
+  CHECK(!rm(w, c, e[0]));
   CHECK_EQ_INT(ecs_component_gc(w, c, 0), 0);
   while (ecs_component_size(c) > N - 667 && calls < 100000) {
     size_t n = ecs_component_gc(w, c, 8);
@@ -406,7 +412,7 @@ TEST(Component_dead_record_of_reused_index) {
   CHECK(e != old);
   CHECK_EQ_INT(ecs_component_lookup(w, c, e), ECS_NO_INSTANCE);
   CHECK_EQ_INT(ecs_component_lookup(w, c, old), ECS_NO_INSTANCE);
-  CHECK(!ecs_component_remove(w, c, e));
+  CHECK(!rm(w, c, e));
   CHECK_EQ_INT(ecs_component_count(w, c), 1);
   v = ecs_component_version(c);
   CHECK_EQ_INT(ecs_component_add(w, c, e, &j, &existed), ECS_ERR_OK);
@@ -441,7 +447,7 @@ TEST(Component_lua_refs_dropped) {
     ((uint32_t *)ecs_component_column(c, 2))[i] = k == 2 ? 0 : 20 + k;
   }
   CHECK_EQ_INT(ecs_dropped_refs(w), 0);
-  CHECK(ecs_component_remove(w, c, e[0])); /* moves e[3]'s refs, drops 10, 20 */
+  CHECK(rm(w, c, e[0])); /* moves e[3]'s refs, drops 10, 20 */
   CHECK_EQ_INT(ecs_dropped_refs(w), 2);
   i = ecs_component_lookup(w, c, e[3]);
   CHECK(((uint32_t *)ecs_component_column(c, 1))[i] == 13);
@@ -491,7 +497,7 @@ TEST(Component_version_counts_structural_changes) {
   CHECK(ecs_component_version(c) == v);
   CHECK_EQ_INT(ecs_component_gc(w, c, SIZE_MAX), 0);
   CHECK(ecs_component_version(c) == v);
-  CHECK(ecs_component_remove(w, c, e));
+  CHECK(rm(w, c, e));
   CHECK(ecs_component_version(c) > v);
   ecs_world_free(w);
 }
@@ -544,7 +550,7 @@ static int oom_script(ecs_world *w, int *failed_at_step) {
       *failed_at_step = 4;
       return 1;
     }
-    if (k % 4 == 0) ecs_component_remove(w, c, x);
+    if (k % 4 == 0) rm(w, c, x);
     if (k % 5 == 0) ecs_destroy(w, x);
   }
   ecs_component_gc(w, c, 100);
@@ -653,7 +659,7 @@ TEST(Component_random_ops_match_model) {
         has[m][k] = 1;
       }
     } else if (op <= 7) { /* remove */
-      CHECK_EQ_INT(ecs_component_remove(w, c[m], e), has[m][k]);
+      CHECK_EQ_INT(rm(w, c[m], e), has[m][k]);
       has[m][k] = 0;
     } else if (op == 9 && rnd(4) == 0 && ecs_alive(w, e)) {
       /* recycle: destroy e and churn until its index comes back, so that

@@ -33,6 +33,7 @@ TEST(Names_set_get_find_clear) {
   ecs_entity e, f;
   size_t len = 0;
   const char *s;
+  bool done = false;
   CHECK(w != NULL && m != NULL);
   CHECK(ecs_names_of(w) == m);
   CHECK_EQ_INT(ecs_names_new(w, &m2), ECS_ERR_EXISTS);
@@ -55,8 +56,9 @@ TEST(Names_set_get_find_clear) {
   CHECK(ecs_names_find(m, "a", 1) == ECS_NULL);
   CHECK_EQ_INT(set(m, f, ""), 0);
   CHECK(find(m, "") == f);
-  CHECK(ecs_names_clear(m, f));
-  CHECK(!ecs_names_clear(m, f));
+  CHECK(ecs_names_clear(m, f, &done) == ECS_ERR_OK && done);
+  CHECK(ecs_names_clear(m, f, &done) == ECS_ERR_OK && !done);
+  CHECK(ecs_names_clear(m, f, NULL) == ECS_ERR_OK);
   CHECK(find(m, "") == ECS_NULL);
   CHECK(ecs_names_get(m, f, NULL) == NULL);
   CHECK_EQ_INT(set(m, ECS_NULL, "x"), ECS_ERR_DEAD);

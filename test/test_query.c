@@ -14,6 +14,12 @@ static const ecs_field_def pos_fields[] = {{"x", ECS_F32}, {"y", ECS_F32}};
 static const ecs_field_def vel_fields[] = {{"dx", ECS_F32}, {"dy", ECS_F32}};
 static const ecs_field_def hp_fields[] = {{"hp", ECS_I16}, {"alive", ECS_BOOL}};
 
+/* ecs_component_remove without listeners: true when it removed. */
+static bool rm(ecs_world *w, ecs_component *c, ecs_entity e) {
+  bool done = false;
+  return ecs_component_remove(w, c, e, &done) == ECS_ERR_OK && done;
+}
+
 typedef struct fixture {
   test_alloc a;
   ecs_world *w;
@@ -108,7 +114,7 @@ TEST(Query_count_follows_adds_removes_and_destroys) {
   CHECK_EQ_INT(count_of(&f, qx), 4);
   CHECK(ecs_destroy(f.w, e[2]));
   CHECK_EQ_INT(count_of(&f, q), 4);      /* at once, before any gc */
-  CHECK(ecs_component_remove(f.w, f.V, e[4]));
+  CHECK(rm(f.w, f.V, e[4]));
   CHECK_EQ_INT(count_of(&f, q), 3);
   CHECK(ecs_component_add(f.w, f.V, e[1], NULL, NULL) == ECS_ERR_OK);
   CHECK_EQ_INT(count_of(&f, q), 4);
@@ -183,7 +189,7 @@ TEST(Query_chunks_report_current_rows) {
   n = ecs_query_iter_chunk(f.w, &it, 4, ents, rows);
   CHECK_EQ_INT(n, 4);
   CHECK(ecs_query_iter_current(f.w, &it));
-  CHECK(ecs_component_remove(f.w, f.P, e[0])); /* moves e[7]'s P row */
+  CHECK(rm(f.w, f.P, e[0])); /* moves e[7]'s P row */
   CHECK(!ecs_query_iter_current(f.w, &it));
   total = n;
   while ((n = ecs_query_iter_chunk(f.w, &it, 4, ents, rows)) > 0) {
@@ -246,7 +252,7 @@ TEST(Query_run_in_place_and_gathered) {
   /* scramble Velocity's rows: remove and re-add every third */
   for (int k = 0; k < 600; k += 3) {
     ecs_instance i;
-    CHECK(ecs_component_remove(f.w, f.V, e[k]));
+    CHECK(rm(f.w, f.V, e[k]));
     CHECK(ecs_component_add(f.w, f.V, e[k], &i, NULL) == ECS_ERR_OK);
     col_f(f.V, 0)[i] = 1.0f;
   }
@@ -470,12 +476,12 @@ TEST(Query_run_read_only_columns_do_not_depend_on_layout) {
   for (int k = 0; k < 500; k += 3) { /* churn world 1 */
     ecs_instance i;
     float dx = col_f(f[1].V, 0)[ecs_component_lookup(f[1].w, f[1].V, e[1][k])];
-    CHECK(ecs_component_remove(f[1].w, f[1].V, e[1][k]));
+    CHECK(rm(f[1].w, f[1].V, e[1][k]));
     CHECK(ecs_component_add(f[1].w, f[1].V, e[1][k], &i, NULL) == ECS_ERR_OK);
     col_f(f[1].V, 0)[i] = dx;
     if (k % 2 == 0) {
       float x = col_f(f[1].P, 0)[ecs_component_lookup(f[1].w, f[1].P, e[1][k])];
-      CHECK(ecs_component_remove(f[1].w, f[1].P, e[1][k]));
+      CHECK(rm(f[1].w, f[1].P, e[1][k]));
       CHECK(ecs_component_add(f[1].w, f[1].P, e[1][k], &i, NULL) == ECS_ERR_OK);
       col_f(f[1].P, 0)[i] = x;
     }
@@ -663,7 +669,7 @@ TEST(Program_runs_match_a_reference) {
     ecs_instance i;
     int16_t hp = ((int16_t *)ecs_component_column(f.H, 0))
         [ecs_component_lookup(f.w, f.H, e[k])];
-    CHECK(ecs_component_remove(f.w, f.H, e[k]));
+    CHECK(rm(f.w, f.H, e[k]));
     CHECK(ecs_component_add(f.w, f.H, e[k], &i, NULL) == ECS_ERR_OK);
     ((int16_t *)ecs_component_column(f.H, 0))[i] = hp;
   }

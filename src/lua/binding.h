@@ -226,6 +226,7 @@ int ecsl_l_world_destroy(lua_State *L);
 int ecsl_l_world_entities(lua_State *L);
 int ecsl_l_world_gc(lua_State *L);
 int ecsl_l_world_memory(lua_State *L);
+int ecsl_l_world_managers(lua_State *L);
 int ecsl_l_world_new(lua_State *L);
 int ecsl_l_world_tostring(lua_State *L);
 int ecsl_l_world_update(lua_State *L);

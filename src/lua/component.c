@@ -139,6 +139,33 @@ static int comp_error(lua_State *L, const lcomponent *lc, const char *fn,
 }
 
 
+/* Release the dropped refs of the world of the manager at 1, whichever
+** manager dropped them. */
+static void drain_world(lua_State *L) {
+  lua_getiuservalue(L, 1, 1);                             /* world */
+  ecs_lua_drain_refs(L, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+/*
+** Report event on e to the listeners of the manager at 1, once its values
+** are written: last, because a listener may change anything (remove e's
+** instance, destroy e, add to this manager and so move its columns), so
+** nothing looked up before is used after. The refs a listener dropped are
+** released here. @return the first listener's error, which the caller
+** raises as its own ("Position:set: ..."): the change it reported stands.
+** While the world has no listener this is one load and a branch.
+*/
+static ecs_err notify(lua_State *L, const lcomponent *lc, ecs_world *w,
+                      ecs_entity e, ecs_event event) {
+  ecs_err err;
+  if (((const ecs_world_head *)(const void *)w)->listeners == 0)
+    return ECS_ERR_OK;
+  err = ecs_manager_notify_listeners(w, lc->c, e, event);
+  drain_world(L);
+  return err;
+}
+
 static int make_refs(lua_State *L) { /* job, refs, v1..vn */
   ref_job *job = (ref_job *)lua_touserdata(L, 1);
   for (int k = 0; k < job->n; k++) {
@@ -155,8 +182,10 @@ static int make_refs(lua_State *L) { /* job, refs, v1..vn */
 ** and the first field is not of type lua (for which a table is a value).
 ** Order, so that an error never leaves a half-done change: check the
 ** entity and every value; make refs for lua fields (all or none); then the
-** core add (on NOMEM the refs are unref'd);
-** then write every column, unref'ing replaced lua values; drain.
+** core's emplace (on NOMEM the refs are unref'd); then write every column,
+** unref'ing replaced lua values; drain. Only then, with the values in,
+** the listeners: ADD for a new instance, SET for values written over an
+** existing one (add of an entity that has the component, and set).
 */
 static int comp_write(lua_State *L, int is_add) {
   const char *fn = is_add ? "add" : "set";
@@ -254,7 +283,7 @@ static int comp_write(lua_State *L, int is_add) {
     w = lc->lw->w;
   }
   if (is_add) {
-    err = ecs_component_add(w, lc->c, e, &i, &existed);
+    err = ecs_component_emplace(w, lc->c, e, &i, &existed);
     if (err != ECS_ERR_OK) {
       for (uint32_t k = 0; k < nf && refs != 0; k++)
         if (ecs_component_field(lc->c, k)->type == ECS_LUA && val[k].ref)
@@ -272,6 +301,9 @@ static int comp_write(lua_State *L, int is_add) {
     }
   }
   if (refs != 0) drain_refs_at(L, w, refs);
+  err = notify(L, lc, w, e,
+               is_add && !existed ? ECS_EVENT_ADD : ECS_EVENT_SET);
+  if (err != ECS_ERR_OK) return comp_error(L, lc, fn, err);
   if (is_add) ecsl_charge(L, lc->lw);
   return 0;
 }
@@ -323,6 +355,7 @@ static int l_comp_set_field(lua_State *L) {
   uint32_t k = ecsl_check_field(L, lc, 3, "set_field");
   ecs_instance i;
   fvalue v;
+  ecs_err err;
   lua_settop(L, 4);
   if (!ecs_alive(w, e)) return comp_error(L, lc, "set_field", ECS_ERR_DEAD);
   i = ecs_component_lookup(w, lc->c, e);
@@ -347,9 +380,12 @@ static int l_comp_set_field(lua_State *L) {
     old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
     ecsl_write_value(lc->c, k, i, &v);
     if (old != 0) luaL_unref(L, refs, (int)old);
-    return 0;
+    w = lc->lw->w; /* still open: looked up again after luaL_ref */
+  } else {
+    ecsl_write_value(lc->c, k, i, &v);
   }
-  ecsl_write_value(lc->c, k, i, &v);
+  if ((err = notify(L, lc, w, e, ECS_EVENT_SET)) != ECS_ERR_OK)
+    return comp_error(L, lc, "set_field", err);
   return 0;
 }
 
@@ -362,11 +398,21 @@ static int l_comp_has(lua_State *L) {
   return 1;
 }
 
-/* Position:remove(e) -> boolean (false if e is dead or had none) */
+/*
+** Position:remove(e) -> boolean (false if e is dead or had none). The
+** core reports REMOVE before the instance goes; a listener's error is
+** raised after it went (the refs it and the listeners dropped released).
+*/
 static int l_comp_remove(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = check_comp(L, 1, &w);
-  bool done = ecs_component_remove(w, lc->c, check_entity(L, 2));
+  ecs_entity e = check_entity(L, 2);
+  bool done;
+  ecs_err err = ecs_component_remove(w, lc->c, e, &done);
+  if (err != ECS_ERR_OK) {
+    drain_world(L); /* listeners may have dropped any manager's refs */
+    return comp_error(L, lc, "remove", err);
+  }
   drain_comp(L, lc, w);
   lua_pushboolean(L, done);
   return 1;

@@ -9,6 +9,7 @@ static const luaL_Reg world_methods[] = {
   {"alive", ecsl_l_world_alive},
   {"count", ecsl_l_world_count},
   {"memory", ecsl_l_world_memory},
+  {"managers", ecsl_l_world_managers},
   {"entities", ecsl_l_world_entities},
   {"update", ecsl_l_world_update},
   {"check", ecsl_l_world_check},

@@ -142,6 +142,7 @@ static const struct ecs_api api = {
   .ecs_component_field_count = ecs_component_field_count,
   .ecs_component_field = ecs_component_field,
   .ecs_component_field_index = ecs_component_field_index,
+  .ecs_component_emplace = ecs_component_emplace,
   .ecs_component_add = ecs_component_add,
   .ecs_component_lookup = ecs_component_lookup,
   .ecs_component_lookup_n = ecs_component_lookup_n,

@@ -523,10 +523,14 @@ static int l_nm_get(lua_State *L) {
   return 1;
 }
 
-/* names:clear(e) -> boolean (false if it had no name) */
+/* names:clear(e) -> boolean (false if it had no name); a REMOVE
+** listener's error is raised after the name went */
 static int l_nm_clear(lua_State *L) {
   ecs_names *m = check_names(L);
-  lua_pushboolean(L, ecs_names_clear(m, check_entity(L, 2)));
+  bool done;
+  ecs_err err = ecs_names_clear(m, check_entity(L, 2), &done);
+  if (err != ECS_ERR_OK) return luaL_error(L, "names:clear: %s", ecs_strerror(err));
+  lua_pushboolean(L, done);
   return 1;
 }
 

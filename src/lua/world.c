@@ -183,6 +183,49 @@ int ecsl_l_world_memory(lua_State *L) {
 }
 
 /*
+** world:managers() -> { { name=, kind=, namespace=, records=, live=,
+** bytes= }, ... }: one entry per manager the world registered, in
+** registration order (ecs_manager_at, ecs_manager_stats_at). namespace is
+** "component" for world:component's managers, "manager" for the others
+** (transform, names, plugins). Every Lua allocation may run a finalizer
+** that closes the world, so the world is checked again for each entry and
+** the entry's name, the only pointer into it, is copied first.
+*/
+int ecsl_l_world_managers(lua_State *L) {
+  size_t i = 0;
+  lua_createtable(L, (int)ecs_manager_count(check_world(L, 1)), 0);
+  for (;;) {
+    ecs_world *w = check_world(L, 1);
+    const ecs_manager_class *cls;
+    const char *name;
+    ecs_manager_stats st;
+    void *self = ecs_manager_at(w, i, &name, &cls);
+    bool component;
+    if (self == NULL) break;
+    /* a name is unique in its namespace: this one is a component's if
+    ** the component namespace maps it to this very manager */
+    component = ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) == self;
+    ecs_manager_stats_at(w, i, &st);
+    lua_pushstring(L, name);                              /* out, name */
+    lua_createtable(L, 0, 6);                             /* out, name, t */
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, cls->kind != NULL ? cls->kind : "");
+    lua_setfield(L, -2, "kind");
+    lua_pushstring(L, component ? "component" : "manager");
+    lua_setfield(L, -2, "namespace");
+    lua_pushinteger(L, (lua_Integer)st.records);
+    lua_setfield(L, -2, "records");
+    lua_pushinteger(L, (lua_Integer)st.live);
+    lua_setfield(L, -2, "live");
+    lua_pushinteger(L, (lua_Integer)st.bytes);
+    lua_setfield(L, -2, "bytes");
+    lua_rawseti(L, -2, (lua_Integer)++i);
+  }
+  return 1;
+}
+
+/*
 ** world:entities() -> iterator over live entities, in index order.
 ** Stateless: the control value is the last entity returned, so the loop
 ** allocates nothing. Destroying entities during the loop is allowed;

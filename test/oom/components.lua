@@ -1,5 +1,6 @@
 -- components.lua -- component managers: registration, add/set/set_field/remove
--- with growth and lua fields, batch destroy, gc, update, iteration.
+-- with growth and lua fields, batch destroy, gc, update, iteration, the
+-- managers' list.
 return {
   run = function(ecs, W)
     local P = W:component("P", { "x:f32", "s:lua", "e:entity", "n:i16" })
@@ -19,6 +20,8 @@ return {
     Q:add(es[12], 1, true)
     Q:add(es[13], { a = 2, b = false, f = 7 })
     assert(#W:components() == 3)
+    local ms = W:managers()
+    assert(#ms >= 3 and ms[#ms].name == "Q" and ms[#ms].records == 2)
     for e in P:entities() do local _ = P:get(e) end
     local _ = P:fields()
     W:destroy(es)
