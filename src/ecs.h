@@ -88,7 +88,8 @@ typedef uint32_t ecs_entity;
   X(NOT_NUMERIC, "the field is not numeric")                                \
   X(EXPRESSION, "invalid expression")                                       \
   X(BAD_CLASS, "a manager class with gc needs purge")                       \
-  X(CALLBACK, "a system's callback failed")
+  X(CALLBACK, "a system's callback failed")                                  \
+  X(NESTING, "listeners nested too deeply (limit 64)")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -379,7 +380,11 @@ void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
 ** were added, synchronously, and may change the world (the manager
 ** notifies where its own state is complete). A listener's error stops
 ** the others and is returned by the call that triggered it; the change
-** that was reported stands.
+** that was reported stands. Notifications nest (a listener's change is
+** reported to listeners in turn) at most 64 deep: a
+** deeper one is not delivered and fails with ECS_ERR_NESTING, so two
+** listeners that undo each other's change end with an error instead of
+** overflowing the C stack.
 ** @return ECS_ERR_NOMEM, or ECS_ERR_INVALID if manager is not registered
 **         in w, fn is NULL or events has no known bit.
 */

@@ -154,10 +154,14 @@ bool ecs_manager_unlisten(ecs_world *w, const void *manager,
   return false;
 }
 
+/* How deep notifications may nest (ecs.h, ecs_manager_listen). */
+#define MAX_NESTING 64u
+
 ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
                                      ecs_event event) {
   uint32_t n = w->listener_count; /* those added during this one wait */
   ecs_err err = ECS_ERR_OK;
+  if (w->notifying >= MAX_NESTING) return ECS_ERR_NESTING;
   w->notifying++;
   for (uint32_t i = 0; i < n && err == ECS_ERR_OK; i++) {
     const ecsi_listener l = w->listener[i]; /* the array may move */

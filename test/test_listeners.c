@@ -554,6 +554,41 @@ TEST(Listeners_removing_each_other) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* A listener whose change is reported to itself (on ADD, give a new
+** entity the component) would recurse without end: the 65th nested
+** notification fails with ECS_ERR_NESTING, which unwinds to the first
+** call; every change made on the way stands and the world is consistent. */
+static int chain_calls;
+static ecs_err chain(ecs_world *w, void *manager, ecs_entity e,
+                     ecs_event event, void *ud) {
+  ecs_entity next;
+  ecs_err err;
+  (void)e, (void)event, (void)ud;
+  chain_calls++;
+  if ((err = ecs_create(w, &next)) != ECS_ERR_OK) return err;
+  return ecs_component_add(w, (ecs_component *)manager, next, NULL, NULL);
+}
+
+TEST(Listeners_nesting_is_bounded) {
+  fixture f;
+  ecs_err err;
+  CHECK(setup(&f));
+  chain_calls = 0;
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_ADD, chain, NULL), 0);
+  err = add(&f, f.P, f.e[0]);
+  CHECK_EQ_INT(err, ECS_ERR_NESTING);
+  CHECK_EQ_INT(chain_calls, 64);
+  CHECK_EQ_INT(ecs_component_count(f.w, f.P), 65); /* e[0] and 64 more */
+  CHECK(strcmp(ecs_strerror(err), "listeners nested too deeply (limit 64)") == 0);
+  CHECK_WORLD(f.w);
+  /* the world stays usable: with the listener gone, add works */
+  CHECK(ecs_manager_unlisten(f.w, f.P, chain, NULL));
+  CHECK_EQ_INT(add(&f, f.P, f.e[1]), ECS_ERR_OK);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 /* Names: ADD for a first name, SET for a new one, REMOVE before clear
 ** (still readable); a listener that clears or renames during REMOVE. */
 TEST(Listeners_names_events) {
@@ -675,6 +710,7 @@ static const test_case cases[] = {
   CASE(Listeners_removing_each_other),
   CASE(Listeners_names_events),
   CASE(Listeners_silent_paths),
+  CASE(Listeners_nesting_is_bounded),
 };
 
 TEST_MAIN(cases)
