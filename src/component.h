@@ -77,14 +77,35 @@ typedef uint32_t ecs_instance;
 ** @param out    receives the manager (owned by w, freed by ecs_world_free);
 **               untouched on error.
 ** @return ECS_ERR_OK; ECS_ERR_EXISTS if a component of that name exists;
-**         ECS_ERR_SCHEMA for a name that is not an identifier, an empty,
-**         malformed or
-**         duplicate field name, a type out of range or more than
-**         ECS_MAX_FIELDS fields; ECS_ERR_NOMEM. On error w is unchanged.
+**         the codes of ecs_component_check_schema; ECS_ERR_NOMEM. On
+**         error w is unchanged.
 */
 ecs_err ecs_component_new(ecs_world *w, const char *name,
                           const ecs_field_def *fields, uint32_t nfields,
                           ecs_component **out);
+
+/*
+** The rules of a component's name and schema, checked in this order:
+** ECS_ERR_COMPONENT_NAME (name is not an identifier), ECS_ERR_TOO_MANY_FIELDS
+** (more than ECS_MAX_FIELDS), ECS_ERR_SCHEMA (fields NULL while nfields > 0),
+** then per field ECS_ERR_FIELD_NAME (not an identifier), ECS_ERR_FIELD_TYPE
+** (type out of range) and ECS_ERR_DUPLICATE_FIELD (a name seen before).
+** @param at receives the index of the field at fault (0 otherwise); may
+**           be NULL.
+*/
+ecs_err ecs_component_check_schema(const char *name,
+                                   const ecs_field_def *fields,
+                                   uint32_t nfields, uint32_t *at);
+
+/*
+** Parse one schema entry of the text form "field:type" (or "field", an
+** f64) of len bytes: *name_len receives the length of the field name,
+** *type its type. @return ECS_ERR_FIELD_NAME when the name before the
+** colon is not an identifier, ECS_ERR_FIELD_TYPE when the text after it
+** names no type (*name_len is set then, for the message).
+*/
+ecs_err ecs_schema_entry_parse(const char *s, size_t len, size_t *name_len,
+                               ecs_type *type);
 
 /* @return the component manager registered under name, or NULL (also when
 **         name belongs to a manager of another kind). */

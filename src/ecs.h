@@ -89,7 +89,12 @@ typedef uint32_t ecs_entity;
   X(EXPRESSION, "invalid expression")                                       \
   X(BAD_CLASS, "a manager class with gc needs purge")                       \
   X(CALLBACK, "a system's callback failed")                                  \
-  X(NESTING, "listeners nested too deeply (limit 64)")
+  X(NESTING, "listeners nested too deeply (limit 64)")                      \
+  X(COMPONENT_NAME, "component name must be an identifier")                 \
+  X(FIELD_NAME, "invalid field name")                                       \
+  X(FIELD_TYPE, "unknown type")                                             \
+  X(DUPLICATE_FIELD, "duplicate field")                                     \
+  X(TOO_MANY_FIELDS, "too many fields (limit 255)")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

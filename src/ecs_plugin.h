@@ -332,6 +332,12 @@ struct ecs_api {
   size_t (*ecs_record_gc)(ecs_world *w, void *self, const ecs_record_ops *ops,
                           const uint32_t *size, uint32_t *cursor,
                           size_t budget);
+  /* appended: component.h, the schema rules */
+  ecs_err (*ecs_component_check_schema)(const char *name,
+                                        const ecs_field_def *fields,
+                                        uint32_t nfields, uint32_t *at);
+  ecs_err (*ecs_schema_entry_parse)(const char *s, size_t len,
+                                    size_t *name_len, ecs_type *type);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -428,6 +434,9 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_world_check (ecs_plugin_api->ecs_world_check)
 #define ecs_clock (ecs_plugin_api->ecs_clock)
 /* component.h */
+#define ecs_component_check_schema \
+  (ecs_plugin_api->ecs_component_check_schema)
+#define ecs_schema_entry_parse (ecs_plugin_api->ecs_schema_entry_parse)
 #define ecs_component_new (ecs_plugin_api->ecs_component_new)
 #define ecs_component_find (ecs_plugin_api->ecs_component_find)
 #define ecs_component_is (ecs_plugin_api->ecs_component_is)

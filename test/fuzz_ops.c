@@ -338,11 +338,12 @@ static void op_component_new(state *st, input *in) {
     defs[k].name = fnames[k];
     defs[k].type = (ecs_type)(byte(in) % (ECS_TYPE__COUNT + 1)); /* one past: bad */
   }
-  if (!is_ident(name)) expect = ECS_ERR_SCHEMA;
+  if (!is_ident(name)) expect = ECS_ERR_COMPONENT_NAME;
   for (uint32_t k = 0; k < nf && expect == ECS_ERR_OK; k++) {
-    if (!is_ident(fnames[k]) || (unsigned)defs[k].type >= ECS_TYPE__COUNT) expect = ECS_ERR_SCHEMA;
-    for (uint32_t j = 0; j < k; j++)
-      if (strcmp(fnames[j], fnames[k]) == 0) expect = ECS_ERR_SCHEMA;
+    if (!is_ident(fnames[k])) expect = ECS_ERR_FIELD_NAME;
+    else if ((unsigned)defs[k].type >= ECS_TYPE__COUNT) expect = ECS_ERR_FIELD_TYPE;
+    for (uint32_t j = 0; j < k && expect == ECS_ERR_OK; j++)
+      if (strcmp(fnames[j], fnames[k]) == 0) expect = ECS_ERR_DUPLICATE_FIELD;
   }
   if (expect == ECS_ERR_OK && registered(st, name)) expect = ECS_ERR_EXISTS;
   if (expect == ECS_ERR_OK && st->ncomp == MAX_COMPS) return; /* model full */

@@ -49,20 +49,44 @@ TEST(Component_new_validates_schema) {
     many[k].type = ECS_U8;
   }
   CHECK(w != NULL);
-  CHECK_EQ_INT(ecs_component_new(w, "P", dup, 2, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P", empty, 1, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P", bad, 1, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P", dot, 1, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P", type, 1, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P", nul, 1, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, "P", dup, 2, &c), ECS_ERR_DUPLICATE_FIELD);
+  CHECK_EQ_INT(ecs_component_new(w, "P", empty, 1, &c), ECS_ERR_FIELD_NAME);
+  CHECK_EQ_INT(ecs_component_new(w, "P", bad, 1, &c), ECS_ERR_FIELD_NAME);
+  CHECK_EQ_INT(ecs_component_new(w, "P", dot, 1, &c), ECS_ERR_FIELD_NAME);
+  CHECK_EQ_INT(ecs_component_new(w, "P", type, 1, &c), ECS_ERR_FIELD_TYPE);
+  CHECK_EQ_INT(ecs_component_new(w, "P", nul, 1, &c), ECS_ERR_FIELD_NAME);
   CHECK_EQ_INT(ecs_component_new(w, "P", NULL, 1, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "", pos_fields, 2, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, "P.x", pos_fields, 2, &c), ECS_ERR_SCHEMA);
-  CHECK_EQ_INT(ecs_component_new(w, NULL, pos_fields, 2, &c), ECS_ERR_SCHEMA);
+  CHECK_EQ_INT(ecs_component_new(w, "", pos_fields, 2, &c), ECS_ERR_COMPONENT_NAME);
+  CHECK_EQ_INT(ecs_component_new(w, "P.x", pos_fields, 2, &c), ECS_ERR_COMPONENT_NAME);
+  CHECK_EQ_INT(ecs_component_new(w, NULL, pos_fields, 2, &c), ECS_ERR_COMPONENT_NAME);
   CHECK_EQ_INT(ecs_component_new(w, "P", many, ECS_MAX_FIELDS + 1, &c),
-               ECS_ERR_SCHEMA);
+               ECS_ERR_TOO_MANY_FIELDS);
   CHECK(c == NULL);
   CHECK_EQ_INT(ecs_manager_count(w), 0);
+  {
+    /* the checker names the field at fault; the text form's parser */
+    uint32_t at = 99;
+    size_t nl = 0;
+    ecs_type t = ECS_U8;
+    ecs_field_def three[] = {{"a", ECS_F32}, {"b", ECS_I8}, {"a", ECS_U8}};
+    CHECK_EQ_INT(ecs_component_check_schema("P", three, 3, &at),
+                 ECS_ERR_DUPLICATE_FIELD);
+    CHECK_EQ_INT(at, 2);
+    CHECK_EQ_INT(ecs_component_check_schema("P", three, 2, &at), ECS_ERR_OK);
+    CHECK_EQ_INT(at, 0);
+    CHECK_EQ_INT(ecs_schema_entry_parse("hp:i16", 6, &nl, &t), ECS_ERR_OK);
+    CHECK(nl == 2 && t == ECS_I16);
+    CHECK_EQ_INT(ecs_schema_entry_parse("hp", 2, &nl, &t), ECS_ERR_OK);
+    CHECK(nl == 2 && t == ECS_F64);
+    CHECK_EQ_INT(ecs_schema_entry_parse("hp:f16", 6, &nl, &t),
+                 ECS_ERR_FIELD_TYPE);
+    CHECK_EQ_INT(nl, 2);
+    CHECK_EQ_INT(ecs_schema_entry_parse("hp:", 3, &nl, &t), ECS_ERR_FIELD_TYPE);
+    CHECK_EQ_INT(ecs_schema_entry_parse(":f32", 4, &nl, &t), ECS_ERR_FIELD_NAME);
+    CHECK_EQ_INT(ecs_schema_entry_parse("a.b", 3, &nl, &t), ECS_ERR_FIELD_NAME);
+    CHECK_EQ_INT(ecs_schema_entry_parse("1x:u8", 5, &nl, &t), ECS_ERR_FIELD_NAME);
+    CHECK_EQ_INT(ecs_schema_entry_parse("", 0, &nl, &t), ECS_ERR_FIELD_NAME);
+  }
   CHECK_EQ_INT(ecs_component_new(w, "P", pos_fields, 2, &c), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_component_new(w, "P", pos_fields, 2, &d), ECS_ERR_EXISTS);
   CHECK(d == NULL);

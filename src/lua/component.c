@@ -572,17 +572,6 @@ static void push_comp_metatable(lua_State *L, const char *name) {
   lua_setfield(L, -2, "__metatable");
 }
 
-static bool is_ident(const char *s, size_t len) {
-  if (len == 0 || !(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
-                    (s[0] >= 'A' && s[0] <= 'Z')))
-    return false;
-  for (size_t k = 1; k < len; k++)
-    if (!(s[k] == '_' || (s[k] >= 'a' && s[k] <= 'z') ||
-          (s[k] >= 'A' && s[k] <= 'Z') || (s[k] >= '0' && s[k] <= '9')))
-      return false;
-  return true;
-}
-
 /*
 ** world:component(name [, schema]) -> manager
 ** schema is a list of "field:type" strings (a bare "field" is f64); nil or
@@ -599,16 +588,17 @@ int ecsl_l_world_component(lua_State *L) {
   lua_Integer slot;
   ecs_err err;
   name = check_text(L, 2, &len, "world:component");
-  if (!is_ident(name, len)) /* "Position.x" must stay unambiguous in queries */
-    return luaL_argerror(L, 2, "component name must be an identifier");
+  /* "Position.x" must stay unambiguous in queries: the core's rule */
+  if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK)
+    return luaL_argerror(L, 2, ecs_strerror(ECS_ERR_COMPONENT_NAME));
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     n = (size_t)lua_rawlen(L, 3);
   }
   lua_settop(L, 3);
   if (n > ECS_MAX_FIELDS)
-    return luaL_error(L, "world:component: too many fields (limit %d)",
-                      (int)ECS_MAX_FIELDS);
+    return ecsl_error(L, "world", "component", ECS_ERR_TOO_MANY_FIELDS, NULL,
+                      0);
   if (ecs_component_find(w, name) != NULL)
     return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
   defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
@@ -616,8 +606,8 @@ int ecsl_l_world_component(lua_State *L) {
   lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
   for (size_t k = 0; k < n; k++) {
     size_t slen, flen, at;
-    const char *s, *colon;
-    int type = ECS_F64;
+    const char *s;
+    ecs_type type;
     if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
       return luaL_error(L, "world:component: schema entry %d must be a "
                         "string, got %s", (int)k + 1, luaL_typename(L, -1));
@@ -626,29 +616,28 @@ int ecsl_l_world_component(lua_State *L) {
       return luaL_error(L, "world:component: schema entry %d contains an "
                         "embedded zero at position %I", (int)k + 1,
                         (lua_Integer)at);
-    colon = (const char *)memchr(s, ':', slen);
-    flen = colon != NULL ? (size_t)(colon - s) : slen;
-    if (!is_ident(s, flen))
-      return luaL_error(L, "world:component: invalid field name in '%s'", s);
+    err = ecs_schema_entry_parse(s, slen, &flen, &type);
+    if (err == ECS_ERR_FIELD_NAME)
+      return luaL_error(L, "world:component: %s in '%s'", ecs_strerror(err), s);
+    if (err != ECS_ERR_OK)                 /* FIELD_TYPE */
+      return luaL_error(L, "world:component: field '%s' has %s '%s'",
+                        lua_pushlstring(L, s, flen), ecs_strerror(err),
+                        s + flen + 1);
     lua_pushlstring(L, s, flen);                          /* entry, fname */
-    if (colon != NULL) {
-      type = ecs_type_parse(colon + 1, slen - flen - 1);
-      if (type < 0)
-        return luaL_error(L, "world:component: field '%s' has unknown type "
-                          "'%s'", lua_tostring(L, -1), colon + 1);
-    }
-    lua_pushvalue(L, -1);
-    if (lua_rawget(L, 6) != LUA_TNIL)
-      return luaL_error(L, "world:component: duplicate field '%s'",
-                        lua_tostring(L, -2));
-    lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lua_pushinteger(L, (lua_Integer)k);
     lua_rawset(L, 6);                                     /* names[f] = k */
     defs[k].name = lua_tostring(L, -1);  /* kept alive by table 5 */
-    defs[k].type = (ecs_type)type;
+    defs[k].type = type;
     lua_rawseti(L, 5, (lua_Integer)k + 1);
     lua_pop(L, 1);
+  }
+  {
+    uint32_t at;
+    err = ecs_component_check_schema(name, defs, (uint32_t)n, &at);
+    if (err != ECS_ERR_OK)                 /* DUPLICATE_FIELD */
+      return luaL_error(L, "world:component: %s '%s'", ecs_strerror(err),
+                        defs[at].name);
   }
   lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc, 2); /* 7: manager */
   lc->lw = ecsl_to_lworld(L, 1);

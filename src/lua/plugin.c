@@ -136,6 +136,8 @@ static const struct ecs_api api = {
   .ecs_clock = ecs_clock,
   /* component.h */
   .ecs_component_new = ecs_component_new,
+  .ecs_component_check_schema = ecs_component_check_schema,
+  .ecs_schema_entry_parse = ecs_schema_entry_parse,
   .ecs_component_find = ecs_component_find,
   .ecs_component_is = ecs_component_is,
   .ecs_component_name = ecs_component_name,
