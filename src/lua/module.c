@@ -68,9 +68,17 @@ static const luaL_Reg module_functions[] = {
   {NULL, NULL}
 };
 
-LUAMOD_API int luaopen_ecs_core(lua_State *L);
+/* The one exported symbol when the module is built with hidden
+** visibility (CMakeLists.txt). */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define ECS_EXPORT __attribute__((visibility("default")))
+#else
+#define ECS_EXPORT
+#endif
 
-LUAMOD_API int luaopen_ecs_core(lua_State *L) {
+ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L);
+
+ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   open_world(L);
   ecsl_open_components(L);
   ecsl_open_api(L);
