@@ -48,6 +48,8 @@ build = {
         "src/names.c",
         "src/query.c",
         "src/expr.c",
+        "src/expr_compile.c",
+        "src/expr_run.c",
         "src/system.c",
       },
       incdirs = { "src" },
