@@ -95,7 +95,8 @@ void ecsi_managers_free(ecs_world *w);
 void ecsi_refs_free(ecs_world *w);
 
 /* ------------------------------------------------------------------------
-** query: query.c, for expr.c and world.c
+** query: query.c (match lists, pins) and query_run.c (runs, columns), for
+** the expr files, system.c and world.c
 ** --------------------------------------------------------------------- */
 /* Rows per block of native runs and compiled programs (gathered chunks,
 ** the expression machine's values). */
@@ -104,9 +105,9 @@ void ecsi_queries_free(ecs_world *w);
 const char *ecsi_queries_check(const ecs_world *w);
 
 /*
-** A pinned snapshot of a query's match list, for expr.c and query.c's
-** runs: count entities; the row of "with" manager k for position i is
-** row[k * stride + i].
+** A pinned snapshot of a query's match list, for expr_run.c's and
+** query_run.c's runs: count entities; the row of "with" manager k for
+** position i is row[k * stride + i].
 */
 typedef struct ecsi_rows {
   uint32_t count, stride;
@@ -118,8 +119,8 @@ typedef struct ecsi_rows {
 struct ecs_query;
 ecs_err ecsi_query_pin(ecs_world *w, struct ecs_query *q, ecsi_rows *out);
 void ecsi_query_unpin(ecs_world *w, struct ecs_query *q, void *snap);
-/* The rules of a column list (ecs_query_run's, checked by system.c when
-** a native system is added): ECS_ERR_OK, TOO_MANY_COLUMNS,
+/* The rules of a column list (query_run.c: ecs_query_run's, checked by
+** system.c when a native system is added): ECS_ERR_OK, TOO_MANY_COLUMNS,
 ** UNKNOWN_COMPONENT, UNKNOWN_FIELD, LUA_FIELD, INVALID (NULL pointers). */
 struct ecs_column_ref;
 ecs_err ecsi_query_check_columns(const struct ecs_query *q,

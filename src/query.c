@@ -1,5 +1,5 @@
 /*
-** query.c -- cached multi-component queries and native systems.
+** query.c -- cached multi-component queries: the match list.
 **
 ** Match list. A snapshot (qsnap) is one block: a header, the matching
 ** entities, then one row column per "with" manager (term-major, stride
@@ -17,11 +17,9 @@
 ** smallest "with" manager (its rows come out increasing, which the checker
 ** uses) and looks each live owner up in the other managers.
 **
-** Runs. ecs_query_run and compiled programs (expr.c) visit the pinned
-** snapshot in chunks. Where the rows of every term used are consecutive
-** for a while (entities that were given their components together), the
-** chunk is that whole run and columns are used in place; elsewhere chunks
-** of ECSI_BLOCK rows are gathered into scratch memory and scattered back.
+** Readers. The iterators (ecs_query_iter_*) and the pins that native
+** runs (query_run.c) and compiled programs (expr_run.c) take are here,
+** next to the snapshot they hold; what runs do with the rows is not.
 **
 ** Why a cached list at all: the Bitsquid managers keep each component in
 ** its own dense array with no shared order, so a match needs one lookup
@@ -31,16 +29,13 @@
 **
 ** Layer: query, above the managers, below expr (layers: alloc.h). expr.c
 ** keeps its programs in each query's extension slot; this file frees
-** them through the hook expr.c set, and knows nothing else of them.
+** them through the hook the expr layer set, and knows nothing else of
+** them.
 */
-#include <stdio.h>
 #include <string.h>
 
 #include "query.h"
 #include "ecs_private.h"
-
-/* The shortest run worth using in place (shorter ones are gathered). */
-#define MIN_DIRECT_RUN 32u
 
 /*
 ** One snapshot of the match list, in one block: this header, then
@@ -163,6 +158,7 @@ void ecsi_query_set_ext_free(ecs_query *q, ecsi_query_ext_free fn) {
 }
 
 uint32_t ecs_query_with_count(const ecs_query *q) { return q->nwith; }
+
 uint32_t ecs_query_without_count(const ecs_query *q) { return q->nwithout; }
 
 ecs_component *ecs_query_with(const ecs_query *q, uint32_t k) {
@@ -182,7 +178,6 @@ int ecs_query_term(const ecs_query *q, const ecs_component *c) {
 /* ------------------------------------------------------------------------
 ** Matching and the cache
 ** --------------------------------------------------------------------- */
-
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   if (!ecs_alive(w, e)) return false;
   for (uint32_t k = 0; k < q->nwith; k++)
@@ -508,181 +503,6 @@ void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it) {
 }
 
 /* ------------------------------------------------------------------------
-** Native systems
-** --------------------------------------------------------------------- */
-
-/*
-** Gather or scatter n values of elem bytes through row[]. By size, not by
-** type: copying moves bits, so four loops cover every field type (bool
-** and u8 are one byte, f32 and u32 four ...), and no conversion happens.
-*/
-static void copy_rows(void *dst, const void *src, const uint32_t *row,
-                      uint32_t n, size_t elem, bool gather) {
-  uint8_t *d = (uint8_t *)dst;
-  const uint8_t *sp = (const uint8_t *)src;
-  /* gather: dst[j] = src[row[j]]; scatter: dst[row[j]] = src[j] */
-  switch (elem) {
-#define ECSI_COPY(T)                                                         \
-  if (gather)                                                                \
-    for (uint32_t j = 0; j < n; j++)                                         \
-      ((T *)(void *)d)[j] = ((const T *)(const void *)sp)[row[j]];           \
-  else                                                                       \
-    for (uint32_t j = 0; j < n; j++)                                         \
-      ((T *)(void *)d)[row[j]] = ((const T *)(const void *)sp)[j];           \
-  break;
-  case 1: ECSI_COPY(uint8_t)
-  case 2: ECSI_COPY(uint16_t)
-  case 4: ECSI_COPY(uint32_t)
-  default: ECSI_COPY(uint64_t)
-#undef ECSI_COPY
-  }
-}
-
-#ifndef NDEBUG
-/* FNV-1a over n bytes: debug builds compare read-only columns before and
-** after a system's call with it. */
-static uint64_t hash_bytes(const void *p, size_t n) {
-  const uint8_t *b = (const uint8_t *)p;
-  uint64_t h = 1469598103934665603u;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211u;
-  return h;
-}
-#endif
-
-/*
-** Columns naming the same manager and field share one array (first[c] is
-** the first such column): in place they alias anyway, and gathering them
-** into one buffer too keeps a write through one visible through the other
-** and scatters the group once, so both layouts give the same result. A
-** group is written back when any of its columns is writable; a group that
-** is only read is handed out read-only and, in debug builds, hashed before
-** and after the call to catch a system that writes it anyway.
-**
-** Chunks: a run of at least MIN_DIRECT_RUN rows consecutive in every term
-** is handed to fn whole, pointing into the columns (no copy, and one call
-** for the run); anything else goes in chunks of ECSI_BLOCK gathered into
-** scratch, ECSI_BLOCK * 8 bytes per column (8: the widest field type).
-** Shorter runs are gathered because a call per short run would cost more
-** than the copies. fn may destroy entities: that moves no row (records
-** stay until gc), so the pinned rows stay valid to the end of the run,
-** and entities destroyed during it are still visited (the list was taken
-** at the start).
-*/
-/* the texts of TOO_MANY_TERMS and TOO_MANY_COLUMNS in ecs.h say 32 */
-_Static_assert(ECS_QUERY_MAX_TERMS == 32u, "update the limit in ECS_ERRORS");
-
-/*
-** The rules a column list must keep to be run (ecs_query_run) or to make
-** a native system (system.c checks them once, when the system is added),
-** in one place so that both refuse the same lists with the same codes.
-*/
-ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
-                                 uint32_t ncols) {
-  if (ncols > ECS_QUERY_MAX_TERMS) return ECS_ERR_TOO_MANY_COLUMNS;
-  if (ncols > 0 && cols == NULL) return ECS_ERR_INVALID;
-  for (uint32_t c = 0; c < ncols; c++) {
-    if (cols[c].c == NULL) return ECS_ERR_INVALID;
-    if (ecs_query_term(q, cols[c].c) < 0) return ECS_ERR_UNKNOWN_COMPONENT;
-    if (cols[c].field >= ecs_component_field_count(cols[c].c))
-      return ECS_ERR_UNKNOWN_FIELD;
-    /* a lua field holds references the binding resolves: no numbers */
-    if (ecs_component_field(cols[c].c, cols[c].field)->type == ECS_LUA)
-      return ECS_ERR_LUA_FIELD;
-  }
-  return ECS_ERR_OK;
-}
-
-ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
-                      uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
-                      size_t *processed) {
-  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
-  bool written[ECS_QUERY_MAX_TERMS];
-  const void *colp[ECS_QUERY_MAX_TERMS];
-  void *outp[ECS_QUERY_MAX_TERMS];
-  ecs_type type[ECS_QUERY_MAX_TERMS];
-  size_t elem[ECS_QUERY_MAX_TERMS];
-  uint8_t *scratch;
-  ecsi_rows r;
-  ecs_view view;
-  ecs_err err = ECS_ERR_OK;
-  size_t done = 0;
-  if (processed != NULL) *processed = 0;
-  if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
-    return err;
-  for (uint32_t c = 0; c < ncols; c++) {
-    type[c] = ecs_component_field(cols[c].c, cols[c].field)->type;
-    term[c] = (uint32_t)ecs_query_term(q, cols[c].c);
-    elem[c] = ecs_type_size(type[c]);
-    first[c] = c;
-    for (uint32_t d = 0; d < c; d++)
-      if (cols[d].c == cols[c].c && cols[d].field == cols[c].field) {
-        first[c] = first[d];
-        break;
-      }
-    written[c] = false;
-    written[first[c]] = written[first[c]] || cols[c].write;
-  }
-  /* everything that can fail comes before the first call of fn */
-  scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
-                                                    ECSI_BLOCK * 8u);
-  if (scratch == NULL) return ECS_ERR_NOMEM;
-  if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
-  view.dt = dt;
-  view.column = colp;
-  view.out = outp;
-  view.type = type;
-  view.ncolumns = ncols;
-  for (uint32_t i = 0; i < r.count && err == ECS_ERR_OK;) {
-    uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
-    bool direct = n >= MIN_DIRECT_RUN;
-    void *p[ECS_QUERY_MAX_TERMS];
-#ifndef NDEBUG
-    uint64_t sum[ECS_QUERY_MAX_TERMS];
-#endif
-    if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-    for (uint32_t c = 0; c < ncols; c++) {
-      const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
-      uint8_t *base = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
-      if (first[c] != c) {
-        p[c] = p[first[c]];
-      } else if (direct) {
-        p[c] = base + (size_t)row[0] * elem[c];
-      } else {
-        p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        copy_rows(p[c], base, row, n, elem[c], true);
-      }
-      colp[c] = p[c];
-      outp[c] = cols[c].write ? p[c] : NULL;
-#ifndef NDEBUG
-      if (first[c] == c && !written[c])
-        sum[c] = hash_bytes(p[c], (size_t)n * elem[c]);
-#endif
-    }
-    view.count = n;
-    view.entities = r.entity + i;
-    fn(w, &view, ud);
-#ifndef NDEBUG
-    for (uint32_t c = 0; c < ncols; c++)
-      if (first[c] == c && !written[c] &&
-          sum[c] != hash_bytes(p[c], (size_t)n * elem[c]))
-        err = ECS_ERR_READONLY;
-#endif
-    /* scatter back the groups some column may have written; read-only
-    ** groups are dropped (a write to them was a contract violation) */
-    if (!direct)
-      for (uint32_t c = 0; c < ncols; c++)
-        if (first[c] == c && written[c])
-          copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
-                    r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
-    i += n;
-    done += n;
-  }
-  ecsi_query_unpin(w, q, r.snap);
-  if (processed != NULL) *processed = done;
-  return err;
-}
-
-/* ------------------------------------------------------------------------
 ** Consistency
 ** --------------------------------------------------------------------- */
 
@@ -747,50 +567,4 @@ const char *ecsi_queries_check(const ecs_world *w) {
     if (q->next != NULL && q->next->prev != q) return "query: list broken";
   }
   return NULL;
-}
-
-/* ------------------------------------------------------------------------
-** The one resolver of "Component.field" against a query's terms, shared
-** by expressions (expr.c), q:columns specs and native systems (the
-** binding), so that a name means the same and fails with the same text
-** everywhere.
-** --------------------------------------------------------------------- */
-
-/* The with-term (or, with excluded, without-term) named by name[0..len). */
-static int term_named(const ecs_query *q, const char *name, size_t len,
-                      bool excluded) {
-  uint32_t n = excluded ? ecs_query_without_count(q) : ecs_query_with_count(q);
-  for (uint32_t t = 0; t < n; t++) {
-    const char *s = ecs_component_name(excluded ? ecs_query_without(q, t)
-                                                : ecs_query_with(q, t));
-    if (strlen(s) == len && memcmp(s, name, len) == 0) return (int)t;
-  }
-  return -1;
-}
-
-ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
-                                size_t clen, const char *field, size_t flen,
-                                uint32_t *term, uint32_t *fieldno, char *msg,
-                                size_t msg_size) {
-  int k = term_named(q, comp, clen, false), f;
-  int cl = clen > 200 ? 200 : (int)clen, fl = flen > 200 ? 200 : (int)flen;
-  if (k < 0) {
-    if (msg_size > 0)
-      snprintf(msg, msg_size,
-               term_named(q, comp, clen, true) >= 0
-                   ? "component '%.*s' is excluded by the query"
-                   : "unknown component '%.*s'",
-               cl, comp);
-    return term_named(q, comp, clen, true) >= 0 ? ECS_ERR_EXCLUDED
-                                                : ECS_ERR_UNKNOWN_COMPONENT;
-  }
-  f = ecs_component_field_index(ecs_query_with(q, (uint32_t)k), field, flen);
-  if (f < 0) {
-    if (msg_size > 0)
-      snprintf(msg, msg_size, "unknown field '%.*s.%.*s'", cl, comp, fl, field);
-    return ECS_ERR_UNKNOWN_FIELD;
-  }
-  *term = (uint32_t)k;
-  *fieldno = (uint32_t)f;
-  return ECS_ERR_OK;
 }

@@ -1,0 +1,324 @@
+/*
+** expr_run.c -- the block machine: runs a compiled program over a query.
+**
+** Why a block machine and not a tree walk per entity: a tree walk pays a
+** dispatch and a type switch per node and entity; paying them per block
+** of 256 rows leaves only the arithmetic in the inner loops, which the
+** compiler turns into SIMD code. The price is that
+** every value is a 2 KB block of doubles, so the stack is kept shallow
+** (MAX_DEPTH) and constants are fused into the instruction that uses
+** them (SCALAR) instead of being spread over a block.
+**
+** The machine trusts its program: the compiler (expr_compile.c) proved
+** the names, the types and the stack depths, so exec checks nothing per
+** instruction. Rows come from a pinned snapshot of the query, whose runs
+** of consecutive rows let a block read and write columns in place.
+**
+** Layer: expr, above query (layers: alloc.h).
+*/
+#include <math.h>
+#include <string.h>
+
+#include "expr_private.h"
+#include "value.h"
+
+/* ------------------------------------------------------------------------
+** The machine
+**
+** Arithmetic runs over whole blocks (ECSI_BLOCK lanes, a constant trip
+** count, restrict operands), which compilers vectorise at -O2; lanes past
+** the block's rows hold leftovers and are never stored. Loads and stores
+** have a whole-block contiguous fast path for the same reason.
+**
+** All arithmetic is in doubles, whatever the field types: one code path,
+** exact for every f32 and for integers up to 2^53 in magnitude (all but
+** the far ends of i64), and the store rounds or saturates once, at the
+** end (value layer). Division by
+** zero, sqrt of a negative and the like give IEEE infinities and NaNs,
+** which the stores turn into the type's bound or 0 for integer fields.
+** --------------------------------------------------------------------- */
+
+/*
+** a[j] = a[j] op b[j] over a whole block. % is floored, as Lua's is for
+** floats (a nonzero result has the divisor's sign); comparisons give 1.0 or
+** 0.0, which select and arithmetic take as they are.
+*/
+static void binary(uint32_t op, double *restrict a, const double *restrict b) {
+#define ECSI_LANES(EXPR) for (uint32_t j = 0; j < ECSI_BLOCK; j++) a[j] = (EXPR); break;
+  switch (op) {
+  case OP_ADD: ECSI_LANES(a[j] + b[j])
+  case OP_SUB: ECSI_LANES(a[j] - b[j])
+  case OP_MUL: ECSI_LANES(a[j] * b[j])
+  case OP_DIV: ECSI_LANES(a[j] / b[j])
+  case OP_MIN: ECSI_LANES(b[j] < a[j] ? b[j] : a[j])
+  case OP_MAX: ECSI_LANES(b[j] > a[j] ? b[j] : a[j])
+  case OP_MOD: ECSI_LANES(a[j] - floor(a[j] / b[j]) * b[j])
+  case OP_LT: ECSI_LANES(a[j] < b[j] ? 1.0 : 0.0)
+  case OP_LE: ECSI_LANES(a[j] <= b[j] ? 1.0 : 0.0)
+  case OP_GT: ECSI_LANES(a[j] > b[j] ? 1.0 : 0.0)
+  case OP_GE: ECSI_LANES(a[j] >= b[j] ? 1.0 : 0.0)
+  case OP_EQ: ECSI_LANES(a[j] == b[j] ? 1.0 : 0.0)
+  case OP_NE: ECSI_LANES(a[j] != b[j] ? 1.0 : 0.0)
+  default: break;
+  }
+}
+
+/* a[j] = a[j] op v over a whole block (a constant or parameter operand) */
+static void binary_scalar(uint32_t op, double *restrict a, double v) {
+  switch (op) {
+  case OP_ADD: ECSI_LANES(a[j] + v)
+  case OP_SUB: ECSI_LANES(a[j] - v)
+  case OP_MUL: ECSI_LANES(a[j] * v)
+  case OP_DIV: ECSI_LANES(a[j] / v)
+  case OP_MIN: ECSI_LANES(v < a[j] ? v : a[j])
+  case OP_MAX: ECSI_LANES(v > a[j] ? v : a[j])
+  case OP_MOD: ECSI_LANES(a[j] - floor(a[j] / v) * v)
+  case OP_LT: ECSI_LANES(a[j] < v ? 1.0 : 0.0)
+  case OP_LE: ECSI_LANES(a[j] <= v ? 1.0 : 0.0)
+  case OP_GT: ECSI_LANES(a[j] > v ? 1.0 : 0.0)
+  case OP_GE: ECSI_LANES(a[j] >= v ? 1.0 : 0.0)
+  case OP_EQ: ECSI_LANES(a[j] == v ? 1.0 : 0.0)
+  case OP_NE: ECSI_LANES(a[j] != v ? 1.0 : 0.0)
+  default: break;
+  }
+#undef ECSI_LANES
+}
+
+/*
+** col[j] = col[j] op src[j] in one pass, for the common case: a whole
+** contiguous block of an f32 or f64 column and + - * /. The result is bit
+** for bit the long way's (load to double, the same double operation,
+** round once to T), without the two extra passes; integer fields take the
+** long way for the value layer's saturating store.
+** @return false when the case is not covered (the caller goes the long way).
+*/
+static bool update_fast(uint32_t op, void *base, ecs_type t, uint32_t row0,
+                        const double *restrict src, uint32_t n,
+                        bool contiguous) {
+  if (!contiguous || n != ECSI_BLOCK || op > OP_DIV || op < OP_ADD) return false;
+#define ECSI_RMW(T, OPER)                                                    \
+  {                                                                          \
+    T *restrict d = (T *)base + row0;                                        \
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)                                \
+      d[j] = (T)((double)d[j] OPER src[j]);                                  \
+  }                                                                          \
+  return true;
+#define ECSI_RMW_TYPE(T)                                                     \
+  switch (op) {                                                              \
+  case OP_ADD: ECSI_RMW(T, +)                                                \
+  case OP_SUB: ECSI_RMW(T, -)                                                \
+  case OP_MUL: ECSI_RMW(T, *)                                                \
+  default: ECSI_RMW(T, /)                                                    \
+  }
+  if (t == ECS_F32) ECSI_RMW_TYPE(float)
+  if (t == ECS_F64) ECSI_RMW_TYPE(double)
+#undef ECSI_RMW_TYPE
+#undef ECSI_RMW
+  return false;
+}
+
+/*
+** x[j] += y[j] * v in one pass, for a whole contiguous block of two f32 or
+** two f64 columns (x and y may be the same column: same index, no
+** overlap problem). The same column takes a loop without restrict (the
+** pointers alias; each lane reads x[j] before writing it, so the result
+** is the same); distinct columns are distinct memory, and restrict lets
+** the compiler vectorise. Same arithmetic as the long way: y * v and the
+** sum in double, one rounding. @return false when the case is not covered.
+*/
+static bool axpy_fast(double v, void *xb, ecs_type xt, uint32_t xr,
+                      const void *yb, ecs_type yt, uint32_t yr, uint32_t n,
+                      bool contiguous) {
+  if (!contiguous || n != ECSI_BLOCK || xt != yt) return false;
+  /* distinct columns never overlap; the same column is the same rows */
+  if (xt == ECS_F32 && xb == yb && xr == yr) {
+    float *x = (float *)xb + xr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)
+      x[j] = (float)((double)x[j] + (double)x[j] * v);
+  } else if (xt == ECS_F32) {
+    float *restrict x = (float *)xb + xr;
+    const float *restrict y = (const float *)yb + yr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++)
+      x[j] = (float)((double)x[j] + (double)y[j] * v);
+  } else if (xt == ECS_F64 && xb == yb && xr == yr) {
+    double *x = (double *)xb + xr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) x[j] = x[j] + x[j] * v;
+  } else if (xt == ECS_F64) {
+    double *restrict x = (double *)xb + xr;
+    const double *restrict y = (const double *)yb + yr;
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) x[j] = x[j] + y[j] * v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/*
+** Run the whole program over one block: positions [i, i + n) of the
+** pinned snapshot r, n <= ECSI_BLOCK. contiguous says that the rows of
+** every "with" term are consecutive over the block, so each column is
+** read and written as a plain array from row[0] on; otherwise every load
+** gathers and every store scatters through the row numbers.
+**
+** The value stack is stackmem, blocks of ECSI_BLOCK doubles; sp counts
+** the blocks in use. The compiler proved the depths (stack()), so there
+** are no checks here: every statement leaves the stack empty, COL, CONST
+** and PARAM push, binary ops and SCALAR leave one value where there were
+** two (or one), STORE and UPDATE pop. AXPY and UPDATE also use the free
+** blocks just above the top as temporaries (two at most), which the
+** scratch's 3 blocks beyond the deepest stack cover.
+**
+** Column bases and types are looked up per instruction and block, not
+** once per run: a few loads per 256 rows, too few for a per-run table of
+** pointers to pay for itself.
+*/
+static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
+                 uint32_t n, bool contiguous, const double *params,
+                 double *stackmem) {
+  uint32_t sp = 0; /* blocks on the stack; the top one is at sp - 1 */
+#define TOP (stackmem + (size_t)(sp - 1u) * ECSI_BLOCK)
+  for (uint32_t pc = 0; pc < p->ncode;) {
+    uint32_t op = p->code[pc++];
+    switch (op) {
+    case OP_AXPY: { /* AXPY op t f ts fs kind k: col(t,f) op= col(ts,fs) * v */
+      uint32_t bop = p->code[pc], t = p->code[pc + 1], f = p->code[pc + 2];
+      uint32_t ts = p->code[pc + 3], fs = p->code[pc + 4];
+      double v = p->code[pc + 5] == 0 ? p->konst[p->code[pc + 6]]
+                                      : params[p->code[pc + 6]];
+      ecs_component *c = ecs_query_with(p->q, t), *cs = ecs_query_with(p->q, ts);
+      void *base = ecs_component_column(c, f);
+      const void *src = ecs_component_column(cs, fs);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      const uint32_t *srow = r->row + (size_t)ts * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      ecs_type stype = ecs_component_field(cs, fs)->type;
+      pc += 7;
+      /* x -= y * v is x += y * (-v): negation is exact, same result */
+      if (!axpy_fast(bop == OP_SUB ? -v : v, base, type, row[0], src, stype,
+                     srow[0], n, contiguous)) {
+        double *y = stackmem + (size_t)sp * ECSI_BLOCK; /* free blocks */
+        double *x = y + ECSI_BLOCK;
+        ecs_value_load_f64(y, src, stype, srow, n, contiguous);
+        binary_scalar(OP_MUL, y, v);
+        ecs_value_load_f64(x, base, type, row, n, contiguous);
+        binary(bop, x, y);
+        ecs_value_store_f64(base, type, row, x, n, contiguous);
+      }
+      break;
+    }
+    case OP_UPDATE: { /* UPDATE op t f: column = column op top */
+      uint32_t bop = p->code[pc++], t = p->code[pc++], f = p->code[pc++];
+      ecs_component *c = ecs_query_with(p->q, t);
+      void *base = ecs_component_column(c, f);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      double *top = TOP;
+      if (!update_fast(bop, base, type, row[0], top, n, contiguous)) {
+        double *tmp = top + ECSI_BLOCK; /* a spare block above the top */
+        ecs_value_load_f64(tmp, base, type, row, n, contiguous);
+        binary(bop, tmp, top);
+        ecs_value_store_f64(base, type, row, tmp, n, contiguous);
+      }
+      sp--;
+      break;
+    }
+    case OP_COL: case OP_STORE: {
+      uint32_t t = p->code[pc++], f = p->code[pc++];
+      ecs_component *c = ecs_query_with(p->q, t);
+      void *base = ecs_component_column(c, f);
+      const uint32_t *row = r->row + (size_t)t * r->stride + i;
+      ecs_type type = ecs_component_field(c, f)->type;
+      if (op == OP_COL) {
+        sp++;
+        ecs_value_load_f64(TOP, base, type, row, n, contiguous);
+      } else {
+        ecs_value_store_f64(base, type, row, TOP, n, contiguous);
+        sp--;
+      }
+      break;
+    }
+    case OP_CONST: case OP_PARAM: { /* only where SCALAR could not fuse */
+      double v = op == OP_CONST ? p->konst[p->code[pc]] : params[p->code[pc]];
+      double *restrict top;
+      pc++;
+      sp++;
+      top = TOP;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) top[j] = v;
+      break;
+    }
+    case OP_SCALAR: { /* op, const (0) or param (1), index */
+      uint32_t bop = p->code[pc], kind = p->code[pc + 1], k = p->code[pc + 2];
+      pc += 3;
+      binary_scalar(bop, TOP, kind == 0 ? p->konst[k] : params[k]);
+      break;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MIN:
+    case OP_MAX: case OP_MOD: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+    case OP_EQ: case OP_NE: {
+      double *b = TOP;
+      binary(op, b - ECSI_BLOCK, b);
+      sp--;
+      break;
+    }
+#define ECSI_UNARY(OP, EXPR)                                                 \
+  case OP: {                                                                 \
+    double *restrict t = TOP;                                                \
+    for (uint32_t j = 0; j < ECSI_BLOCK; j++) t[j] = (EXPR);                 \
+    break;                                                                   \
+  }
+    ECSI_UNARY(OP_NEG, -t[j])
+    ECSI_UNARY(OP_ABS, fabs(t[j]))
+    ECSI_UNARY(OP_SQRT, sqrt(t[j]))
+    ECSI_UNARY(OP_FLOOR, floor(t[j]))
+#undef ECSI_UNARY
+    case OP_CLAMP: {
+      double *hi = TOP, *lo = hi - ECSI_BLOCK, *x = lo - ECSI_BLOCK;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) {
+        double v = x[j] < lo[j] ? lo[j] : x[j];
+        x[j] = v > hi[j] ? hi[j] : v;
+      }
+      sp -= 2;
+      break;
+    }
+    case OP_SELECT: { /* select(c, a, b): a where c ~= 0, else b */
+      double *b = TOP, *a = b - ECSI_BLOCK, *c = a - ECSI_BLOCK;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) c[j] = c[j] != 0.0 ? a[j] : b[j];
+      sp -= 2;
+      break;
+    }
+    default: return; /* unreachable: the compiler emits only the above */
+    }
+  }
+#undef TOP
+}
+
+/*
+** Scratch first (the query's, reused between runs), then the pin: the one
+** fallible step comes before any store, so a run is all or nothing. The
+** snapshot is pinned for the run like every reader's (see query.c), and
+** refreshed by the pin, so every position is a live match: no per-entity
+** check is needed inside the blocks.
+*/
+ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
+                        size_t *processed) {
+  double *stackmem;
+  ecsi_rows r;
+  ecs_err err;
+  if (processed != NULL) *processed = 0;
+  stackmem = (double *)ecsi_query_scratch(
+      w, p->q, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
+  if (stackmem == NULL) return ECS_ERR_NOMEM;
+  /* lanes past a short block are computed too: give them defined values
+  ** (no reads of uninitialised memory; they are never stored) */
+  memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
+  if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
+  for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
+    uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+    /* the run at i covers the whole block: every term's rows consecutive */
+    bool contiguous = ecsi_rows_run(&r, i, n) == n;
+    exec(p, &r, i, n, contiguous, params, stackmem);
+  }
+  ecsi_query_unpin(w, p->q, r.snap);
+  if (processed != NULL) *processed = r.count;
+  return ECS_ERR_OK;
+}

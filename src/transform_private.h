@@ -1,0 +1,134 @@
+/*
+** transform_private.h -- what the transform manager's files share and
+** nobody else sees: the manager's record (struct ecs_transform), the
+** small helpers every one of them uses, and the few functions one file
+** defines for the others. Included by src/transform*.c only.
+**
+** The files, one concept each (transform.h is the contract):
+**   transform.c            storage: rows, links, add and remove, the
+**                          per-entity getters and setters, gc, sort
+**   transform_hierarchy.c  parenting: set_parent (cycles, keep_world),
+**                          the family readers, destroy_tree
+**   transform_propagate.c  world matrices: the propagate walk, batches
+**                          and the bulk setters
+**   transform_math.c       decomposition, inverse, validation of locals
+**   transform_hooks.c      the manager-class hooks: gc, purge, free,
+**                          check, has, clear, stats, schema, save, load
+**
+** The row lookups and repair are here, static inline, because every file
+** needs them and the bulk setters run them per row. The forward product
+** (TRS to matrix, compose) is not: it lives with the walk that runs it per
+** row (transform_propagate.c), static there so that the walk calls it as
+** directly as before the split, and the other files, which need it once
+** per call (add, save, load, keep_world), reach it through ecsi_ wrappers.
+**
+** Layer: managers, above entity and below query (layers: alloc.h).
+** Includes sparse.h and transform.h.
+*/
+#ifndef ECS_TRANSFORM_PRIVATE_H
+#define ECS_TRANSFORM_PRIVATE_H
+
+#include <math.h>
+
+#include "sparse.h"
+#include "transform.h"
+
+#define NONE ECSI_NONE
+
+struct ecs_transform {
+  ecs_world *w;
+  uint32_t n, cap;          /* rows [0, n) in use; buffer holds cap + 1 */
+  void *buf;
+  size_t buf_size;
+  double (*world)[16];
+  ecs_trs *local;
+  ecs_entity *entity;
+  uint32_t *parent, *first_child, *next_sibling, *prev_sibling;
+  uint32_t *mark;           /* batch propagation stamps */
+  uint32_t epoch;           /* last stamp used */
+  uint32_t gc_cursor;
+  bool parent_first;
+  ecsi_sparse map;          /* entity index -> row */
+};
+
+/* {====================================================================
+** Internal functions, by the file that defines them
+** ===================================================================== */
+
+/* transform.c: the rows and links */
+ecs_err ecsi_transform_reserve_rows(ecs_transform *t, uint32_t need);
+void ecsi_transform_link_row(ecs_transform *t, uint32_t c, uint32_t p);
+void ecsi_transform_unlink_row(ecs_transform *t, uint32_t c);
+void ecsi_transform_swap_rows(ecs_transform *t, uint32_t a, uint32_t b);
+void ecsi_transform_orphan_row(ecs_transform *t, uint32_t c);
+
+/* transform_math.c */
+bool ecsi_transform_relative_to(const double *parent, const double *world,
+                                double *out);
+bool ecsi_transform_decompose(const double *m, ecs_trs *out);
+ecs_err ecsi_transform_clean_trs(const ecs_trs *in, ecs_trs *out);
+
+/* transform_propagate.c: the one formula for a world matrix, and the walk
+** that applies it to a subtree (wrappers of its static functions) */
+void ecsi_transform_trs_matrix(const ecs_trs *l, double m[16]);
+void ecsi_transform_mul_affine(const double *a, const double *b,
+                               double *out);
+void ecsi_transform_compose(const double *pw, const ecs_trs *l,
+                            double *out);
+void ecsi_transform_propagate(ecs_transform *t, uint32_t root);
+
+/* transform_hooks.c: the class, which ecs_transform_new registers */
+extern const ecs_manager_class ecsi_transform_class;
+
+/* }==================================================================== */
+
+/* {====================================================================
+** Rows: lookups, notification, repair (inline: used per row)
+** ===================================================================== */
+
+static inline bool row_alive(const ecs_transform *t, uint32_t i) {
+  return ecs_alive(t->w, t->entity[i]);
+}
+
+/* @return e's row or NONE; checks liveness and the generation. */
+static inline uint32_t row_of(const ecs_transform *t, ecs_entity e) {
+  uint32_t i;
+  if (!ecs_alive(t->w, e)) return NONE;
+  i = ecsi_sparse_get(&t->map, ecs_entity_index(e));
+  if (i == NONE || t->entity[i] != e) return NONE;
+  return i;
+}
+
+/* e's row, or why there is none (ECS_ERR_DEAD, ECS_ERR_MISSING). */
+static inline ecs_err find_row(const ecs_transform *t, ecs_entity e,
+                               uint32_t *i) {
+  if (!ecs_alive(t->w, e)) return ECS_ERR_DEAD;
+  *i = row_of(t, e);
+  return *i == NONE ? ECS_ERR_MISSING : ECS_ERR_OK;
+}
+
+/*
+** Report event on e to the listeners (ecs.h, "Listeners"). Called last in
+** every write (first in remove): a listener may change the world, add,
+** remove or destroy anything, which moves rows, so nothing read before
+** the call is used after it. @return the first listener's error.
+*/
+static inline ecs_err notify(ecs_transform *t, ecs_entity e, ecs_event event) {
+  return ecs_manager_notify(t->w, t, e, event);
+}
+
+/* Before writing to live row i: if its parent died, orphan it for real. */
+static inline void repair(ecs_transform *t, uint32_t i) {
+  uint32_t p = t->parent[i];
+  if (p != NONE && !row_alive(t, p)) ecsi_transform_orphan_row(t, i);
+}
+
+/* }==================================================================== */
+
+static inline bool all_finite(const double *v, int n) {
+  for (int k = 0; k < n; k++)
+    if (!isfinite(v[k])) return false;
+  return true;
+}
+
+#endif
