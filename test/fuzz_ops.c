@@ -91,8 +91,9 @@
 ** corpus test/fuzz/ops/ to LLVMFuzzerTestOneInput (ctest: fuzz_ops_replay).
 ** Until the manager ops existed every op % 16 == 12 was the walk; the
 ** committed inputs of that time were rewritten to use 0x0C, so they run
-** the programs they were merged for. seed-mgr-* are written by hand for
-** the manager ops (flip-* flip every byte of a small world's streams).
+** the programs they were merged for. seed-mgr-* reach the manager ops;
+** test/fuzz/ops_seeds.lua writes them (flip-* flip every byte of a small
+** world's streams).
 */
 #include <math.h>
 #include <stdint.h>
