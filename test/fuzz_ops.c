@@ -1212,6 +1212,10 @@ static int get(input *r, void *out, size_t k) {
 ** its part takes) or ECS_ERR_CORRUPT. With apply (only after the manager
 ** loaded it), the model of m becomes what the stream says: its records,
 ** parents, names and stamps, the names clock past the largest stamp.
+** The managers also refuse a count larger than the bytes left could hold
+** before reading any record; reading the records one by one gives the
+** same verdict (no record is shorter than that bound), so it is not
+** checked apart here.
 */
 static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int apply,
                             size_t *used) {
@@ -1236,7 +1240,6 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
   if (!get(&r, &v, 4) || v != 1) goto done; /* the layout number */
   if (m < MGR_TR) {
     const comp_model *cm = &st->comp[m];
-    size_t stride = sizeof(ecs_entity);
     if (!get(&r, &v, 4) || v != cm->nf) goto done;
     for (uint32_t k = 0; k < cm->nf; k++) {
       size_t len = strlen(cm->fname[k]);
@@ -1244,7 +1247,6 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
           r.n - r.at < len || memcmp(r.p + r.at, cm->fname[k], len) != 0)
         goto done; /* another schema */
       r.at += len;
-      stride += ecs_type_size((ecs_type)cm->ftype[k]);
     }
     if (!get(&r, &count, 4)) goto done;
     for (uint32_t i = 0; i < count; i++) {
@@ -1265,7 +1267,6 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
       }
       if (apply) x->comps |= bit;
     }
-    (void)stride;
   } else if (m == MGR_TR) {
     if (!get(&r, &count, 4)) goto done;
     for (uint32_t i = 0; i < count; i++) {
