@@ -391,7 +391,7 @@ void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
 ** listeners that undo each other's change end with an error instead of
 ** overflowing the C stack.
 ** @return ECS_ERR_NOMEM, or ECS_ERR_INVALID if manager is not registered
-**         in w, fn is NULL or events has no known bit.
+**         in w, fn is NULL, or events has no known bit or an unknown one.
 */
 typedef ecs_err (*ecs_listener_fn)(ecs_world *w, void *manager, ecs_entity e,
                                    ecs_event event, void *ud);

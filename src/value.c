@@ -133,10 +133,15 @@ int64_t ecs_value_saturate(ecs_type t, double v) {
   case ECS_ENTITY: F(ecs_entity, i) break;                                   \
   default: break;
 
+/* The C type of ecs_scalar's members, for explicit widening (clang's
+** -Wdouble-promotion refuses the implicit float -> double). */
+#define ECSI_MEMBER_f double
+#define ECSI_MEMBER_i int64_t
+
 ecs_scalar ecs_value_load(const void *col, ecs_type t, uint32_t row) {
   ecs_scalar v;
   v.i = 0;
-#define ECSI_GET(T, M) v.M = ((const T *)col)[row];
+#define ECSI_GET(T, M) v.M = (ECSI_MEMBER_##M)((const T *)col)[row];
   switch (t) { ECSI_EACH(ECSI_GET) }
 #undef ECSI_GET
   return v;
@@ -154,9 +159,11 @@ void ecs_value_load_rows(ecs_scalar *dst, const void *col, ecs_type t,
   {                                                                          \
     const T *src = (const T *)col;                                           \
     if (contiguous)                                                          \
-      for (uint32_t j = 0; j < n; j++) dst[j].M = src[rows[0] + j];          \
+      for (uint32_t j = 0; j < n; j++)                                       \
+        dst[j].M = (ECSI_MEMBER_##M)src[rows[0] + j];                        \
     else                                                                     \
-      for (uint32_t j = 0; j < n; j++) dst[j].M = src[rows[j]];              \
+      for (uint32_t j = 0; j < n; j++)                                       \
+        dst[j].M = (ECSI_MEMBER_##M)src[rows[j]];                            \
   }
   switch (t) { ECSI_EACH(ECSI_GETN) }
 #undef ECSI_GETN

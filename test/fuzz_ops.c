@@ -3,33 +3,99 @@
 ** C API (RELIABILITY R10), checked against a tiny model.
 **
 ** The input bytes are read as a program: each op is one byte choosing the
-** operation, followed by the bytes it needs (an entity slot, a count, a
-** budget, a schema ...); missing bytes read as 0, so every input is a
-** valid program. One world is driven through entity create/destroy
+** operation (op % 16), followed by the bytes it needs (an entity slot, a
+** count, a budget, a schema ...); missing bytes read as 0, so every input
+** is a valid program. One world is driven through entity create/destroy
 ** (single and batch), generic components (registration with fuzzed
 ** schemas, add, remove, lookup, lookup_n, gc, lua refs), the transform
 ** (add, remove, set_parent, setters, destroy_tree, sort, gc), names
-** (set, clear, find, gc) and queries (new with/without, count, up to four
+** (set, clear, find, gc), queries (new with/without, count, up to four
 ** iterations kept open across other ops, so that snapshots stay pinned
-** while the world changes and every compare rebuilds them, free). A model (flags per created entity: alive,
-** component mask, transform, parent, name; a with/without mask per
-** query) predicts every observable
-** result; after each op ecs_world_check runs and the model is compared
-** with the world for every tracked entity.
+** while the world changes and every compare rebuilds them, free), and
+** the manager interface (ecs.h, ecs_manager_class) of every manager, a
+** component, the transform or names, called through the class it
+** registered. Op 12 is the entity walk; the other ops with op % 16 == 12
+** (0x1C .. 0xEC) pick a manager with the next byte and, by op >> 4
+** (mod 7), do:
+**   0, 6  save, then load into the same manager, with up to three bytes
+**         after the stream (the next part of a snapshot: load must stop
+**         at its end). Nothing changes as the model sees it, and the
+**         manager saves the same bytes again (values, parents, child
+**         order, world matrices, stamps).
+**   1     save, cut the stream at a fuzzed length, load: ECS_ERR_CORRUPT.
+**         Every record is read whole, so a cut stream never loads.
+**   2     save, xor one fuzzed byte, load. A reference reader
+**         (load_verdict), written from the rules the docs list and not
+**         from the managers' code, says whether the stream must load
+**         (the data stays valid: a changed number, another live entity, a
+**         lower count: docs/components.md "Load") or be ECS_ERR_CORRUPT,
+**         and how many bytes its part takes; the load must agree, both
+**         ways. After a success the world must pass its check at once and
+**         the model of that manager becomes what the stream says (names
+**         may then hold strings outside the fuzzer's list, stamps may tie,
+**         the names clock goes past the largest stamp).
+**   3     clear: every record goes, dead ones' too, and no listener hears.
+**   4     a counting listener, in one of four slots: unlisten if
+**         registered (a second unlisten finds nothing), else listen with
+**         a fuzzed mask (0 and unknown bits, and a pointer that is no
+**         manager, are ECS_ERR_INVALID).
+**   5     the registry entry, kind and schema hook against the schema
+**         registered, and the has hook for every tracked entity.
+** Every stream a manager saves is read back through its documented layout
+** (docs/components.md "Save layouts", docs/transform.md "Save and load")
+** and must say what the model says: one record per live holder, the
+** schema, values within load's rules, parents before children and the
+** model's parent, each name with its stamp; the reference reader must
+** accept it. A load that fails must leave the reader where it was, drop
+** no ref, and leave the manager saving exactly the bytes it saved before.
 **
-** An op may arm the allocator to fail the k-th next allocation: the op
-** that hits it must return ECS_ERR_NOMEM and change nothing the model can
-** see (all-or-nothing), and the world must still pass the check.
+** The model (per created entity: alive, component mask, transform,
+** parent, name and stamp, the managers that may still hold a record of
+** it once dead; a with/without mask per query; per listener, the events
+** it must have heard) predicts every observable result. After each op
+** ecs_world_check runs and the model is compared with the world for every
+** tracked entity, with every manager's stats hook (live exactly; records
+** between live and live plus the dead records that may linger, exactly
+** live after a full gc, a clear or a load; the bytes of all managers
+** within the world's), and with each listener's counts of ADD, REMOVE and
+** SET (docs/components.md "Notifications", docs/transform.md
+** "Notifications": ADD for a new record, SET for a write through the
+** setters, a second transform add or a rename, REMOVE before a remove or
+** names clear; nothing for destroy, destroy_tree, gc, sort, clear, load).
+** The counting listener also checks that each event is in its mask and
+** that the entity is alive with its record in place. gc must return the
+** number by which the records fell.
+**
+** An op may arm the allocator to fail the k-th next allocation (a prefix
+** byte 0xF0 + k - 1): the op that hits it must return ECS_ERR_NOMEM and
+** change nothing the model can see (all-or-nothing), and the world must
+** still pass the check. Loads (any of 0, 1, 2, 6 above) and listen are
+** armed like the rest; only an armed op may run out of memory.
 **
 ** Lua refs: every new instance of a component with a "lua" field gets a
-** fresh ref; every ref drained must be one that was written and not
-** drained before, and at the end (everything destroyed, full gc) every
-** written ref has been drained exactly once.
+** fresh ref; every ref drained must be one that is held (written, or taken
+** over by a load, and not drained since). A load of a component drops the
+** refs of every record it held, dead owners' included, and its new
+** records hold the numbers the stream had: "taken over as read" (ecs.h),
+** the binding that framed the stream vouching for them. The fuzzer plays
+** that binding: a number dropped by this very load from this component is
+** held again (it will be drained once more: in a same-world round trip
+** each live record takes its own ref back, and the dead records' refs stay
+** drained); any other non-zero number, which only a corrupted stream can
+** give, is one the binding never handed out and is cleared to 0 before
+** anything can drop it. So at the end (everything destroyed, full gc)
+** every ref written or taken over has been drained exactly once.
 **
 ** Built two ways: with clang -fsanitize=fuzzer (tools/fuzz.sh) and, with
 ** any compiler, linked to test/fuzz_replay.c, which feeds the committed
 ** corpus test/fuzz/ops/ to LLVMFuzzerTestOneInput (ctest: fuzz_ops_replay).
+** Until the manager ops existed every op % 16 == 12 was the walk; the
+** committed inputs of that time were rewritten to use 0x0C, so they run
+** the programs they were merged for. seed-mgr-* reach the manager ops;
+** test/fuzz/ops_seeds.lua writes them (flip-* flip every byte of a small
+** world's streams).
 */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +115,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_REFS 65536u
 #define MAX_QUERIES 8
 #define MAX_ITERS 4
+#define MAX_LISTENERS 4
+
+/* Managers as the model numbers them: components 0 .. MAX_COMPS - 1 (in
+** registration order), then the transform and names. Bit m of a mask
+** stands for manager m. */
+#define MGR_TR MAX_COMPS
+#define MGR_NM (MAX_COMPS + 1)
+#define NMGR (MAX_COMPS + 2)
+
+/* tracked.name for a name outside names[], which only a corrupted stream
+** that load accepted can give (then tracked.extra holds it) */
+#define NAME_EXTRA 255
 
 /* Fail loudly: libFuzzer reports the abort with the input. */
 #define ENSURE(cond)                                                     \
@@ -71,16 +149,38 @@ static uint8_t byte(input *in) {
 
 typedef struct tracked {
   ecs_entity e;
-  uint8_t alive, has_tr, name; /* name: 0 none, else 1 + index in names[] */
+  uint8_t alive, has_tr, name; /* name: 0 none, 1 + index in names[], NAME_EXTRA */
   int parent;                  /* tracked slot of the parent, or -1 */
   uint32_t comps;              /* bit c: has component c */
-  uint64_t name_stamp;
+  uint32_t linger;             /* bit m: manager m may hold a dead record of e */
+  uint64_t name_stamp;         /* the names manager's stamp: its clock at the set */
+  char *extra;                 /* name == NAME_EXTRA: the name (malloc) */
+  size_t extra_len;
 } tracked;
 
 typedef struct comp_model {
   ecs_component *c;
-  int lua_field; /* index of a "lua" field, or -1 */
+  int lua_field; /* index of the "lua" field the fuzzer writes refs to, or -1 */
+  uint32_t nf;   /* the schema as registered, for the schema hook and save */
+  uint8_t ftype[8];
+  char fname[8][6];
 } comp_model;
+
+/* A counting listener (count_event) and what the model says it heard. */
+struct state;
+typedef struct listener_model {
+  struct state *st;
+  int mgr;                    /* the manager listened to, or -1: none */
+  unsigned mask;              /* ECS_EVENT_* bits */
+  uint64_t got[3], expect[3]; /* ADD, REMOVE, SET */
+} listener_model;
+
+/* A growing malloc'd buffer behind an ecs_writer (not the world's memory,
+** so that saving never meets the armed allocation). */
+typedef struct membuf {
+  uint8_t *p;
+  size_t n, cap;
+} membuf;
 
 typedef struct query_model {
   ecs_query *q;
@@ -107,7 +207,14 @@ typedef struct state {
   uint8_t yielded[MAX_ITERS][MAX_TRACKED];
   uint64_t changes; /* counts ops that may change what queries match */
   uint32_t next_ref, drained;
-  uint8_t ref_state[MAX_REFS]; /* 0 unused, 1 written, 2 drained */
+  uint32_t written; /* refs written, plus those a load took over */
+  uint32_t held[MAX_COMPS]; /* refs in state 1, per component */
+  /* 0 unused, 1 held by an instance, 2 drained, 3 dropped by the load in
+  ** progress (which may take it over again: load_refs) */
+  uint8_t ref_state[MAX_REFS];
+  uint8_t ref_comp[MAX_REFS]; /* the component whose instance got it */
+  listener_model lis[MAX_LISTENERS];
+  membuf buf[3]; /* saved, corrupted and saved-again streams */
 } state;
 
 static const char *const names[] = {"a", "b", "player", "", "a\0b", "long-name-0123456789"};
@@ -145,12 +252,60 @@ static void orphan_children(state *st, int slot) {
     if (st->t[i].parent == slot) st->t[i].parent = -1;
 }
 
+/*
+** Managers do not hear of deaths: a dead entity's records stay until gc,
+** clear, load or a new record at the index takes them. linger marks the
+** managers that may still hold one, so that stats can be bounded (see
+** check_stats); a full gc of a manager clears its bit everywhere.
+*/
 static void model_kill(state *st, tracked *x) {
   x->alive = 0;
+  x->linger |= x->comps | (x->has_tr ? 1u << MGR_TR : 0) | (x->name ? 1u << MGR_NM : 0);
   orphan_children(st, slot_of(st, x));
 }
 
-static void drain(state *st) {
+static void unlinger(state *st, int m) {
+  for (size_t i = 0; i < st->nt; i++) st->t[i].linger &= ~(1u << m);
+}
+
+/* The model's name of x (NULL for none). */
+static const char *model_name(const tracked *x, size_t *len) {
+  if (x->name == 0) return NULL;
+  if (x->name == NAME_EXTRA) {
+    *len = x->extra_len;
+    return x->extra;
+  }
+  *len = name_len[x->name - 1];
+  return names[x->name - 1];
+}
+
+/* name: 0 (none) or 1 + index in names[]. */
+static void model_set_name(tracked *x, uint8_t name) {
+  free(x->extra);
+  x->extra = NULL;
+  x->extra_len = 0;
+  x->name = name;
+}
+
+/* A name read from a stream: one of names[] if it is one, else a copy. */
+static void model_set_name_bytes(tracked *x, const uint8_t *s, size_t len) {
+  model_set_name(x, 0);
+  for (size_t k = 0; k < NNAMES; k++)
+    if (name_len[k] == len && memcmp(names[k], s, len) == 0) {
+      x->name = (uint8_t)(k + 1);
+      return;
+    }
+  x->extra = malloc(len + 1);
+  if (x->extra == NULL) abort();
+  if (len > 0) memcpy(x->extra, s, len);
+  x->extra_len = len;
+  x->name = NAME_EXTRA;
+}
+
+/* Take every dropped ref off the world's list: each must be held (written
+** and not drained before); `to` is 2 (drained for good) or 3 (dropped by
+** a load, which may take it over: load_refs). */
+static void drain_as(state *st, uint8_t to) {
   uint32_t buf[7];
   size_t n;
   do {
@@ -158,10 +313,160 @@ static void drain(state *st) {
     for (size_t i = 0; i < n; i++) {
       ENSURE(buf[i] > 0 && buf[i] < MAX_REFS);
       ENSURE(st->ref_state[buf[i]] == 1);
-      st->ref_state[buf[i]] = 2;
+      ENSURE(st->held[st->ref_comp[buf[i]]] > 0);
+      st->ref_state[buf[i]] = to;
+      st->held[st->ref_comp[buf[i]]]--;
       st->drained++;
     }
   } while (n == 7);
+}
+
+static void drain(state *st) { drain_as(st, 2); }
+
+/* ---------------------------------------------------------------------
+** Managers through their class (ecs.h, ecs_manager_class)
+** ------------------------------------------------------------------ */
+static void *mgr_self(state *st, int m) {
+  if (m < MGR_TR) return (size_t)m < st->ncomp ? (void *)st->comp[m].c : NULL;
+  return m == MGR_TR ? (void *)st->tr : (void *)st->nm;
+}
+
+/* The class self was registered with, and its registry index. */
+static const ecs_manager_class *mgr_class(state *st, const void *self, size_t *index) {
+  for (size_t i = 0; i < ecs_manager_count(st->w); i++) {
+    const ecs_manager_class *cls = NULL;
+    if (ecs_manager_at(st->w, i, NULL, &cls) == self) {
+      if (index != NULL) *index = i;
+      return cls;
+    }
+  }
+  ENSURE(0 && "manager not registered");
+  return NULL;
+}
+
+/* One of the managers that exist, chosen by a byte; -1 if none does. */
+static int pick_manager(state *st, input *in) {
+  int ids[NMGR];
+  size_t n = 0;
+  uint8_t b = byte(in);
+  for (size_t c = 0; c < st->ncomp; c++) ids[n++] = (int)c;
+  if (st->tr != NULL) ids[n++] = MGR_TR;
+  if (st->nm != NULL) ids[n++] = MGR_NM;
+  return n == 0 ? -1 : ids[b % n];
+}
+
+/* Does the model give x a record in manager m (the has hook's answer)? */
+static int model_has(const tracked *x, int m) {
+  if (!x->alive) return 0;
+  if (m < MGR_TR) return (x->comps >> m & 1u) != 0;
+  return m == MGR_TR ? x->has_tr != 0 : x->name != 0;
+}
+
+static size_t model_live(state *st, int m) {
+  size_t n = 0;
+  for (size_t i = 0; i < st->nt; i++) n += (size_t)model_has(&st->t[i], m);
+  return n;
+}
+
+static int event_slot(ecs_event ev) {
+  return ev == ECS_EVENT_ADD ? 0 : ev == ECS_EVENT_REMOVE ? 1 : 2;
+}
+
+/* Manager m reports ev once: every listener of m whose mask has it hears it. */
+static void expect_event(state *st, int m, ecs_event ev) {
+  for (size_t k = 0; k < MAX_LISTENERS; k++)
+    if (st->lis[k].mgr == m && (st->lis[k].mask & (unsigned)ev))
+      st->lis[k].expect[event_slot(ev)]++;
+}
+
+/*
+** The counting listener. Besides counting it checks what every event
+** promises (ecs.h): it comes from the manager listened to, is in the mask,
+** and the entity is alive with its record in place (after ADD and SET
+** the record is complete; before REMOVE it is still readable).
+*/
+static ecs_err count_event(ecs_world *w, void *manager, ecs_entity e, ecs_event event,
+                           void *ud) {
+  listener_model *l = (listener_model *)ud;
+  state *st = l->st;
+  ENSURE(w == st->w && l->mgr >= 0 && manager == mgr_self(st, l->mgr));
+  ENSURE(event == ECS_EVENT_ADD || event == ECS_EVENT_REMOVE || event == ECS_EVENT_SET);
+  ENSURE((l->mask & (unsigned)event) != 0);
+  ENSURE(ecs_alive(w, e) && mgr_class(st, manager, NULL)->has(w, manager, e));
+  l->got[event_slot(event)]++;
+  return ECS_ERR_OK;
+}
+
+/* Records manager m holds (dead ones included), from its stats hook. */
+static size_t mgr_records(state *st, int m) {
+  ecs_manager_stats s = {0, 0, 0};
+  void *self = mgr_self(st, m);
+  mgr_class(st, self, NULL)->stats(st->w, self, &s);
+  return s.records;
+}
+
+/* Records of every manager, as ecs_world_gc sees them. */
+static size_t all_records(state *st) {
+  size_t n = 0;
+  for (size_t i = 0; i < ecs_manager_count(st->w); i++) {
+    ecs_manager_stats s;
+    ecs_manager_stats_at(st->w, i, &s);
+    n += s.records;
+  }
+  return n;
+}
+
+/*
+** Stats of manager m against the model: live exactly; records between
+** live and live plus the dead records that may linger, exactly live when
+** none may (after a full gc, a clear or a load). @return its bytes.
+*/
+static size_t check_stats(state *st, int m) {
+  void *self = mgr_self(st, m);
+  size_t index, linger = 0;
+  const ecs_manager_class *cls = mgr_class(st, self, &index);
+  ecs_manager_stats s = {0, 0, 0}, at;
+  size_t live = model_live(st, m), size;
+  cls->stats(st->w, self, &s);
+  ecs_manager_stats_at(st->w, index, &at);
+  ENSURE(at.records == s.records && at.live == s.live && at.bytes == s.bytes);
+  for (size_t i = 0; i < st->nt; i++)
+    linger += !st->t[i].alive && (st->t[i].linger >> m & 1u);
+  ENSURE(s.live == live);
+  ENSURE(s.records >= live && s.records <= live + linger);
+  if (linger == 0) ENSURE(s.records == live);
+  size = m < MGR_TR ? ecs_component_size(st->comp[m].c)
+         : m == MGR_TR ? ecs_transform_size(st->tr) : ecs_names_size(st->nm);
+  ENSURE(s.records == size);
+  ENSURE(s.bytes > 0); /* every manager holds at least its own struct */
+  return s.bytes;
+}
+
+/*
+** find(s) is the holder of s with the largest stamp. Only a corrupted
+** stream that load accepted can give two holders the same stamp; find
+** may then return either.
+*/
+static void check_find(state *st, const char *s, size_t len) {
+  uint64_t best = 0;
+  ecs_entity got = ecs_names_find(st->nm, s, len);
+  const tracked *g = find_tracked(st, got);
+  size_t l;
+  for (size_t i = 0; i < st->nt; i++) {
+    const tracked *x = &st->t[i];
+    const char *n = model_name(x, &l);
+    if (x->alive && n != NULL && l == len && memcmp(n, s, len) == 0 && x->name_stamp > best)
+      best = x->name_stamp;
+  }
+  if (best == 0) {
+    ENSURE(got == ECS_NULL);
+    return;
+  }
+  {
+    const char *n = g != NULL ? model_name(g, &l) : NULL;
+    ENSURE(g != NULL && g->alive && n != NULL && l == len && memcmp(n, s, len) == 0);
+    ENSURE(g->name_stamp == best);
+  }
 }
 
 static int model_matches(const query_model *qm, const tracked *x) {
@@ -195,11 +500,11 @@ static void compare(state *st) {
       ENSURE(ecs_transform_parent(st->tr, x->e) == (p < 0 ? ECS_NULL : st->t[p].e));
     }
     if (st->nm != NULL) {
-      size_t len = 0;
+      size_t len = 0, mlen = 0;
       const char *s = ecs_names_get(st->nm, x->e, &len);
-      if (x->alive && x->name) {
-        ENSURE(s != NULL && len == name_len[x->name - 1] &&
-               memcmp(s, names[x->name - 1], len) == 0);
+      const char *ms = model_name(x, &mlen);
+      if (x->alive && ms != NULL) {
+        ENSURE(s != NULL && len == mlen && memcmp(s, ms, len) == 0);
       } else {
         ENSURE(s == NULL);
       }
@@ -231,16 +536,19 @@ static void compare(state *st) {
     }
   }
   if (st->nm != NULL) {
-    for (size_t k = 0; k < NNAMES; k++) {
-      const tracked *best = NULL;
-      for (size_t i = 0; i < st->nt; i++) {
-        const tracked *x = &st->t[i];
-        if (x->alive && x->name == k + 1 && (best == NULL || x->name_stamp > best->name_stamp))
-          best = x;
-      }
-      ENSURE(ecs_names_find(st->nm, names[k], name_len[k]) == (best ? best->e : ECS_NULL));
-    }
+    for (size_t k = 0; k < NNAMES; k++) check_find(st, names[k], name_len[k]);
+    for (size_t i = 0; i < st->nt; i++)
+      if (st->t[i].alive && st->t[i].name == NAME_EXTRA)
+        check_find(st, st->t[i].extra, st->t[i].extra_len);
   }
+  { /* the stats hook of every manager; their bytes are the world's */
+    size_t bytes = 0;
+    for (int m = 0; m < NMGR; m++)
+      if (mgr_self(st, m) != NULL) bytes += check_stats(st, m);
+    ENSURE(bytes <= (size_t)st->alloc.bytes);
+  }
+  for (size_t k = 0; k < MAX_LISTENERS; k++) /* every event, none twice */
+    for (size_t j = 0; j < 3; j++) ENSURE(st->lis[k].got[j] == st->lis[k].expect[j]);
 }
 
 static void track_new(state *st, ecs_entity e) {
@@ -357,6 +665,11 @@ static void op_component_new(state *st, input *in) {
     if (defs[k].type == ECS_LUA) lua_field = (int)k;
   st->comp[st->ncomp].c = c;
   st->comp[st->ncomp].lua_field = lua_field;
+  st->comp[st->ncomp].nf = nf;
+  for (uint32_t k = 0; k < nf; k++) {
+    st->comp[st->ncomp].ftype[k] = (uint8_t)defs[k].type;
+    memcpy(st->comp[st->ncomp].fname[k], fnames[k], sizeof fnames[k]);
+  }
   memcpy(st->comp_names[st->ncomp], name, sizeof name);
   st->ncomp++;
 }
@@ -383,6 +696,7 @@ static void op_add(state *st, input *in) {
   ENSURE(inst < ecs_component_size(st->comp[ci].c));
   ENSURE(ecs_component_entities(st->comp[ci].c)[inst] == e);
   x->comps |= 1u << ci;
+  if (!existed) expect_event(st, (int)ci, ECS_EVENT_ADD);
   drain(st); /* reusing a dead record drops its refs */
   if (!existed && st->comp[ci].lua_field >= 0 && st->next_ref + 1 < MAX_REFS) {
     uint32_t *col = (uint32_t *)ecs_component_column(st->comp[ci].c,
@@ -390,6 +704,9 @@ static void op_add(state *st, input *in) {
     ENSURE(col != NULL && col[inst] == 0);
     col[inst] = ++st->next_ref;
     st->ref_state[st->next_ref] = 1;
+    st->ref_comp[st->next_ref] = (uint8_t)ci;
+    st->held[ci]++;
+    st->written++;
   }
 }
 
@@ -409,7 +726,10 @@ static void op_remove(state *st, input *in) {
            ECS_ERR_OK);
     ENSURE(removed == (had != 0));
   }
-  if (had) x->comps &= ~(1u << ci);
+  if (had) {
+    x->comps &= ~(1u << ci);
+    expect_event(st, (int)ci, ECS_EVENT_REMOVE);
+  }
   drain(st);
 }
 
@@ -425,13 +745,23 @@ static void op_lookup_n(state *st, input *in) {
     ENSURE(out[i] == ecs_component_lookup(st->w, st->comp[ci].c, es[i]));
 }
 
+/* gc reclaims dead records only, at most budget, and says how many: the
+** records the stats hooks count drop by exactly that. */
 static void op_gc(state *st, input *in) {
   uint8_t b = byte(in);
-  size_t budget = b == 0 ? SIZE_MAX : b % 16;
+  size_t budget = b == 0 ? SIZE_MAX : b % 16, n;
   if (st->ncomp > 0 && (b & 1)) {
-    ecs_component_gc(st->w, st->comp[b % st->ncomp].c, budget);
+    int c = (int)(b % st->ncomp);
+    size_t before = mgr_records(st, c);
+    n = ecs_component_gc(st->w, st->comp[c].c, budget);
+    ENSURE(n <= budget && before - mgr_records(st, c) == n);
+    if (budget == SIZE_MAX) unlinger(st, c);
   } else {
-    ecs_world_gc(st->w, budget);
+    size_t before = all_records(st);
+    n = ecs_world_gc(st->w, budget);
+    ENSURE(before - all_records(st) == n);
+    if (budget == SIZE_MAX)
+      for (int m = 0; m < NMGR; m++) unlinger(st, m);
   }
   drain(st);
 }
@@ -469,7 +799,10 @@ static void op_transform(state *st, input *in) {
       ENSURE(err == ECS_ERR_DEAD);
     } else if (err != ECS_ERR_NOMEM) {
       ENSURE(err == ECS_ERR_OK);
-      x->has_tr = 1;
+      x->has_tr = 1; /* a second add writes the local: SET, not ADD */
+      expect_event(st, MGR_TR, has ? ECS_EVENT_SET : ECS_EVENT_ADD);
+    } else {
+      ENSURE(!has); /* only a new row allocates */
     }
     break;
   }
@@ -479,6 +812,7 @@ static void op_transform(state *st, input *in) {
       x->has_tr = 0;
       x->parent = -1;
       orphan_children(st, slot_of(st, x));
+      expect_event(st, MGR_TR, ECS_EVENT_REMOVE); /* the orphans are not told */
     }
     break;
   case 2: { /* set_parent */
@@ -505,17 +839,22 @@ static void op_transform(state *st, input *in) {
       fprintf(stderr, "set_parent: got %s, model says %s\n", ecs_strerror(err),
               ecs_strerror(expect));
     ENSURE(err == expect);
-    if (err == ECS_ERR_OK) x->parent = p == ECS_NULL ? -1 : slot_of(st, px);
+    if (err == ECS_ERR_OK) {
+      x->parent = p == ECS_NULL ? -1 : slot_of(st, px);
+      expect_event(st, MGR_TR, ECS_EVENT_SET);
+    }
     break;
   }
   case 3:
     err = ecs_transform_set_position(st->tr, e, num(in), num(in), num(in));
     ENSURE(err == (!alive ? ECS_ERR_DEAD : !has ? ECS_ERR_MISSING : ECS_ERR_OK));
+    if (err == ECS_ERR_OK) expect_event(st, MGR_TR, ECS_EVENT_SET);
     break;
   case 4:
     err = ecs_transform_set_rotation(st->tr, e, num(in), num(in), num(in), num(in));
     if (err == ECS_ERR_ZERO_ROTATION) break; /* zero quaternion */
     ENSURE(err == (!alive ? ECS_ERR_DEAD : !has ? ECS_ERR_MISSING : ECS_ERR_OK));
+    if (err == ECS_ERR_OK) expect_event(st, MGR_TR, ECS_EVENT_SET);
     break;
   case 5: { /* destroy_tree: e and every live descendant */
     size_t expect = 0;
@@ -550,9 +889,15 @@ static void op_transform(state *st, input *in) {
     break;
   default: {
     double m[16];
+    size_t budget, before;
     err = ecs_transform_get_world(st->tr, e, m);
     ENSURE(err == (!alive ? ECS_ERR_DEAD : !has ? ECS_ERR_MISSING : ECS_ERR_OK));
-    ecs_transform_gc(st->tr, byte(in) % 8);
+    budget = byte(in) % 8;
+    before = mgr_records(st, MGR_TR);
+    {
+      size_t n = ecs_transform_gc(st->tr, budget);
+      ENSURE(n <= budget && before - mgr_records(st, MGR_TR) == n);
+    }
     break;
   }
   }
@@ -579,8 +924,9 @@ static void op_names(state *st, input *in) {
       ENSURE(err == ECS_ERR_DEAD);
     } else if (err != ECS_ERR_NOMEM) {
       ENSURE(err == ECS_ERR_OK);
-      x->name = (uint8_t)(k + 1);
-      x->name_stamp = ++st->stamp;
+      expect_event(st, MGR_NM, x->name ? ECS_EVENT_SET : ECS_EVENT_ADD);
+      model_set_name(x, (uint8_t)(k + 1));
+      x->name_stamp = ++st->stamp; /* the manager's clock, one tick per set */
     }
     break;
   }
@@ -588,12 +934,17 @@ static void op_names(state *st, input *in) {
     bool cleared = false;
     ENSURE(ecs_names_clear(st->nm, e, &cleared) == ECS_ERR_OK);
     ENSURE(cleared == (alive && x->name != 0));
-    if (alive) x->name = 0;
+    if (cleared) expect_event(st, MGR_NM, ECS_EVENT_REMOVE);
+    if (alive) model_set_name(x, 0);
     break;
   }
-  case 2:
-    ecs_names_gc(st->nm, byte(in) == 0 ? SIZE_MAX : 3);
+  case 2: {
+    size_t budget = byte(in) == 0 ? SIZE_MAX : 3, before = mgr_records(st, MGR_NM);
+    size_t n = ecs_names_gc(st->nm, budget);
+    ENSURE(n <= budget && before - mgr_records(st, MGR_NM) == n);
+    if (budget == SIZE_MAX) unlinger(st, MGR_NM);
     break;
+  }
   default:
     break; /* find is compared after every op */
   }
@@ -702,11 +1053,565 @@ static void op_query_iter(state *st, input *in) {
   }
 }
 
+/* ---------------------------------------------------------------------
+** The manager interface: save, load, clear, listeners, schema, has
+** ------------------------------------------------------------------ */
+static ecs_err membuf_write(void *ud, const void *data, size_t size) {
+  membuf *b = (membuf *)ud;
+  if (size > b->cap - b->n) {
+    size_t ncap = b->cap ? b->cap : 256;
+    uint8_t *p;
+    while (ncap - b->n < size) ncap *= 2;
+    p = (uint8_t *)realloc(b->p, ncap);
+    if (p == NULL) abort();
+    b->p = p;
+    b->cap = ncap;
+  }
+  if (size > 0) memcpy(b->p + b->n, data, size);
+  b->n += size;
+  return ECS_ERR_OK;
+}
+
+static void save_to(state *st, int m, membuf *b) {
+  void *self = mgr_self(st, m);
+  ecs_writer out;
+  out.write = membuf_write;
+  out.ud = b;
+  b->n = 0;
+  ENSURE(mgr_class(st, self, NULL)->save(st->w, self, &out) == ECS_ERR_OK);
+}
+
+static int same_bytes(const membuf *a, const membuf *b) {
+  return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+}
+
+/* The next k bytes of a saved stream (out NULL: skip them). */
+static void take(state *st, input *r, void *out, size_t k) {
+  ENSURE(r->n - r->at >= k);
+  if (out != NULL && k > 0) memcpy(out, r->p + r->at, k);
+  r->at += k;
+}
+
+static uint32_t take_u32(state *st, input *r) {
+  uint32_t v;
+  take(st, r, &v, sizeof v);
+  return v;
+}
+
+/* A record's entity: alive, tracked, and the first record of it. */
+static tracked *saved_entity(state *st, ecs_entity e, uint8_t *seen) {
+  tracked *x = find_tracked(st, e);
+  ENSURE(x != NULL && x->alive && !seen[slot_of(st, x)]);
+  seen[slot_of(st, x)] = 1;
+  return x;
+}
+
+/* transform.c's rule for a loaded local (docs/transform.md, "Save and
+** load"): every number finite, the rotation a unit quaternion within 1e-9. */
+static int local_ok(const double l[10]) {
+  double qn = 0;
+  for (int k = 0; k < 3; k++)
+    if (!isfinite(l[k]) || !isfinite(l[7 + k])) return 0;
+  for (int k = 0; k < 4; k++) qn += l[3 + k] * l[3 + k];
+  return fabs(qn - 1.0) < 1e-9;
+}
+
+/*
+** Read a stream manager m saved through the layout its docs give
+** (docs/components.md "Save layouts", docs/transform.md "Save and
+** load"): it must say what the model says, exactly: the schema, one record
+** per entity that has one (live only), values within the rules load
+** enforces, parents before their children and the parent the model has,
+** names with their stamps, and nothing after the last record.
+*/
+static void check_stream(state *st, int m, const membuf *b) {
+  input r = {b->p, b->n, 0};
+  uint32_t count;
+  uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1);
+  ENSURE(seen != NULL);
+  ENSURE(take_u32(st, &r) == 1); /* the layout number */
+  if (m < MGR_TR) {
+    const comp_model *cm = &st->comp[m];
+    ENSURE(take_u32(st, &r) == cm->nf);
+    for (uint32_t k = 0; k < cm->nf; k++) {
+      size_t len = strlen(cm->fname[k]);
+      ENSURE(take_u32(st, &r) == cm->ftype[k]);
+      ENSURE(take_u32(st, &r) == len);
+      ENSURE(r.n - r.at >= len && memcmp(r.p + r.at, cm->fname[k], len) == 0);
+      r.at += len;
+    }
+    count = take_u32(st, &r);
+    ENSURE(count == model_live(st, m));
+    for (uint32_t i = 0; i < count; i++) {
+      tracked *x = saved_entity(st, take_u32(st, &r), seen);
+      ENSURE(x->comps >> m & 1u);
+      for (uint32_t k = 0; k < cm->nf; k++) {
+        /* values are compared as bytes by the callers; here only the
+        ** rules load enforces: a bool is 0 or 1, an entity a 30-bit id */
+        uint8_t v[8];
+        ecs_entity ev;
+        take(st, &r, v, ecs_type_size((ecs_type)cm->ftype[k]));
+        memcpy(&ev, v, sizeof ev);
+        if (cm->ftype[k] == ECS_BOOL) ENSURE(v[0] <= 1);
+        if (cm->ftype[k] == ECS_ENTITY) ENSURE((ev & ~ECS_ID_MASK) == 0);
+      }
+    }
+  } else if (m == MGR_TR) {
+    count = take_u32(st, &r);
+    ENSURE(count == model_live(st, m));
+    for (uint32_t i = 0; i < count; i++) {
+      ecs_entity e = take_u32(st, &r), pe = take_u32(st, &r);
+      uint8_t flags;
+      double l[10];
+      tracked *x, *px = NULL;
+      take(st, &r, &flags, 1);
+      ENSURE(flags <= 1); /* 1: the world matrix follows the local */
+      take(st, &r, l, sizeof l);
+      ENSURE(local_ok(l));
+      take(st, &r, NULL, flags ? 16 * sizeof(double) : 0);
+      x = saved_entity(st, e, seen);
+      if (pe != ECS_NULL) { /* depth first: the parent came before */
+        px = find_tracked(st, pe);
+        ENSURE(px != NULL && seen[slot_of(st, px)]);
+      }
+      ENSURE(x->has_tr && model_parent(st, x) == (px != NULL ? slot_of(st, px) : -1));
+    }
+  } else {
+    count = take_u32(st, &r);
+    ENSURE(count == model_live(st, m));
+    for (uint32_t i = 0; i < count; i++) {
+      tracked *x = saved_entity(st, take_u32(st, &r), seen);
+      uint64_t stamp, len;
+      size_t ml = 0;
+      const char *ms = model_name(x, &ml);
+      take(st, &r, &stamp, sizeof stamp);
+      take(st, &r, &len, sizeof len);
+      ENSURE(len <= r.n - r.at);
+      ENSURE(ms != NULL && ml == len && memcmp(ms, r.p + r.at, ml) == 0);
+      ENSURE(stamp == x->name_stamp);
+      r.at += (size_t)len;
+    }
+  }
+  ENSURE(r.at == r.n); /* nothing after the last record */
+  free(seen);
+}
+
+/* The next k bytes of a stream that may be cut or corrupted: 0 if fewer
+** than k are left (out NULL: skip them). */
+static int get(input *r, void *out, size_t k) {
+  if (r->n - r->at < k) return 0;
+  if (out != NULL && k > 0) memcpy(out, r->p + r->at, k);
+  r->at += k;
+  return 1;
+}
+
+/*
+** The reference reader: what load must do with the n bytes at p in
+** manager m, from the rules the docs list ("Load" in docs/components.md,
+** "Save and load" in docs/transform.md), written apart from the managers'
+** code. @return ECS_ERR_OK (the stream loads, and *used is how many bytes
+** its part takes) or ECS_ERR_CORRUPT. With apply (only after the manager
+** loaded it), the model of m becomes what the stream says: its records,
+** parents, names and stamps, the names clock past the largest stamp.
+** The managers also refuse a count larger than the bytes left could hold
+** before reading any record; reading the records one by one gives the
+** same verdict (no record is shorter than that bound), so it is not
+** checked apart here.
+*/
+static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int apply,
+                            size_t *used) {
+  input r = {p, n, 0};
+  uint32_t v, count, bit = 1u << m;
+  uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1);
+  ecs_err verdict = ECS_ERR_CORRUPT;
+  ENSURE(seen != NULL);
+  if (apply) { /* every record is replaced */
+    for (size_t i = 0; i < st->nt; i++) {
+      tracked *x = &st->t[i];
+      if (m < MGR_TR) {
+        x->comps &= ~bit;
+      } else if (m == MGR_TR) {
+        x->has_tr = 0;
+        x->parent = -1;
+      } else {
+        model_set_name(x, 0);
+      }
+    }
+  }
+  if (!get(&r, &v, 4) || v != 1) goto done; /* the layout number */
+  if (m < MGR_TR) {
+    const comp_model *cm = &st->comp[m];
+    if (!get(&r, &v, 4) || v != cm->nf) goto done;
+    for (uint32_t k = 0; k < cm->nf; k++) {
+      size_t len = strlen(cm->fname[k]);
+      if (!get(&r, &v, 4) || v != cm->ftype[k] || !get(&r, &v, 4) || v != len ||
+          r.n - r.at < len || memcmp(r.p + r.at, cm->fname[k], len) != 0)
+        goto done; /* another schema */
+      r.at += len;
+    }
+    if (!get(&r, &count, 4)) goto done;
+    for (uint32_t i = 0; i < count; i++) {
+      ecs_entity e;
+      tracked *x;
+      if (!get(&r, &e, 4) || (e & ~ECS_ID_MASK) != 0 || !ecs_alive(st->w, e)) goto done;
+      x = find_tracked(st, e);
+      ENSURE(x != NULL); /* every live entity is tracked */
+      if (seen[slot_of(st, x)]) goto done; /* named twice */
+      seen[slot_of(st, x)] = 1;
+      for (uint32_t k = 0; k < cm->nf; k++) {
+        uint8_t val[8];
+        ecs_entity ev;
+        if (!get(&r, val, ecs_type_size((ecs_type)cm->ftype[k]))) goto done;
+        memcpy(&ev, val, sizeof ev);
+        if (cm->ftype[k] == ECS_BOOL && val[0] > 1) goto done;
+        if (cm->ftype[k] == ECS_ENTITY && (ev & ~ECS_ID_MASK) != 0) goto done;
+      }
+      if (apply) x->comps |= bit;
+    }
+  } else if (m == MGR_TR) {
+    if (!get(&r, &count, 4)) goto done;
+    for (uint32_t i = 0; i < count; i++) {
+      ecs_entity e, pe;
+      uint8_t flags;
+      double l[10], w[16];
+      tracked *x, *px = NULL;
+      if (!get(&r, &e, 4) || !get(&r, &pe, 4) || !get(&r, &flags, 1) || !get(&r, l, sizeof l) ||
+          ((flags & 1) && !get(&r, w, sizeof w)))
+        goto done; /* a record cut short */
+      if ((e & ~ECS_ID_MASK) != 0 || !ecs_alive(st->w, e)) goto done;
+      x = find_tracked(st, e);
+      ENSURE(x != NULL);
+      if (seen[slot_of(st, x)]) goto done;
+      if (pe != ECS_NULL) { /* an entity of an earlier record, handle and all */
+        px = find_tracked(st, pe);
+        if (px == NULL || !seen[slot_of(st, px)]) goto done;
+      }
+      if ((flags & ~1u) != 0 || !local_ok(l)) goto done;
+      if ((flags & 1) && !(w[3] == 0 && w[7] == 0 && w[11] == 0 && w[15] == 1)) goto done;
+      seen[slot_of(st, x)] = 1;
+      if (apply) {
+        x->has_tr = 1;
+        x->parent = px != NULL ? slot_of(st, px) : -1;
+      }
+    }
+  } else {
+    if (!get(&r, &count, 4)) goto done;
+    for (uint32_t i = 0; i < count; i++) {
+      ecs_entity e;
+      uint64_t stamp, len;
+      tracked *x;
+      if (!get(&r, &e, 4) || (e & ~ECS_ID_MASK) != 0 || !ecs_alive(st->w, e) ||
+          !get(&r, &stamp, 8) || stamp == 0 || stamp > (uint64_t)1 << 62 || !get(&r, &len, 8) ||
+          len > r.n - r.at)
+        goto done;
+      x = find_tracked(st, e);
+      ENSURE(x != NULL);
+      if (seen[slot_of(st, x)]) goto done; /* a second name for one entity */
+      seen[slot_of(st, x)] = 1;
+      if (apply) {
+        model_set_name_bytes(x, r.p + r.at, (size_t)len);
+        x->name_stamp = stamp;
+        if (stamp > st->stamp) st->stamp = stamp; /* the clock goes past it */
+      }
+      r.at += (size_t)len;
+    }
+  }
+  verdict = ECS_ERR_OK;
+  *used = r.at;
+done:
+  free(seen);
+  ENSURE(!apply || verdict == ECS_ERR_OK);
+  return verdict;
+}
+
+/* Non-zero refs the live instances of component m hold (0 for others). */
+static uint32_t live_refs(state *st, int m) {
+  uint32_t n = 0, *col;
+  if (m >= MGR_TR || st->comp[m].lua_field < 0) return 0;
+  col = (uint32_t *)ecs_component_column(st->comp[m].c, (uint32_t)st->comp[m].lua_field);
+  for (size_t i = 0; i < st->nt; i++) {
+    ecs_instance inst = ecs_component_lookup(st->w, st->comp[m].c, st->t[i].e);
+    if (inst != ECS_NO_INSTANCE) n += col[inst] != 0;
+  }
+  return n;
+}
+
+/*
+** Refs after a load of component m. The load dropped the refs of every
+** record m held, dead owners' included (drained into state 3), and its
+** new records hold the numbers the stream had: "taken over as read"
+** (ecs.h), the binding that framed the stream vouching for them. The
+** fuzzer plays that binding: a number in state 3 of this component is
+** held again (and must be drained once more later); any other non-zero
+** number, which only a corrupted stream can give (strict 0), is one the
+** binding never handed out, and is cleared to nil (0) before anything can
+** drop it. Whatever no new record took stays drained.
+*/
+static void load_refs(state *st, int m, int strict) {
+  const comp_model *cm = &st->comp[m];
+  for (uint32_t k = 0; k < cm->nf; k++) {
+    uint32_t *col = (uint32_t *)ecs_component_column(cm->c, k);
+    if (cm->ftype[k] != ECS_LUA || col == NULL) continue;
+    for (uint32_t i = 0; i < ecs_component_size(cm->c); i++) {
+      uint32_t r = col[i];
+      if (r == 0) continue;
+      if ((int)k == cm->lua_field && r < MAX_REFS && st->ref_state[r] == 3 &&
+          st->ref_comp[r] == (uint8_t)m) {
+        st->ref_state[r] = 1; /* a second record with r finds it held */
+        st->held[m]++;
+        st->written++;
+      } else {
+        ENSURE(!strict);
+        col[i] = 0;
+      }
+    }
+  }
+  for (uint32_t r = 1; r <= st->next_ref; r++)
+    if (st->ref_state[r] == 3) st->ref_state[r] = 2;
+}
+
+/*
+** Load of m succeeded: every record it held was replaced by those of the
+** stream (p, n), which the model takes as load_verdict reads them (dead
+** records are not saved, so none lingers), and the manager must now save
+** exactly that. strict: the stream is one the manager saved, whose records
+** the model already has (refs: the refs they held, each taken back).
+*/
+static void loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uint32_t refs) {
+  size_t used;
+  if (m < MGR_TR) {
+    uint32_t held = st->held[m], d0 = st->drained;
+    drain_as(st, 3);
+    ENSURE(st->drained - d0 == held && st->held[m] == 0); /* all of m's, no other */
+  }
+  unlinger(st, m);
+  load_verdict(st, m, p, n, 1, &used);
+  save_to(st, m, &st->buf[2]);
+  check_stream(st, m, &st->buf[2]);
+  if (m < MGR_TR) {
+    load_refs(st, m, strict);
+    if (strict) ENSURE(st->held[m] == refs);
+  }
+}
+
+/* A load that failed changed nothing: the reader is back at the start,
+** no ref was dropped, and the manager saves what it saved before. */
+static void check_unchanged(state *st, int m, const membuf *before, const ecs_reader *r) {
+  uint32_t d0 = st->drained;
+  ENSURE(r->pos == 0);
+  drain(st);
+  ENSURE(st->drained == d0);
+  save_to(st, m, &st->buf[2]);
+  ENSURE(same_bytes(&st->buf[2], before));
+}
+
+/* Only an armed op may run out of memory. */
+static int armed_nomem(const state *st, ecs_err err) {
+  return err == ECS_ERR_NOMEM && st->alloc.fail_at != 0;
+}
+
+/*
+** save, then load into the same manager, with up to three bytes after the
+** stream (the next part of a snapshot, which load must not read). The
+** world is unchanged as the model sees it and the manager saves the same
+** bytes again (values, parents, stamps, child order, world matrices); an
+** armed allocation failure must give ECS_ERR_NOMEM and change nothing.
+*/
+static void op_save_load(state *st, input *in, int m) {
+  membuf *a = &st->buf[0];
+  void *self = mgr_self(st, m);
+  const ecs_manager_class *cls = mgr_class(st, self, NULL);
+  size_t n, used = 0, tail = byte(in) % 4;
+  uint32_t refs = live_refs(st, m);
+  ecs_reader r;
+  ecs_err err;
+  save_to(st, m, a);
+  check_stream(st, m, a);
+  n = a->n;
+  for (size_t k = 0; k < tail; k++) {
+    uint8_t t = byte(in);
+    membuf_write(a, &t, 1);
+  }
+  ENSURE(load_verdict(st, m, a->p, a->n, 0, &used) == ECS_ERR_OK && used == n);
+  r.data = a->p;
+  r.size = a->n;
+  r.pos = 0;
+  err = cls->load(st->w, self, &r);
+  if (err != ECS_ERR_OK) {
+    a->n = n;
+    ENSURE(armed_nomem(st, err));
+    check_unchanged(st, m, a, &r);
+    return;
+  }
+  ENSURE(r.pos == n);
+  loaded(st, m, a->p, a->n, 1, refs);
+  a->n = n;
+  ENSURE(same_bytes(&st->buf[2], a));
+}
+
+/*
+** save, then load a corrupted copy: cut short (flip 0) or with one byte
+** xored (flip 1). load_verdict says from the documented rules whether it
+** must load: a cut stream never does (every record is read whole); a
+** flipped one may, where the data stays valid (a changed number, another
+** live entity, a lower count: docs/components.md "Load"). Then the world
+** must pass its check, the reader stop where the verdict's reading did,
+** and the manager hold what the stream says. Otherwise ECS_ERR_CORRUPT
+** (or, armed, ECS_ERR_NOMEM) and nothing changed.
+*/
+static void op_corrupt_load(state *st, input *in, int m, int flip) {
+  membuf *a = &st->buf[0], *c = &st->buf[1];
+  void *self = mgr_self(st, m);
+  const ecs_manager_class *cls = mgr_class(st, self, NULL);
+  size_t at, used = 0;
+  ecs_reader r;
+  ecs_err err, verdict;
+  save_to(st, m, a);
+  check_stream(st, m, a);
+  at = ((size_t)byte(in) | (size_t)byte(in) << 8) % a->n;
+  c->n = 0;
+  membuf_write(c, a->p, flip ? a->n : at);
+  if (flip) {
+    uint8_t x = byte(in);
+    c->p[at] ^= x != 0 ? x : 0x80;
+  }
+  verdict = load_verdict(st, m, c->p, c->n, 0, &used);
+  ENSURE(flip || verdict == ECS_ERR_CORRUPT);
+  r.data = c->p;
+  r.size = c->n;
+  r.pos = 0;
+  err = cls->load(st->w, self, &r);
+  if (err == ECS_ERR_OK) {
+    const char *bad = ecs_world_check(st->w);
+    if (bad != NULL) {
+      fprintf(stderr, "fuzz_ops: world check after a corrupted load: %s (op %zu)\n", bad,
+              st->ops);
+      abort();
+    }
+    ENSURE(verdict == ECS_ERR_OK && r.pos == used);
+    loaded(st, m, c->p, c->n, 0, 0);
+    return;
+  }
+  ENSURE(err == verdict || armed_nomem(st, err));
+  check_unchanged(st, m, a, &r);
+}
+
+/* The class's clear: every record goes, dead ones too (their refs with
+** them), and no listener hears of it. */
+static void op_clear(state *st, int m) {
+  void *self = mgr_self(st, m);
+  uint32_t held = m < MGR_TR ? st->held[m] : 0, d0 = st->drained;
+  mgr_class(st, self, NULL)->clear(st->w, self);
+  drain(st);
+  ENSURE(st->drained - d0 == held);
+  for (size_t i = 0; i < st->nt; i++) {
+    tracked *x = &st->t[i];
+    if (m < MGR_TR) {
+      x->comps &= ~(1u << m);
+    } else if (m == MGR_TR) {
+      x->has_tr = 0;
+      x->parent = -1;
+    } else {
+      model_set_name(x, 0);
+    }
+  }
+  unlinger(st, m);
+}
+
+/*
+** Listener slot k (a byte): unlisten if registered (once: a second
+** unlisten finds nothing), else listen to manager m with a mask from a
+** byte: mostly a valid one, sometimes any four bits (0 and unknown bits
+** are ECS_ERR_INVALID), sometimes a pointer that is no manager.
+*/
+static void op_listen(state *st, input *in, int m) {
+  uint8_t b = byte(in), mb = byte(in);
+  listener_model *l = &st->lis[b % MAX_LISTENERS];
+  const void *self = mgr_self(st, m);
+  unsigned mask = mb < 0xE0 ? 1u + mb % 7u : mb & 0x0Fu;
+  int valid;
+  ecs_err err;
+  if (l->mgr >= 0) {
+    void *was = mgr_self(st, l->mgr);
+    ENSURE(ecs_manager_unlisten(st->w, was, count_event, l));
+    ENSURE(!ecs_manager_unlisten(st->w, was, count_event, l));
+    l->mgr = -1;
+    return;
+  }
+  ENSURE(!ecs_manager_unlisten(st->w, self, count_event, l));
+  if (mb >= 0xF0) self = st; /* registered nowhere */
+  valid = self != (const void *)st && mask >= 1 && mask <= 7;
+  err = ecs_manager_listen(st->w, self, mask, count_event, l);
+  if (!valid) {
+    ENSURE(err == ECS_ERR_INVALID);
+    return;
+  }
+  if (armed_nomem(st, err)) return;
+  ENSURE(err == ECS_ERR_OK);
+  l->mgr = m;
+  l->mask = mask;
+  memset(l->got, 0, sizeof l->got);
+  memset(l->expect, 0, sizeof l->expect);
+}
+
+/* The registry entry, the kind and the schema hook of m; has against the
+** model for every tracked entity, and for the null and a forged one. */
+static void op_inspect(state *st, int m) {
+  void *self = mgr_self(st, m);
+  size_t index;
+  const ecs_manager_class *cls = mgr_class(st, self, &index), *cls2 = NULL;
+  const char *name = NULL;
+  ecs_field_def defs[12];
+  uint32_t n;
+  ENSURE(ecs_manager_at(st->w, index, &name, &cls2) == self && cls2 == cls && name != NULL);
+  n = cls->schema(st->w, self, defs, 12);
+  ENSURE(cls->schema(st->w, self, NULL, 0) == n); /* max 0: the count only */
+  if (m < MGR_TR) {
+    const comp_model *cm = &st->comp[m];
+    ENSURE(strcmp(cls->kind, ECS_COMPONENT_KIND) == 0 && strcmp(name, st->comp_names[m]) == 0);
+    ENSURE(n == cm->nf);
+    for (uint32_t k = 0; k < n; k++)
+      ENSURE(defs[k].type == (ecs_type)cm->ftype[k] && strcmp(defs[k].name, cm->fname[k]) == 0);
+  } else if (m == MGR_TR) {
+    ENSURE(strcmp(cls->kind, "transform") == 0 && strcmp(name, "transform") == 0);
+    ENSURE(n == 11); /* the local's ten doubles, then the parent */
+    for (uint32_t k = 0; k < 10; k++) ENSURE(defs[k].type == ECS_F64);
+    ENSURE(defs[10].type == ECS_ENTITY && strcmp(defs[10].name, "parent") == 0);
+  } else {
+    ENSURE(strcmp(cls->kind, "names") == 0 && strcmp(name, "names") == 0);
+    ENSURE(n == 1 && defs[0].type == ECS_U8 && strcmp(defs[0].name, "name") == 0);
+  }
+  for (size_t i = 0; i < st->nt; i++)
+    ENSURE(cls->has(st->w, self, st->t[i].e) == (model_has(&st->t[i], m) != 0));
+  ENSURE(!cls->has(st->w, self, ECS_NULL));
+  ENSURE(!cls->has(st->w, self, ecs_make_entity(ECS_MAX_ENTITIES, 7)));
+}
+
+/* Op 12 is the entity walk; the other ops with op % 16 == 12 (0x1C ..
+** 0xEC) use the manager interface of a manager chosen by the next byte,
+** op >> 4 saying how. */
+static void op_manager(state *st, input *in, uint8_t op) {
+  int m = pick_manager(st, in);
+  if (m < 0) return;
+  switch ((op >> 4) % 7) {
+  case 1: op_corrupt_load(st, in, m, 0); break;
+  case 2: op_corrupt_load(st, in, m, 1); break;
+  case 3: op_clear(st, m); break;
+  case 4: op_listen(st, in, m); break;
+  case 5: op_inspect(st, m); break;
+  default: op_save_load(st, in, m); break; /* 0 and 6: the round trip */
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static state s; /* large: not on the stack */
   state *st = &s;
   input in = {data, size, 0};
   memset(st, 0, sizeof *st);
+  for (size_t k = 0; k < MAX_LISTENERS; k++) {
+    st->lis[k].st = st;
+    st->lis[k].mgr = -1;
+  }
   st->w = ecs_world_new(test_allocf, &st->alloc);
   if (st->w == NULL) abort();
   while (in.at < in.n) {
@@ -716,7 +1621,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       st->alloc.fail_at = st->alloc.calls + 1 + (op & 0x0F);
       op = byte(&in);
     }
-    if (op % 16 != 8 && op % 16 != 12 && op % 16 != 14) st->changes++;
+    if (op % 16 != 8 && op != 12 && op % 16 != 14) st->changes++;
     switch (op % 16) {
     case 0: op_create(st); break;
     case 1: op_create_n(st, &in); break;
@@ -729,7 +1634,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 9: op_gc(st, &in); break;
     case 10: if (st->tr == NULL) op_transform_new(st); else op_transform(st, &in); break;
     case 11: op_names(st, &in); break;
-    case 12: op_walk(st); break;
+    case 12: if (op == 12) op_walk(st); else op_manager(st, &in, op); break;
     case 13: op_transform(st, &in); break;
     case 14: op_query_iter(st, &in); break;
     default: op_query_new(st, &in); break;
@@ -748,9 +1653,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   ecs_world_gc(st->w, SIZE_MAX);
   drain(st);
-  ENSURE(st->drained == st->next_ref);
+  ENSURE(st->drained == st->written);
   ENSURE(ecs_world_check(st->w) == NULL);
   ecs_world_free(st->w);
   ENSURE(st->alloc.blocks == 0);
+  for (size_t i = 0; i < st->nt; i++) model_set_name(&st->t[i], 0);
+  for (size_t k = 0; k < 3; k++) free(st->buf[k].p);
   return 0;
 }
