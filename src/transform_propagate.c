@@ -15,8 +15,9 @@
 ** (trs_matrix, mul_affine, compose: column-major 4x4 doubles, affine) is
 ** defined here, static, and the row checks are inline in
 ** transform_private.h: the walk calls nothing in another file, nor any
-** function through the PLT. The other files reach the product and the
-** walk through the wrappers at the end, once per call.
+** function through the PLT, whatever the build's symbol visibility. The
+** other files reach the product and the walk through the wrappers at the
+** end, once per call.
 **
 ** Layer: managers (layers: alloc.h).
 */
@@ -252,9 +253,10 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 
 /* {====================================================================
 ** For the other transform files: wrappers, so that the calls above
-** stay direct calls of static functions (in a shared library a global
-** function is called through the PLT even from its own file, and is
-** not inlined there)
+** stay direct calls of static functions in every build (where symbols
+** are not hidden, as in the rockspec's build of ecs.core, a global
+** function is called through the PLT even from its own file, and gcc
+** does not inline it there)
 ** ===================================================================== */
 
 void ecsi_transform_trs_matrix(const ecs_trs *l, double m[16]) {
