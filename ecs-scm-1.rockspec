@@ -39,6 +39,7 @@ build = {
         "src/registry.c",
         "src/stream.c",
         "src/component.c",
+        "src/schema.c",
         "src/sparse.c",
         "src/transform.c",
         "src/transform_math.c",
