@@ -64,8 +64,10 @@ struct ecs_component {
   uint32_t size, cap;
   ecsi_sparse map;         /* entity index -> instance */
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
-  uint64_t version;        /* structural changes: queries' cache key */
+  uint64_t version;        /* structural changes and column moves */
   const struct removal *removing; /* REMOVEs being reported (see remove) */
+  ecsi_watch *watch;       /* the queries that name this manager */
+  uint32_t nwatch, watch_cap;
 };
 
 static const ecs_manager_class component_class;
@@ -172,6 +174,59 @@ static uint32_t map_get(const ecs_component *c, uint32_t index) {
 }
 
 /* ------------------------------------------------------------------------
+** The queries watching this manager
+**
+** A query keeps its match list up to date as instances come and go
+** (query.c): every query registers with each manager it names, and the
+** manager reports, after each structural change, the entity whose set of
+** components changed and the entity whose row moved (swap-remove). The
+** reports are upcalls into query.c (ecs_private.h): they never fail and
+** never allocate here (a query that cannot keep up marks itself stale and
+** rebuilds at its next use). Bulk changes (clear, load) make every
+** watching query stale instead.
+** --------------------------------------------------------------------- */
+
+ecs_err ecsi_component_watch(ecs_world *w, ecs_component *c,
+                             struct ecs_query *q, uint32_t term) {
+  if (c->nwatch == c->watch_cap) {
+    uint32_t ncap = c->watch_cap ? c->watch_cap * 2u : 4u;
+    void *p = ecsi_realloc(w, c->watch, c->watch_cap * sizeof *c->watch,
+                           ncap * sizeof *c->watch);
+    if (p == NULL) return ECS_ERR_NOMEM;
+    c->watch = (ecsi_watch *)p;
+    c->watch_cap = ncap;
+  }
+  c->watch[c->nwatch].q = q;
+  c->watch[c->nwatch].term = term;
+  c->nwatch++;
+  return ECS_ERR_OK;
+}
+
+void ecsi_component_unwatch(ecs_component *c, const struct ecs_query *q) {
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    if (c->watch[k].q == q) {
+      c->watch[k] = c->watch[--c->nwatch];
+      return;
+    }
+}
+
+static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e) {
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    ecsi_query_entity_changed(w, c->watch[k].q, e);
+}
+
+static void tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
+                       uint32_t row) {
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    ecsi_query_row_moved(w, c->watch[k].q, c->watch[k].term, e, row);
+}
+
+static void tell_stale(ecs_component *c) {
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    ecsi_query_invalidate(c->watch[k].q);
+}
+
+/* ------------------------------------------------------------------------
 ** Instances
 ** --------------------------------------------------------------------- */
 
@@ -206,6 +261,7 @@ static void zero_fields(ecs_component *c, uint32_t i) {
 static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
+  ecs_entity gone = own[i];
   drop_refs(w, c, i);
   ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
   if (i != last) {
@@ -220,6 +276,10 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   c->size--;
   w->ref_slots -= c->nlua;
   c->version++;
+  if (c->nwatch != 0) {
+    if (i != last) tell_moved(w, c, own[i], i);
+    tell_changed(w, c, gone);
+  }
 }
 
 /*
@@ -260,6 +320,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     w->ref_slots += c->nlua;
   }
   c->version++;
+  if (c->nwatch != 0) tell_changed(w, c, e);
   if (out != NULL) *out = i;
   if (existed != NULL) *existed = false;
   return ECS_ERR_OK;
@@ -418,6 +479,7 @@ static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
   ecsi_sparse_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
+  ecsi_free(w, c->watch, c->watch_cap * sizeof *c->watch);
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
 }
@@ -483,6 +545,7 @@ static void component_clear(ecs_world *w, void *self) {
   c->size = 0;
   c->gc_cursor = 0;
   c->version++;
+  tell_stale(c);
 }
 
 /* Its three kinds of block: meta (schema and names), columns, map. */
@@ -491,7 +554,8 @@ static void component_stats(const ecs_world *w, const void *self,
   const ecs_component *c = (const ecs_component *)self;
   out->records = c->size;
   out->live = ecs_component_count(w, c);
-  out->bytes = c->meta_size + c->stride * c->cap + ecsi_sparse_bytes(&c->map);
+  out->bytes = c->meta_size + c->stride * c->cap + ecsi_sparse_bytes(&c->map) +
+               c->watch_cap * sizeof *c->watch;
 }
 
 static uint32_t component_schema(const ecs_world *w, const void *self,
@@ -649,6 +713,7 @@ static ecs_err component_load(ecs_world *w, void *self, ecs_reader *in) {
   c->map = tmp.map;
   c->gc_cursor = 0;
   c->version++;
+  tell_stale(c);
   return ECS_ERR_OK;
 corrupt:
   err = ECS_ERR_CORRUPT;

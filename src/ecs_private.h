@@ -63,8 +63,8 @@ struct ecs_world {
   uint32_t *ref_drop;
   size_t ref_len, ref_cap, ref_slots;
   /* query: the world's queries (a doubly linked list), and a counter of
-  ** destroyed entities that tells cached match lists they may be stale
-  ** (entity.c counts, query.c compares). */
+  ** destroyed entities (entity.c counts; query.c's iterators compare it to
+  ** tell whether rows they handed out are still exact). */
   struct ecs_query *queries;
   uint64_t destroy_epoch;
   /* system.c: the systems in run order; updates in progress, and systems
@@ -93,6 +93,19 @@ void ecsi_managers_free(ecs_world *w);
 ** managers: component.c
 ** --------------------------------------------------------------------- */
 void ecsi_refs_free(ecs_world *w);
+/* The queries that name a component manager, each with the term it is
+** there (component.c keeps the list, query.c registers; see "The queries
+** watching this manager" in component.c). */
+struct ecs_query;
+struct ecs_component;
+typedef struct ecsi_watch {
+  struct ecs_query *q;
+  uint32_t term;
+} ecsi_watch;
+ecs_err ecsi_component_watch(ecs_world *w, struct ecs_component *c,
+                             struct ecs_query *q, uint32_t term);
+void ecsi_component_unwatch(struct ecs_component *c,
+                            const struct ecs_query *q);
 
 /* ------------------------------------------------------------------------
 ** query: query.c (match lists, pins) and query_run.c (runs, columns), for
@@ -103,6 +116,20 @@ void ecsi_refs_free(ecs_world *w);
 #define ECSI_BLOCK 256u
 void ecsi_queries_free(ecs_world *w);
 const char *ecsi_queries_check(const ecs_world *w);
+/*
+** Upcalls that keep match lists up to date (query.c), made by the layers
+** below it: component.c after each structural change of a manager (e's
+** set of components changed; e's row in term moved to row; bulk changes
+** make the query stale) and entity.c when an entity dies. None of them
+** fails: a query that cannot record a change (no memory for its list)
+** marks itself stale and rebuilds at its next use.
+*/
+void ecsi_query_entity_changed(ecs_world *w, struct ecs_query *q,
+                               ecs_entity e);
+void ecsi_query_row_moved(ecs_world *w, struct ecs_query *q, uint32_t term,
+                          ecs_entity e, uint32_t row);
+void ecsi_query_invalidate(struct ecs_query *q);
+void ecsi_queries_entity_died(ecs_world *w, ecs_entity e);
 
 /*
 ** A pinned snapshot of a query's match list, for expr_run.c's and
@@ -113,7 +140,7 @@ typedef struct ecsi_rows {
   uint32_t count, stride;
   const ecs_entity *entity;
   const uint32_t *row;
-  const uint32_t *runend; /* see qsnap in query.c */
+  const uint8_t *cont; /* see qsnap in query.c */
   void *snap;
 } ecsi_rows;
 struct ecs_query;
@@ -129,7 +156,8 @@ ecs_err ecsi_query_check_columns(const struct ecs_query *q,
 /* Scratch memory owned by the query (reused between runs). */
 void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 /* Length of the run at position i over which the rows of every "with"
-** term are consecutive (at least 1, at most max). O(1). */
+** term are consecutive (at least 1, at most max): a scan of one byte per
+** position (memchr). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 
 /*

@@ -157,7 +157,8 @@ bool ecs_destroy(ecs_world *w, ecs_entity e) {
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
   q->len++;
   w->live--;
-  w->destroy_epoch++; /* cached query match lists may hold e */
+  w->destroy_epoch++; /* rows handed out by query iterators may be stale */
+  if (w->queries != NULL) ecsi_queries_entity_died(w, e);
   if (next == 0) ecsi_purge_index(w, i);
   return true;
 }

@@ -2,47 +2,58 @@
 ** query.c -- cached multi-component queries: the match list.
 **
 ** Match list. A snapshot (qsnap) is one block: a header, the matching
-** entities, then one row column per "with" manager (term-major, stride
-** cap), so a run over a query reads the rows of one term contiguously.
-** The query's current snapshot is rebuilt in place when it is stale and
-** nobody pins it; when it is pinned (an iteration is in progress, in Lua
-** or in C) the rebuild writes a new block and the old one is "retired":
-** it stays valid for its pinners and is freed when the last pin goes, or
-** with the query.
+** entities, one row column per "with" manager (term-major, stride cap),
+** then one "continues" byte per position, so a run over a query reads the
+** rows of one term contiguously and finds where rows stop being
+** consecutive with memchr.
 **
-** Staleness. The snapshot records the version of every manager of the
-** query and the world's destroy epoch when it was built. Any difference
-** means some instance was created, reused, removed or reclaimed, columns
-** moved, or an entity died: the next use rebuilds. Rebuilding walks the
-** smallest "with" manager (its rows come out increasing, which the checker
-** uses) and looks each live owner up in the other managers.
+** Upkeep, O(1) per change. The list is kept up to date as the world
+** changes, never rebuilt for a change: every query registers with the
+** managers it names (component.c), which report each structural change
+** as it happens: an entity whose set of components changed (add, remove)
+** is looked up in the query's terms and appended to the list, removed
+** from it (swap-remove) or has its rows updated; an entity whose row moved
+** (a manager's swap-remove) has that row updated; an entity that dies
+** (entity.c) is removed. A position map (entity index -> position, the
+** records.h map) finds an entity in the list in O(1). So a change costs
+** each query that names the touched manager a few lookups, and each query
+** of the world one map read per destroyed entity.
 **
-** Readers. The iterators (ecs_query_iter_*) and the pins that native
-** runs (query_run.c) and compiled programs (expr_run.c) take are here,
-** next to the snapshot they hold; what runs do with the rows is not.
+** Full builds. The first use of a query builds its list: walking the
+** smallest "with" manager and looking each live owner up in the others,
+** O(smallest). A query rebuilds only when it could not keep up: a manager
+** was cleared or loaded (bulk changes), or memory ran out while it
+** recorded a change (it marks itself stale rather than fail the change).
 **
-** Why a cached list at all: the Bitsquid managers keep each component in
-** its own dense array with no shared order, so a match needs one lookup
-** per manager per entity. Doing that once per change rather than once per
-** frame makes a query over an unchanging world cost only the loop over
-** its list, with row numbers that let runs use the columns as arrays.
+** Pins. Readers (iterators, native runs, compiled programs) pin the
+** current snapshot. A pinned snapshot is never written: the first change
+** that must touch it copies it (copy on write) and retires the pinned one,
+** which stays valid for its pinners and is freed by its last unpin, or
+** with the query. A pinned snapshot that is still the current one is
+** exact, so readers check entities one by one only after such a copy.
+**
+** Runs. cont[i] says the rows of every term at i are those at i - 1 plus
+** one, kept by each change for the two positions it touches. Entities
+** spawned in order line up in every manager, and a swap-remove in the
+** list mirrors the managers' own swap-removes, so runs survive churn and
+** runs over them use the columns in place.
 **
 ** Layer: query, above the managers, below expr (layers: alloc.h). expr.c
 ** keeps its programs in each query's extension slot; this file frees
 ** them through the hook the expr layer set, and knows nothing else of
-** them.
+** them. The managers call up into this file through ecs_private.h.
 */
 #include <string.h>
 
 #include "query.h"
 #include "ecs_private.h"
+#include "records.h"
 
 /*
 ** One snapshot of the match list, in one block: this header, then
 ** entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
-** then runend[cap]. pins counts the readers holding it; while pinned it
-** is never written, and freed only with its query, which is what makes
-** iterations safe against rebuilds triggered from inside them.
+** then cont[cap]. pins counts the readers holding it; while pinned it is
+** never written, and freed only with its query or its last unpin.
 */
 typedef struct qsnap {
   struct qsnap *next_retired;
@@ -50,28 +61,26 @@ typedef struct qsnap {
   uint32_t pins;
   uint32_t count, cap;
   uint32_t sized_for; /* the need its capacity was computed from */
-  uint32_t driver; /* the "with" term the rebuild walked */
   ecs_entity *entity;
   uint32_t *row;
-  /* runend[i]: the end of the run holding position i, over which the rows
-  ** of every "with" term are consecutive (so columns work in place) */
-  uint32_t *runend;
+  /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
+  ** (so the run holding i - 1 goes on through i); cont[0] is 0 */
+  uint8_t *cont;
 } qsnap;
 
 /*
 ** A query. The terms are fixed at creation; everything else is cache:
-** the snapshot, the versions it was built from (seen, seen_epoch), the
-** scratch that runs and programs reuse between calls, and expr.c's slot.
+** the snapshot and its position map, the scratch that runs and programs
+** reuse between calls, and expr.c's slot.
 */
 struct ecs_query {
   ecs_query *prev, *next; /* the world's list */
   uint32_t nwith, nwithout;
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
-  uint64_t seen[ECS_QUERY_MAX_TERMS];       /* versions at the rebuild */
-  uint64_t seen_epoch;
-  bool built;     /* cur matches the versions in seen */
-  qsnap *cur;     /* NULL until the first rebuild */
-  qsnap *retired; /* pinned snapshots replaced by a rebuild */
+  bool built;         /* cur (and pos) match the world */
+  qsnap *cur;         /* NULL until the first build */
+  qsnap *retired;     /* pinned snapshots replaced since */
+  ecs_record_map pos; /* entity index -> position in cur, while built */
   void *scratch;
   size_t scratch_size;
   void *ext;                     /* expr.c's programs (ecsi_query_ext) */
@@ -83,9 +92,10 @@ struct ecs_query {
 ** --------------------------------------------------------------------- */
 
 /*
-** Validate first (no memory yet), then allocate and link at the head of
-** the world's list. No snapshot is built here: the first use builds it,
-** so creating a query is O(terms) whatever the world holds.
+** Validate first (no memory yet), then allocate, register with every
+** manager named (undone on failure) and link at the head of the world's
+** list. No snapshot is built here: the first use builds it, so creating a
+** query is O(terms) whatever the world holds.
 */
 ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_component *const *without, uint32_t nwithout,
@@ -111,8 +121,14 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
   memset(q, 0, sizeof *q);
   q->nwith = nwith;
   q->nwithout = nwithout;
-  for (uint32_t i = 0; i < n; i++)
+  for (uint32_t i = 0; i < n; i++) {
     q->term[i] = i < nwith ? with[i] : without[i - nwith];
+    if (ecsi_component_watch(w, q->term[i], q, i) != ECS_ERR_OK) {
+      while (i-- > 0) ecsi_component_unwatch(q->term[i], q);
+      ecsi_free(w, q, sizeof *q);
+      return ECS_ERR_NOMEM;
+    }
+  }
   q->next = w->queries;
   if (w->queries != NULL) w->queries->prev = q;
   w->queries = q;
@@ -136,6 +152,8 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;
+  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+    ecsi_component_unwatch(q->term[k], q);
   if (q->ext_free != NULL) q->ext_free(w, q); /* programs point at q */
   snap_free(w, q->cur);
   while (q->retired != NULL) {
@@ -143,6 +161,7 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
     q->retired = s->next_retired;
     snap_free(w, s);
   }
+  ecs_record_map_free(w, &q->pos);
   ecsi_free(w, q->scratch, q->scratch_size);
   ecsi_free(w, q, sizeof *q);
 }
@@ -176,7 +195,7 @@ int ecs_query_term(const ecs_query *q, const ecs_component *c) {
 }
 
 /* ------------------------------------------------------------------------
-** Matching and the cache
+** Matching
 ** --------------------------------------------------------------------- */
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   if (!ecs_alive(w, e)) return false;
@@ -187,19 +206,21 @@ bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   return true;
 }
 
-/*
-** A snapshot is stale when any term's version or the destroy epoch moved
-** since it was built. The epoch is needed because managers are not told
-** when an entity dies, so a death changes no version; it makes every
-** query stale on any destroy, a rebuild of O(smallest term) at the next
-** use, which is the price of not tracking which queries held the entity.
-*/
-static bool is_stale(const ecs_world *w, const ecs_query *q) {
-  if (!q->built || q->seen_epoch != w->destroy_epoch) return true;
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
-    if (q->seen[k] != ecs_component_version(q->term[k])) return true;
-  return false;
+/* As ecs_query_matches, with e's row in each "with" manager in rows[]. */
+static bool match_rows(const ecs_world *w, const ecs_query *q, ecs_entity e,
+                       uint32_t *rows) {
+  if (!ecs_alive(w, e)) return false;
+  for (uint32_t k = 0; k < q->nwith; k++)
+    if ((rows[k] = ecs_component_lookup(w, q->term[k], e)) == ECS_NO_INSTANCE)
+      return false;
+  for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
+    if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
+  return true;
 }
+
+/* ------------------------------------------------------------------------
+** Snapshots
+** --------------------------------------------------------------------- */
 
 /* The fewest entries a snapshot is given room for. */
 #define MIN_SNAP_CAP 16u
@@ -210,8 +231,7 @@ static bool is_stale(const ecs_world *w, const ecs_query *q) {
 ** least half (amortised growth); otherwise it is sized to the need. Never
 ** below MIN_SNAP_CAP, never above UINT32_MAX, so it is always under
 ** 1.5 x max(need, MIN_SNAP_CAP): a pinned snapshot replaced over and over
-** does not compound (the old rule, 1.5 x old capacity at every pinned
-** rebuild, reached gigabytes in a few hundred frames).
+** does not compound.
 */
 static uint32_t snap_capacity(uint32_t need, uint32_t old) {
   uint64_t cap = need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need;
@@ -224,38 +244,32 @@ static uint32_t snap_capacity(uint32_t need, uint32_t old) {
 
 /* Bytes of a snapshot of cap entries, or 0 when that overflows size_t. */
 static size_t snap_bytes(const ecs_query *q, uint32_t cap) {
-  size_t per = sizeof(ecs_entity) + ((size_t)q->nwith + 1u) * sizeof(uint32_t);
+  size_t per = sizeof(ecs_entity) + (size_t)q->nwith * sizeof(uint32_t) + 1u;
   if ((size_t)cap > (SIZE_MAX - sizeof(qsnap)) / per) return 0;
   return sizeof(qsnap) + (size_t)cap * per;
 }
 
-/*
-** Make q->cur a snapshot with room for need matches. The current one is
-** reused when nobody pins it and it is large enough but not four times too
-** large; else a new block replaces it and the old one is freed, or retired
-** while pinned (freed by the last unpin). So every snapshot is sized by a
-** need it was built for, and a query holds at most one snapshot per live
-** pin plus the current one. On failure nothing changed, except that an
-** oversized snapshot that could not be shrunk is kept as it is.
-*/
-static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t need) {
-  qsnap *s = q->cur, *ns;
-  uint32_t cap;
-  size_t bytes;
-  bool fits = s != NULL && s->pins == 0 && s->cap >= need;
-  if (fits && s->cap / 4u <= (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need))
-    return ECS_ERR_OK;
-  cap = snap_capacity(need, s != NULL ? s->cap : 0);
-  bytes = snap_bytes(q, cap);
-  ns = bytes == 0 ? NULL : (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
-  if (ns == NULL) return fits ? ECS_ERR_OK : ECS_ERR_NOMEM;
-  memset(ns, 0, sizeof *ns);
-  ns->bytes = bytes;
-  ns->cap = cap;
-  ns->sized_for = need;
-  ns->entity = (ecs_entity *)(void *)(ns + 1);
-  ns->row = (uint32_t *)(void *)(ns->entity + cap);
-  ns->runend = ns->row + (size_t)cap * q->nwith;
+
+/* A new empty snapshot with room for need entries next to one of old. */
+static qsnap *snap_new(ecs_world *w, const ecs_query *q, uint32_t need,
+                       uint32_t old) {
+  uint32_t cap = snap_capacity(need, old);
+  size_t bytes = snap_bytes(q, cap);
+  qsnap *s = bytes == 0 ? NULL : (qsnap *)ecsi_realloc(w, NULL, 0, bytes);
+  if (s == NULL) return NULL;
+  memset(s, 0, sizeof *s);
+  s->bytes = bytes;
+  s->cap = cap;
+  s->sized_for = need;
+  s->entity = (ecs_entity *)(void *)(s + 1);
+  s->row = (uint32_t *)(void *)(s->entity + cap);
+  s->cont = (uint8_t *)(void *)(s->row + (size_t)cap * q->nwith);
+  return s;
+}
+
+/* ns replaces q->cur: the old one is freed, or retired while pinned. */
+static void snap_replace(ecs_world *w, ecs_query *q, qsnap *ns) {
+  qsnap *s = q->cur;
   if (s != NULL) {
     if (s->pins > 0) {
       s->next_retired = q->retired;
@@ -265,71 +279,204 @@ static ecs_err snap_reserve(ecs_world *w, ecs_query *q, uint32_t need) {
     }
   }
   q->cur = ns;
-  return ECS_ERR_OK;
 }
 
 /*
-** Rebuild the match list when it is stale. The smallest "with" manager
-** drives: every match has an instance in each "with" manager, so walking
-** the smallest visits the fewest candidates, and the others answer in
-** O(1) each through their maps. Walking the driver in instance order
-** makes its rows increasing, so no entity is listed twice and, when the
-** other terms' rows increase alongside, runs appear.
+** Make q->cur a snapshot a change may write, with room for need entries:
+** an unpinned one large enough stays; a pinned one is copied (and retired),
+** one too small is copied into a larger block, and one four times too large
+** for need is copied into a smaller one when that succeeds. The positions
+** do not change, so the position map stays right. On failure (no memory)
+** q is marked stale: its next use rebuilds, and the change is not lost.
+*/
+static bool snap_writable(ecs_world *w, ecs_query *q, uint32_t need) {
+  qsnap *s = q->cur, *ns;
+  uint32_t floor;
+  bool fits;
+  if (need < s->count) need = s->count; /* the copy takes every entry */
+  floor = need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need;
+  fits = s->pins == 0 && s->cap >= need;
+  if (fits && s->cap / 4u <= floor) return true;
+  ns = snap_new(w, q, need, s->cap);
+  if (ns == NULL) {
+    if (fits) return true; /* the shrink only failed: keep it as it is */
+    q->built = false;
+    return false;
+  }
+  ns->count = s->count;
+  memcpy(ns->entity, s->entity, (size_t)s->count * sizeof *s->entity);
+  for (uint32_t k = 0; k < q->nwith; k++)
+    memcpy(ns->row + (size_t)k * ns->cap, s->row + (size_t)k * s->cap,
+           (size_t)s->count * sizeof *s->row);
+  memcpy(ns->cont, s->cont, s->count);
+  snap_replace(w, q, ns);
+  return true;
+}
+
+/* Recompute cont[i] (nothing when i is past the end). */
+static void cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
+  uint32_t k = 0;
+  if (i >= s->count) return;
+  if (i > 0)
+    for (; k < q->nwith; k++) {
+      const uint32_t *row = s->row + (size_t)k * s->cap;
+      if (row[i] != row[i - 1] + 1u) break;
+    }
+  s->cont[i] = (uint8_t)(i > 0 && k == q->nwith);
+}
+
+/* ------------------------------------------------------------------------
+** Upkeep: one change at a time
+** --------------------------------------------------------------------- */
+
+/* e's position in the list, or ECS_RECORD_NONE (an older entity at the
+** same index is not e: its entry, if any, is its own). */
+static uint32_t position_of(const ecs_query *q, ecs_entity e) {
+  uint32_t p = ecs_record_map_get(&q->pos, ecs_entity_index(e));
+  return p != ECS_RECORD_NONE && q->cur->entity[p] == e ? p : ECS_RECORD_NONE;
+}
+
+static void list_append(ecs_world *w, ecs_query *q, ecs_entity e,
+                        const uint32_t *rows) {
+  qsnap *s;
+  uint32_t i;
+  if (q->cur->count == UINT32_MAX) {
+    q->built = false;
+    return;
+  }
+  if (!snap_writable(w, q, q->cur->count + 1u)) return;
+  if (ecs_record_map_reserve(w, &q->pos, ecs_entity_index(e)) != ECS_ERR_OK) {
+    q->built = false;
+    return;
+  }
+  s = q->cur;
+  i = s->count++;
+  s->entity[i] = e;
+  for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + i] = rows[k];
+  ecs_record_map_set(&q->pos, ecs_entity_index(e), i);
+  cont_fix(q, s, i);
+}
+
+/* Swap-remove position p: the last entry moves into it. */
+static void list_remove(ecs_world *w, ecs_query *q, uint32_t p) {
+  qsnap *s;
+  uint32_t last;
+  if (!snap_writable(w, q, q->cur->count)) return;
+  s = q->cur;
+  last = --s->count;
+  ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), ECS_RECORD_NONE);
+  if (p != last) {
+    s->entity[p] = s->entity[last];
+    for (uint32_t k = 0; k < q->nwith; k++)
+      s->row[(size_t)k * s->cap + p] = s->row[(size_t)k * s->cap + last];
+    ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), p);
+    cont_fix(q, s, p);
+    cont_fix(q, s, p + 1u);
+  }
+}
+
+static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
+                         uint32_t row) {
+  qsnap *s = q->cur;
+  if (s->row[(size_t)k * s->cap + p] == row) return;
+  if (!snap_writable(w, q, s->count)) return;
+  s = q->cur;
+  s->row[(size_t)k * s->cap + p] = row;
+  cont_fix(q, s, p);
+  cont_fix(q, s, p + 1u);
+}
+
+void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, ecs_entity e) {
+  uint32_t rows[ECS_QUERY_MAX_TERMS], p;
+  bool match;
+  if (!q->built) return;
+  p = position_of(q, e);
+  match = match_rows(w, q, e, rows);
+  if (match && p == ECS_RECORD_NONE) {
+    list_append(w, q, e, rows);
+  } else if (!match && p != ECS_RECORD_NONE) {
+    list_remove(w, q, p);
+  } else if (match) {
+    for (uint32_t k = 0; k < q->nwith && q->built; k++)
+      list_set_row(w, q, p, k, rows[k]);
+  }
+}
+
+void ecsi_query_row_moved(ecs_world *w, ecs_query *q, uint32_t term,
+                          ecs_entity e, uint32_t row) {
+  uint32_t p;
+  if (!q->built || term >= q->nwith) return;
+  if ((p = position_of(q, e)) != ECS_RECORD_NONE)
+    list_set_row(w, q, p, term, row);
+}
+
+void ecsi_query_invalidate(ecs_query *q) { q->built = false; }
+
+/* Every query that lists e drops it: one map read per query. */
+void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
+  for (ecs_query *q = w->queries; q != NULL; q = q->next) {
+    uint32_t p;
+    if (q->built && (p = position_of(q, e)) != ECS_RECORD_NONE)
+      list_remove(w, q, p);
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Full builds
+** --------------------------------------------------------------------- */
+
+/* Empty the position map without freeing its pages (a rebuild refills
+** them): O(pages), no allocation, cannot fail. */
+static void pos_clear(ecs_record_map *m) {
+  for (uint32_t p = 0; p < m->page_count; p++)
+    if (m->page[p] != NULL)
+      memset(m->page[p], 0xff, ECS_RECORD_PAGE_SIZE * sizeof(uint32_t));
+}
+
+/*
+** Build the match list when it is stale (the first use, or after a change
+** the query could not follow). The smallest "with" manager drives: every
+** match has an instance in each "with" manager, so walking the smallest
+** visits the fewest candidates, and the others answer in O(1) each
+** through their maps. The list goes into a fresh block when the current
+** one is pinned (which retires it), or does not fit, or is four times
+** too large.
 **
-** On ECS_ERR_NOMEM the old list stays (its pinners keep reading it) but
-** built is cleared, so the next use tries again instead of trusting it.
-** A snapshot being rebuilt in place is never pinned (snap_reserve).
+** On ECS_ERR_NOMEM q stays stale (its pinners keep reading what they
+** pinned) and the next use tries again.
 */
 ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
-  uint32_t driver = 0, n = 0, cap;
+  uint32_t driver = 0, n = 0, need, cap;
   const ecs_entity *own;
-  qsnap *s;
-  ecs_err err;
-  if (!is_stale(w, q)) return ECS_ERR_OK;
+  qsnap *s = q->cur;
+  if (q->built) return ECS_ERR_OK;
   for (uint32_t k = 1; k < q->nwith; k++)
     if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[driver]))
       driver = k;
-  if ((err = snap_reserve(w, q, ecs_component_size(q->term[driver]))) !=
-      ECS_ERR_OK) {
-    q->built = false;
-    return err;
+  need = ecs_component_size(q->term[driver]);
+  if (s == NULL || s->pins > 0 || s->cap < need ||
+      s->cap / 4u > (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need)) {
+    qsnap *ns = snap_new(w, q, need, s != NULL ? s->cap : 0);
+    if (ns == NULL) return ECS_ERR_NOMEM;
+    snap_replace(w, q, ns);
+    s = ns;
   }
-  s = q->cur;
   cap = s->cap;
+  pos_clear(&q->pos);
+  s->count = 0;
   own = ecs_component_entities(q->term[driver]);
-  for (uint32_t i = 0, size = ecs_component_size(q->term[driver]); i < size;
-       i++) {
+  for (uint32_t i = 0; i < need; i++) {
+    uint32_t rows[ECS_QUERY_MAX_TERMS];
     ecs_entity e = own[i];
-    uint32_t k;
-    if (!ecs_alive(w, e)) continue;
-    for (k = 0; k < q->nwith; k++) {
-      uint32_t r = k == driver ? i : ecs_component_lookup(w, q->term[k], e);
-      if (r == ECS_NO_INSTANCE) break;
-      s->row[(size_t)k * cap + n] = r;
-    }
-    if (k < q->nwith) continue;
-    for (k = q->nwith; k < q->nwith + q->nwithout; k++)
-      if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) break;
-    if (k < q->nwith + q->nwithout) continue;
-    s->entity[n++] = e;
+    if (!match_rows(w, q, e, rows)) continue;
+    if (ecs_record_map_reserve(w, &q->pos, ecs_entity_index(e)) != ECS_ERR_OK)
+      return ECS_ERR_NOMEM; /* q stays stale; s is not pinned */
+    ecs_record_map_set(&q->pos, ecs_entity_index(e), n);
+    for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * cap + n] = rows[k];
+    s->entity[n] = e;
+    s->count = ++n;
+    cont_fix(q, s, n - 1u);
   }
-  s->count = n;
-  s->driver = driver;
-  /* runs, from the end: position i continues the run of i + 1 when every
-  ** term's row at i + 1 is its row at i plus one; one pass, and
-  ** ecsi_rows_run is then one subtraction */
-  for (uint32_t i = n; i-- > 0;) {
-    uint32_t k = 0;
-    if (i + 1 < n)
-      for (; k < q->nwith; k++) {
-        const uint32_t *row = s->row + (size_t)k * cap;
-        if (row[i + 1] != row[i] + 1u) break;
-      }
-    s->runend[i] = i + 1 < n && k == q->nwith ? s->runend[i + 1] : i + 1;
-  }
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
-    q->seen[k] = ecs_component_version(q->term[k]);
-  q->seen_epoch = w->destroy_epoch;
   q->built = true;
   return ECS_ERR_OK;
 }
@@ -349,10 +496,11 @@ void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
     out->pins = q->cur->pins;
     out->bytes = q->cur->bytes;
   }
-  for (const qsnap *s = q->retired; s != NULL; s = s->next_retired) {
+  out->bytes += ecs_record_map_bytes(&q->pos);
+  for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
     out->retired++;
-    out->pins += s->pins;
-    out->bytes += s->bytes;
+    out->pins += r->pins;
+    out->bytes += r->bytes;
   }
 }
 
@@ -362,8 +510,8 @@ void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
 
 /*
 ** Refresh, then take a pin on the current snapshot and describe it in
-** *out. The pin is the whole protocol: a rebuild while it is held writes
-** a new block and retires this one (snap_reserve), so *out stays valid
+** *out. The pin is the whole protocol: a change or rebuild while it is
+** held writes a new block and retires this one, so *out stays valid
 ** until the matching unpin, whatever the reader does in between.
 */
 ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
@@ -374,7 +522,7 @@ ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
   out->stride = q->cur->cap;
   out->entity = q->cur->entity;
   out->row = q->cur->row;
-  out->runend = q->cur->runend;
+  out->cont = q->cur->cont;
   out->snap = q->cur;
   return ECS_ERR_OK;
 }
@@ -413,8 +561,11 @@ void *ecsi_query_scratch(ecs_world *w, ecs_query *q, size_t size) {
 }
 
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max) {
-  uint32_t n = r->runend[i] - i;
-  return n < max ? n : max;
+  uint32_t left = r->count - i, n = max < left ? max : left;
+  const uint8_t *stop;
+  if (n <= 1u) return n;
+  stop = (const uint8_t *)memchr(r->cont + i + 1u, 0, n - 1u);
+  return stop == NULL ? n : (uint32_t)(stop - (r->cont + i));
 }
 
 /*
@@ -452,6 +603,11 @@ bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e) {
   const qsnap *s = (const qsnap *)it->snap;
   if (s == NULL) return false;
+  if (s == it->q->cur && it->q->built) { /* untouched since the pin: exact */
+    if (it->pos >= s->count) return false;
+    *e = s->entity[it->pos++];
+    return true;
+  }
   while (it->pos < s->count) {
     ecs_entity x = s->entity[it->pos++];
     if (ecs_query_matches(w, it->q, x)) {
@@ -477,7 +633,7 @@ uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
   uint32_t n = 0;
   if (s == NULL) return 0;
   it->stamp = stamp(w, q);
-  if (s == q->cur && !is_stale(w, q)) { /* the snapshot is the truth */
+  if (s == q->cur && q->built) { /* the snapshot is the truth */
     n = s->count - it->pos < max ? s->count - it->pos : max;
     memcpy(ents, s->entity + it->pos, (size_t)n * sizeof *ents);
     for (uint32_t k = 0; k < q->nwith; k++)
@@ -507,26 +663,33 @@ void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it) {
 ** --------------------------------------------------------------------- */
 
 /*
-** A snapshot's capacity was computed from the need of the rebuild that
-** made it (snap_capacity): at least that need, at most 1.5 x max(need,
-** MIN_SNAP_CAP); its size matches. (Rebuilds that reuse it in place need
-** no more than its capacity and, unless shrinking it failed, more than a
-** quarter of it.)
+** A snapshot's capacity was computed from the need it was made for
+** (snap_capacity): at least that need, at most 1.5 x max(need,
+** MIN_SNAP_CAP); its size matches.
 */
 static bool snap_sized(const ecs_query *q, const qsnap *s) {
   uint64_t m = s->sized_for < MIN_SNAP_CAP ? MIN_SNAP_CAP : s->sized_for;
-  return s->cap >= s->sized_for && s->cap >= MIN_SNAP_CAP &&
-         (uint64_t)s->cap <= m + m / 2u && s->bytes == snap_bytes(q, s->cap);
+  return s->cap >= MIN_SNAP_CAP && (uint64_t)s->cap <= m + m / 2u &&
+         s->count <= s->cap && s->bytes == snap_bytes(q, s->cap);
+}
+
+/* Every entry of the position map names the list entry of its index. */
+static const char *check_pos(const void *ud, uint32_t index, uint32_t p) {
+  const qsnap *s = ((const ecs_query *)ud)->cur;
+  if (p >= s->count || ecs_entity_index(s->entity[p]) != index)
+    return "query: position map holds a stale entry";
+  return NULL;
 }
 
 /*
-** For a query whose snapshot is up to date: every entry matches with the
-** right rows, the driver's rows increase (so no entity is listed twice),
-** and the number of entries equals a brute-force count over the driver.
+** For a query whose list is up to date: every entry matches with the
+** right rows and the right run flag, the position map is a one-to-one
+** image of the list (so no entity is listed twice), and the number of
+** entries equals a brute-force count over the first "with" manager.
 */
 static const char *query_check(const ecs_world *w, const ecs_query *q) {
   const qsnap *s = q->cur;
-  const ecs_component *d;
+  const ecs_component *d = q->term[0];
   const ecs_entity *own;
   size_t expect = 0;
   for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
@@ -535,29 +698,27 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
   }
   if (s != NULL && !snap_sized(q, s))
     return "query: a snapshot is not sized by its need";
-  if (s == NULL || is_stale(w, q)) return NULL;
-  if (s->count > s->cap || s->driver >= q->nwith)
-    return "query: snapshot count exceeds its capacity";
+  if (!q->built) return NULL;
+  if (s == NULL) return "query: built without a list";
   for (uint32_t i = 0; i < s->count; i++) {
+    bool cont = i > 0;
     if (!ecs_query_matches(w, q, s->entity[i]))
       return "query: a cached entity does not match";
-    for (uint32_t k = 0; k < q->nwith; k++)
-      if (s->row[(size_t)k * s->cap + i] !=
-          ecs_component_lookup(w, q->term[k], s->entity[i]))
+    if (ecs_record_map_get(&q->pos, ecs_entity_index(s->entity[i])) != i)
+      return "query: position map disagrees with the list";
+    for (uint32_t k = 0; k < q->nwith; k++) {
+      const uint32_t *row = s->row + (size_t)k * s->cap;
+      if (row[i] != ecs_component_lookup(w, q->term[k], s->entity[i]))
         return "query: a cached row is wrong";
-    if (i > 0 && s->row[(size_t)s->driver * s->cap + i] <=
-                     s->row[(size_t)s->driver * s->cap + i - 1])
-      return "query: cached rows out of order";
-    if (s->runend[i] <= i || s->runend[i] > s->count ||
-        (i > 0 && s->runend[i - 1] != i && s->runend[i - 1] != s->runend[i]))
-      return "query: cached runs are wrong";
+      if (i > 0 && row[i] != row[i - 1] + 1u) cont = false;
+    }
+    if (s->cont[i] != (uint8_t)cont) return "query: cached runs are wrong";
   }
-  d = q->term[s->driver];
   own = ecs_component_entities(d);
   for (uint32_t i = 0; i < ecs_component_size(d); i++)
     expect += ecs_query_matches(w, q, own[i]);
   if (expect != s->count) return "query: cached match count is wrong";
-  return NULL;
+  return ecs_record_map_each(&q->pos, check_pos, q);
 }
 
 const char *ecsi_queries_check(const ecs_world *w) {
