@@ -210,9 +210,10 @@ void ecsi_component_unwatch(ecs_component *c, const struct ecs_query *q) {
     }
 }
 
-static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e) {
+static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e,
+                         bool added) {
   for (uint32_t k = 0; k < c->nwatch; k++)
-    ecsi_query_entity_changed(w, c->watch[k].q, e);
+    ecsi_query_entity_changed(w, c->watch[k].q, c->watch[k].term, e, added);
 }
 
 static void tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
@@ -278,7 +279,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   c->version++;
   if (c->nwatch != 0) {
     if (i != last) tell_moved(w, c, own[i], i);
-    tell_changed(w, c, gone);
+    tell_changed(w, c, gone, false);
   }
 }
 
@@ -320,7 +321,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     w->ref_slots += c->nlua;
   }
   c->version++;
-  if (c->nwatch != 0) tell_changed(w, c, e);
+  if (c->nwatch != 0) tell_changed(w, c, e, true);
   if (out != NULL) *out = i;
   if (existed != NULL) *existed = false;
   return ECS_ERR_OK;

@@ -118,14 +118,15 @@ void ecsi_queries_free(ecs_world *w);
 const char *ecsi_queries_check(const ecs_world *w);
 /*
 ** Upcalls that keep match lists up to date (query.c), made by the layers
-** below it: component.c after each structural change of a manager (e's
-** set of components changed; e's row in term moved to row; bulk changes
-** make the query stale) and entity.c when an entity dies. None of them
+** below it: component.c after each structural change of a manager (e
+** gained or lost its instance in the manager of q's term; e's row in term
+** moved to row; bulk changes make the query stale) and entity.c when an
+** entity dies. None of them
 ** fails: a query that cannot record a change (no memory for its list)
 ** marks itself stale and rebuilds at its next use.
 */
 void ecsi_query_entity_changed(ecs_world *w, struct ecs_query *q,
-                               ecs_entity e);
+                               uint32_t term, ecs_entity e, bool added);
 void ecsi_query_row_moved(ecs_world *w, struct ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row);
 void ecsi_query_invalidate(struct ecs_query *q);

@@ -386,19 +386,24 @@ static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
   cont_fix(q, s, p + 1u);
 }
 
-void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, ecs_entity e) {
+/*
+** e gained (added) or lost its instance in the manager of term. Only what
+** that change can do is looked at: gaining a "with" term or losing a
+** "without" term can make e match (its rows are looked up; it was not
+** listed, since it lacked a term); the opposite can only make it stop
+** matching (one read of the position map, no lookup). An entity that
+** starts matching was not listed (it lacked a term), so it is appended
+** without looking for it first: the checker (ecsi_queries_check) holds
+** the list to that.
+*/
+void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
+                               ecs_entity e, bool added) {
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
-  bool match;
   if (!q->built) return;
-  p = position_of(q, e);
-  match = match_rows(w, q, e, rows);
-  if (match && p == ECS_RECORD_NONE) {
-    list_append(w, q, e, rows);
-  } else if (!match && p != ECS_RECORD_NONE) {
+  if (added == (term < q->nwith)) {
+    if (match_rows(w, q, e, rows)) list_append(w, q, e, rows);
+  } else if ((p = position_of(q, e)) != ECS_RECORD_NONE) {
     list_remove(w, q, p);
-  } else if (match) {
-    for (uint32_t k = 0; k < q->nwith && q->built; k++)
-      list_set_row(w, q, p, k, rows[k]);
   }
 }
 
