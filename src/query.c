@@ -78,6 +78,7 @@ struct ecs_query {
   uint32_t nwith, nwithout;
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
   bool built;         /* cur (and pos) match the world */
+  uint32_t pending;   /* changes recorded since the last use (refresh) */
   qsnap *cur;         /* NULL until the first build */
   qsnap *retired;     /* pinned snapshots replaced since */
   ecs_record_map pos; /* entity index -> position in cur, while built */
@@ -329,6 +330,21 @@ static void cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
 ** Upkeep: one change at a time
 ** --------------------------------------------------------------------- */
 
+/*
+** Count one change to record; @return false when q gives up following
+** changes until its next use. A query that is not used while the world
+** changes a lot (a bulk re-add, a level torn down, a query dropped but
+** not yet collected) would pay for every change; past count / 32 + 64
+** changes since its last use it marks itself stale instead, and the
+** rebuild at its next use costs O(matches), less than the changes it
+** replaces. So a change costs O(1) either way, amortised.
+*/
+static bool record_change(ecs_query *q) {
+  if (++q->pending <= q->cur->count / 32u + 64u) return true;
+  q->built = false;
+  return false;
+}
+
 /* e's position in the list, or ECS_RECORD_NONE (an older entity at the
 ** same index is not e: its entry, if any, is its own). */
 static uint32_t position_of(const ecs_query *q, ecs_entity e) {
@@ -401,8 +417,10 @@ void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
   if (!q->built) return;
   if (added == (term < q->nwith)) {
+    if (!record_change(q)) return;
     if (match_rows(w, q, e, rows)) list_append(w, q, e, rows);
-  } else if ((p = position_of(q, e)) != ECS_RECORD_NONE) {
+  } else if ((p = position_of(q, e)) != ECS_RECORD_NONE &&
+             record_change(q)) {
     list_remove(w, q, p);
   }
 }
@@ -411,7 +429,7 @@ void ecsi_query_row_moved(ecs_world *w, ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row) {
   uint32_t p;
   if (!q->built || term >= q->nwith) return;
-  if ((p = position_of(q, e)) != ECS_RECORD_NONE)
+  if ((p = position_of(q, e)) != ECS_RECORD_NONE && record_change(q))
     list_set_row(w, q, p, term, row);
 }
 
@@ -421,7 +439,8 @@ void ecsi_query_invalidate(ecs_query *q) { q->built = false; }
 void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
   for (ecs_query *q = w->queries; q != NULL; q = q->next) {
     uint32_t p;
-    if (q->built && (p = position_of(q, e)) != ECS_RECORD_NONE)
+    if (q->built && (p = position_of(q, e)) != ECS_RECORD_NONE &&
+        record_change(q))
       list_remove(w, q, p);
   }
 }
@@ -454,6 +473,7 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   uint32_t driver = 0, n = 0, need, cap;
   const ecs_entity *own;
   qsnap *s = q->cur;
+  q->pending = 0;
   if (q->built) return ECS_ERR_OK;
   for (uint32_t k = 1; k < q->nwith; k++)
     if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[driver]))
