@@ -192,6 +192,40 @@ describe("query matches", function()
     assert.same(set_of({ es[1], es[3], es[6] }), (visited(q)))
   end)
 
+  it("follows changes beyond what it records one by one (bulk re-add, unused queries)", function()
+    -- a query not used while more than count/32 + 64 changes reach it stops following them and
+    -- rebuilds at its next use: the result must be the same either way
+    local q, q2 = w:query(P, V), w:query({ P, without = { V } })
+    local es = w:create(2000)
+    for i, e in ipairs(es) do P:add(e, i, 0); if i % 2 == 0 then V:add(e, 1, 1) end end
+    assert.equals(1000, q:count())
+    assert.equals(1000, q2:count())
+    for round = 1, 3 do
+      for i, e in ipairs(es) do
+        if not w:alive(e) then -- luacheck: ignore 542
+        elseif (i + round) % 3 == 0 then V:remove(e)
+        elseif (i + round) % 3 == 1 then V:add(e, 2, 2) end
+      end
+      for i = round, #es, 97 do w:destroy(es[i]) end
+      local want, want2 = 0, 0
+      for _, e in ipairs(es) do
+        if w:alive(e) then
+          if V:has(e) then want = want + 1 else want2 = want2 + 1 end
+        end
+      end
+      assert.equals(want, q:count())
+      assert.equals(want2, q2:count())
+      local s, n = visited(q)
+      assert.equals(want, n)
+      for e in pairs(s) do assert.is_true(w:alive(e) and V:has(e)) end
+      -- a few changes, then use: followed one by one
+      local e = w:create(); P:add(e); V:add(e)
+      assert.equals(want + 1, q:count())
+      w:destroy(e)
+      assert.equals(want, q:count())
+    end
+  end)
+
   it("follows components lost and regained", function()
     local q = w:query(P, V)
     local es = w:create(4)
