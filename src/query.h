@@ -4,17 +4,16 @@
 **
 ** A query names the component managers an entity must have ("with") and
 ** must not have ("without"). It keeps a match list: the matching entities
-** and, per "with" manager, each one's instance row. The list is rebuilt
-** lazily, when the query is next used after a structural change of one of
-** its managers (ecs_component_version) or after any entity was destroyed
-** (the world's destroy epoch): walking the smallest "with" manager and
-** looking each owner up in the others, O(smallest) per rebuild and nothing
-** while the world does not change.
+** and, per "with" manager, each one's instance row. The list is built at
+** the first use (walking the smallest "with" manager and looking each
+** owner up in the others) and then kept up to date: the managers report
+** every structural change to the queries that name them and entity
+** deaths reach every query, each costing O(1) per query (query.c).
 **
 ** Iteration works on a pinned snapshot of the list: while a snapshot is
-** pinned, a rebuild writes a fresh list and the old one is freed when its
-** last pin goes. Readers of a snapshot re-check each entity against the
-** current state, so structural changes during an iteration are safe.
+** pinned, a change copies the list and the old one is freed when its last
+** pin goes. Readers of a replaced snapshot re-check each entity against
+** the current state, so structural changes during an iteration are safe.
 **
 ** The world owns its queries: ecs_world_free frees those still alive.
 **
@@ -78,8 +77,9 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
 /* @return the position of c among the "with" managers, or -1. */
 int ecs_query_term(const ecs_query *q, const ecs_component *c);
 
-/* Bring the match list up to date. @return ECS_ERR_OK or ECS_ERR_NOMEM
-** (then the old list, if any, is kept and marked stale). */
+/* Build the match list if it is not up to date (first use, or a change
+** it could not follow). @return ECS_ERR_OK or ECS_ERR_NOMEM (then the
+** query stays stale and the next use tries again). */
 ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q);
 
 /* Number of live matches (refreshes first). */
@@ -89,9 +89,10 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e);
 
 /*
-** Memory held by q's match lists (for tests and tools). A list is sized by
-** the need it was built for (the smallest "with" manager's size): at least
-** that, under 1.5 times max(need, 16). Besides the current list, a query
+** Memory held by q's match lists and position map (for tests and tools).
+** A list is sized by the need it was made for (its matches, or the
+** smallest "with" manager's size for a full build): at least that, under
+** 1.5 times max(need, 16); it shrinks when its matches fall under a quarter. Besides the current list, a query
 ** keeps only replaced lists that are still pinned, freed by their last
 ** unpin: at most one list per live pin, plus one.
 */
