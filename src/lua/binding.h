@@ -277,6 +277,7 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn);
 int ecsl_l_columns_close(lua_State *L);
 int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
+const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty, cvalue *o);
 
 /* system.c */
 const char *ecsl_check_systems(lua_State *L, ecs_world *w);
