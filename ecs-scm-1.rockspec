@@ -30,6 +30,7 @@ build = {
         "src/lua/transform.c",
         "src/lua/query.c",
         "src/lua/columns.c",
+        "src/lua/each.c",
         "src/lua/system.c",
         "src/lua/module.c",
         "src/alloc.c",

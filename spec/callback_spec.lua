@@ -1,8 +1,8 @@
 --[[
 callback_spec.lua -- errors and yields inside callbacks (RELIABILITY R22,
 R24). For every function that calls back into Lua -- message handlers
-(lua/ecs/message.lua), Lua systems run by world:update, and the loops
-q:entities(), q:columns(), world:entities(), component:entities(),
+(lua/ecs/message.lua), Lua systems run by world:update, q:each's function,
+and the loops q:entities(), q:columns(), world:entities(), component:entities(),
 transform:children() -- an error raised at the first, middle and last
 entity comes out as the original error object (a string, a table with
 __tostring, nil), and the world is usable afterwards: consistent, not
@@ -121,6 +121,11 @@ describe("errors inside callbacks", function()
     end
   end)
 
+  each_case("q:each function", function(_, _, _, q, raise)
+    local i = 0
+    q:each(function(_, x) i = i + 1 raise(i) return x + 1 end, "P.x")
+  end)
+
   each_case("Lua system over a query (world:update)", function(w, _, _, q, raise)
     w:system("s", q, function(dt, sq)
       assert(dt == 0.5)
@@ -183,6 +188,23 @@ describe("coroutine.yield inside callbacks", function()
     assert.matches(YIELD, err)
     assert.same({ true, "finished" }, { coroutine.resume(co) })
     assert.is_true(w:remove_system("y"))
+    usable(w, P, q)
+    w:close()
+  end)
+
+  it("inside q:each (fn called from C) fails cleanly and the coroutine goes on", function()
+    local w, P = fixture()
+    local q = w:query(P)
+    local co = coroutine.create(function()
+      local ok, err = pcall(q.each, q, function(e) coroutine.yield(e) end)
+      coroutine.yield(ok, err)
+      return "finished"
+    end)
+    local ok, ok2, err = coroutine.resume(co)
+    assert.is_true(ok)
+    assert.is_false(ok2)
+    assert.matches(YIELD, err)
+    assert.same({ true, "finished" }, { coroutine.resume(co) })
     usable(w, P, q)
     w:close()
   end)

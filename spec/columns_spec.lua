@@ -296,6 +296,20 @@ describe("q:columns field types", function()
     end
   end)
 
+  it("stores an f32 beyond FLT_MAX as +-inf, as add does", function()
+    for n, f in q:columns("All.f") do
+      for i = 1, n do f[i] = i % 2 == 0 and 1e300 or -1e300 end
+    end
+    local seen = 0
+    for n, f in q:columns("All.f:in") do
+      for i = 1, n do
+        assert.is_true(f[i] == math.huge or f[i] == -math.huge)
+        seen = seen + 1
+      end
+    end
+    assert.equals(#es, seen)
+  end)
+
   it("accepts integral floats for integer fields", function()
     for n, c in q:columns("All.c") do
       for i = 1, n do c[i] = 3.0 end

@@ -107,6 +107,12 @@ local calls = {
     end
   end,
   ["query.components"] = function(x) return x.q:components() end,
+  ["query.each"] = function(x)
+    return x.q:each(function(e, px, dx, i)
+      x.P:set_field(e, "any", { i })
+      return px + dx, i + 1
+    end, "P.x", "V.dx:in", "P.i")
+  end,
   ["query.count"] = function(x) return x.q:count() end,
   ["query.programs"] = function(x)
     x.q:apply("P.y = 1")
@@ -250,6 +256,7 @@ local allocates = {
   ["query.apply"] = true,
   ["query.columns"] = true,
   ["query.components"] = true,
+  ["query.each"] = true,
   ["query.entities"] = true,
   ["query.programs"] = true,
   ["query.run"] = true,

@@ -39,6 +39,8 @@ local cases = {
   { "q:apply", "P.d = 5", function(c, s) return c.q:apply(s) end },
   { "q:columns", "P.d:in", function(c, s) for _ in c.q:columns(s) do end end },
   { "q:columns", "entity", function(c, s) for _ in c.q:columns("P.i", s) do end end },
+  { "q:each", "P.d", function(c, s) c.q:each(function(_, d) return d + 1 end, s) end },
+  { "q:each", "entity", function(c, s) c.q:each(function() end, "P.i:in", s) end },
   { "world:system", "move", function(c, s) c.w:system(s, c.q, "P.d = 1") end },
   { "world:system", "P.d += dt * k", function(c, s) c.w:system("move", c.q, s, { k = 1 }) end },
   { "world:system", "tick", function(c, s) c.w:system(s, function() end) end },
@@ -116,7 +118,7 @@ describe("text from Lua", function()
     for _, case in ipairs(cases) do text[case[1]] = true end
     -- the same names as the surface spells them
     local takes_text = {
-      ["query.apply"] = "q:apply", ["query.columns"] = "q:columns",
+      ["query.apply"] = "q:apply", ["query.columns"] = "q:columns", ["query.each"] = "q:each",
       ["world.system"] = "world:system", ["world.remove_system"] = "world:remove_system",
       ["world.component"] = "world:component", ["component.field"] = "P:field",
       ["component.set_field"] = "P:set_field", ["component.set"] = "P:set",

@@ -151,7 +151,7 @@ typedef struct lquery {
 } lquery;
 
 /* Cache slots in user value 2 of a query */
-enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3 };
+enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_EACH = 4 };
 
 typedef struct lqiter {
   lhead h;
@@ -277,6 +277,10 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn);
 int ecsl_l_columns_close(lua_State *L);
 int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
+const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty, cvalue *o);
+
+/* each.c */
+int ecsl_l_query_each(lua_State *L);
 
 /* system.c */
 const char *ecsl_check_systems(lua_State *L, ecs_world *w);

@@ -103,6 +103,46 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
                     expect, ecsl_value_type_name(L, -1));
 }
 
+/*
+** Convert the value at idx (of Lua type t, lua_type's answer) for a field
+** of type ty into *o by the checked rule (docs/components.md), as
+** Position:set does: numbers for float fields (f32 stores the nearest
+** float, magnitudes beyond FLT_MAX becoming +-inf), integral numbers within
+** the type's range for integer fields, booleans for bool, handles for
+** entity. @return NULL, or what was expected ("number", "integer", "i8",
+** ...) when the value does not fit. Never raises; no string coercion.
+** The one conversion of q:columns' write-back and q:each's results.
+*/
+const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty,
+                           cvalue *o) {
+  switch (ecs_type_kind(ty)) {
+  case ECS_KIND_FLOAT:
+    if (t != LUA_TNUMBER) return "number";
+    o->f = (double)lua_tonumberx(L, idx, NULL);
+    if (ty == ECS_F32) { /* (float) of a double beyond FLT_MAX is undefined */
+      if (o->f > (double)FLT_MAX) o->f = (double)HUGE_VALF;
+      else if (o->f < -(double)FLT_MAX) o->f = -(double)HUGE_VALF;
+    }
+    return NULL;
+  case ECS_KIND_BOOL:
+    if (t != LUA_TBOOLEAN) return "boolean";
+    o->i = lua_toboolean(L, idx);
+    return NULL;
+  case ECS_KIND_ENTITY:
+    if (!ecs_lua_is_entity(L, idx)) return "entity";
+    o->i = (int64_t)ecs_lua_check_entity(L, idx);
+    return NULL;
+  default: {
+    int isint = 0;
+    lua_Integer v = t == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
+    if (!isint) return "integer";
+    if (!ecs_value_fits(ty, (int64_t)v)) return ecs_type_name(ty);
+    o->i = (int64_t)v;
+    return NULL;
+  }
+  }
+}
+
 /* Values read per batch in a write-back: pushed together, popped once. */
 
 /*
@@ -123,29 +163,7 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
       type[j] = lua_rawgeti(L, t, (lua_Integer)(j0 + j) + 1);
     for (uint32_t j = 0; j < m; j++) {
       int idx = base + 1 + (int)j;
-      cvalue *o = &out[j0 + j];
-      const char *bad = NULL;
-      switch (ecs_type_kind(ty)) {
-      case ECS_KIND_FLOAT:
-        if (type[j] == LUA_TNUMBER) o->f = (double)lua_tonumberx(L, idx, NULL);
-        else bad = "number";
-        break;
-      case ECS_KIND_BOOL:
-        if (type[j] == LUA_TBOOLEAN) o->i = lua_toboolean(L, idx);
-        else bad = "boolean";
-        break;
-      case ECS_KIND_ENTITY:
-        if (ecs_lua_is_entity(L, idx)) o->i = (int64_t)ecs_lua_check_entity(L, idx);
-        else bad = "entity";
-        break;
-      default: {
-        int isint = 0;
-        lua_Integer v = type[j] == LUA_TNUMBER ? lua_tointegerx(L, idx, &isint) : 0;
-        if (!isint) bad = "integer";
-        else if (!ecs_value_fits(ty, (int64_t)v)) bad = ecs_type_name(ty);
-        else o->i = (int64_t)v;
-      }
-      }
+      const char *bad = ecsl_to_cvalue(L, idx, type[j], ty, &out[j0 + j]);
       if (bad != NULL) {
         if (quiet) {
           lua_settop(L, base);

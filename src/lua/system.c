@@ -501,6 +501,7 @@ static const luaL_Reg query_methods[] = {
   {"count", ecsl_l_query_count},
   {"entities", ecsl_l_query_entities},
   {"columns", ecsl_l_query_columns},
+  {"each", ecsl_l_query_each},
   {"apply", ecsl_l_query_apply},
   {"programs", ecsl_l_query_programs},
   {"run", l_query_run},
