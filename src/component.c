@@ -227,6 +227,70 @@ static void tell_stale(ecs_component *c) {
     ecsi_query_invalidate(c->watch[k].q);
 }
 
+/*
+** Re-alignment (query.c, ecsi_query_align): put the instances of the n
+** entities first[] at rows 0 .. n-1 in that order, every other instance
+** after them in its current order. The columns are copied into a new
+** block in one pass (no per-row search: dest[] maps each old row to its
+** new one). Every watching query but keep is made stale (its rows moved);
+** keep's rows are the caller's to set. Readers of pinned snapshots see the
+** version move and look rows up again. @return false, with nothing
+** changed, when memory ran out or first[] names an entity this manager
+** has no instance for (re-alignment is an optimisation: it may not happen).
+*/
+bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
+                            const ecs_entity *first, uint32_t n,
+                            const struct ecs_query *keep) {
+  const ecs_entity *own = owners(c);
+  uint32_t *dest, next = n;
+  uint8_t *nd;
+  if (n > c->size || c->size == 0) return false;
+  dest = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)c->size * sizeof *dest);
+  if (dest == NULL) return false;
+  nd = (uint8_t *)ecsi_realloc(w, NULL, 0, c->stride * c->cap);
+  if (nd == NULL) {
+    ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
+    return false;
+  }
+  memset(dest, 0xff, (size_t)c->size * sizeof *dest);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t r = map_get(c, ecs_entity_index(first[i]));
+    if (r == ECS_NO_INSTANCE || own[r] != first[i] || dest[r] != UINT32_MAX) {
+      ecsi_free(w, nd, c->stride * c->cap);
+      ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
+      return false;
+    }
+    dest[r] = i;
+  }
+  for (uint32_t r = 0; r < c->size; r++)
+    if (dest[r] == UINT32_MAX) dest[r] = next++;
+  for (uint32_t r = 0; r < c->size; r++)
+    ((ecs_entity *)(void *)nd)[dest[r]] = own[r];
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    const uint8_t *from = col(c, k);
+    uint8_t *to = nd + col_offset(c, k, c->cap);
+    size_t e = c->elem[k];
+    if (e == 4) {
+      for (uint32_t r = 0; r < c->size; r++)
+        memcpy(to + (size_t)dest[r] * 4u, from + (size_t)r * 4u, 4u);
+    } else {
+      for (uint32_t r = 0; r < c->size; r++)
+        memcpy(to + (size_t)dest[r] * e, from + (size_t)r * e, e);
+    }
+  }
+  ecsi_free(w, c->data, c->stride * c->cap);
+  c->data = nd;
+  own = owners(c);
+  for (uint32_t r = 0; r < c->size; r++)
+    ecsi_sparse_set(&c->map, ecs_entity_index(own[r]), r);
+  ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
+  c->gc_cursor = 0;
+  c->version++;
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    if (c->watch[k].q != keep) ecsi_query_invalidate(c->watch[k].q);
+  return true;
+}
+
 /* ------------------------------------------------------------------------
 ** Instances
 ** --------------------------------------------------------------------- */

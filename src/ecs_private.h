@@ -106,6 +106,9 @@ ecs_err ecsi_component_watch(ecs_world *w, struct ecs_component *c,
                              struct ecs_query *q, uint32_t term);
 void ecsi_component_unwatch(struct ecs_component *c,
                             const struct ecs_query *q);
+bool ecsi_component_reorder(ecs_world *w, struct ecs_component *c,
+                            const ecs_entity *first, uint32_t n,
+                            const struct ecs_query *keep);
 
 /* ------------------------------------------------------------------------
 ** query: query.c (match lists, pins) and query_run.c (runs, columns), for
@@ -130,6 +133,9 @@ void ecsi_query_entity_changed(ecs_world *w, struct ecs_query *q,
 void ecsi_query_row_moved(ecs_world *w, struct ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row);
 void ecsi_query_invalidate(struct ecs_query *q);
+/* Before a run (q:apply, native systems): re-align q's managers to its
+** list when churn has broken its runs (query.c, "Re-alignment"). */
+void ecsi_query_align(ecs_world *w, struct ecs_query *q);
 void ecsi_queries_entity_died(ecs_world *w, ecs_entity e);
 
 /*

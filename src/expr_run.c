@@ -311,6 +311,7 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   /* lanes past a short block are computed too: give them defined values
   ** (no reads of uninitialised memory; they are never stored) */
   memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
+  ecsi_query_align(w, p->q);
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
   for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
     uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;

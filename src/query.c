@@ -79,6 +79,7 @@ struct ecs_query {
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
   bool built;         /* cur (and pos) match the world */
   uint32_t pending;   /* changes recorded since the last use (refresh) */
+  uint32_t churn;     /* changes since the runs were last looked at */
   qsnap *cur;         /* NULL until the first build */
   qsnap *retired;     /* pinned snapshots replaced since */
   ecs_record_map pos; /* entity index -> position in cur, while built */
@@ -122,6 +123,7 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
   memset(q, 0, sizeof *q);
   q->nwith = nwith;
   q->nwithout = nwithout;
+  q->churn = UINT32_MAX; /* look at the runs at the first run */
   for (uint32_t i = 0; i < n; i++) {
     q->term[i] = i < nwith ? with[i] : without[i - nwith];
     if (ecsi_component_watch(w, q->term[i], q, i) != ECS_ERR_OK) {
@@ -415,6 +417,7 @@ static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
 void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
                                ecs_entity e, bool added) {
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
+  if (q->churn != UINT32_MAX) q->churn++;
   if (!q->built) return;
   if (added == (term < q->nwith)) {
     if (!record_change(q)) return;
@@ -428,6 +431,7 @@ void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
 void ecsi_query_row_moved(ecs_world *w, ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row) {
   uint32_t p;
+  if (q->churn != UINT32_MAX) q->churn++;
   if (!q->built || term >= q->nwith) return;
   if ((p = position_of(q, e)) != ECS_RECORD_NONE && record_change(q))
     list_set_row(w, q, p, term, row);
@@ -443,6 +447,52 @@ void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
         record_change(q))
       list_remove(w, q, p);
   }
+}
+
+/* ------------------------------------------------------------------------
+** Re-alignment
+**
+** Runs let q:apply and C systems use the columns in place; churn breaks
+** them: an entity that loses and regains Velocity comes back at the end
+** of Velocity and of the list but keeps its Position row, so Position's
+** rows no longer follow the list and every block is gathered and
+** scattered (4-5x slower). Before a run, once enough changes reached the
+** query since it last looked (count / 4 + 64, so the O(count) look and
+** re-order are amortised over them: a few row copies per change), a
+** query whose list has more than count / 8 run
+** breaks re-orders the instances of each of its "with" managers to follow
+** its list (ecsi_component_reorder): one pass per manager, after which
+** every term's row at position i is i and the whole list is one run.
+** Other queries over those managers rebuild at their next use; they do
+** not re-align until changes reach them in turn, so two queries that
+** want different orders cannot make each other re-align frame after
+** frame. Only a query that holds at least half of each of its managers
+** re-aligns (the pass is O(manager size)). Nothing is re-aligned while
+** the list is pinned or memory is short (it is an optimisation; the run
+** gathers as before).
+** --------------------------------------------------------------------- */
+void ecsi_query_align(ecs_world *w, ecs_query *q) {
+  qsnap *s;
+  uint32_t breaks = 0;
+  if (ecs_query_refresh(w, q) != ECS_ERR_OK) return;
+  s = q->cur;
+  if (q->churn < s->count / 4u + 64u || s->pins > 0) return;
+  q->churn = 0;
+  /* the re-order costs O(size) per manager: only where q holds at least
+  ** half of each, so that it stays O(count) */
+  for (uint32_t k = 0; k < q->nwith; k++)
+    if (ecs_component_size(q->term[k]) / 2u > s->count) return;
+  for (uint32_t i = 0; i < s->count; i++) breaks += s->cont[i] == 0;
+  if (breaks <= s->count / 8u + 1u) return;
+  for (uint32_t k = 0; k < q->nwith; k++) {
+    uint32_t *row = s->row + (size_t)k * s->cap;
+    if (!ecsi_component_reorder(w, q->term[k], s->entity, s->count, q)) {
+      q->built = false; /* rows of the terms before k moved: rebuild */
+      return;
+    }
+    for (uint32_t i = 0; i < s->count; i++) row[i] = i;
+  }
+  for (uint32_t i = 0; i < s->count; i++) s->cont[i] = i > 0;
 }
 
 /* ------------------------------------------------------------------------

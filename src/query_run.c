@@ -146,6 +146,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
                                                     ECSI_BLOCK * 8u);
   if (scratch == NULL) return ECS_ERR_NOMEM;
+  ecsi_query_align(w, q);
   if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
   view.dt = dt;
   view.column = colp;

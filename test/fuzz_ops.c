@@ -1005,10 +1005,19 @@ static void iter_end(state *st, size_t i) {
   ENSURE(st->iter[i].snap == NULL);
 }
 
+static void count_rows(ecs_world *w, const ecs_view *v, void *ud) {
+  (void)w;
+  *(size_t *)ud += v->count;
+}
+
 /*
 ** Begin, step or end one of the open iterations; free a query that none
-** walks. The byte's low two bits choose the action, the next two the
-** iteration (inputs written for a single iteration use the first).
+** walks, or (bit 6 of the byte) run a native system with no column over
+** one: runs re-align the managers of a query whose runs churn broke
+** (query.c), which the world check after the op then checks, open
+** iterations over other queries included. The byte's low two bits choose
+** the action, the next two the iteration (inputs written for a single
+** iteration use the first).
 */
 static void op_query_iter(state *st, input *in) {
   uint8_t b = byte(in), which = b % 4;
@@ -1045,6 +1054,14 @@ static void op_query_iter(state *st, input *in) {
     }
   } else if (which == 2) {
     iter_end(st, it);
+  } else if (which == 3 && (b & 0x40) != 0) {
+    size_t k = byte(in) % st->nquery, rows = 0, done = 0, count = 0;
+    ecs_err err = ecs_query_run(st->w, st->query[k].q, NULL, 0, 0.0,
+                                count_rows, &rows, &done);
+    if (err == ECS_ERR_NOMEM) return;
+    ENSURE(err == ECS_ERR_OK && rows == done);
+    ENSURE(ecs_query_count(st->w, st->query[k].q, &count) == ECS_ERR_OK);
+    ENSURE(count == done);
   } else { /* 1 with nothing to step, or 3: free the last query unless walked */
     for (size_t i = 0; i < MAX_ITERS; i++)
       if (st->iter[i].snap != NULL && st->iter_query[i] == st->nquery - 1)

@@ -249,6 +249,13 @@ TEST(Query_run_in_place_and_gathered) {
   CHECK_EQ_INT(done, 600);
   CHECK_EQ_INT(log.calls, 1);                  /* one contiguous run */
   CHECK_EQ_INT(log.direct, 1);
+  /* entities with Velocity alone make Velocity over twice the query's
+  ** size, so the run does not re-align it (Query_realigns_after_churn) */
+  for (int k = 0; k < 700; k++) {
+    ecs_entity x;
+    CHECK_EQ_INT(ecs_create(f.w, &x), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_add(f.w, f.V, x, NULL, NULL), ECS_ERR_OK);
+  }
   /* scramble Velocity's rows: remove and re-add every third */
   for (int k = 0; k < 600; k += 3) {
     ecs_instance i;
@@ -455,6 +462,67 @@ static void twice(ecs_world *w, const ecs_view *v, void *ud) {
 }
 
 /*
+** Churn breaks the runs of a query that holds most of its managers; the
+** next run re-orders the managers to follow its list, so it runs in place
+** again with the same results; a second run re-orders nothing; another
+** query over the same manager stays right (it rebuilds).
+*/
+TEST(Query_realigns_after_churn) {
+  fixture f;
+  ecs_query *q, *qp;
+  ecs_component *with[2];
+  ecs_column_ref cols[2];
+  ecs_entity e[600];
+  run_log log;
+  size_t done, n;
+  uint64_t version;
+  ecs_query_iter it;
+  ecs_entity x;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &qp), ECS_ERR_OK);
+  for (int k = 0; k < 600; k++) CHECK((e[k] = spawn(&f, (float)k, 0, 1)) != ECS_NULL);
+  CHECK_EQ_INT(ecs_query_count(f.w, qp, &n), ECS_ERR_OK);
+  for (int k = 0; k < 600; k += 3) {
+    ecs_instance i;
+    CHECK(rm(f.w, f.V, e[k]));
+    CHECK(ecs_component_add(f.w, f.V, e[k], &i, NULL) == ECS_ERR_OK);
+    col_f(f.V, 0)[i] = 1.0f;
+  }
+  cols[0].c = f.P; cols[0].field = 0; cols[0].write = true;
+  cols[1].c = f.V; cols[1].field = 0; cols[1].write = false;
+  memset(&log, 0, sizeof log);
+  log.P = f.P;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0.5, integrate, &log, &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 600);
+  CHECK_EQ_INT(log.calls, 1); /* re-aligned: one run, in place */
+  CHECK_EQ_INT(log.direct, 1);
+  for (int k = 0; k < 600; k++) {
+    ecs_instance i = ecs_component_lookup(f.w, f.P, e[k]);
+    CHECK(fabs((double)col_f(f.P, 0)[i] - (k + 0.5)) < 1e-4);
+  }
+  CHECK_WORLD(f.w);
+  version = ecs_component_version(f.P);
+  memset(&log, 0, sizeof log);
+  log.P = f.P;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, cols, 2, 0.5, integrate, &log, &done), ECS_ERR_OK);
+  CHECK_EQ_INT(log.calls, 1);
+  CHECK(ecs_component_version(f.P) == version); /* nothing re-ordered */
+  CHECK_EQ_INT(ecs_query_count(f.w, qp, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(n, 600);
+  n = 0;
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, qp, &it), ECS_ERR_OK);
+  while (ecs_query_iter_next(f.w, &it, &x)) n++;
+  ecs_query_iter_end(f.w, &it);
+  CHECK_EQ_INT(n, 600);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/*
 ** Two worlds with the same values, one fresh (rows contiguous: columns in
 ** place) and one churned (components removed and re-added: rows gathered).
 ** Every run gives both the same result and never changes a read-only
@@ -479,6 +547,15 @@ TEST(Query_run_read_only_columns_do_not_depend_on_layout) {
       i = ecs_component_lookup(f[wi].w, f[wi].V, e[wi][k]);
       col_f(f[wi].V, 0)[i] = (float)(k % 13);
     }
+  }
+  for (int k = 0; k < 1100; k++) { /* no re-alignment in world 1 */
+    ecs_entity x;
+    CHECK_EQ_INT(ecs_create(f[1].w, &x), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_add(f[1].w, f[1].V, x, NULL, NULL), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_add(f[1].w, f[1].P, x, NULL, NULL), ECS_ERR_OK);
+    CHECK(rm(f[1].w, f[1].V, x));
+    CHECK_EQ_INT(ecs_component_add(f[1].w, f[1].V, x, NULL, NULL), ECS_ERR_OK);
+    CHECK(rm(f[1].w, f[1].P, x));
   }
   for (int k = 0; k < 500; k += 3) { /* churn world 1 */
     ecs_instance i;
@@ -757,6 +834,7 @@ static const test_case cases[] = {
   CASE(Query_iteration_pins_a_snapshot),
   CASE(Query_chunks_report_current_rows),
   CASE(Query_run_in_place_and_gathered),
+  CASE(Query_realigns_after_churn),
   CASE(Query_pinned_rebuilds_stay_sized_by_need),
   CASE(Query_run_read_only_columns_do_not_depend_on_layout),
   CASE(Program_errors_name_positions),
