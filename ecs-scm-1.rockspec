@@ -31,6 +31,7 @@ build = {
         "src/lua/query.c",
         "src/lua/columns.c",
         "src/lua/each.c",
+        "src/lua/options.c",
         "src/lua/system.c",
         "src/lua/module.c",
         "src/alloc.c",

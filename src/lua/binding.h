@@ -207,6 +207,10 @@ lworld *ecsl_to_lworld(lua_State *L, int idx);
 void ecsl_world_release(lworld *lw);
 size_t ecsl_zero_at(const char *s, size_t len);
 
+/* options.c: unknown keys of an option table or list are errors. */
+void ecsl_check_keys(lua_State *L, int idx, int arg, const char *fn,
+                     const char *const *allowed, bool list);
+
 /* entity.c */
 int ecsl_l_entity(lua_State *L);
 int ecsl_l_generation(lua_State *L);

@@ -593,7 +593,12 @@ int ecsl_l_world_component(lua_State *L) {
     return luaL_argerror(L, 2, ecs_strerror(ECS_ERR_COMPONENT_NAME));
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
+    ecsl_check_keys(L, 3, 3, "world:component", NULL, true);
     n = (size_t)lua_rawlen(L, 3);
+  }
+  if (!lua_isnoneornil(L, 4)) { /* options: none known yet */
+    luaL_checktype(L, 4, LUA_TTABLE);
+    ecsl_check_keys(L, 4, 4, "world:component", NULL, false);
   }
   lua_settop(L, 3);
   if (n > ECS_MAX_FIELDS)

@@ -98,8 +98,10 @@ int ecsl_l_world_query(lua_State *L) {
   lua_createtable(L, top, 1);                             /* list */
   list = lua_gettop(L);
   if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
+    static const char *const keys[] = {"without", NULL};
     lua_Integer n = (lua_Integer)lua_rawlen(L, 2), m = 0;
     int wo;
+    ecsl_check_keys(L, 2, 2, "world:query", keys, true);
     if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
       return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
     for (lua_Integer k = 1; k <= n; k++) {
@@ -113,6 +115,7 @@ int ecsl_l_world_query(lua_State *L) {
       if (wo != LUA_TTABLE)
         return luaL_error(L, "world:query: 'without' must be a list of "
                           "components, got %s", luaL_typename(L, -1));
+      ecsl_check_keys(L, -1, 2, "world:query", NULL, true);
       m = (lua_Integer)lua_rawlen(L, -1);
       if (m > (lua_Integer)(ECS_QUERY_MAX_TERMS - nwith))
         return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);

@@ -291,6 +291,10 @@ int ecsl_l_world_system(lua_State *L) {
     d.kind = ECS_SYSTEM_NATIVE;
   }
   if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 6)) { /* scheduling options: none known yet */
+    luaL_checktype(L, 6, LUA_TTABLE);
+    ecsl_check_keys(L, 6, 6, "world:system", NULL, false);
+  }
   lua_settop(L, 5);
   ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 6: map */
   map = 6;

@@ -47,7 +47,10 @@ void ecsl_charge(lua_State *L, lworld *lw) {
 */
 int ecsl_l_world_new(lua_State *L) {
   lworld *lw;
-  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 1)) { /* options: none known yet */
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ecsl_check_keys(L, 1, 1, "ecs.world", NULL, false);
+  }
   lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
   memset(lw, 0, sizeof *lw);
   ecsl_init_head(&lw->h, &ecsl_world_tag, lw);
