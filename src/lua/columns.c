@@ -114,6 +114,7 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
 static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
                          uint32_t n, cvalue *out, bool quiet) {
   ecs_type ty = st->col[k].type;
+  ecs_kind kind = ecs_type_kind_inline(ty);
   int base = lua_gettop(L);
   luaL_checkstack(L, WRITE_BACK_BATCH + 2, "columns write-back");
   for (uint32_t j0 = 0; j0 < n; j0 += WRITE_BACK_BATCH) {
@@ -125,7 +126,7 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
       int idx = base + 1 + (int)j;
       cvalue *o = &out[j0 + j];
       const char *bad = NULL;
-      switch (ecs_type_kind(ty)) {
+      switch (kind) {
       case ECS_KIND_FLOAT:
         if (type[j] == LUA_TNUMBER) o->f = (double)lua_tonumberx(L, idx, NULL);
         else bad = "number";
@@ -170,8 +171,8 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
   if (!current) {
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        ecs_value_store(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
-                        in[j]);
+        ecs_value_store_inline(base, s.type,
+                               ecs_component_lookup(w, c, st->ent[j]), in[j]);
     return;
   }
   ecs_value_store_rows(base, s.type, rows, in, n, false);
@@ -269,29 +270,22 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
   c = ecs_query_with(st->lq->q, s.term);
   base = ecs_component_column(c, s.field);
   rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
-  /* the chunk's values first (scratch is free between write-back and
-  ** the body), then one push loop per kind */
-  ecs_value_load_rows(st->scratch, base, s.type, rows, n, false);
-  switch (ecs_type_kind(s.type)) {
-  case ECS_KIND_FLOAT:
-    for (uint32_t j = 0; j < n; j++) {
-      lua_pushnumber(L, (lua_Number)st->scratch[j].f);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
+  /* one pass from the column: one case per type (value.h's list), where
+  ** the type is a constant, so the inline load and push fold into a loop
+  ** with no dispatch inside */
+#define COLUMNS_FILL(NAME, T, M)                                             \
+  case ECS_##NAME:                                                           \
+    for (uint32_t j = 0; j < n; j++) {                                       \
+      ecsl_push_scalar(L, ECS_##NAME,                                        \
+                       ecs_value_load_inline(base, ECS_##NAME, rows[j]), 0); \
+      lua_rawseti(L, t, (lua_Integer)j + 1);                                 \
+    }                                                                        \
     break;
-  case ECS_KIND_INT:
-    for (uint32_t j = 0; j < n; j++) {
-      lua_pushinteger(L, (lua_Integer)st->scratch[j].i);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
-    break;
-  default:
-    for (uint32_t j = 0; j < n; j++) {
-      ecsl_push_scalar(L, s.type, st->scratch[j], 0);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
-    break;
+  switch (s.type) {
+  ECS_VALUE_TYPES(COLUMNS_FILL)
+  default: break;
   }
+#undef COLUMNS_FILL
 }
 
 /* The iterator: write back the last chunk, fill the next -> n, arrays... */
