@@ -28,6 +28,22 @@
 #include "lua.h"
 #include "lauxlib.h"
 
+/*
+** Hidden symbols in ecs/core.so however it is built. CMake compiles with
+** -fvisibility=hidden; the rock's builtin build cannot (its compiler flags
+** are LuaRocks' CFLAGS: a rockspec sets defines and include directories,
+** no flags). So from here to the end of every binding file (binding.h is
+** their first include; no pop) declarations are hidden: the binding's own
+** functions and, through the headers below, every core function it calls,
+** which the linker then hides in the module too (the most restrictive
+** visibility of a symbol wins), making those calls direct instead of
+** through the PLT. Lua's API, declared above, stays as it is; the one
+** exported symbol, luaopen_ecs_core, says so itself (ECS_EXPORT).
+*/
+#if defined(__GNUC__) && !defined(_WIN32)
+#pragma GCC visibility push(hidden)
+#endif
+
 #include "ecs.h"
 #include "ecs_lua.h"
 #include "component.h"
