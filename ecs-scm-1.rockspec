@@ -58,6 +58,8 @@ build = {
       },
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
+      -- hidden symbols (only luaopen_ecs_core exported) come from a pragma
+      -- in src/lua/binding.h: a builtin build cannot pass compiler flags
     },
     -- the C plugins: plugins/<name>.c is module ecs.<name>, linked to
     -- nothing of ecs (it calls ecs.core through src/ecs_plugin.h's table)

@@ -1,7 +1,8 @@
 /*
 ** value.c -- the value layer: typed field values and their rules
-** (value.h). The only code that switches over ecs_type, and the home of
-** the field-type table (ecs_type_size, ecs_type_name, ecs_type_parse).
+** (value.h, which holds the per-value conversions inline). With value.h
+** the only code that switches over ecs_type, and the home of the
+** field-type table (ecs_type_size, ecs_type_name, ecs_type_parse).
 **
 ** Bottom layer, beside alloc (layers: alloc.h): it knows no world.
 */
@@ -64,15 +65,7 @@ _Static_assert(0 ECSI_INT_TYPES(ECSI_ONE) + 5 == ECS_TYPE__COUNT,
                "an integer type of ECS_TYPES is missing from ECSI_INT_TYPES");
 #undef ECSI_ONE
 
-ecs_kind ecs_type_kind(ecs_type t) {
-  switch (t) {
-  case ECS_F32: case ECS_F64: return ECS_KIND_FLOAT;
-  case ECS_BOOL: return ECS_KIND_BOOL;
-  case ECS_ENTITY: return ECS_KIND_ENTITY;
-  case ECS_LUA: return ECS_KIND_REF;
-  default: return ECS_KIND_INT;
-  }
-}
+ecs_kind ecs_type_kind(ecs_type t) { return ecs_type_kind_inline(t); }
 
 int64_t ecs_type_min(ecs_type t) {
 #define ECSI_MIN(NAME, T, LEAST, GREATEST, END) case ECS_##NAME: return (LEAST);
@@ -118,68 +111,55 @@ int64_t ecs_value_saturate(ecs_type t, double v) {
 #undef ECSI_SAT
 }
 
-/* One switch for single values and rows: ECSI_EACH(T, F) expands F once
-** per C type, with the member of ecs_scalar it uses. */
-#define ECSI_EACH(F)                                                         \
-  case ECS_F32: F(float, f) break;                                           \
-  case ECS_F64: F(double, f) break;                                          \
-  case ECS_I8: F(int8_t, i) break;                                           \
-  case ECS_I16: F(int16_t, i) break;                                         \
-  case ECS_I32: F(int32_t, i) break;                                         \
-  case ECS_I64: F(int64_t, i) break;                                         \
-  case ECS_U8: case ECS_BOOL: F(uint8_t, i) break;                           \
-  case ECS_U16: F(uint16_t, i) break;                                        \
-  case ECS_U32: case ECS_LUA: F(uint32_t, i) break;                          \
-  case ECS_ENTITY: F(ecs_entity, i) break;                                   \
-  default: break;
-
-/* The C type of ecs_scalar's members, for explicit widening (clang's
-** -Wdouble-promotion refuses the implicit float -> double). */
-#define ECSI_MEMBER_f double
-#define ECSI_MEMBER_i int64_t
+/* A new type in ECS_TYPES needs its line in value.h's ECS_VALUE_TYPES */
+#define ECSI_ONE(...) +1
+_Static_assert(0 ECS_VALUE_TYPES(ECSI_ONE) == ECS_TYPE__COUNT,
+               "a type of ECS_TYPES is missing from ECS_VALUE_TYPES");
+#undef ECSI_ONE
 
 ecs_scalar ecs_value_load(const void *col, ecs_type t, uint32_t row) {
-  ecs_scalar v;
-  v.i = 0;
-#define ECSI_GET(T, M) v.M = (ECSI_MEMBER_##M)((const T *)col)[row];
-  switch (t) { ECSI_EACH(ECSI_GET) }
-#undef ECSI_GET
-  return v;
+  return ecs_value_load_inline(col, t, row);
 }
 
 void ecs_value_store(void *col, ecs_type t, uint32_t row, ecs_scalar v) {
-#define ECSI_PUT(T, M) ((T *)col)[row] = (T)v.M;
-  switch (t) { ECSI_EACH(ECSI_PUT) }
-#undef ECSI_PUT
+  ecs_value_store_inline(col, t, row, v);
 }
 
+/* One case per type of value.h's list, with its C type T and the member M
+** of ecs_scalar: one switch, then a loop with no dispatch inside. */
 void ecs_value_load_rows(ecs_scalar *dst, const void *col, ecs_type t,
                          const uint32_t *rows, uint32_t n, bool contiguous) {
-#define ECSI_GETN(T, M)                                                      \
-  {                                                                          \
+#define ECSI_GETN(NAME, T, M)                                                \
+  case ECS_##NAME: {                                                         \
     const T *src = (const T *)col;                                           \
     if (contiguous)                                                          \
       for (uint32_t j = 0; j < n; j++)                                       \
-        dst[j].M = (ECSI_MEMBER_##M)src[rows[0] + j];                        \
+        dst[j].M = (ECS_VALUE_MEMBER_##M)src[rows[0] + j];                   \
     else                                                                     \
       for (uint32_t j = 0; j < n; j++)                                       \
-        dst[j].M = (ECSI_MEMBER_##M)src[rows[j]];                            \
+        dst[j].M = (ECS_VALUE_MEMBER_##M)src[rows[j]];                       \
+  } break;
+  switch (t) {
+  ECS_VALUE_TYPES(ECSI_GETN)
+  default: break;
   }
-  switch (t) { ECSI_EACH(ECSI_GETN) }
 #undef ECSI_GETN
 }
 
 void ecs_value_store_rows(void *col, ecs_type t, const uint32_t *rows,
                           const ecs_scalar *src, uint32_t n, bool contiguous) {
-#define ECSI_PUTN(T, M)                                                      \
-  {                                                                          \
+#define ECSI_PUTN(NAME, T, M)                                                \
+  case ECS_##NAME: {                                                         \
     T *dst = (T *)col;                                                       \
     if (contiguous)                                                          \
       for (uint32_t j = 0; j < n; j++) dst[rows[0] + j] = (T)src[j].M;       \
     else                                                                     \
       for (uint32_t j = 0; j < n; j++) dst[rows[j]] = (T)src[j].M;           \
+  } break;
+  switch (t) {
+  ECS_VALUE_TYPES(ECSI_PUTN)
+  default: break;
   }
-  switch (t) { ECSI_EACH(ECSI_PUTN) }
 #undef ECSI_PUTN
 }
 

@@ -4,7 +4,9 @@
 ** Every read, write and conversion of a field value by its ecs_type goes
 ** through here: the binding (add/set/get/field, q:columns), the
 ** expression machine (q:apply, expression systems) and plugins. Nothing
-** else switches over ecs_type.
+** else switches over ecs_type: code that must treat each type apart in
+** one pass (q:columns pushing a column) expands ECS_VALUE_TYPES, the one
+** list of types with their C types.
 **
 ** Out-of-range numbers, one rule per path (docs/components.md):
 ** - checked (the Lua API: add, set, set_field, q:columns write-back):
@@ -41,6 +43,79 @@ typedef enum ecs_kind {
   ECS_KIND_REF     /* lua: a reference the binding owns */
 } ecs_kind;
 
+/*
+** Every field type with the C type of its column and the member of
+** ecs_scalar that carries its values: X(NAME, C type, member), member f
+** for the float kinds and i for the others (bool 0/1, an entity handle, a
+** lua ref). Written once: the conversions below and the code that must
+** treat each type apart in one pass (q:columns pushing a column) expand
+** it, so a new type in ECS_TYPES needs its line here, and nowhere else.
+*/
+#define ECS_VALUE_TYPES(X)                                                   \
+  X(F32, float, f)                                                           \
+  X(F64, double, f)                                                          \
+  X(I8, int8_t, i)                                                           \
+  X(I16, int16_t, i)                                                         \
+  X(I32, int32_t, i)                                                         \
+  X(I64, int64_t, i)                                                         \
+  X(U8, uint8_t, i)                                                          \
+  X(U16, uint16_t, i)                                                        \
+  X(U32, uint32_t, i)                                                        \
+  X(BOOL, uint8_t, i)                                                        \
+  X(ENTITY, ecs_entity, i)                                                   \
+  X(LUA, uint32_t, i)
+
+/* The C type of each member of ecs_scalar, for explicit widening (clang's
+** -Wdouble-promotion refuses the implicit float -> double):
+** ECS_VALUE_MEMBER_##member. */
+#define ECS_VALUE_MEMBER_f double
+#define ECS_VALUE_MEMBER_i int64_t
+
+/*
+** The per-value conversions are static inline here, so that the paths
+** that convert one value per call (the binding's get, set, field,
+** set_field) or per row make no call for it: ecs_type_kind_inline,
+** ecs_value_load_inline and ecs_value_store_inline are the bodies of
+** ecs_type_kind, ecs_value_load and ecs_value_store, which stay functions
+** for the plugin table (ecs_plugin.h) and behave the same.
+*/
+static inline ecs_kind ecs_type_kind_inline(ecs_type t) {
+  switch (t) {
+  case ECS_F32: case ECS_F64: return ECS_KIND_FLOAT;
+  case ECS_BOOL: return ECS_KIND_BOOL;
+  case ECS_ENTITY: return ECS_KIND_ENTITY;
+  case ECS_LUA: return ECS_KIND_REF;
+  default: return ECS_KIND_INT;
+  }
+}
+
+/* One value at row of a column of type t; zero for a type out of range. */
+static inline ecs_scalar ecs_value_load_inline(const void *col, ecs_type t,
+                                               uint32_t row) {
+  ecs_scalar v;
+  v.i = 0;
+#define ECS__GET(NAME, T, M)                                                 \
+  case ECS_##NAME: v.M = (ECS_VALUE_MEMBER_##M)((const T *)col)[row]; break;
+  switch (t) {
+  ECS_VALUE_TYPES(ECS__GET)
+  default: break;
+  }
+#undef ECS__GET
+  return v;
+}
+
+/* Write v at row of a column of type t, as is (the caller applied its rule). */
+static inline void ecs_value_store_inline(void *col, ecs_type t, uint32_t row,
+                                          ecs_scalar v) {
+#define ECS__PUT(NAME, T, M)                                                 \
+  case ECS_##NAME: ((T *)col)[row] = (T)v.M; break;
+  switch (t) {
+  ECS_VALUE_TYPES(ECS__PUT)
+  default: break;
+  }
+#undef ECS__PUT
+}
+
 /* @return what kind of value a field of type t holds. */
 ecs_kind ecs_type_kind(ecs_type t);
 
@@ -55,7 +130,8 @@ bool ecs_value_fits(ecs_type t, int64_t v);
 int64_t ecs_value_saturate(ecs_type t, double v);
 
 /* Read / write one value at row of a column of type t (written as is:
-** the caller applied its rule). */
+** the caller applied its rule): ecs_value_load_inline and
+** ecs_value_store_inline as functions. */
 ecs_scalar ecs_value_load(const void *col, ecs_type t, uint32_t row);
 void ecs_value_store(void *col, ecs_type t, uint32_t row, ecs_scalar v);
 

@@ -107,6 +107,8 @@
 #include "names.h"
 #include "query.h"
 #include "transform.h"
+#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer (not the
+                       ** world's memory: saving never meets the armed allocation) */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -174,13 +176,6 @@ typedef struct listener_model {
   unsigned mask;              /* ECS_EVENT_* bits */
   uint64_t got[3], expect[3]; /* ADD, REMOVE, SET */
 } listener_model;
-
-/* A growing malloc'd buffer behind an ecs_writer (not the world's memory,
-** so that saving never meets the armed allocation). */
-typedef struct membuf {
-  uint8_t *p;
-  size_t n, cap;
-} membuf;
 
 typedef struct query_model {
   ecs_query *q;
@@ -1073,33 +1068,11 @@ static void op_query_iter(state *st, input *in) {
 /* ---------------------------------------------------------------------
 ** The manager interface: save, load, clear, listeners, schema, has
 ** ------------------------------------------------------------------ */
-static ecs_err membuf_write(void *ud, const void *data, size_t size) {
-  membuf *b = (membuf *)ud;
-  if (size > b->cap - b->n) {
-    size_t ncap = b->cap ? b->cap : 256;
-    uint8_t *p;
-    while (ncap - b->n < size) ncap *= 2;
-    p = (uint8_t *)realloc(b->p, ncap);
-    if (p == NULL) abort();
-    b->p = p;
-    b->cap = ncap;
-  }
-  if (size > 0) memcpy(b->p + b->n, data, size);
-  b->n += size;
-  return ECS_ERR_OK;
-}
-
 static void save_to(state *st, int m, membuf *b) {
   void *self = mgr_self(st, m);
-  ecs_writer out;
-  out.write = membuf_write;
-  out.ud = b;
+  ecs_writer out = membuf_writer(b);
   b->n = 0;
   ENSURE(mgr_class(st, self, NULL)->save(st->w, self, &out) == ECS_ERR_OK);
-}
-
-static int same_bytes(const membuf *a, const membuf *b) {
-  return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
 }
 
 /* The next k bytes of a saved stream (out NULL: skip them). */
@@ -1419,7 +1392,7 @@ static void check_unchanged(state *st, int m, const membuf *before, const ecs_re
   drain(st);
   ENSURE(st->drained == d0);
   save_to(st, m, &st->buf[2]);
-  ENSURE(same_bytes(&st->buf[2], before));
+  ENSURE(membuf_same(&st->buf[2], before));
 }
 
 /* Only an armed op may run out of memory. */
@@ -1447,7 +1420,7 @@ static void op_save_load(state *st, input *in, int m) {
   n = a->n;
   for (size_t k = 0; k < tail; k++) {
     uint8_t t = byte(in);
-    membuf_write(a, &t, 1);
+    ENSURE(membuf_write(a, &t, 1) == ECS_ERR_OK);
   }
   ENSURE(load_verdict(st, m, a->p, a->n, 0, &used) == ECS_ERR_OK && used == n);
   r.data = a->p;
@@ -1463,7 +1436,7 @@ static void op_save_load(state *st, input *in, int m) {
   ENSURE(r.pos == n);
   loaded(st, m, a->p, a->n, 1, refs);
   a->n = n;
-  ENSURE(same_bytes(&st->buf[2], a));
+  ENSURE(membuf_same(&st->buf[2], a));
 }
 
 /*
@@ -1487,7 +1460,7 @@ static void op_corrupt_load(state *st, input *in, int m, int flip) {
   check_stream(st, m, a);
   at = ((size_t)byte(in) | (size_t)byte(in) << 8) % a->n;
   c->n = 0;
-  membuf_write(c, a->p, flip ? a->n : at);
+  ENSURE(membuf_write(c, a->p, flip ? a->n : at) == ECS_ERR_OK);
   if (flip) {
     uint8_t x = byte(in);
     c->p[at] ^= x != 0 ? x : 0x80;

@@ -28,44 +28,11 @@
 #include "harness.h"
 #include "ecs.h"
 #include "ecs_lua.h"
+#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 int luaopen_ecs_core(lua_State *L);
 int luaopen_ecs_pointmass(lua_State *L);
 int luaopen_ecs_mesh(lua_State *L);
-
-/* ------------------------------------------------------------------------
-** A growing byte buffer as an ecs_writer; fail_at > 0 makes the write
-** that would pass fail_at bytes fail (a full disk).
-** --------------------------------------------------------------------- */
-typedef struct buf {
-  unsigned char *p;
-  size_t n, cap, fail_at;
-} buf;
-
-static ecs_err buf_write(void *ud, const void *data, size_t size) {
-  buf *b = (buf *)ud;
-  if (b->fail_at > 0 && b->n + size > b->fail_at) return ECS_ERR_NOMEM;
-  if (b->n + size > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    unsigned char *p;
-    while (cap < b->n + size) cap *= 2;
-    if ((p = (unsigned char *)realloc(b->p, cap)) == NULL) return ECS_ERR_NOMEM;
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->n, data, size);
-  b->n += size;
-  return ECS_ERR_OK;
-}
-
-static void buf_free(buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
-static bool buf_same(const buf *a, const buf *b) {
-  return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
-}
 
 /* ------------------------------------------------------------------------
 ** The host: a Lua state on a counting allocator, ecs.core and the plugins
@@ -155,11 +122,11 @@ static void *manager(host *h, const char *name, const ecs_manager_class **cls) {
   return ecs_manager_find(h->w, name, cls);
 }
 
-static ecs_err save(host *h, const char *name, buf *out) {
+static ecs_err save(host *h, const char *name, membuf *out) {
   const ecs_manager_class *cls;
   void *self = manager(h, name, &cls);
   ecs_writer wr;
-  wr.write = buf_write;
+  wr.write = membuf_write;
   wr.ud = out;
   out->n = 0;
   return cls->save(h->w, self, &wr);
@@ -207,16 +174,16 @@ static ecs_entity entity(host *h, int i) {
 ** same saved bytes, stats and world memory as `before`, `st`, `mem`, and
 ** a consistent world. @return NULL or what differs.
 */
-static const char *unchanged(host *h, const char *name, const buf *before,
+static const char *unchanged(host *h, const char *name, const membuf *before,
                              ecs_manager_stats st, size_t mem) {
-  buf now = {0};
+  membuf now = {0};
   const char *bad = NULL;
   if (save(h, name, &now) != ECS_ERR_OK) bad = "save failed";
-  else if (!buf_same(&now, before)) bad = "saved bytes differ";
+  else if (!membuf_same(&now, before)) bad = "saved bytes differ";
   else if (!stats_same(stats(h, name), st)) bad = "stats differ";
   else if (ecs_world_memory(h->w, NULL) != mem) bad = "world memory differs";
   else if (ecs_world_check(h->w) != NULL) bad = ecs_world_check(h->w);
-  buf_free(&now);
+  membuf_free(&now);
   return bad;
 }
 
@@ -228,17 +195,17 @@ static const char *unchanged(host *h, const char *name, const buf *before,
 ** the state is put back). @return NULL or a text naming the first
 ** violation (details on stderr).
 */
-static const char *sweep(host *h, const char *name, const buf *good,
+static const char *sweep(host *h, const char *name, const membuf *good,
                          size_t *accepted, size_t *refused) {
   static const unsigned char flips[] = {0x01, 0x80, 0xff};
-  buf before = {0}, copy = {0}, again = {0};
+  membuf before = {0}, copy = {0}, again = {0};
   ecs_manager_stats st = stats(h, name);
   size_t mem = ecs_world_memory(h->w, NULL), pos;
   const char *bad = NULL;
   ecs_err err;
   *accepted = *refused = 0;
   if (save(h, name, &before) != ECS_ERR_OK) return "save failed";
-  if (buf_same(&before, good)) bad = "the sweep needs a state that differs";
+  if (membuf_same(&before, good)) bad = "the sweep needs a state that differs";
   /* truncated: every prefix is refused, the reader untouched */
   for (size_t len = 0; bad == NULL && len < good->n; len++) {
     err = load(h, name, good->p, len, &pos);
@@ -254,7 +221,7 @@ static const char *sweep(host *h, const char *name, const buf *good,
   for (size_t i = 0; bad == NULL && i < good->n; i++) {
     for (size_t f = 0; bad == NULL && f < sizeof flips; f++) {
       copy.n = 0;
-      buf_write(&copy, good->p, good->n);
+      membuf_write(&copy, good->p, good->n);
       copy.p[i] ^= flips[f];
       err = load(h, name, copy.p, copy.n, &pos);
       if (err == ECS_ERR_OK) {
@@ -263,7 +230,7 @@ static const char *sweep(host *h, const char *name, const buf *good,
         ** leaves bytes for whatever follows), saved back byte for byte */
         copy.n = pos;
         if (pos == 0 || save(h, name, &again) != ECS_ERR_OK ||
-            !buf_same(&again, &copy))
+            !membuf_same(&again, &copy))
           bad = "an accepted stream does not save back as read";
         else if (ecs_world_check(h->w) != NULL)
           bad = ecs_world_check(h->w);
@@ -293,7 +260,7 @@ static const char *sweep(host *h, const char *name, const buf *good,
     h->a.fail_at = 0;
     if (err == ECS_ERR_OK) {
       if (k == 1) bad = "load allocated nothing";
-      else if (save(h, name, &again) != ECS_ERR_OK || !buf_same(&again, good))
+      else if (save(h, name, &again) != ECS_ERR_OK || !membuf_same(&again, good))
         bad = "the load after the failures does not hold what it read";
       break;
     }
@@ -301,21 +268,21 @@ static const char *sweep(host *h, const char *name, const buf *good,
     else bad = unchanged(h, name, &before, st, mem);
     if (bad != NULL) fprintf(stderr, "%s: failure at growth %ld\n", name, k);
   }
-  buf_free(&before);
-  buf_free(&copy);
-  buf_free(&again);
+  membuf_free(&before);
+  membuf_free(&copy);
+  membuf_free(&again);
   return bad;
 }
 
 /* A stream in which the u32 at byte offset `at` is v (good otherwise). */
-static ecs_err load_with(host *h, const char *name, const buf *good,
+static ecs_err load_with(host *h, const char *name, const membuf *good,
                          size_t at, uint32_t v) {
-  buf copy = {0};
+  membuf copy = {0};
   ecs_err err;
-  buf_write(&copy, good->p, good->n);
+  membuf_write(&copy, good->p, good->n);
   memcpy(copy.p + at, &v, sizeof v);
   err = load(h, name, copy.p, copy.n, NULL);
-  buf_free(&copy);
+  membuf_free(&copy);
   return err;
 }
 
@@ -379,7 +346,7 @@ TEST(Pointmass_hooks_has_stats_schema_clear) {
 
 TEST(Pointmass_save_load_round_trip) {
   host h;
-  buf a = {0}, b = {0}, fail = {0};
+  membuf a = {0}, b = {0}, fail = {0};
   size_t pos;
   CHECK(host_open(&h));
   CHECK_EQ_INT(save(&h, "pointmass", &a), ECS_ERR_OK);
@@ -398,14 +365,14 @@ TEST(Pointmass_save_load_round_trip) {
   CHECK(run(&h, "PM:set_position(E[2], 100, 100, 100); PM:remove(E[4])\n"
                 "PM:add(E[3], 5); PM:add(E[40], 7)"));
   CHECK_EQ_INT(save(&h, "pointmass", &b), ECS_ERR_OK);
-  CHECK(!buf_same(&a, &b));
+  CHECK(!membuf_same(&a, &b));
   /* trailing bytes are the next manager's: load stops after its own */
-  buf_write(&a, "junk", 4);
+  membuf_write(&a, "junk", 4);
   CHECK_EQ_INT(load(&h, "pointmass", a.p, a.n, &pos), ECS_ERR_OK);
   CHECK_EQ_INT(pos, a.n - 4);
   a.n -= 4;
   CHECK_EQ_INT(save(&h, "pointmass", &b), ECS_ERR_OK);
-  CHECK(buf_same(&a, &b));
+  CHECK(membuf_same(&a, &b));
   CHECK_EQ_INT(stats(&h, "pointmass").records, 23); /* dead ones dropped */
   CHECK_EQ_INT(stats(&h, "pointmass").live, 23);
   CHECK(run(&h, "same(SNAP, snapshot(), 'snap')"));
@@ -428,18 +395,18 @@ TEST(Pointmass_save_load_round_trip) {
   CHECK(run(&h, "assert(PM:count() == 0)"));
   /* the writer's error stops save and is returned */
   CHECK_EQ_INT(load(&h, "pointmass", a.p, a.n, NULL), ECS_ERR_OK);
-  fail.fail_at = 100;
+  fail.limit = 100; /* a full disk: ECS_ERR_NOMEM */
   CHECK_EQ_INT(save(&h, "pointmass", &fail), ECS_ERR_NOMEM);
   CHECK_WORLD(h.w);
-  buf_free(&a);
-  buf_free(&b);
-  buf_free(&fail);
+  membuf_free(&a);
+  membuf_free(&b);
+  membuf_free(&fail);
   CHECK(host_close(&h));
 }
 
 TEST(Pointmass_load_refuses_bad_data_and_out_of_memory_unchanged) {
   host h;
-  buf good = {0};
+  membuf good = {0};
   size_t accepted, refused;
   const char *bad;
   ecs_entity ahead;
@@ -506,7 +473,7 @@ TEST(Pointmass_load_refuses_bad_data_and_out_of_memory_unchanged) {
   CHECK(accepted > 0 && refused > 0);
   CHECK(run(&h, "same(SNAP, snapshot(), 'snap')"));
   CHECK_WORLD(h.w);
-  buf_free(&good);
+  membuf_free(&good);
   CHECK(host_close(&h));
 }
 
@@ -550,7 +517,7 @@ TEST(Mesh_hooks_has_stats_schema_clear) {
 
 TEST(Mesh_save_load_round_trip) {
   host h;
-  buf a = {0}, b = {0};
+  membuf a = {0}, b = {0};
   size_t pos;
   CHECK(host_open(&h));
   CHECK_EQ_INT(save(&h, "mesh", &a), ECS_ERR_OK);
@@ -559,12 +526,12 @@ TEST(Mesh_save_load_round_trip) {
   CHECK_EQ_INT(a.n, 4 + 26 * 8 + 51 * 4);
   CHECK(run(&h, "M:remove_all(E[2]); M:add(E[4], 9); M:add(E[3], 8)\n"
                 "M:remove(E[7], 71)"));
-  buf_write(&a, "junk", 4);
+  membuf_write(&a, "junk", 4);
   CHECK_EQ_INT(load(&h, "mesh", a.p, a.n, &pos), ECS_ERR_OK);
   CHECK_EQ_INT(pos, a.n - 4);
   a.n -= 4;
   CHECK_EQ_INT(save(&h, "mesh", &b), ECS_ERR_OK);
-  CHECK(buf_same(&a, &b));
+  CHECK(membuf_same(&a, &b));
   CHECK_EQ_INT(stats(&h, "mesh").records, 51);
   CHECK(run(&h, "same(SNAP, snapshot(), 'snap'); assert(M:size() == 51)"));
   CHECK_WORLD(h.w);
@@ -572,14 +539,14 @@ TEST(Mesh_save_load_round_trip) {
   CHECK(run(&h, "assert(M:add(E[3], 1) == 4); same({ 31, 32, 33, 1 }, M:meshes(E[3]), 'm')\n"
                 "assert(M:remove(E[3], 32)); same({ 31, 33, 1 }, M:meshes(E[3]), 'm')\n"
                 "W:destroy(E[3]); assert(M:gc() == 3); assert(W:check())"));
-  buf_free(&a);
-  buf_free(&b);
+  membuf_free(&a);
+  membuf_free(&b);
   CHECK(host_close(&h));
 }
 
 TEST(Mesh_load_refuses_bad_data_and_out_of_memory_unchanged) {
   host h;
-  buf good = {0};
+  membuf good = {0};
   size_t accepted, refused;
   const char *bad;
   uint32_t e0, c0;
@@ -613,7 +580,7 @@ TEST(Mesh_load_refuses_bad_data_and_out_of_memory_unchanged) {
   CHECK(accepted > 0 && refused > 0);
   CHECK(run(&h, "same(SNAP, snapshot(), 'snap')"));
   CHECK_WORLD(h.w);
-  buf_free(&good);
+  membuf_free(&good);
   CHECK(host_close(&h));
 }
 
@@ -706,11 +673,11 @@ TEST(Pointmass_reports_add_set_remove_to_listeners) {
   {
     const ecs_manager_class *cls;
     void *self = manager(&h, "pointmass", &cls);
-    buf b = {0};
+    membuf b = {0};
     CHECK_EQ_INT(save(&h, "pointmass", &b), ECS_ERR_OK);
     cls->clear(h.w, self);
     CHECK_EQ_INT(load(&h, "pointmass", b.p, b.n, NULL), ECS_ERR_OK);
-    buf_free(&b);
+    membuf_free(&b);
   }
   CHECK(run(&h, "expect({})"));
   /* a listener's error is raised after the change stands */

@@ -14,41 +14,11 @@
 #include "ecs.h"
 #include "component.h"
 #include "names.h"
+#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 /* ------------------------------------------------------------------------
 ** Helpers
 ** --------------------------------------------------------------------- */
-
-/* A growing buffer behind an ecs_writer; fail_at: the n-th write fails. */
-typedef struct membuf {
-  unsigned char *p;
-  size_t n, cap;
-  int writes, fail_at;
-} membuf;
-
-static ecs_err membuf_write(void *ud, const void *data, size_t size) {
-  membuf *b = (membuf *)ud;
-  if (b->fail_at != 0 && ++b->writes == b->fail_at) return ECS_ERR_NOMEM;
-  if (b->n + size > b->cap) {
-    size_t ncap = b->cap ? b->cap : 64;
-    unsigned char *np;
-    while (ncap < b->n + size) ncap *= 2;
-    np = (unsigned char *)realloc(b->p, ncap);
-    if (np == NULL) return ECS_ERR_NOMEM;
-    b->p = np;
-    b->cap = ncap;
-  }
-  memcpy(b->p + b->n, data, size);
-  b->n += size;
-  return ECS_ERR_OK;
-}
-
-static ecs_writer writer_of(membuf *b) {
-  ecs_writer out;
-  out.write = membuf_write;
-  out.ud = b;
-  return out;
-}
 
 static ecs_reader reader_of(const unsigned char *p, size_t n) {
   ecs_reader in;
@@ -75,7 +45,7 @@ static size_t index_of(const ecs_world *w, const void *self) {
 
 /* Save self into b (emptied first). */
 static ecs_err save(const ecs_world *w, const void *self, membuf *b) {
-  ecs_writer out = writer_of(b);
+  ecs_writer out = membuf_writer(b);
   b->n = 0;
   return class_of(w, self)->save(w, self, &out);
 }
@@ -345,13 +315,13 @@ TEST(Component_save_returns_the_writers_error) {
   CHECK(cworld_fill(&x, 1, 1));
   memset(&b, 0, sizeof b);
   CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_OK);
-  b.fail_at = 1 << 30;
+  b.fail_write = 1 << 30;
   b.writes = 0;
   CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_OK);
   writes = b.writes;
   CHECK(writes > 3);
   for (int k = 1; k <= writes; k++) {
-    b.fail_at = k;
+    b.fail_write = k;
     b.writes = 0;
     CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_NOMEM);
     CHECK_EQ_INT(b.writes, k); /* stopped at the failing write */
@@ -694,14 +664,14 @@ static fingerprint nprint(nworld *x) {
   for (uint32_t k = 0; k < NE; k++) {
     size_t len = 0;
     const char *s = ecs_names_get(x->m, x->e[k], &len);
-    ecs_writer out = writer_of(&b);
+    ecs_writer out = membuf_writer(&b);
     ecs_entity found = s ? ecs_names_find(x->m, s, len) : ECS_NULL;
     ecs_write(&out, &len, sizeof len);
     if (s) ecs_write(&out, s, len);
     ecs_write(&out, &found, sizeof found);
   }
   {
-    ecs_writer out = writer_of(&b);
+    ecs_writer out = membuf_writer(&b);
     ecs_write(&out, &size, sizeof size);
   }
   f.p = b.p;
@@ -866,7 +836,7 @@ TEST(Names_load_refuses_truncations_and_corruption) {
     ecs_reader in;
     uint64_t stamp = 1, len = 1;
     memset(&d, 0, sizeof d);
-    out = writer_of(&d);
+    out = membuf_writer(&d);
     ecs_write_u32(&out, 1);
     ecs_write_u32(&out, 2);
     for (int k = 0; k < 2; k++) {

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "ecs.h"
 #include "transform.h"
+#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 /* ------------------------------------------------------------------------
 ** Fixtures
@@ -38,46 +39,9 @@ static ecs_trs trs(double px, double py, double pz, double qx, double qy,
   return l;
 }
 
-/* A growing byte buffer behind an ecs_writer (malloc, not the world's
-** allocator, so that it never disturbs the allocation counts). */
-typedef struct buf {
-  unsigned char *data;
-  size_t len, cap;
-  size_t limit; /* writes past this many bytes fail (0: no limit) */
-} buf;
-
-static ecs_err buf_write(void *ud, const void *data, size_t size) {
-  buf *b = (buf *)ud;
-  if (b->limit != 0 && b->len + size > b->limit) return ECS_ERR_LOCKED;
-  if (b->len + size > b->cap) {
-    size_t ncap = b->cap ? b->cap * 2 : 256;
-    unsigned char *p;
-    while (ncap < b->len + size) ncap *= 2;
-    p = (unsigned char *)realloc(b->data, ncap);
-    if (p == NULL) return ECS_ERR_NOMEM;
-    b->data = p;
-    b->cap = ncap;
-  }
-  memcpy(b->data + b->len, data, size);
-  b->len += size;
-  return ECS_ERR_OK;
-}
-
-static ecs_writer writer_of(buf *b) {
-  ecs_writer wr;
-  wr.write = buf_write;
-  wr.ud = b;
-  return wr;
-}
-
-static void buf_free(buf *b) {
-  free(b->data);
-  memset(b, 0, sizeof *b);
-}
-
-static ecs_err save(ecs_world *w, ecs_transform *t, buf *b) {
-  ecs_writer wr = writer_of(b);
-  b->len = 0;
+static ecs_err save(ecs_world *w, ecs_transform *t, membuf *b) {
+  ecs_writer wr = membuf_writer(b);
+  b->n = 0;
   return class_of(w)->save(w, t, &wr);
 }
 
@@ -94,14 +58,14 @@ static ecs_err load(ecs_world *w, ecs_transform *t, const unsigned char *data,
 }
 
 /* Hand-made streams: the layout of docs/transform.md, "Save and load". */
-static void put_u32(buf *b, uint32_t v) { buf_write(b, &v, sizeof v); }
-static void put_record(buf *b, ecs_entity e, ecs_entity parent, uint8_t flags,
+static void put_u32(membuf *b, uint32_t v) { membuf_write(b, &v, sizeof v); }
+static void put_record(membuf *b, ecs_entity e, ecs_entity parent, uint8_t flags,
                        const ecs_trs *l, const double *world) {
   put_u32(b, e);
   put_u32(b, parent);
-  buf_write(b, &flags, 1);
-  buf_write(b, l, sizeof *l);
-  if (world != NULL) buf_write(b, world, 16 * sizeof(double));
+  membuf_write(b, &flags, 1);
+  membuf_write(b, l, sizeof *l);
+  if (world != NULL) membuf_write(b, world, 16 * sizeof(double));
 }
 
 /*
@@ -110,7 +74,7 @@ static void put_record(buf *b, ecs_entity e, ecs_entity parent, uint8_t flags,
 ** writes, the stats and the world's memory.
 */
 typedef struct fingerprint {
-  buf saved;
+  membuf saved;
   uint32_t size;
   ecs_entity entity[256];
   double world[256][16];
@@ -141,9 +105,9 @@ static int same(ecs_world *w, ecs_transform *t, const fingerprint *f) {
        memcmp(g.world, f->world, f->size * sizeof f->world[0]) == 0 &&
        g.stats.records == f->stats.records && g.stats.live == f->stats.live &&
        g.stats.bytes == f->stats.bytes && g.memory == f->memory &&
-       g.saved.len == f->saved.len &&
-       memcmp(g.saved.data, f->saved.data, f->saved.len) == 0;
-  buf_free(&g.saved);
+       g.saved.n == f->saved.n &&
+       memcmp(g.saved.p, f->saved.p, f->saved.n) == 0;
+  membuf_free(&g.saved);
   return ok;
 }
 
@@ -208,23 +172,23 @@ static int build_scene(ecs_world *w, ecs_transform *t, ecs_entity *e) {
 }
 
 /* The world-matrix records of a stream written by save (-1: malformed). */
-static long stored_worlds(const buf *b) {
+static long stored_worlds(const membuf *b) {
   size_t pos = 8;
   uint32_t count;
   long worlds = 0;
-  if (b->len < 8) return -1;
-  memcpy(&count, b->data + 4, 4);
+  if (b->n < 8) return -1;
+  memcpy(&count, b->p + 4, 4);
   for (uint32_t k = 0; k < count; k++) {
     uint8_t flags;
-    if (pos + 9 + 80 > b->len) return -1;
-    flags = b->data[pos + 8];
+    if (pos + 9 + 80 > b->n) return -1;
+    flags = b->p[pos + 8];
     pos += 9 + 80;
     if (flags & 1u) {
       worlds++;
       pos += 128;
     }
   }
-  return pos == b->len ? worlds : -1;
+  return pos == b->n ? worlds : -1;
 }
 
 /* e has the same transform in both worlds, to the bit. */
@@ -304,7 +268,7 @@ TEST(Hooks_stats_follow_memory) {
   ecs_manager_stats st;
   ecs_entity e[SCENE_N];
   size_t rest, fresh;
-  buf b;
+  membuf b;
   memset(&b, 0, sizeof b);
   CHECK(w != NULL);
   cls = class_of(w);
@@ -340,13 +304,13 @@ TEST(Hooks_stats_follow_memory) {
   CHECK_EQ_INT(REST(), rest);
   CHECK_EQ_INT(st.records, st.live);
   CHECK(save(w, t, &b) == ECS_ERR_OK);
-  CHECK(load(w, t, b.data, b.len, NULL) == ECS_ERR_OK);
+  CHECK(load(w, t, b.p, b.n, NULL) == ECS_ERR_OK);
   CHECK_EQ_INT(REST(), rest);
   cls->clear(w, t);
   CHECK_EQ_INT(REST(), rest);
   CHECK_EQ_INT(st.bytes, fresh);
 #undef REST
-  buf_free(&b);
+  membuf_free(&b);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
 }
@@ -366,7 +330,7 @@ TEST(Hooks_clear_drops_everything) {
   ecs_manager_stats st;
   ecs_entity e[SCENE_N], g;
   int calls = 0;
-  buf b;
+  membuf b;
   memset(&b, 0, sizeof b);
   CHECK(w != NULL);
   cls = class_of(w);
@@ -385,7 +349,7 @@ TEST(Hooks_clear_drops_everything) {
     CHECK_EQ_INT(ecs_transform_parent(t, e[k]), ECS_NULL);
   }
   CHECK(save(w, t, &b) == ECS_ERR_OK);
-  CHECK_EQ_INT(b.len, 8); /* format, count 0 */
+  CHECK_EQ_INT(b.n, 8); /* format, count 0 */
   /* twice is harmless; the manager works as new, the setting kept */
   cls->clear(w, t);
   ecs_transform_set_parent_first(t, false);
@@ -398,7 +362,7 @@ TEST(Hooks_clear_drops_everything) {
   CHECK(ecs_create(w, &g) == ECS_ERR_OK);
   CHECK(!ecs_transform_has(t, g));
   CHECK_WORLD(w);
-  buf_free(&b);
+  membuf_free(&b);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
 }
@@ -413,7 +377,7 @@ TEST(Hooks_save_load_round_trip) {
   ecs_world *w1 = new_world(&a1, &t1), *w2 = new_world(&a2, &t2);
   ecs_entity e[SCENE_N], f[SCENE_N];
   ecs_manager_stats st;
-  buf b, b2;
+  membuf b, b2;
   size_t pos;
   memset(&b, 0, sizeof b);
   memset(&b2, 0, sizeof b2);
@@ -429,8 +393,8 @@ TEST(Hooks_save_load_round_trip) {
   /* the worlds not recomputable from locals are stored, and only they */
   CHECK(stored_worlds(&b) >= 2); /* 16 (sheared), 26 (inf) at least */
   CHECK(stored_worlds(&b) < 26);
-  CHECK(load(w2, t2, b.data, b.len, &pos) == ECS_ERR_OK);
-  CHECK_EQ_INT(pos, b.len);
+  CHECK(load(w2, t2, b.p, b.n, &pos) == ECS_ERR_OK);
+  CHECK_EQ_INT(pos, b.n);
   CHECK_WORLD(w2);
   for (int k = 0; k < SCENE_N; k++) {
     if (!same_transform(t1, t2, e[k])) fprintf(stderr, "  entity %d\n", k);
@@ -443,7 +407,7 @@ TEST(Hooks_save_load_round_trip) {
   CHECK_EQ_INT(st.live, 26);
   /* saving the copy gives the same bytes */
   CHECK(save(w2, t2, &b2) == ECS_ERR_OK);
-  CHECK(b2.len == b.len && memcmp(b.data, b2.data, b.len) == 0);
+  CHECK(b2.n == b.n && memcmp(b.p, b2.p, b.n) == 0);
   /* the copy is laid out depth first: parents before children */
   for (int k = 0; k < SCENE_N; k++) {
     ecs_entity p = ecs_transform_parent(t2, e[k]);
@@ -460,11 +424,11 @@ TEST(Hooks_save_load_round_trip) {
   for (int k = 0; k < SCENE_N; k++) CHECK(same_transform(t1, t2, e[k]));
   /* loading into the world that saved works too (same entities) */
   CHECK(save(w1, t1, &b) == ECS_ERR_OK);
-  CHECK(load(w1, t1, b.data, b.len, NULL) == ECS_ERR_OK);
+  CHECK(load(w1, t1, b.p, b.n, NULL) == ECS_ERR_OK);
   CHECK_WORLD(w1);
   for (int k = 0; k < SCENE_N; k++) CHECK(same_transform(t1, t2, e[k]));
-  buf_free(&b);
-  buf_free(&b2);
+  membuf_free(&b);
+  membuf_free(&b2);
   ecs_world_free(w1);
   ecs_world_free(w2);
   CHECK_EQ_INT(a1.blocks, 0);
@@ -476,20 +440,21 @@ TEST(Hooks_save_reports_writer_errors) {
   ecs_transform *t;
   ecs_world *w = new_world(&a, &t);
   ecs_entity e[SCENE_N];
-  buf b;
+  membuf b;
   size_t full;
   memset(&b, 0, sizeof b);
   CHECK(w != NULL);
   CHECK(build_scene(w, t, e));
   CHECK(save(w, t, &b) == ECS_ERR_OK);
-  full = b.len;
+  full = b.n;
+  b.limit_err = ECS_ERR_LOCKED; /* an error no other part gives */
   for (size_t limit = 1; limit < full; limit += 7) {
     b.limit = limit;
     CHECK_EQ_INT(save(w, t, &b), ECS_ERR_LOCKED); /* the writer's own */
   }
   b.limit = full;
   CHECK_EQ_INT(save(w, t, &b), ECS_ERR_OK);
-  buf_free(&b);
+  membuf_free(&b);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
 }
@@ -517,7 +482,7 @@ TEST(Hooks_load_truncated_or_flipped) {
   ecs_entity e[SCENE_N], f[SCENE_N];
   static const unsigned char masks[] = {0x01, 0x80, 0xff, 0x10};
   fingerprint before;
-  buf b;
+  membuf b;
   unsigned char *copy;
   long loaded = 0, refused = 0;
   memset(&b, 0, sizeof b);
@@ -529,13 +494,13 @@ TEST(Hooks_load_truncated_or_flipped) {
   CHECK(take(w2, t2, &before));
   /* the reference is the state a load of that gives (a successful load
   ** below is undone by loading it again) */
-  CHECK(load(w2, t2, before.saved.data, before.saved.len, NULL) == ECS_ERR_OK);
+  CHECK(load(w2, t2, before.saved.p, before.saved.n, NULL) == ECS_ERR_OK);
   CHECK(take(w2, t2, &before));
-  copy = (unsigned char *)malloc(b.len);
+  copy = (unsigned char *)malloc(b.n);
   CHECK(copy != NULL);
-  for (size_t len = 0; len < b.len; len++) {
+  for (size_t len = 0; len < b.n; len++) {
     size_t pos = 99;
-    memcpy(copy, b.data, len);
+    memcpy(copy, b.p, len);
     if (load(w2, t2, copy, len, &pos) != ECS_ERR_CORRUPT) {
       fprintf(stderr, "  prefix of %zu bytes\n", len);
       CHECK(0);
@@ -544,19 +509,19 @@ TEST(Hooks_load_truncated_or_flipped) {
     CHECK(same(w2, t2, &before));
   }
   CHECK_WORLD(w2);
-  for (size_t i = 0; i < b.len; i++)
+  for (size_t i = 0; i < b.n; i++)
     for (size_t m = 0; m < sizeof masks; m++) {
       ecs_err err;
-      memcpy(copy, b.data, b.len);
+      memcpy(copy, b.p, b.n);
       copy[i] ^= masks[m];
-      err = load(w2, t2, copy, b.len, NULL);
+      err = load(w2, t2, copy, b.n, NULL);
       if (err == ECS_ERR_OK) {
         const char *bad = ecs_world_check(w2);
         if (bad != NULL) fprintf(stderr, "  byte %zu ^ %#x: %s\n", i, masks[m], bad);
         CHECK(bad == NULL);
         loaded++;
         /* back to the original state for the next round */
-        CHECK(load(w2, t2, before.saved.data, before.saved.len, NULL) == ECS_ERR_OK);
+        CHECK(load(w2, t2, before.saved.p, before.saved.n, NULL) == ECS_ERR_OK);
         continue;
       }
       if (err != ECS_ERR_CORRUPT)
@@ -569,8 +534,8 @@ TEST(Hooks_load_truncated_or_flipped) {
   /* both outcomes happen (changed doubles are often still valid) */
   CHECK(loaded > 0 && refused > 0);
   free(copy);
-  buf_free(&b);
-  buf_free(&before.saved);
+  membuf_free(&b);
+  membuf_free(&before.saved);
   ecs_world_free(w1);
   ecs_world_free(w2);
   CHECK_EQ_INT(a1.blocks, 0);
@@ -589,7 +554,7 @@ TEST(Hooks_load_refuses_bad_streams) {
   ecs_trs id = trs(0, 0, 0, 0, 0, 0, 1, 1, 1, 1), l;
   double m[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 5, 6, 7, 1};
   fingerprint before;
-  buf b;
+  membuf b;
   long calls;
   size_t pos;
   memset(&b, 0, sizeof b);
@@ -597,10 +562,10 @@ TEST(Hooks_load_refuses_bad_streams) {
   CHECK(w != NULL);
   CHECK(load_target(w, t, e));
   CHECK(take(w, t, &before));
-#define STREAM(count) (b.len = 0, put_u32(&b, 1), put_u32(&b, (count)))
+#define STREAM(count) (b.n = 0, put_u32(&b, 1), put_u32(&b, (count)))
 #define REFUSED()                                                    \
   do {                                                               \
-    CHECK_EQ_INT(load(w, t, b.data, b.len, &pos), ECS_ERR_CORRUPT);  \
+    CHECK_EQ_INT(load(w, t, b.p, b.n, &pos), ECS_ERR_CORRUPT);       \
     CHECK_EQ_INT(pos, 0);                                            \
     CHECK(same(w, t, &before));                                      \
     CHECK_WORLD(w);                                                  \
@@ -612,8 +577,8 @@ TEST(Hooks_load_refuses_bad_streams) {
   put_record(&b, e[3], e[2], 1, &id, m);
   put_record(&b, e[4], ECS_NULL, 0, &id, NULL);
   put_u32(&b, 0xdeadbeef); /* bytes after the stream are not load's */
-  CHECK_EQ_INT(load(w, t, b.data, b.len, &pos), ECS_ERR_OK);
-  CHECK_EQ_INT(pos, b.len - 4);
+  CHECK_EQ_INT(load(w, t, b.p, b.n, &pos), ECS_ERR_OK);
+  CHECK_EQ_INT(pos, b.n - 4);
   CHECK_WORLD(w);
   CHECK_EQ_INT(ecs_transform_parent(t, e[3]), e[2]);
   {
@@ -621,10 +586,10 @@ TEST(Hooks_load_refuses_bad_streams) {
     CHECK(ecs_transform_get_world(t, e[3], got) == ECS_ERR_OK);
     CHECK(memcmp(got, m, sizeof m) == 0); /* stored world, as it was */
   }
-  CHECK(load(w, t, before.saved.data, before.saved.len, NULL) == ECS_ERR_OK);
+  CHECK(load(w, t, before.saved.p, before.saved.n, NULL) == ECS_ERR_OK);
   CHECK(take(w, t, &before)); /* the reloaded state is the reference */
   /* format, count */
-  b.len = 0, put_u32(&b, 2), put_u32(&b, 0);
+  b.n = 0, put_u32(&b, 2), put_u32(&b, 0);
   REFUSED();
   STREAM(1); /* a record short */
   REFUSED();
@@ -632,7 +597,7 @@ TEST(Hooks_load_refuses_bad_streams) {
   STREAM(1000000);
   put_record(&b, e[1], ECS_NULL, 0, &id, NULL);
   calls = a.calls;
-  CHECK_EQ_INT(load(w, t, b.data, b.len, NULL), ECS_ERR_CORRUPT);
+  CHECK_EQ_INT(load(w, t, b.p, b.n, NULL), ECS_ERR_CORRUPT);
   CHECK_EQ_INT(a.calls, calls);
   REFUSED();
   STREAM(0xffffffffu);
@@ -736,13 +701,13 @@ TEST(Hooks_load_refuses_bad_streams) {
     mm[5] = (double)NAN;
     STREAM(1);
     put_record(&b, e[1], ECS_NULL, 1, &id, mm);
-    CHECK_EQ_INT(load(w, t, b.data, b.len, NULL), ECS_ERR_OK);
+    CHECK_EQ_INT(load(w, t, b.p, b.n, NULL), ECS_ERR_OK);
     CHECK_WORLD(w);
   }
 #undef STREAM
 #undef REFUSED
-  buf_free(&b);
-  buf_free(&before.saved);
+  membuf_free(&b);
+  membuf_free(&before.saved);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
 }
@@ -755,7 +720,7 @@ TEST(Hooks_load_out_of_memory) {
   ecs_world *w1 = new_world(&a1, &t1), *w2 = new_world(&a2, &t2);
   ecs_entity e[SCENE_N], f[SCENE_N], far[2100], far2[2100];
   fingerprint before;
-  buf b;
+  membuf b;
   int nomem = 0, done = 0;
   memset(&b, 0, sizeof b);
   memset(&before, 0, sizeof before);
@@ -775,7 +740,7 @@ TEST(Hooks_load_out_of_memory) {
     long blocks = a2.blocks;
     ecs_err err;
     a2.fail_at = a2.calls + k;
-    err = load(w2, t2, b.data, b.len, NULL);
+    err = load(w2, t2, b.p, b.n, NULL);
     a2.fail_at = 0;
     if (err == ECS_ERR_NOMEM) {
       nomem++;
@@ -792,8 +757,8 @@ TEST(Hooks_load_out_of_memory) {
   CHECK_WORLD(w2);
   for (int k = 0; k < SCENE_N; k++) CHECK(same_transform(t1, t2, e[k]));
   CHECK(same_transform(t1, t2, far[2099]));
-  buf_free(&b);
-  buf_free(&before.saved);
+  membuf_free(&b);
+  membuf_free(&before.saved);
   ecs_world_free(w1);
   ecs_world_free(w2);
   CHECK_EQ_INT(a1.blocks, 0);
@@ -911,11 +876,11 @@ TEST(Notify_add_set_remove_see_the_record) {
   CHECK_EQ_INT(ecs_world_gc(w, SIZE_MAX), 1);
   CHECK(ecs_transform_sort(t) == ECS_ERR_OK);
   {
-    buf b;
+    membuf b;
     memset(&b, 0, sizeof b);
     CHECK(save(w, t, &b) == ECS_ERR_OK);
-    CHECK(load(w, t, b.data, b.len, NULL) == ECS_ERR_OK);
-    buf_free(&b);
+    CHECK(load(w, t, b.p, b.n, NULL) == ECS_ERR_OK);
+    membuf_free(&b);
   }
   class_of(w)->clear(w, t);
   CHECK_EQ_INT(lg.n, 0);

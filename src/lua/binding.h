@@ -28,6 +28,22 @@
 #include "lua.h"
 #include "lauxlib.h"
 
+/*
+** Hidden symbols in ecs/core.so however it is built. CMake compiles with
+** -fvisibility=hidden; the rock's builtin build cannot (its compiler flags
+** are LuaRocks' CFLAGS: a rockspec sets defines and include directories,
+** no flags). So from here to the end of every binding file (binding.h is
+** their first include; no pop) declarations are hidden: the binding's own
+** functions and, through the headers below, every core function it calls,
+** which the linker then hides in the module too (the most restrictive
+** visibility of a symbol wins), making those calls direct instead of
+** through the PLT. Lua's API, declared above, stays as it is; the one
+** exported symbol, luaopen_ecs_core, says so itself (ECS_EXPORT).
+*/
+#if defined(__GNUC__) && !defined(_WIN32)
+#pragma GCC visibility push(hidden)
+#endif
+
 #include "ecs.h"
 #include "ecs_lua.h"
 #include "component.h"
@@ -38,7 +54,7 @@
 #include "system.h"
 
 #define check_text ecs_lua_check_text
-#define check_entity ecs_lua_check_entity
+#define check_entity ecsl_check_entity
 #define push_entity ecs_lua_push_entity
 #define check_world(L, idx) ecsl_check_self(L)
 /* the metatable of every world's fields table: { __index = methods } */
@@ -101,6 +117,8 @@ typedef struct lcomponent {
   lworld *lw;          /* == h.lw */
   ecs_component *c;    /* NULL until registered */
   uint32_t nfields, nlua;
+  uint8_t type[];      /* nfields: each field's ecs_type (a schema never
+                       ** changes), read without a call into the core */
 } lcomponent;
 
 /* A converted field value, before it is written to its column. */
@@ -196,13 +214,11 @@ int ecsl_closed(lua_State *L);
 const char *ecsl_entity_note(lua_State *L, int idx);
 int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
                const char *detail, int eidx);
-ecs_world *ecsl_check_self(lua_State *L);
 void ecsl_init_head(lhead *h, const void *cls, lworld *lw);
 int ecsl_l_method(lua_State *L);
 int ecsl_object_error(lua_State *L, int idx, const char *cname);
 void ecsl_set_methods(lua_State *L, const luaL_Reg *methods, const void *cls, const char *cname);
 lworld *ecsl_test_lworld(lua_State *L, int idx);
-lhead *ecsl_test_object(lua_State *L, int idx, const void *cls);
 lworld *ecsl_to_lworld(lua_State *L, int idx);
 void ecsl_world_release(lworld *lw);
 size_t ecsl_zero_at(const char *s, size_t len);
@@ -210,6 +226,50 @@ size_t ecsl_zero_at(const char *s, size_t len);
 /* options.c: unknown keys of an option table or list are errors. */
 void ecsl_check_keys(lua_State *L, int idx, int arg, const char *fn,
                      const char *const *allowed, bool list);
+
+/*
+** The lhead of the userdata at idx if it is of class cls, else NULL.
+** lua_touserdata gives NULL for everything but userdata, and lua_rawlen
+** 0 for a light userdata: a block of at least an lhead is a full userdata.
+*/
+static inline lhead *ecsl_test_object(lua_State *L, int idx, const void *cls) {
+  lhead *h = (lhead *)lua_touserdata(L, idx);
+  if (h == NULL || lua_rawlen(L, idx) < sizeof *h ||
+      h->self != (const void *)h || h->cls != cls)
+    return NULL;
+  return h;
+}
+
+/*
+** The self (argument 1) of a method, as type T. Every method runs through
+** ecsl_l_method (ecsl_set_methods registers nothing else), which checked
+** self's class already: a method reads it here and checks nothing more of
+** it but whether its world is closed. Only for methods: a metamethod or a
+** function that takes an object elsewhere checks it (ecsl_test_object).
+*/
+#define ecsl_self(L, T) ((T *)lua_touserdata(L, 1))
+
+/* The world of a world method (self is argument 1), or the closed-world
+** error. */
+static inline ecs_world *ecsl_check_self(lua_State *L) {
+  ecs_world *w = ecsl_self(L, lworld)->w;
+  if (w == NULL) ecsl_closed(L);
+  return w;
+}
+
+/*
+** ecs_lua_check_entity inline, for the methods that take an entity on
+** every call (the same test: a light userdata with the entity tag and an
+** id within 30 bits; the same type error).
+*/
+static inline ecs_entity ecsl_check_entity(lua_State *L, int idx) {
+  uintptr_t v = (uintptr_t)lua_touserdata(L, idx);
+  if (lua_type(L, idx) != LUA_TLIGHTUSERDATA ||
+      (v & ECS_LUA_TAG_MASK) != ECS_LUA_TAG_ENTITY ||
+      (v >> ECS_LUA_TAG_BITS) > ECS_ID_MASK)
+    luaL_typeerror(L, idx, "entity");
+  return (ecs_entity)(v >> ECS_LUA_TAG_BITS);
+}
 
 /* entity.c */
 int ecsl_l_entity(lua_State *L);
@@ -247,10 +307,50 @@ int ecsl_push_state_field(lua_State *L, int widx, const void *key);
 /* field.c */
 uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx, const char *fn);
 void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc, const char *fn, uint32_t k, fvalue *out);
-void ecsl_push_scalar(lua_State *L, ecs_type t, ecs_scalar v, int refs);
-void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k, ecs_instance i, int refs);
 const char *ecsl_value_type_name(lua_State *L, int idx);
-void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i, const fvalue *v);
+
+/*
+** Field values between Lua and a column, inline: get, field, set and
+** set_field convert one value per field and call, and q:columns one per
+** row, so none of them makes a call for it (the value layer's inline
+** bodies, value.h).
+*/
+
+/* Push value v of a field of type t; refs is the refs table's index. */
+static inline void ecsl_push_scalar(lua_State *L, ecs_type t, ecs_scalar v,
+                                    int refs) {
+  switch (ecs_type_kind_inline(t)) {
+  case ECS_KIND_FLOAT: lua_pushnumber(L, (lua_Number)v.f); break;
+  case ECS_KIND_INT: lua_pushinteger(L, (lua_Integer)v.i); break;
+  case ECS_KIND_BOOL: lua_pushboolean(L, v.i != 0); break;
+  case ECS_KIND_ENTITY: push_entity(L, (ecs_entity)v.i); break;
+  case ECS_KIND_REF:
+    if (v.i == 0 || refs == 0) lua_pushnil(L);
+    else lua_rawgeti(L, refs, (lua_Integer)v.i);
+    break;
+  default: lua_pushnil(L); break;
+  }
+}
+
+/* Push field k of instance i of the manager lc; refs is the refs table's
+** index (or 0). */
+static inline void ecsl_push_field(lua_State *L, const lcomponent *lc,
+                                   uint32_t k, ecs_instance i, int refs) {
+  ecs_type t = (ecs_type)lc->type[k];
+  ecsl_push_scalar(L, t, ecs_value_load_inline(ecs_component_column(lc->c, k),
+                                               t, i), refs);
+}
+
+/* Write the converted value v (ecsl_check_value) of field k at instance i. */
+static inline void ecsl_write_value(const lcomponent *lc, uint32_t k,
+                                    ecs_instance i, const fvalue *v) {
+  ecs_type t = (ecs_type)lc->type[k];
+  ecs_scalar s;
+  if (ecs_type_kind_inline(t) == ECS_KIND_FLOAT) s.f = v->f;
+  else if (t == ECS_LUA) s.i = (int64_t)v->ref;
+  else s.i = v->i;
+  ecs_value_store_inline(ecs_component_column(lc->c, k), t, i, s);
+}
 
 /* plugin.c */
 void ecsl_open_api(lua_State *L);

@@ -115,7 +115,7 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
 */
 const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty,
                            cvalue *o) {
-  switch (ecs_type_kind(ty)) {
+  switch (ecs_type_kind_inline(ty)) {
   case ECS_KIND_FLOAT:
     if (t != LUA_TNUMBER) return "number";
     o->f = (double)lua_tonumberx(L, idx, NULL);
@@ -130,7 +130,7 @@ const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty,
     return NULL;
   case ECS_KIND_ENTITY:
     if (!ecs_lua_is_entity(L, idx)) return "entity";
-    o->i = (int64_t)ecs_lua_check_entity(L, idx);
+    o->i = (int64_t)ecsl_check_entity(L, idx);
     return NULL;
   default: {
     int isint = 0;
@@ -188,8 +188,8 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
   if (!current) {
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        ecs_value_store(base, s.type, ecs_component_lookup(w, c, st->ent[j]),
-                        in[j]);
+        ecs_value_store_inline(base, s.type,
+                               ecs_component_lookup(w, c, st->ent[j]), in[j]);
     return;
   }
   ecs_value_store_rows(base, s.type, rows, in, n, false);
@@ -287,29 +287,22 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
   c = ecs_query_with(st->lq->q, s.term);
   base = ecs_component_column(c, s.field);
   rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
-  /* the chunk's values first (scratch is free between write-back and
-  ** the body), then one push loop per kind */
-  ecs_value_load_rows(st->scratch, base, s.type, rows, n, false);
-  switch (ecs_type_kind(s.type)) {
-  case ECS_KIND_FLOAT:
-    for (uint32_t j = 0; j < n; j++) {
-      lua_pushnumber(L, (lua_Number)st->scratch[j].f);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
+  /* one pass from the column: one case per type (value.h's list), where
+  ** the type is a constant, so the inline load and push fold into a loop
+  ** with no dispatch inside */
+#define COLUMNS_FILL(NAME, T, M)                                             \
+  case ECS_##NAME:                                                           \
+    for (uint32_t j = 0; j < n; j++) {                                       \
+      ecsl_push_scalar(L, ECS_##NAME,                                        \
+                       ecs_value_load_inline(base, ECS_##NAME, rows[j]), 0); \
+      lua_rawseti(L, t, (lua_Integer)j + 1);                                 \
+    }                                                                        \
     break;
-  case ECS_KIND_INT:
-    for (uint32_t j = 0; j < n; j++) {
-      lua_pushinteger(L, (lua_Integer)st->scratch[j].i);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
-    break;
-  default:
-    for (uint32_t j = 0; j < n; j++) {
-      ecsl_push_scalar(L, s.type, st->scratch[j], 0);
-      lua_rawseti(L, t, (lua_Integer)j + 1);
-    }
-    break;
+  switch (s.type) {
+  ECS_VALUE_TYPES(COLUMNS_FILL)
+  default: break;
   }
+#undef COLUMNS_FILL
 }
 
 /* The iterator: write back the last chunk, fill the next -> n, arrays... */

@@ -107,6 +107,16 @@ static lcomponent *check_comp(lua_State *L, int idx, ecs_world **w) {
   return lc;
 }
 
+/*
+** The manager of a method (self, argument 1, which ecsl_l_method checked)
+** with its world open.
+*/
+static lcomponent *self_comp(lua_State *L, ecs_world **w) {
+  lcomponent *lc = ecsl_self(L, lcomponent);
+  if (lc->c == NULL || (*w = lc->lw->w) == NULL) ecsl_closed(L);
+  return lc;
+}
+
 ecs_component *ecs_lua_check_component(lua_State *L, int idx, ecs_world **w) {
   ecs_world *cw;
   lcomponent *lc = check_comp(L, idx, &cw);
@@ -190,7 +200,7 @@ static int make_refs(lua_State *L) { /* job, refs, v1..vn */
 static int comp_write(lua_State *L, int is_add) {
   const char *fn = is_add ? "add" : "set";
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   int top = lua_gettop(L), refs = 0, tform;
   uint32_t nf = lc->nfields;
@@ -203,7 +213,7 @@ static int comp_write(lua_State *L, int is_add) {
   if (!is_add && (i = ecs_component_lookup(w, lc->c, e)) == ECS_NO_INSTANCE)
     return comp_error(L, lc, fn, ECS_ERR_MISSING);
   tform = top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
-          ecs_component_field(lc->c, 0)->type != ECS_LUA;
+          lc->type[0] != ECS_LUA;
   for (uint32_t k = 0; k < nf; k++) src[k] = 0;
   if (tform) {
     /* move each named value to the stack, so that refs see it later */
@@ -254,7 +264,7 @@ static int comp_write(lua_State *L, int is_add) {
     lua_pushlightuserdata(L, &job);
     lua_pushvalue(L, refs);
     for (uint32_t k = 0; k < nf; k++) {
-      if (ecs_component_field(lc->c, k)->type != ECS_LUA) continue;
+      if (lc->type[k] != ECS_LUA) continue;
       val[k].ref = 0;
       if (src[k] == 0 || lua_isnil(L, src[k])) continue;
       job.field[job.n++] = k;
@@ -286,18 +296,18 @@ static int comp_write(lua_State *L, int is_add) {
     err = ecs_component_emplace(w, lc->c, e, &i, &existed);
     if (err != ECS_ERR_OK) {
       for (uint32_t k = 0; k < nf && refs != 0; k++)
-        if (ecs_component_field(lc->c, k)->type == ECS_LUA && val[k].ref)
+        if (lc->type[k] == ECS_LUA && val[k].ref)
           luaL_unref(L, refs, (int)val[k].ref);
       return comp_error(L, lc, fn, err);
     }
   }
   for (uint32_t k = 0; k < nf; k++) {
-    if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+    if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-      ecsl_write_value(lc->c, k, i, &val[k]);
+      ecsl_write_value(lc, k, i, &val[k]);
       if (old != 0) luaL_unref(L, refs, (int)old);
     } else {
-      ecsl_write_value(lc->c, k, i, &val[k]);
+      ecsl_write_value(lc, k, i, &val[k]);
     }
   }
   if (refs != 0) drain_refs_at(L, w, refs);
@@ -317,23 +327,25 @@ static int l_comp_set(lua_State *L) { return comp_write(L, 0); }
 /* Position:get(e) -> values in schema order, or nothing */
 static int l_comp_get(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   ecs_instance i;
   int refs = 0;
-  luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
+  /* a C function has LUA_MINSTACK free slots to begin with */
+  if (lc->nfields + 2u > (uint32_t)LUA_MINSTACK)
+    luaL_checkstack(L, (int)lc->nfields + 2, "too many fields");
   if (lc->nlua > 0) refs = push_comp_refs(L, 1);
   /* nothing below allocates, so i stays valid while values are pushed */
   i = ecs_component_lookup(w, lc->c, e);
   if (i == ECS_NO_INSTANCE) return 0;
-  for (uint32_t k = 0; k < lc->nfields; k++) ecsl_push_value(L, lc->c, k, i, refs);
+  for (uint32_t k = 0; k < lc->nfields; k++) ecsl_push_field(L, lc, k, i, refs);
   return (int)lc->nfields;
 }
 
 /* Position:field(e, "x") -> value, or nil if e has no Position */
 static int l_comp_field(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   uint32_t k = ecsl_check_field(L, lc, 3, "field");
   ecs_instance i = ecs_component_lookup(w, lc->c, e);
@@ -342,15 +354,15 @@ static int l_comp_field(lua_State *L) {
     lua_pushnil(L);
     return 1;
   }
-  if (ecs_component_field(lc->c, k)->type == ECS_LUA) refs = push_comp_refs(L, 1);
-  ecsl_push_value(L, lc->c, k, i, refs);
+  if (lc->type[k] == ECS_LUA) refs = push_comp_refs(L, 1);
+  ecsl_push_field(L, lc, k, i, refs);
   return 1;
 }
 
 /* Position:set_field(e, "x", v) -- e must have the component */
 static int l_comp_set_field(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   uint32_t k = ecsl_check_field(L, lc, 3, "set_field");
   ecs_instance i;
@@ -361,7 +373,7 @@ static int l_comp_set_field(lua_State *L) {
   i = ecs_component_lookup(w, lc->c, e);
   if (i == ECS_NO_INSTANCE) return comp_error(L, lc, "set_field", ECS_ERR_MISSING);
   ecsl_check_value(L, 4, lc, "set_field", k, &v);
-  if (ecs_component_field(lc->c, k)->type == ECS_LUA) {
+  if (lc->type[k] == ECS_LUA) {
     int refs = push_comp_refs(L, 1);
     uint32_t old;
     v.ref = 0;
@@ -378,11 +390,11 @@ static int l_comp_set_field(lua_State *L) {
       }
     }
     old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-    ecsl_write_value(lc->c, k, i, &v);
+    ecsl_write_value(lc, k, i, &v);
     if (old != 0) luaL_unref(L, refs, (int)old);
     w = lc->lw->w; /* still open: looked up again after luaL_ref */
   } else {
-    ecsl_write_value(lc->c, k, i, &v);
+    ecsl_write_value(lc, k, i, &v);
   }
   if ((err = notify(L, lc, w, e, ECS_EVENT_SET)) != ECS_ERR_OK)
     return comp_error(L, lc, "set_field", err);
@@ -392,7 +404,7 @@ static int l_comp_set_field(lua_State *L) {
 /* Position:has(e) -> boolean (false for dead, stale or null handles) */
 static int l_comp_has(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   lua_pushboolean(L, ecs_component_lookup(w, lc->c, check_entity(L, 2)) !=
                          ECS_NO_INSTANCE);
   return 1;
@@ -405,7 +417,7 @@ static int l_comp_has(lua_State *L) {
 */
 static int l_comp_remove(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   bool done;
   ecs_err err = ecs_component_remove(w, lc->c, e, &done);
@@ -421,7 +433,7 @@ static int l_comp_remove(lua_State *L) {
 /* Position:count() -> instances whose entity is alive */
 static int l_comp_count(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   lua_pushinteger(L, (lua_Integer)ecs_component_count(w, lc->c));
   return 1;
 }
@@ -429,7 +441,7 @@ static int l_comp_count(lua_State *L) {
 /* Position:size() -> instances stored, dead entities' records included */
 static int l_comp_size(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
   return 1;
 }
@@ -440,7 +452,7 @@ static int l_comp_size(lua_State *L) {
 */
 static int l_comp_gc(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   size_t budget = SIZE_MAX, n;
   if (!lua_isnoneornil(L, 2)) {
     lua_Integer b = luaL_checkinteger(L, 2);
@@ -456,7 +468,7 @@ static int l_comp_gc(lua_State *L) {
 /* Position:fields() -> { "x:f32", "y:f32" } (the schema, normalised) */
 static int l_comp_fields(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   lua_createtable(L, (int)lc->nfields, 0);
   for (uint32_t k = 0; k < lc->nfields; k++) {
     const ecs_field_def *f = ecs_component_field(lc->c, k);
@@ -498,7 +510,7 @@ static int l_comp_entities_next(lua_State *L) {
 /* Position:entities() -> iterator over entities having it (alive) */
 static int l_comp_entities(lua_State *L) {
   ecs_world *w;
-  lcomponent *lc = check_comp(L, 1, &w);
+  lcomponent *lc = self_comp(L, &w);
   lua_settop(L, 1);
   lua_pushinteger(L, (lua_Integer)ecs_component_size(lc->c));
   lua_pushcclosure(L, l_comp_entities_next, 2);
@@ -644,13 +656,16 @@ int ecsl_l_world_component(lua_State *L) {
       return luaL_error(L, "world:component: %s '%s'", ecs_strerror(err),
                         defs[at].name);
   }
-  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc, 2); /* 7: manager */
+  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc + n, 2); /* 7: manager */
   lc->lw = ecsl_to_lworld(L, 1);
   ecsl_init_head(&lc->h, &ecsl_comp_tag, lc->lw);
   lc->c = NULL;
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
-  for (size_t k = 0; k < n; k++) lc->nlua += defs[k].type == ECS_LUA;
+  for (size_t k = 0; k < n; k++) {
+    lc->nlua += defs[k].type == ECS_LUA;
+    lc->type[k] = (uint8_t)defs[k].type;
+  }
   push_comp_metatable(L, name);
   lua_setmetatable(L, 7);
   lua_pushvalue(L, 1);

@@ -15,6 +15,11 @@ const char *ecsl_value_type_name(lua_State *L, int idx) {
   return luaL_typename(L, idx);
 }
 
+/* The name of field k (for messages). */
+static const char *field_name(const lcomponent *lc, uint32_t k) {
+  return ecs_component_field(lc->c, k)->name;
+}
+
 /*
 ** Convert the value at idx for field k (nil and none give zero: 0, false,
 ** ecs.null, nil). Numbers must be numbers (no string coercion); integer
@@ -25,16 +30,16 @@ const char *ecsl_value_type_name(lua_State *L, int idx) {
 */
 void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
                         const char *fn, uint32_t k, fvalue *out) {
-  const ecs_field_def *f = ecs_component_field(lc->c, k);
+  ecs_type ft = (ecs_type)lc->type[k];
   int t = lua_type(L, idx);
   const char *expect;
   out->i = 0;
   if (t == LUA_TNIL || t == LUA_TNONE) return;
-  switch (ecs_type_kind(f->type)) {
+  switch (ecs_type_kind_inline(ft)) {
   case ECS_KIND_FLOAT:
     if (t != LUA_TNUMBER) { expect = "a number"; break; }
     out->f = (double)lua_tonumber(L, idx);
-    if (f->type == ECS_F32) {
+    if (ft == ECS_F32) {
       if (out->f > (double)FLT_MAX) out->f = (double)HUGE_VALF;
       else if (out->f < -(double)FLT_MAX) out->f = -(double)HUGE_VALF;
     }
@@ -56,53 +61,20 @@ void ecsl_check_value(lua_State *L, int idx, const lcomponent *lc,
     v = lua_tointegerx(L, idx, &isint);
     if (!isint)
       luaL_error(L, "%s:%s: field '%s' expects an integer, got %s",
-                 ecs_component_name(lc->c), fn, f->name,
+                 ecs_component_name(lc->c), fn, field_name(lc, k),
                  lua_tostring(L, idx)); /* a number: converts in place */
-    if (!ecs_value_fits(f->type, (int64_t)v)) /* the checked rule */
+    if (!ecs_value_fits(ft, (int64_t)v)) /* the checked rule */
       luaL_error(L, "%s:%s: field '%s' (%s) out of range, got %I",
-                 ecs_component_name(lc->c), fn, f->name,
-                 ecs_type_name(f->type), v);
+                 ecs_component_name(lc->c), fn, field_name(lc, k),
+                 ecs_type_name(ft), v);
     out->i = (int64_t)v;
     return;
   }
   default: expect = "a value"; break;
   }
   luaL_error(L, "%s:%s: field '%s' expects %s, got %s",
-             ecs_component_name(lc->c), fn, f->name, expect,
+             ecs_component_name(lc->c), fn, field_name(lc, k), expect,
              ecsl_value_type_name(L, idx));
-}
-
-void ecsl_write_value(ecs_component *c, uint32_t k, ecs_instance i,
-                      const fvalue *v) {
-  ecs_type t = ecs_component_field(c, k)->type;
-  ecs_scalar s;
-  if (ecs_type_kind(t) == ECS_KIND_FLOAT) s.f = v->f;
-  else if (t == ECS_LUA) s.i = (int64_t)v->ref;
-  else s.i = v->i;
-  ecs_value_store(ecs_component_column(c, k), t, i, s);
-}
-
-/* Push value v of a field of type t; refs is the refs table's index. */
-void ecsl_push_scalar(lua_State *L, ecs_type t, ecs_scalar v, int refs) {
-  switch (ecs_type_kind(t)) {
-  case ECS_KIND_FLOAT: lua_pushnumber(L, (lua_Number)v.f); break;
-  case ECS_KIND_INT: lua_pushinteger(L, (lua_Integer)v.i); break;
-  case ECS_KIND_BOOL: lua_pushboolean(L, v.i != 0); break;
-  case ECS_KIND_ENTITY: push_entity(L, (ecs_entity)v.i); break;
-  case ECS_KIND_REF:
-    if (v.i == 0 || refs == 0) lua_pushnil(L);
-    else lua_rawgeti(L, refs, (lua_Integer)v.i);
-    break;
-  default: lua_pushnil(L); break;
-  }
-}
-
-/* Push field k of instance i; refs is the refs table's index (or 0). */
-void ecsl_push_value(lua_State *L, ecs_component *c, uint32_t k,
-                     ecs_instance i, int refs) {
-  ecs_type t = ecs_component_field(c, k)->type;
-  ecsl_push_scalar(L, t, ecs_value_load(ecs_component_column(c, k), t, i),
-                   refs);
 }
 
 /*

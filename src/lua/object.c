@@ -96,16 +96,6 @@ void ecsl_init_head(lhead *h, const void *cls, lworld *lw) {
   h->lw = lw;
 }
 
-/* The lhead of the userdata at idx if it is of class cls, else NULL. */
-lhead *ecsl_test_object(lua_State *L, int idx, const void *cls) {
-  lhead *h = (lhead *)lua_touserdata(L, idx);
-  if (h == NULL || lua_type(L, idx) != LUA_TUSERDATA ||
-      lua_rawlen(L, idx) < sizeof *h || h->self != (const void *)h ||
-      h->cls != cls)
-    return NULL;
-  return h;
-}
-
 /* The type name luaL_typeerror would use: __name, or the basic type. */
 
 /*
@@ -137,11 +127,6 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
   return lw->w;
 }
 
-/* The world's own methods: self is argument 1. */
-ecs_world *ecsl_check_self(lua_State *L) {
-  return ecs_lua_check_world(L, 1);
-}
-
 
 /* Release the core world of a closed world once no call is in progress. */
 void ecsl_world_release(lworld *lw) {
@@ -158,14 +143,29 @@ static void world_leave(lworld *lw) {
 
 
 
-/* Every method runs through here: check self, count the call. */
+/*
+** Every method runs through here: check self, count the call. Self is
+** checked here and only here (the method reads it with ecsl_self): of
+** class m->cls and, for plugin classes, named m->cname. Inline, and with
+** two API calls for the shape: lua_touserdata gives NULL for everything
+** but userdata, and lua_rawlen gives 0 for a light userdata, so a block
+** of at least an lhead is a full userdata.
+*/
 int ecsl_l_method(lua_State *L) {
   const lmethod *m = (const lmethod *)lua_touserdata(L, lua_upvalueindex(1));
-  lhead *h = m->cls == &ecsl_plugin_tag ? ecsl_test_plugin(L, 1, m->cname)
-                                     : ecsl_test_object(L, 1, m->cls);
+  lhead *h = (lhead *)lua_touserdata(L, 1);
   lworld *lw;
   int n;
-  if (h == NULL) return ecsl_object_error(L, 1, m->cname);
+  if (m->cls == &ecsl_plugin_tag) {
+    const plugin_head *ph = (const plugin_head *)(void *)h;
+    if (h == NULL || lua_rawlen(L, 1) < sizeof *ph || h->self != (const void *)h ||
+        h->cls != m->cls ||
+        (ph->o.tname != m->cname && strcmp(ph->o.tname, m->cname) != 0))
+      return ecsl_object_error(L, 1, m->cname);
+  } else if (h == NULL || lua_rawlen(L, 1) < sizeof *h ||
+             h->self != (const void *)h || h->cls != m->cls) {
+    return ecsl_object_error(L, 1, m->cname);
+  }
   if ((lw = h->lw) == NULL) return m->fn(L); /* an object of no world */
   world_enter(lw);
   n = m->fn(L);

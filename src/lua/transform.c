@@ -28,21 +28,22 @@
 
 
 /*
-** The manager at index 1. Methods run through ecsl_l_method, which checked
-** the class of self already: only the closed world is left to check.
+** The manager of a method: self, argument 1, whose class ecsl_l_method
+** checked already (a plugin object named tname): only the closed world is
+** left to check.
 */
-static void *check_builtin(lua_State *L, const char *tname) {
-  lhead *h = ecsl_test_plugin(L, 1, tname);
-  if (h != NULL && h->lw->w != NULL) return (plugin_head *)(void *)h + 1;
-  return ecs_lua_plugin_check(L, 1, tname, NULL);
+static void *check_builtin(lua_State *L) {
+  plugin_head *ph = ecsl_self(L, plugin_head);
+  if (ph->o.h.lw == NULL || ph->o.h.lw->w == NULL) ecsl_closed(L);
+  return ph + 1;
 }
 
 static ecs_transform *check_tr(lua_State *L) {
-  return ((ltransform *)check_builtin(L, ECS_LUA_TRANSFORM))->t;
+  return ((ltransform *)check_builtin(L))->t;
 }
 
 static ecs_names *check_names(lua_State *L) {
-  return ((lnames *)check_builtin(L, ECS_LUA_NAMES))->m;
+  return ((lnames *)check_builtin(L))->m;
 }
 
 /* The error of method fn for the core's code (the entity: argument 2). */
