@@ -50,6 +50,7 @@ build = {
         "src/transform_hooks.c",
         "src/names.c",
         "src/query.c",
+        "src/query_iter.c",
         "src/query_run.c",
         "src/expr.c",
         "src/expr_compile.c",

@@ -38,6 +38,10 @@
 ** list mirrors the managers' own swap-removes, so runs survive churn and
 ** runs over them use the columns in place.
 **
+** Files: this one keeps the lists; query_iter.c the pins and iterators
+** that read them; query_run.c native runs; query_private.h the structs
+** they share.
+**
 ** Layer: query, above the managers, below expr (layers: alloc.h). expr.c
 ** keeps its programs in each query's extension slot; this file frees
 ** them through the hook the expr layer set, and knows nothing else of
@@ -45,49 +49,7 @@
 */
 #include <string.h>
 
-#include "query.h"
-#include "ecs_private.h"
-#include "records.h"
-
-/*
-** One snapshot of the match list, in one block: this header, then
-** entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
-** then cont[cap]. pins counts the readers holding it; while pinned it is
-** never written, and freed only with its query or its last unpin.
-*/
-typedef struct qsnap {
-  struct qsnap *next_retired;
-  size_t bytes;
-  uint32_t pins;
-  uint32_t count, cap;
-  uint32_t sized_for; /* the need its capacity was computed from */
-  ecs_entity *entity;
-  uint32_t *row;
-  /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
-  ** (so the run holding i - 1 goes on through i); cont[0] is 0 */
-  uint8_t *cont;
-} qsnap;
-
-/*
-** A query. The terms are fixed at creation; everything else is cache:
-** the snapshot and its position map, the scratch that runs and programs
-** reuse between calls, and expr.c's slot.
-*/
-struct ecs_query {
-  ecs_query *prev, *next; /* the world's list */
-  uint32_t nwith, nwithout;
-  ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
-  bool built;         /* cur (and pos) match the world */
-  uint32_t pending;   /* changes recorded since the last use (refresh) */
-  uint32_t churn;     /* changes since the runs were last looked at */
-  qsnap *cur;         /* NULL until the first build */
-  qsnap *retired;     /* pinned snapshots replaced since */
-  ecs_record_map pos; /* entity index -> position in cur, while built */
-  void *scratch;
-  size_t scratch_size;
-  void *ext;                     /* expr.c's programs (ecsi_query_ext) */
-  ecsi_query_ext_free ext_free;  /* frees ext, or NULL */
-};
+#include "query_private.h"
 
 /* ------------------------------------------------------------------------
 ** Creation and destruction
@@ -139,9 +101,6 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
   return ECS_ERR_OK;
 }
 
-static void snap_free(ecs_world *w, qsnap *s) {
-  if (s != NULL) ecsi_free(w, s, s->bytes);
-}
 
 /*
 ** Unlink, then free what hangs off the query: expr.c's programs (through
@@ -577,160 +536,6 @@ void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
     out->pins += r->pins;
     out->bytes += r->bytes;
   }
-}
-
-/* ------------------------------------------------------------------------
-** Pinned snapshots
-** --------------------------------------------------------------------- */
-
-/*
-** Refresh, then take a pin on the current snapshot and describe it in
-** *out. The pin is the whole protocol: a change or rebuild while it is
-** held writes a new block and retires this one, so *out stays valid
-** until the matching unpin, whatever the reader does in between.
-*/
-ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
-  ecs_err err = ecs_query_refresh(w, q);
-  if (err != ECS_ERR_OK) return err;
-  q->cur->pins++;
-  out->count = q->cur->count;
-  out->stride = q->cur->cap;
-  out->entity = q->cur->entity;
-  out->row = q->cur->row;
-  out->cont = q->cur->cont;
-  out->snap = q->cur;
-  return ECS_ERR_OK;
-}
-
-/*
-** Drop a pin. The current snapshot just loses a pin (the next rebuild
-** reuses it); a retired one is freed with its last pin. The current
-** snapshot with no pin left is left alone, so unpinning it twice is
-** harmless (a retired one is gone after its last unpin).
-*/
-void ecsi_query_unpin(ecs_world *w, ecs_query *q, void *snap) {
-  qsnap *s = (qsnap *)snap, **p;
-  if (s == NULL || s->pins == 0) return;
-  if (--s->pins > 0 || s == q->cur) return;
-  for (p = &q->retired; *p != NULL; p = &(*p)->next_retired)
-    if (*p == s) {
-      *p = s->next_retired;
-      snap_free(w, s);
-      return;
-    }
-}
-
-/*
-** Scratch kept by the query and reused by every run and program on it:
-** it only grows, so a system running every frame allocates once. Taken
-** before the pin by its users, so that its failure changes nothing.
-*/
-void *ecsi_query_scratch(ecs_world *w, ecs_query *q, size_t size) {
-  void *p;
-  if (size <= q->scratch_size) return q->scratch;
-  p = ecsi_realloc(w, q->scratch, q->scratch_size, size);
-  if (p == NULL) return NULL;
-  q->scratch = p;
-  q->scratch_size = size;
-  return p;
-}
-
-uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max) {
-  uint32_t left = r->count - i, n = max < left ? max : left;
-  const uint8_t *stop;
-  if (n <= 1u) return n;
-  stop = (const uint8_t *)memchr(r->cont + i + 1u, 0, n - 1u);
-  return stop == NULL ? n : (uint32_t)(stop - (r->cont + i));
-}
-
-/*
-** Changes whenever a version of q's managers or the destroy epoch does:
-** all are counters that only go up, so their sum moves if any of them
-** moved (a 64-bit sum does not wrap in practice). One number per chunk
-** instead of a copy of every version in the iterator.
-*/
-static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
-  uint64_t sum = w->destroy_epoch;
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
-    sum += ecs_component_version(q->term[k]);
-  return sum;
-}
-
-bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it) {
-  return it->snap != NULL && stamp(w, it->q) == it->stamp;
-}
-
-ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
-  ecsi_rows r;
-  ecs_err err = ecsi_query_pin(w, q, &r);
-  it->q = q;
-  it->snap = err == ECS_ERR_OK ? r.snap : NULL;
-  it->pos = 0;
-  return err;
-}
-
-/*
-** The snapshot may be older than the world (entities destroyed, instances
-** removed during the loop), so each entity is checked against the
-** current state before it is handed out.
-*/
-bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
-                         ecs_entity *e) {
-  const qsnap *s = (const qsnap *)it->snap;
-  if (s == NULL) return false;
-  if (s == it->q->cur && it->q->built) { /* untouched since the pin: exact */
-    if (it->pos >= s->count) return false;
-    *e = s->entity[it->pos++];
-    return true;
-  }
-  while (it->pos < s->count) {
-    ecs_entity x = s->entity[it->pos++];
-    if (ecs_query_matches(w, it->q, x)) {
-      *e = x;
-      return true;
-    }
-  }
-  return false;
-}
-
-/*
-** Two ways, chosen per chunk: while the pinned snapshot is the current
-** one and not stale, its entities and rows are exact, and a chunk is two
-** memcpy; once anything changed, each entity is checked and its rows
-** looked up again, as iter_next does. The stamp taken here lets
-** ecs_query_iter_current tell the caller whether the rows it got are
-** still exact after it ran code of its own.
-*/
-uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
-                              uint32_t max, ecs_entity *ents, uint32_t *rows) {
-  const qsnap *s = (const qsnap *)it->snap;
-  const ecs_query *q = it->q;
-  uint32_t n = 0;
-  if (s == NULL) return 0;
-  it->stamp = stamp(w, q);
-  if (s == q->cur && q->built) { /* the snapshot is the truth */
-    n = s->count - it->pos < max ? s->count - it->pos : max;
-    memcpy(ents, s->entity + it->pos, (size_t)n * sizeof *ents);
-    for (uint32_t k = 0; k < q->nwith; k++)
-      memcpy(rows + (size_t)k * max, s->row + (size_t)k * s->cap + it->pos,
-             (size_t)n * sizeof *rows);
-    it->pos += n;
-    return n;
-  }
-  while (n < max && it->pos < s->count) { /* something changed: look up */
-    ecs_entity e = s->entity[it->pos++];
-    if (!ecs_query_matches(w, q, e)) continue;
-    for (uint32_t k = 0; k < q->nwith; k++)
-      rows[(size_t)k * max + n] = ecs_component_lookup(w, q->term[k], e);
-    ents[n++] = e;
-  }
-  return n;
-}
-
-void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it) {
-  if (it->snap == NULL) return;
-  ecsi_query_unpin(w, it->q, it->snap);
-  it->snap = NULL;
 }
 
 /* ------------------------------------------------------------------------
