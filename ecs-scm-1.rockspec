@@ -41,6 +41,7 @@ build = {
         "src/registry.c",
         "src/stream.c",
         "src/component.c",
+        "src/component_hooks.c",
         "src/schema.c",
         "src/sparse.c",
         "src/transform.c",

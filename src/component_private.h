@@ -1,0 +1,80 @@
+/*
+** component_private.h -- what component.c (the manager: instances, gc,
+** queries watching it) and component_hooks.c (its manager interface:
+** has, clear, stats, schema, save, load) share: the struct, the column
+** layout and the few operations both use. Not installed.
+*/
+#ifndef ECS_COMPONENT_PRIVATE_H
+#define ECS_COMPONENT_PRIVATE_H
+
+#include "component.h"
+#include "ecs_private.h"
+#include "sparse.h"
+
+#define MIN_CAP 8u
+
+/*
+** One manager. The schema (name, fields, element sizes, lua fields,
+** column prefixes) lives in the meta block with this struct and never
+** changes; data, size, cap, the map and version change with instances.
+*/
+struct ecs_component {
+  char *name;              /* in the meta block */
+  ecs_field_def *field;    /* nfields, names in the meta block */
+  uint8_t *elem;           /* size of one value of each field */
+  uint32_t *lua_field;     /* indices of the nlua "lua" fields */
+  uint32_t *prefix;        /* bytes per instance before column k (k <= nfields) */
+  size_t meta_size;        /* bytes of the meta block (this struct first) */
+  uint32_t nfields, nlua;
+  size_t stride;           /* bytes per instance over all columns */
+  void *data;              /* the one block of columns */
+  uint32_t size, cap;
+  ecsi_sparse map;         /* entity index -> instance */
+  uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
+  uint64_t version;        /* structural changes and column moves */
+  const struct removal *removing; /* REMOVEs being reported (see remove) */
+  ecsi_watch *watch;       /* the queries that name this manager */
+  uint32_t nwatch, watch_cap;
+};
+
+/*
+** Byte offset of field k's column (k == nfields: the end of the block).
+** prefix[k] is the bytes one instance takes in the columns before k, so
+** cap instances of each take prefix[k] * cap: the columns are laid out
+** back to back, and a multiple-of-8 cap keeps each one aligned.
+*/
+static inline size_t col_offset(const ecs_component *c, uint32_t k, uint32_t cap) {
+  return (size_t)c->prefix[k] * cap;
+}
+
+static inline ecs_entity *owners(const ecs_component *c) {
+  return (ecs_entity *)c->data;
+}
+
+static inline uint8_t *col(const ecs_component *c, uint32_t k) {
+  return (uint8_t *)c->data + col_offset(c, k, c->cap);
+}
+
+/* The map's entry for index: an instance, or ECS_NO_INSTANCE. */
+static inline uint32_t map_get(const ecs_component *c, uint32_t index) {
+  return ecsi_sparse_get(&c->map, index);
+}
+
+/* component.c: room in the world's drop list for nlua more lua cells; the
+** refs of instance i to that list; every watching query made stale. */
+ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);
+void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i);
+void ecsi_component_tell_stale(ecs_component *c);
+
+/* component_hooks.c: the manager class's hooks (ecs.h, ecs_manager_class). */
+bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e);
+void ecsi_component_clear(ecs_world *w, void *self);
+void ecsi_component_stats(const ecs_world *w, const void *self,
+                          ecs_manager_stats *out);
+uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
+                               ecs_field_def *out, uint32_t max);
+ecs_err ecsi_component_save(const ecs_world *w, const void *self,
+                            ecs_writer *out);
+ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in);
+
+#endif
