@@ -20,10 +20,8 @@
 ** created with the first observer and kept in the registry: never
 ** resumed, so its status is always LUA_OK and calls on it are allowed
 ** from whatever thread is running (calls nest on its stack, and every
-** push is popped before the trampoline returns). The Lua function, the
-** entity pushing and the error keeping all run inside lua_pcall on it,
-** and the function that does them (run) is stored in the registry too,
-** so pushing it allocates nothing on any Lua version.
+** push is popped before the trampoline returns). The Lua function runs
+** under lua_pcall on it; nothing else the trampoline does can raise.
 **
 ** Lifetime: an open observer is anchored in its world's state table
 ** (anchor_key), so it keeps running when the script drops it; the
@@ -39,7 +37,6 @@ const char ecsl_observer_tag = 'o';
 static const char thread_key = 't'; /* registry: the thread of observers */
 static const char index_key = 'x';  /* registry: weak { [address] = obs } */
 static const char error_key = 'e';  /* registry: { [1] = kept?, [2] = error } */
-static const char run_key = 'r';    /* registry: run, as a function value */
 static const char anchor_key = 'a'; /* world state: { [obs] = true } */
 
 #define ECS_LUA_OBSERVER "ecs.Observer"
@@ -52,28 +49,12 @@ typedef struct lobserver {
 } lobserver;
 
 /*
-** Under lua_pcall on the observers' thread: o (light), e (integer).
-** @return true when the observer's function raised (its error kept).
+** The listener of every observer (ecs_listener_fn). Only the observer's
+** function runs protected: the lookups before it (registry, weak index,
+** user value) and the entity (a light userdata) allocate nothing and
+** cannot raise, and keeping its error writes two array slots that
+** shared_state made. One protected call per event.
 */
-static int run(lua_State *T) {
-  const void *o = lua_touserdata(T, 1);
-  ecs_entity e = (ecs_entity)lua_tointeger(T, 2);
-  lua_rawgetp(T, LUA_REGISTRYINDEX, &index_key);          /* o, e, index */
-  if (lua_rawgetp(T, 3, o) != LUA_TUSERDATA) return 0;    /* ..., obs */
-  lua_getiuservalue(T, 4, 2);                             /* ..., obs, fn */
-  push_entity(T, e);
-  if (lua_pcall(T, 1, 0, 0) == LUA_OK) return 0;
-  /* slots 1 and 2 exist (shared_state made them): no allocation */
-  lua_rawgetp(T, LUA_REGISTRYINDEX, &error_key);          /* ..., err, kept */
-  lua_insert(T, -2);
-  lua_rawseti(T, -2, 2);
-  lua_pushboolean(T, 1);
-  lua_rawseti(T, -2, 1);
-  lua_pushboolean(T, 1);
-  return 1;
-}
-
-/* The listener of every observer (ecs_listener_fn). */
 static ecs_err observe(ecs_world *w, void *manager, ecs_entity e,
                        ecs_event event, void *ud) {
   lobserver *o = (lobserver *)ud;
@@ -86,13 +67,19 @@ static ecs_err observe(ecs_world *w, void *manager, ecs_entity e,
   if (o->manager == NULL || o->h.lw->w == NULL) return ECS_ERR_OK;
   if (!lua_checkstack(T, 6)) return ECS_ERR_NOMEM;
   top = lua_gettop(T);
-  lua_rawgetp(T, LUA_REGISTRYINDEX, &run_key);
-  lua_pushlightuserdata(T, o);
-  lua_pushinteger(T, (lua_Integer)e);
-  if (lua_pcall(T, 2, 1, 0) != LUA_OK)
-    err = ECS_ERR_NOMEM; /* run itself failed: only memory can */
-  else if (lua_toboolean(T, -1))
-    err = ECS_ERR_CALLBACK;
+  lua_rawgetp(T, LUA_REGISTRYINDEX, &index_key);          /* index */
+  if (lua_rawgetp(T, -1, o) == LUA_TUSERDATA) {           /* index, obs */
+    lua_getiuservalue(T, -1, 2);                          /* index, obs, fn */
+    push_entity(T, e);
+    if (lua_pcall(T, 1, 0, 0) != LUA_OK) {                /* ..., err */
+      lua_rawgetp(T, LUA_REGISTRYINDEX, &error_key);      /* ..., err, kept */
+      lua_insert(T, -2);
+      lua_rawseti(T, -2, 2);
+      lua_pushboolean(T, 1);
+      lua_rawseti(T, -2, 1);
+      err = ECS_ERR_CALLBACK;
+    }
+  }
   lua_settop(T, top);
   return err;
 }
@@ -136,11 +123,6 @@ static lua_State *shared_state(lua_State *L) {
     lua_pushboolean(L, 0);
     lua_rawseti(L, -2, 2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &error_key);
-  }
-  lua_pop(L, 1);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &run_key) == LUA_TNIL) {
-    lua_pushcfunction(L, run);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &run_key);
   }
   lua_pop(L, 1);
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &thread_key) != LUA_TTHREAD) {
