@@ -33,6 +33,7 @@ build = {
         "src/lua/each.c",
         "src/lua/options.c",
         "src/lua/system.c",
+        "src/lua/observer.c",
         "src/lua/module.c",
         "src/alloc.c",
         "src/value.c",

@@ -40,6 +40,7 @@ local function fixture()
   end
   x.N:set(x.e, "first")
   x.q = w:query(x.P, x.V)
+  x.obs = x.P:on_set(function() end)
   x.PM = pointmass.new(w)
   for _, e in ipairs(x.es) do x.PM:add(e, 1, 1, 2, 3, 0, 0, 0) end
   x.M = mesh.new(w)
@@ -84,6 +85,21 @@ local calls = {
 
   ["component.add"] = function(x) return x.P:add(x.w:create(), 1, 2, 3, x.e, {}) end,
   ["component.count"] = function(x) return x.P:count() end,
+  ["component.on_add"] = function(x)
+    x.P:on_add(function(e) x.V:add(e, 1, 2) end)
+    return x.P:add(x.w:create(), 1)
+  end,
+  ["component.on_remove"] = function(x)
+    x.P:on_remove(function(e) x.P:get(e) end)
+    return x.w:destroy(x.es[2])
+  end,
+  ["component.on_set"] = function(x)
+    local o = x.P:on_set(function(e) x.P:get(e) end)
+    x.P:set(x.e, 5)
+    return o:close()
+  end,
+  ["observer.active"] = function(x) return x.obs:active() end,
+  ["observer.close"] = function(x) return x.obs:close() end,
   ["component.entities"] = function(x)
     for e in x.P:entities() do x.P:get(e) end
   end,
@@ -135,6 +151,18 @@ local calls = {
     return x.T:gc()
   end,
   ["transform.has"] = function(x) return x.T:has(x.e) end,
+  ["transform.on_add"] = function(x)
+    x.T:on_add(function(e) x.T:local_position(e) end)
+    return x.T:add(x.w:create())
+  end,
+  ["transform.on_remove"] = function(x)
+    x.T:on_remove(function(e) x.T:local_position(e) end)
+    return x.w:destroy(x.es[6])
+  end,
+  ["transform.on_set"] = function(x)
+    x.T:on_set(function(e) x.T:world_position(e) end)
+    return x.T:set_local_position(x.e, 4, 5, 6)
+  end,
   ["transform.local_position"] = function(x) return x.T:local_position(x.e) end,
   ["transform.local_rotation"] = function(x) return x.T:local_rotation(x.e) end,
   ["transform.local_scale"] = function(x) return x.T:local_scale(x.e) end,
@@ -162,6 +190,18 @@ local calls = {
   ["transform.world_rotation"] = function(x) return x.T:world_rotation(x.es[6]) end,
 
   ["names.clear"] = function(x) return x.N:clear(x.e) end,
+  ["names.on_add"] = function(x)
+    x.N:on_add(function(e) x.N:get(e) end)
+    return x.N:set(x.es[4], "fourth")
+  end,
+  ["names.on_remove"] = function(x)
+    x.N:on_remove(function(e) x.N:get(e) end)
+    return x.N:clear(x.e)
+  end,
+  ["names.on_set"] = function(x)
+    x.N:on_set(function(e) x.N:get(e) end)
+    return x.N:set(x.e, "again")
+  end,
   ["names.find"] = function(x) return x.N:find("first") end,
   ["names.gc"] = function(x)
     x.N:set(x.es[2], "second")

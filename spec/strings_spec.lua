@@ -137,6 +137,10 @@ describe("text from Lua", function()
       "query.components", "query.count", "query.entities", "query.run", "query.programs",
       "world.memory", "world.managers",
       "names.clear", "names.gc", "names.get",
+      "component.on_add", "component.on_remove", "component.on_set",
+      "names.on_add", "names.on_remove", "names.on_set",
+      "transform.on_add", "transform.on_remove", "transform.on_set",
+      "observer.close", "observer.active",
     }
     local numbers_only = { -- methods taking numbers, entities and managers
       transform = "add children destroy_tree gc has local_position local_rotation local_scale " ..

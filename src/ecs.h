@@ -458,11 +458,26 @@ ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n);
 ** Managers' records of e vanish at once for every read and are reclaimed
 ** by gc. When the generation wraps (e's was 255), every manager's purge
 ** runs for e's index first, so the next entity to take it starts with no
-** record anywhere. Never allocates and never fails.
+** record anywhere. Never allocates and never fails. Managers' REMOVE
+** listeners are told first (ecs_destroy_report, whose errors this drops).
 ** @return true if e was alive; false (and nothing happens) for a dead,
 **         stale or null handle: never a double free.
 */
 bool ecs_destroy(ecs_world *w, ecs_entity e);
+
+/*
+** ecs_destroy reporting a listener's error. While the world has a
+** listener of ECS_EVENT_REMOVE, destroy first reports REMOVE of e to
+** each manager (registration order) that has such a listener and has a
+** record of e, e still alive and its records readable; a destroy of e
+** from inside those listeners does nothing (false). The first error
+** stops the reports; e is destroyed all the same. ecs_destroy is this
+** call with the error dropped.
+** @param destroyed set to whether e was alive and is destroyed now.
+** @return ECS_ERR_OK or the first listener's error (ECS_ERR_NESTING
+**         when notifications nest too deeply).
+*/
+ecs_err ecs_destroy_report(ecs_world *w, ecs_entity e, bool *destroyed);
 
 /* Destroy every alive entity in es. @return how many were destroyed. */
 size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n);

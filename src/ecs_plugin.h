@@ -338,6 +338,8 @@ struct ecs_api {
                                         uint32_t nfields, uint32_t *at);
   ecs_err (*ecs_schema_entry_parse)(const char *s, size_t len,
                                     size_t *name_len, ecs_type *type);
+  /* appended: ecs.h, destroy reporting REMOVE listeners' errors */
+  ecs_err (*ecs_destroy_report)(ecs_world *w, ecs_entity e, bool *destroyed);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -428,6 +430,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_create_n (ecs_plugin_api->ecs_create_n)
 #define ecs_destroy (ecs_plugin_api->ecs_destroy)
 #define ecs_destroy_n (ecs_plugin_api->ecs_destroy_n)
+#define ecs_destroy_report (ecs_plugin_api->ecs_destroy_report)
 #define ecs_count (ecs_plugin_api->ecs_count)
 #define ecs_free_count (ecs_plugin_api->ecs_free_count)
 #define ecs_next_entity (ecs_plugin_api->ecs_next_entity)

@@ -56,6 +56,12 @@ struct ecs_world {
   uint32_t listener_count, listener_cap;
   uint32_t notifying;      /* notifications in progress */
   bool listener_dead;      /* some entry has fn == NULL */
+  uint32_t remove_listeners; /* listeners with ECS_EVENT_REMOVE (destroy) */
+  /* entities whose destroy is reporting REMOVE (ecs_destroy_report): a
+  ** nested destroy of one of them does nothing. At most one per nesting
+  ** level of notifications, so the array never overflows. */
+  ecs_entity dying[65];
+  uint32_t dying_count;
   /* component: lua refs dropped by component managers, waiting for the
   ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
   ** where ref_slots counts the lua-field cells of every stored instance, so
@@ -86,6 +92,9 @@ void ecsi_entities_free(ecs_world *w);
 const char *ecsi_entities_check(const ecs_world *w);
 /* Run every manager's purge for index (its generation wrapped). */
 void ecsi_purge_index(ecs_world *w, uint32_t index);
+/* registry.c: report REMOVE of e to the REMOVE listeners of every manager
+** that has e (ecs_destroy_report); the first error stops. */
+ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e);
 /* Free every manager, last registered first, and the registry. */
 void ecsi_managers_free(ecs_world *w);
 

@@ -148,10 +148,9 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
 ** before it can be handed out again (once per 256 destroys of an index,
 ** so the cost follows the work; purges never allocate or fail).
 */
-bool ecs_destroy(ecs_world *w, ecs_entity e) {
+static void kill(ecs_world *w, ecs_entity e) {
   ecsi_queue *q = &w->free;
   uint32_t i = ecs_entity_index(e), next;
-  if (!ecs_alive(w, e)) return false;
   next = (w->head.slot[i] + 1u) & ECS_GENERATION_MASK;
   w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE | next);
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
@@ -160,7 +159,50 @@ bool ecs_destroy(ecs_world *w, ecs_entity e) {
   w->destroy_epoch++; /* rows handed out by query iterators may be stale */
   if (w->queries != NULL) ecsi_queries_entity_died(w, e);
   if (next == 0) ecsi_purge_index(w, i);
-  return true;
+}
+
+static bool dying(const ecs_world *w, ecs_entity e) {
+  for (uint32_t k = 0; k < w->dying_count; k++)
+    if (w->dying[k] == e) return true;
+  return false;
+}
+
+/*
+** With REMOVE listeners, e stays alive while they run (its components
+** readable), marked dying so that a listener's destroy of e does nothing
+** and no REMOVE is reported twice; then it dies whatever they returned.
+** The dying array has room for one entity per nesting level (64) plus
+** the outermost, and a deeper notification fails before it is reached,
+** but the bound is checked all the same.
+*/
+ecs_err ecs_destroy_report(ecs_world *w, ecs_entity e, bool *destroyed) {
+  ecs_err err = ECS_ERR_OK;
+  *destroyed = false;
+  if (!ecs_alive(w, e)) return ECS_ERR_OK;
+  if (w->remove_listeners != 0) {
+    if (dying(w, e)) return ECS_ERR_OK;
+    if (w->dying_count >= sizeof w->dying / sizeof w->dying[0])
+      return ECS_ERR_NESTING;
+    w->dying[w->dying_count++] = e;
+    err = ecsi_notify_destroy(w, e);
+    w->dying_count--;
+    /* a listener that dropped the last REMOVE listener may have destroyed e */
+    if (!ecs_alive(w, e)) return err;
+  }
+  kill(w, e);
+  *destroyed = true;
+  return err;
+}
+
+bool ecs_destroy(ecs_world *w, ecs_entity e) {
+  bool done;
+  if (w->remove_listeners == 0) {
+    if (!ecs_alive(w, e)) return false;
+    kill(w, e);
+    return true;
+  }
+  (void)ecs_destroy_report(w, e, &done);
+  return done;
 }
 
 /*

@@ -128,6 +128,7 @@ ecs_err ecs_manager_listen(ecs_world *w, const void *manager, unsigned events,
   w->listener[w->listener_count].ud = ud;
   w->listener_count++;
   w->head.listeners++;
+  if (events & ECS_EVENT_REMOVE) w->remove_listeners++;
   return ECS_ERR_OK;
 }
 
@@ -146,6 +147,7 @@ bool ecs_manager_unlisten(ecs_world *w, const void *manager,
     if (l->fn == fn && fn != NULL && l->manager == manager && l->ud == ud) {
       l->fn = NULL;
       w->head.listeners--;
+      if (l->events & ECS_EVENT_REMOVE) w->remove_listeners--;
       w->listener_dead = true;
       if (w->notifying == 0) compact_listeners(w);
       return true;
@@ -172,6 +174,37 @@ ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
   return err;
 }
 
+/*
+** destroy's REMOVE: managers in registration order, each that has a
+** REMOVE listener and has e (its has hook) at the moment its turn comes.
+** A listener may change anything (register managers, add or remove
+** listeners, components of e), so the arrays are read by index each
+** time; e itself stays alive meanwhile (a nested destroy of it does
+** nothing: ecs_destroy_report). O(managers x listeners) per destroy,
+** paid only while the world has a REMOVE listener.
+*/
+static bool has_remove_listener(const ecs_world *w, const void *self) {
+  for (uint32_t i = 0; i < w->listener_count; i++)
+    if (w->listener[i].fn != NULL && w->listener[i].manager == self &&
+        (w->listener[i].events & ECS_EVENT_REMOVE))
+      return true;
+  return false;
+}
+
+ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e) {
+  ecs_err err = ECS_ERR_OK;
+  for (uint32_t i = 0; i < w->manager_count && err == ECS_ERR_OK; i++) {
+    void *self = w->manager[i].self;
+    const ecs_manager_class *cls = w->manager[i].cls;
+    if (!ecs_alive(w, e)) break;
+    if (cls->has == NULL || !has_remove_listener(w, self) ||
+        !cls->has(w, self, e))
+      continue;
+    err = ecs_manager_notify_listeners(w, self, e, ECS_EVENT_REMOVE);
+  }
+  return err;
+}
+
 void ecs_manager_stats_at(const ecs_world *w, size_t i,
                           ecs_manager_stats *out) {
   out->records = out->live = out->bytes = 0;
@@ -194,4 +227,5 @@ void ecsi_managers_free(ecs_world *w) {
   w->listener = NULL;
   w->listener_count = w->listener_cap = 0;
   w->head.listeners = 0;
+  w->remove_listeners = 0;
 }

@@ -60,8 +60,9 @@
 ** within the world's), and with each listener's counts of ADD, REMOVE and
 ** SET (docs/components.md "Notifications", docs/transform.md
 ** "Notifications": ADD for a new record, SET for a write through the
-** setters, a second transform add or a rename, REMOVE before a remove or
-** names clear; nothing for destroy, destroy_tree, gc, sort, clear, load).
+** setters, a second transform add or a rename, REMOVE before a remove,
+** names clear, destroy or destroy_tree, for each manager that has the
+** entity; nothing for gc, sort, clear, load).
 ** The counting listener also checks that each event is in its mask and
 ** that the entity is alive with its record in place. gc must return the
 ** number by which the records fell.
@@ -247,13 +248,20 @@ static void orphan_children(state *st, int slot) {
     if (st->t[i].parent == slot) st->t[i].parent = -1;
 }
 
+static int model_has(const tracked *x, int m);
+static void expect_event(state *st, int m, ecs_event ev);
+
 /*
-** Managers do not hear of deaths: a dead entity's records stay until gc,
+** A destroy reports REMOVE, e still alive, to the listeners of every
+** manager that has e (ecs_destroy_report); beyond that, managers do not
+** hear of deaths: a dead entity's records stay until gc,
 ** clear, load or a new record at the index takes them. linger marks the
 ** managers that may still hold one, so that stats can be bounded (see
 ** check_stats); a full gc of a manager clears its bit everywhere.
 */
 static void model_kill(state *st, tracked *x) {
+  for (int m = 0; m < NMGR; m++)
+    if (model_has(x, m)) expect_event(st, m, ECS_EVENT_REMOVE);
   x->alive = 0;
   x->linger |= x->comps | (x->has_tr ? 1u << MGR_TR : 0) | (x->name ? 1u << MGR_NM : 0);
   orphan_children(st, slot_of(st, x));

@@ -668,7 +668,10 @@ TEST(Pointmass_reports_add_set_remove_to_listeners) {
     "assert(PM:remove(a))\n"
     "expect({ { name = 'pointmass', e = a, ev = REMOVE, has = true, x = 9 } })\n"
     "assert(not PM:has(a) and not PM:remove(a))\n"
-    "W:destroy(E[2]); assert(PM:gc() == 5); W:update(0.1)\n"
+    "local x2 = PM:position(E[2])\n"
+    "W:destroy(E[2]) -- destroy reports REMOVE, E[2] still alive\n"
+    "expect({ { name = 'pointmass', e = E[2], ev = REMOVE, has = true, x = x2 } })\n"
+    "assert(PM:gc() == 5); W:update(0.1)\n"
     "expect({})"));
   {
     const ecs_manager_class *cls;
@@ -739,7 +742,9 @@ TEST(Mesh_reports_add_and_remove_to_listeners) {
     "M:add(a, 3); LOG = {}\n"
     "assert(M:remove_all(a) == 2)\n"
     "expect({ ev(REMOVE, { 2, 3 }), ev(REMOVE, { 3 }) })\n"
-    "assert(M:remove_all(a) == 0); W:destroy(E[2]); M:gc(); expect({})\n"
+    "assert(M:remove_all(a) == 0); local m2 = M:meshes(E[2])\n"
+    "W:destroy(E[2]); expect({ { name = 'mesh', e = E[2], ev = REMOVE, meshes = m2 } })\n"
+    "M:gc(); expect({})\n"
     /* a listener's error: raised after the change; remove_all stops */
     "M:add(a, 1); M:add(a, 2); M:add(a, 3); LOG = {}\n"
     "FAIL = 9\n"

@@ -647,7 +647,7 @@ TEST(Listeners_names_events) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
-/* Destroy, gc, clear and load report nothing (ecs.h). */
+/* gc, clear and load report nothing (ecs.h); destroy reports REMOVE. */
 TEST(Listeners_silent_paths) {
   fixture f;
   lis a;
@@ -671,7 +671,9 @@ TEST(Listeners_silent_paths) {
                  0);
   }
   CHECK(pc != NULL && nc != NULL);
-  ecs_destroy(f.w, f.e[0]);
+  ecs_destroy(f.w, f.e[0]); /* REMOVE from P and names (ecs_destroy_report) */
+  CHECK_EQ_INT(f.log.n, 2);
+  f.log.n = 0;
   CHECK_EQ_INT(ecs_world_gc(f.w, SIZE_MAX), 2);
   {
     /* an empty P saved by hand: layout 1, one field x:i32, no records */
@@ -697,6 +699,102 @@ TEST(Listeners_silent_paths) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+
+/*
+** destroy reports REMOVE (ecs_destroy_report): to each manager that has a
+** REMOVE listener and a record of e, in registration order (P, Q, then
+** names), e alive and its records readable; a listener's destroy of e
+** does nothing (no second report); an error stops the rest, e dies all
+** the same; ADD/SET-only listeners hear nothing; destroy_n reports per
+** entity, in order.
+*/
+TEST(Listeners_destroy_reports_remove) {
+  fixture f;
+  lis a, b, c, d;
+  bool done;
+  CHECK(setup(&f));
+  a = mk(&f, 1, DO_NOTHING);
+  b = mk(&f, 2, DO_DESTROY);
+  c = mk(&f, 3, DO_NOTHING);
+  d = mk(&f, 4, DO_NOTHING);
+  CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(add(&f, f.Q, f.e[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_names_set(f.N, f.e[0], "a", 1), ECS_ERR_OK);
+  CHECK_EQ_INT(add(&f, f.P, f.e[1]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.N, ECS_EVENT_REMOVE, listener, &c), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.Q, ECS_EVENT_ADD | ECS_EVENT_SET,
+                                  listener, &d), 0);
+  CHECK(ecs_destroy(f.w, f.e[0]));
+  CHECK_EQ_INT(f.log.n, 2);
+  CHECK(f.log.at[0].manager == f.P && f.log.at[0].e == f.e[0]);
+  CHECK(f.log.at[0].event == ECS_EVENT_REMOVE && f.log.at[0].readable);
+  CHECK(f.log.at[1].manager == f.N && f.log.at[1].readable);
+  CHECK(strcmp(ids(&f), "13") == 0);
+  CHECK(!ecs_destroy(f.w, f.e[0])); /* dead: nothing */
+  CHECK_EQ_INT(f.log.n, 0);
+  /* a listener that destroys e: e dies once, reported once */
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &b), 0);
+  CHECK(ecs_destroy(f.w, f.e[1]));
+  CHECK(strcmp(ids(&f), "12") == 0);
+  CHECK(!ecs_alive(f.w, f.e[1]));
+  CHECK_WORLD(f.w);
+  /* an error stops the rest; e is destroyed */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &b));
+  a.ret = ECS_ERR_READONLY;
+  CHECK_EQ_INT(add(&f, f.P, f.e[2]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_names_set(f.N, f.e[2], "c", 1), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_destroy_report(f.w, f.e[2], &done), ECS_ERR_READONLY);
+  CHECK(done && !ecs_alive(f.w, f.e[2]));
+  CHECK(strcmp(ids(&f), "1") == 0);
+  CHECK_EQ_INT(ecs_destroy_report(f.w, f.e[2], &done), ECS_ERR_OK);
+  CHECK(!done);
+  a.ret = ECS_ERR_OK;
+  /* destroy_n: per entity, in order */
+  CHECK_EQ_INT(add(&f, f.P, f.e[3]), ECS_ERR_OK);
+  CHECK_EQ_INT(add(&f, f.P, f.e[4]), ECS_ERR_OK);
+  {
+    ecs_entity es[3];
+    es[0] = f.e[4], es[1] = f.e[5], es[2] = f.e[3];
+    CHECK_EQ_INT(ecs_destroy_n(f.w, es, 3), 3);
+  }
+  CHECK_EQ_INT(f.log.n, 2);
+  CHECK(f.log.at[0].e == f.e[4] && f.log.at[1].e == f.e[3]);
+  f.log.n = 0;
+  /* without REMOVE listeners destroy reports nothing (ADD/SET only) */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
+  CHECK(ecs_manager_unlisten(f.w, f.N, listener, &c));
+  CHECK_EQ_INT(add(&f, f.Q, f.e[6]), ECS_ERR_OK);
+  CHECK(strcmp(ids(&f), "4") == 0);
+  CHECK(ecs_destroy(f.w, f.e[6]));
+  CHECK_EQ_INT(f.log.n, 0);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* A REMOVE listener that re-destroys and adds during destroy, nested:
+** the entity it adds to dies with no report missing or doubled. */
+TEST(Listeners_destroy_remove_nested) {
+  fixture f;
+  lis a;
+  CHECK(setup(&f));
+  a = mk(&f, 1, DO_ADD_Q); /* gives e a Q while e is dying */
+  CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.Q, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK(ecs_destroy(f.w, f.e[0]));
+  /* P's REMOVE adds Q; Q's turn comes after P's: its REMOVE too (whose
+  ** listener's add overwrites, no ADD) */
+  CHECK_EQ_INT(f.log.n, 2);
+  CHECK(f.log.at[0].manager == f.P && f.log.at[1].manager == f.Q);
+  CHECK(f.log.at[1].readable);
+  CHECK(!ecs_alive(f.w, f.e[0]));
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Listeners_listen_validates_its_arguments),
   CASE(Listeners_listen_out_of_memory),
@@ -711,6 +809,8 @@ static const test_case cases[] = {
   CASE(Listeners_names_events),
   CASE(Listeners_silent_paths),
   CASE(Listeners_nesting_is_bounded),
+  CASE(Listeners_destroy_reports_remove),
+  CASE(Listeners_destroy_remove_nested),
 };
 
 TEST_MAIN(cases)

@@ -868,11 +868,14 @@ TEST(Notify_add_set_remove_see_the_record) {
   CHECK(lg.ev[10].parent == e[0]);
   CHECK(memcmp(&lg.ev[10].local, &l, sizeof l) == 0);
   CHECK(!ecs_transform_has(t, e[1]));
-  /* destroy, gc, sort, clear, load notify nobody */
+  /* destroy reports REMOVE (e alive, its record in place); gc, sort,
+  ** clear, load notify nobody */
   CHECK(ecs_transform_add(t, e[3], NULL) == ECS_ERR_OK);
   CHECK(ecs_transform_set_parent(t, e[3], e[0], false) == ECS_ERR_OK);
   lg.n = 0;
   CHECK(ecs_destroy(w, e[0]));
+  CHECK_EQ_INT(lg.n, 1);
+  lg.n = 0;
   CHECK_EQ_INT(ecs_world_gc(w, SIZE_MAX), 1);
   CHECK(ecs_transform_sort(t) == ECS_ERR_OK);
   {
@@ -1125,9 +1128,10 @@ TEST(Notify_hostile_listeners_leave_a_consistent_world) {
           err = ecs_transform_set_positions(h.t, rows, xyz, 4);
           CHECK_EQ_INT(h.notified[0], h.e[7]);
           if (mode == 5) { /* 6 skipped (dead), 0 skipped (removed) */
-            CHECK_EQ_INT(h.n, 3);
-            CHECK_EQ_INT(h.notified[1], h.e[0]); /* the nested REMOVE */
-            CHECK_EQ_INT(h.notified[2], h.e[9]);
+            CHECK_EQ_INT(h.n, 4);
+            CHECK_EQ_INT(h.notified[1], h.e[6]); /* the nested destroy */
+            CHECK_EQ_INT(h.notified[2], h.e[0]); /* the nested REMOVE */
+            CHECK_EQ_INT(h.notified[3], h.e[9]);
           }
           break;
         }

@@ -59,6 +59,7 @@ function surface.objects(w)
   P:add(e, 1, 2)
   list[#list + 1] = { "component", P }
   list[#list + 1] = { "query", w:query(P) }
+  list[#list + 1] = { "observer", P:on_add(function() end) }
   for _, field in ipairs({ "transform", "names" }) do
     list[#list + 1] = { field, w[field] }
   end

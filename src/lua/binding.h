@@ -82,6 +82,7 @@ extern const char ecsl_qiter_tag;
 extern const char ecsl_columns_tag;
 extern const char ecsl_native_tag;
 extern const char ecsl_plugin_tag;
+extern const char ecsl_observer_tag;
 extern const char ecsl_components_key;
 extern const char ecsl_refs_key;
 extern const char ecsl_plugins_key;
@@ -303,6 +304,13 @@ int ecsl_l_world_components(lua_State *L);
 void ecsl_need_state_field(lua_State *L, int widx, const void *key);
 void ecsl_open_components(lua_State *L);
 int ecsl_push_state_field(lua_State *L, int widx, const void *key);
+
+/* observer.c */
+int ecsl_l_on_add(lua_State *L);
+int ecsl_l_on_remove(lua_State *L);
+int ecsl_l_on_set(lua_State *L);
+void ecsl_observer_reraise(lua_State *L);
+void ecsl_open_observers(lua_State *L);
 
 /* field.c */
 uint32_t ecsl_check_field(lua_State *L, const lcomponent *lc, int idx, const char *fn);

@@ -527,6 +527,9 @@ static int l_comp_tostring(lua_State *L) {
 }
 
 static const luaL_Reg comp_methods[] = {
+  {"on_add", ecsl_l_on_add},
+  {"on_remove", ecsl_l_on_remove},
+  {"on_set", ecsl_l_on_set},
   {"add", l_comp_add},
   {"set", l_comp_set},
   {"get", l_comp_get},

@@ -84,6 +84,7 @@ ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   ecsl_open_api(L);
   ecsl_open_builtins(L);
   ecsl_open_queries(L);
+  ecsl_open_observers(L);
   luaL_newlib(L, module_functions);
   push_entity(L, ECS_NULL);
   lua_setfield(L, -2, "null");

@@ -219,14 +219,16 @@ void ecs_lua_leave(void *token) {
 ** separator of their own ("ecs.world", "world.transform"). An error about
 ** an entity's state (ECS_ERR_DEAD, ECS_ERR_MISSING) ends with the entity
 ** at eidx (0: none), " (entity(12.3))": the one place that rule is kept.
-** ECS_ERR_CLOSED raises the closed-world text alone (ecsl_closed). Does
-** not return.
+** ECS_ERR_CLOSED raises the closed-world text alone (ecsl_closed);
+** ECS_ERR_CALLBACK the error an observer raised, unchanged, when one is
+** kept (observer.c). Does not return.
 */
 int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
                const char *detail, int eidx) {
   const char *text = detail != NULL ? detail : ecs_strerror(err);
   const char *note = "";
   if (err == ECS_ERR_CLOSED) return ecsl_closed(L);
+  if (err == ECS_ERR_CALLBACK) ecsl_observer_reraise(L); /* an observer's */
   if (eidx != 0 && (err == ECS_ERR_DEAD || err == ECS_ERR_MISSING))
     note = ecsl_entity_note(L, eidx);
   if (cls == NULL) return luaL_error(L, "%s: %s%s", method, text, note);

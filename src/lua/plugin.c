@@ -129,6 +129,7 @@ static const struct ecs_api api = {
   .ecs_create_n = ecs_create_n,
   .ecs_destroy = ecs_destroy,
   .ecs_destroy_n = ecs_destroy_n,
+  .ecs_destroy_report = ecs_destroy_report,
   .ecs_count = ecs_count,
   .ecs_free_count = ecs_free_count,
   .ecs_next_entity = ecs_next_entity,

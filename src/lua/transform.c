@@ -475,6 +475,9 @@ static int l_tr_tostring(lua_State *L) {
 }
 
 static const luaL_Reg tr_methods[] = {
+  {"on_add", ecsl_l_on_add},
+  {"on_remove", ecsl_l_on_remove},
+  {"on_set", ecsl_l_on_set},
   {"add", l_tr_add},
   {"remove", l_tr_remove},
   {"has", l_tr_has},
@@ -530,7 +533,7 @@ static int l_nm_clear(lua_State *L) {
   ecs_names *m = check_names(L);
   bool done;
   ecs_err err = ecs_names_clear(m, check_entity(L, 2), &done);
-  if (err != ECS_ERR_OK) return luaL_error(L, "names:clear: %s", ecs_strerror(err));
+  if (err != ECS_ERR_OK) return ecsl_error(L, "names", "clear", err, NULL, 0);
   lua_pushboolean(L, done);
   return 1;
 }
@@ -561,6 +564,9 @@ static int l_nm_tostring(lua_State *L) {
 }
 
 static const luaL_Reg nm_methods[] = {
+  {"on_add", ecsl_l_on_add},
+  {"on_remove", ecsl_l_on_remove},
+  {"on_set", ecsl_l_on_set},
   {"set", l_nm_set},
   {"get", l_nm_get},
   {"clear", l_nm_clear},

@@ -141,7 +141,9 @@ int ecsl_l_world_create(lua_State *L) {
 
 /*
 ** world:destroy(e) -> boolean;  world:destroy({ e1, ... }) -> number
-** A list is checked whole before anything is destroyed.
+** A list is checked whole before anything is destroyed. on_remove
+** observers run for each entity in turn (ecs_destroy_report); one's error
+** is raised after its entity died, the entities after it untouched.
 */
 int ecsl_l_world_destroy(lua_State *L) {
   ecs_world *w = check_world(L, 1);
@@ -155,15 +157,25 @@ int ecsl_l_world_destroy(lua_State *L) {
       lua_pop(L, 1);
     }
     for (lua_Integer i = 1; i <= n; i++) {
+      bool one;
+      ecs_err err;
       lua_rawgeti(L, 2, i);
-      done += ecs_destroy(w, check_entity(L, -1));
+      err = ecs_destroy_report(w, check_entity(L, -1), &one);
+      if (err != ECS_ERR_OK) /* an observer's: the rest stay alive */
+        return ecsl_error(L, "world", "destroy", err, NULL, 0);
+      done += one;
       lua_pop(L, 1);
+      if ((w = self_lworld(L)->w) == NULL) break; /* an observer closed it */
     }
     lua_pushinteger(L, done);
     return 1;
+  } else {
+    bool one;
+    ecs_err err = ecs_destroy_report(w, check_entity(L, 2), &one);
+    if (err != ECS_ERR_OK) return ecsl_error(L, "world", "destroy", err, NULL, 0);
+    lua_pushboolean(L, one);
+    return 1;
   }
-  lua_pushboolean(L, ecs_destroy(w, check_entity(L, 2)));
-  return 1;
 }
 
 /* world:alive(e) -> boolean */

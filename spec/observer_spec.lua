@@ -1,0 +1,310 @@
+--[[
+observer_spec.lua -- C:on_add / on_remove / on_set on components,
+world.transform and world.names (docs/observers.md): the order and timing
+of every path, observers that change the world, the nesting bound, errors
+inside observers, close, closed worlds and argument errors. Every step
+ends with world:check().
+]]
+local ecs = require("ecs")
+
+local function setup()
+  local w = ecs.world()
+  local P = w:component("P", { "x:f64" })
+  local Q = w:component("Q", { "y:f64" })
+  return w, P, Q
+end
+
+-- An observer that logs "<tag> <entity index> <value read then>".
+local function logger(log, tag, read)
+  return function(e)
+    log[#log + 1] = tag .. " " .. ecs.index(e) .. " " .. tostring(read and read(e))
+  end
+end
+
+describe("observers", function()
+  it("report add, set, set_field and remove in order, values as written", function()
+    local w, P = setup()
+    local log = {}
+    local x = function(e) return P:field(e, "x") end
+    P:on_add(logger(log, "add", x))
+    P:on_set(logger(log, "set", x))
+    P:on_remove(logger(log, "remove", x))
+    local e = w:create()
+    local i = ecs.index(e)
+    P:add(e, 1); P:set(e, 2); P:set_field(e, "x", 3); P:add(e, { x = 4 }); P:remove(e)
+    assert.is_false(P:remove(e))
+    assert.same({ "add " .. i .. " 1.0", "set " .. i .. " 2.0", "set " .. i .. " 3.0",
+                  "set " .. i .. " 4.0", "remove " .. i .. " 4.0" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("report remove on destroy, e alive and readable, per component in creation order", function()
+    local w, P, Q = setup()
+    local log = {}
+    Q:on_remove(function(e) log[#log + 1] = "Q " .. Q:field(e, "y") .. " " .. tostring(w:alive(e)) end)
+    P:on_remove(function(e) log[#log + 1] = "P " .. P:field(e, "x") .. " " .. tostring(w:alive(e)) end)
+    local e = w:create()
+    P:add(e, 1); Q:add(e, 2)
+    assert.is_true(w:destroy(e))
+    assert.same({ "P 1.0 true", "Q 2.0 true" }, log)
+    assert.is_false(w:alive(e))
+    assert.is_false(w:destroy(e))
+    assert.same(2, #log)
+    assert.is_true(w:check())
+  end)
+
+  it("batch paths fire per entity, in order (create(n) + add, destroy(list))", function()
+    local w, P = setup()
+    local added, removed = {}, {}
+    P:on_add(function(e) added[#added + 1] = e end)
+    P:on_remove(function(e) removed[#removed + 1] = e end)
+    local es = w:create(5)
+    for _, e in ipairs(es) do P:add(e, 0) end
+    assert.same(es, added)
+    assert.equal(4, w:destroy({ es[3], es[1], es[5], es[4] }))
+    assert.same({ es[3], es[1], es[5], es[4] }, removed)
+    assert.is_true(w:check())
+  end)
+
+  it("report the transform's add, set_local_*, set_parent, batch setters and remove", function()
+    local w = ecs.world()
+    local T = w.transform
+    local log = {}
+    T:on_add(function(e) log[#log + 1] = "add " .. ecs.index(e) end)
+    T:on_set(function(e) log[#log + 1] = "set " .. ecs.index(e) .. " " .. T:local_position(e) end)
+    T:on_remove(function(e) log[#log + 1] = "remove " .. ecs.index(e) .. " " .. tostring(T:has(e)) end)
+    local a, b = w:create(), w:create()
+    local ia, ib = ecs.index(a), ecs.index(b)
+    T:add(a); T:add(b)
+    T:set_local_position(a, 7, 0, 0)
+    T:set_local_rotation(a, 0, 0, 0, 1)
+    T:set_local_scale(a, 1, 1, 1)
+    T:set_local_positions({ a, b }, { 1, 2 }, { 0, 0 }, { 0, 0 })
+    T:remove(b)
+    w:destroy(a)
+    assert.same({ "add " .. ia, "add " .. ib, "set " .. ia .. " 7.0", "set " .. ia .. " 7.0",
+                  "set " .. ia .. " 7.0", "set " .. ia .. " 1.0", "set " .. ib .. " 2.0",
+                  "remove " .. ib .. " true", "remove " .. ia .. " true" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("report names set (new and rename), clear and destroy, the name readable", function()
+    local w = ecs.world()
+    local N = w.names
+    local log = {}
+    N:on_add(function(e) log[#log + 1] = "add " .. N:get(e) end)
+    N:on_set(function(e) log[#log + 1] = "set " .. N:get(e) end)
+    N:on_remove(function(e) log[#log + 1] = "remove " .. N:get(e) end)
+    local e, f = w:create(), w:create()
+    N:set(e, "a"); N:set(e, "b"); N:clear(e)
+    assert.is_false(N:clear(e))
+    N:set(f, "c"); w:destroy(f)
+    assert.same({ "add a", "set b", "remove b", "add c", "remove c" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("may destroy the observed entity in on_add", function()
+    local w, P, Q = setup()
+    local removed = 0
+    P:on_add(function(e) w:destroy(e) end)
+    P:on_remove(function() removed = removed + 1 end)
+    local e = w:create()
+    P:add(e, 1)
+    assert.is_false(w:alive(e))
+    assert.equal(1, removed)
+    Q:add(w:create(), 1) -- other managers unaffected
+    assert.is_true(w:check())
+  end)
+
+  it("may add in on_remove and destroy in on_remove without doubling events", function()
+    local w, P, Q = setup()
+    local log = {}
+    P:on_remove(function(e)
+      log[#log + 1] = "P"
+      Q:add(e, 5)             -- Q's turn comes after P's: reported too
+      w:destroy(e)            -- a no-op: e is being destroyed
+    end)
+    Q:on_add(function() log[#log + 1] = "Qadd" end)
+    Q:on_remove(function(e) log[#log + 1] = "Q " .. Q:field(e, "y") end)
+    local e = w:create()
+    P:add(e, 1)
+    assert.is_true(w:destroy(e))
+    assert.same({ "P", "Qadd", "Q 5.0" }, log)
+    assert.is_false(w:alive(e))
+    assert.is_true(w:check())
+  end)
+
+  it("may remove the component again in on_add and re-add it in on_remove", function()
+    local w, P = setup()
+    local n = 0
+    local o = P:on_add(function(e) n = n + 1; if n == 1 then P:remove(e) end end)
+    local e = w:create()
+    P:add(e, 1)
+    assert.is_false(P:has(e))
+    o:close()
+    P:add(e, 2)
+    local o2
+    o2 = P:on_remove(function(x) o2:close(); P:add(x, 9) end)
+    assert.is_true(P:remove(e)) -- on_remove cannot veto: the re-add is a set, then removed
+    assert.is_false(P:has(e))
+    assert.is_true(w:check())
+  end)
+
+  it("bound the nesting of observers that trigger each other at 64", function()
+    local w, P = setup()
+    local depth = 0
+    P:on_add(function(e) depth = depth + 1; P:remove(e); P:add(e, 1) end)
+    local e = w:create()
+    local ok, err = pcall(P.add, P, e, 1)
+    assert.is_false(ok)
+    assert.matches("nested too deeply", err)
+    assert.is_true(depth <= 64)
+    assert.is_true(w:check())
+    local q = w:query(P)
+    for _ in q:entities() do end
+  end)
+
+  it("propagate an observer's error unchanged, the world consistent and queries usable", function()
+    local w, P, Q = setup()
+    local q = w:query(P)
+    local token = { "mine" }
+    local later = 0
+    local o = P:on_add(function() error(token) end)
+    P:on_add(function() later = later + 1 end)
+    local e = w:create()
+    local ok, err = pcall(P.add, P, e, 1)
+    assert.is_false(ok)
+    assert.equal(token, err)
+    assert.is_true(P:has(e))   -- the change stands
+    assert.equal(0, later)     -- later observers of that event did not run
+    assert.is_true(w:check())
+    local n = 0
+    for _ in q:entities() do n = n + 1 end
+    assert.equal(1, n)
+    o:close()
+    -- on_set, on_remove, destroy, transform, names: the same value out
+    for _, case in ipairs({
+      { P.on_set, function() P:set(e, 2) end },
+      { P.on_set, function() P:set_field(e, "x", 3) end },
+      { P.on_remove, function() P:remove(e) end },
+    }) do
+      local c = case[1](P, function() error(token) end)
+      ok, err = pcall(case[2])
+      assert.is_false(ok)
+      assert.equal(token, err)
+      c:close()
+      assert.is_true(w:check())
+    end
+    local r = Q:on_remove(function() error("string error", 0) end)
+    local es = w:create(3)
+    for _, x in ipairs(es) do Q:add(x, 1) end
+    ok, err = pcall(w.destroy, w, es)
+    assert.is_false(ok)
+    assert.equal("string error", err)
+    assert.is_false(w:alive(es[1]))     -- the failing one died
+    assert.is_true(w:alive(es[2]))      -- the rest are untouched
+    r:close()
+    assert.equal(2, w:destroy(es))
+    local T, N = w.transform, w.names
+    local t = T:on_set(function() error(token) end)
+    T:add(e)
+    ok, err = pcall(T.set_local_position, T, e, 1, 2, 3)
+    assert.is_false(ok)
+    assert.equal(token, err)
+    t:close()
+    local nm = N:on_remove(function() error(token) end)
+    N:set(e, "n")
+    ok, err = pcall(N.clear, N, e)
+    assert.is_false(ok)
+    assert.equal(token, err)
+    assert.is_nil(N:get(e))
+    nm:close()
+    assert.is_true(w:check())
+  end)
+
+  it("an error in a nested observer reaches the outer call unchanged", function()
+    local w, P, Q = setup()
+    local token = {}
+    P:on_add(function(e) Q:add(e, 1) end)
+    Q:on_add(function() error(token) end)
+    local ok, err = pcall(P.add, P, w:create(), 1)
+    assert.is_false(ok)
+    assert.equal(token, err)
+    assert.is_true(w:check())
+  end)
+
+  it("stop on close (idempotent, inside fn, <close>), and keep running when dropped", function()
+    local w, P = setup()
+    local n = 0
+    local o = P:on_add(function() n = n + 1 end)
+    assert.is_true(o:active())
+    P:add(w:create(), 1)
+    o:close(); o:close()
+    assert.is_false(o:active())
+    P:add(w:create(), 1)
+    assert.equal(1, n)
+    local self_closing
+    self_closing = P:on_add(function() n = n + 1; self_closing:close() end)
+    P:add(w:create(), 1); P:add(w:create(), 1)
+    assert.equal(2, n)
+    do
+      local scoped <close> = P:on_add(function() n = n + 1 end)
+      P:add(w:create(), 1)
+      assert.is_true(scoped:active())
+    end
+    P:add(w:create(), 1)
+    assert.equal(3, n)
+    P:on_add(function() n = n + 1 end) -- dropped at once
+    collectgarbage(); collectgarbage()
+    P:add(w:create(), 1)
+    assert.equal(4, n)
+    assert.is_true(w:check())
+  end)
+
+  it("an observer made during an event hears the next one", function()
+    local w, P = setup()
+    local log = {}
+    local made = false
+    P:on_add(function()
+      if not made then
+        made = true
+        P:on_add(function() log[#log + 1] = "new" end)
+      end
+      log[#log + 1] = "first"
+    end)
+    P:add(w:create(), 1); P:add(w:create(), 1)
+    assert.same({ "first", "first", "new" }, log)
+  end)
+
+  it("on a closed world: making one raises, close and active still work", function()
+    local w, P = setup()
+    local o = P:on_add(function() end)
+    local T = w.transform
+    w:close()
+    assert.has_error(function() P:on_add(function() end) end, "attempt to use a closed world")
+    assert.has_error(function() T:on_set(function() end) end, "attempt to use a closed world")
+    o:close()
+    assert.is_false(o:active())
+  end)
+
+  it("a world closed by an observer ends the call cleanly", function()
+    local w, P = setup()
+    P:on_add(function() w:close() end)
+    pcall(P.add, P, w:create(), 1)
+    assert.has_error(function() w:count() end, "attempt to use a closed world")
+  end)
+
+  it("argument errors name the function", function()
+    local w, P = setup()
+    assert.has_error(function() P:on_add(3) end,
+      "bad argument #1 to 'on_add' (P:on_add: function expected, got number)")
+    assert.has_error(function() P:on_remove() end,
+      "bad argument #1 to 'on_remove' (P:on_remove: function expected, got no value)")
+    assert.has_error(function() w.transform:on_set({}) end,
+      "bad argument #1 to 'on_set' (transform:on_set: function expected, got table)")
+    assert.has_error(function() P.on_add(w, function() end) end)
+    local o = P:on_add(function() end)
+    assert.has_error(function() o.close(P) end)
+    assert.matches("ecs.Observer", tostring(o))
+  end)
+end)
