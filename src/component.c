@@ -790,6 +790,47 @@ fail_read:
   return err;
 }
 
+/*
+** Staged loads (snapshot.c). A twin shares c's schema: its meta pointers
+** lead into c's meta block, which outlives it, and it owns only its
+** struct (meta_size says so), columns and map; no query watches it.
+** swap trades instances, columns and map; the queries watching c go
+** stale, as after a load.
+*/
+static void *component_twin(ecs_world *w, const void *self) {
+  const ecs_component *c = (const ecs_component *)self;
+  ecs_component *t = (ecs_component *)ecsi_realloc(w, NULL, 0, sizeof *t);
+  if (t == NULL) return NULL;
+  *t = *c;
+  t->meta_size = sizeof *t;
+  t->data = NULL;
+  t->size = t->cap = t->gc_cursor = 0;
+  memset(&t->map, 0, sizeof t->map);
+  t->version = 0;
+  t->removing = NULL;
+  t->watch = NULL;
+  t->nwatch = t->watch_cap = 0;
+  return t;
+}
+
+static void component_swap(ecs_world *w, void *self, void *twin) {
+  ecs_component *c = (ecs_component *)self, *t = (ecs_component *)twin;
+  ecs_component old = *c;
+  (void)w;
+  c->data = t->data;
+  c->size = t->size;
+  c->cap = t->cap;
+  c->map = t->map;
+  t->data = old.data;
+  t->size = old.size;
+  t->cap = old.cap;
+  t->map = old.map;
+  c->gc_cursor = t->gc_cursor = 0;
+  c->version++;
+  t->version++;
+  tell_stale(c);
+}
+
 static const ecs_manager_class component_class = {
   .kind = ECS_COMPONENT_KIND,
   .gc = component_gc,
@@ -802,6 +843,8 @@ static const ecs_manager_class component_class = {
   .schema = component_schema,
   .save = component_save,
   .load = component_load,
+  .twin = component_twin,
+  .swap = component_swap,
 };
 
 bool ecs_component_is(const ecs_manager_class *cls) {
