@@ -632,48 +632,164 @@ static uint32_t component_schema(const ecs_world *w, const void *self,
 }
 
 /*
-** The saved layout (u32 = ecs_write_u32, machine byte order):
-**   u32 LAYOUT (1)       so that a later layout can be told from this one
+** The saved layout (u32 = ecs_write_u32, little-endian; values as stored,
+** in the machine's order, which a snapshot requires to be little-endian):
+**   u32 LAYOUT (2)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
-**   u32 count            live instances
-**   count records of stride bytes: u32 owner, then each field's value in
-**                        schema order, as stored (elem[k] bytes)
+**   owners               the live instances' entities in row order, as
+**                        u32 entries, ending with u32 0:
+**                          h (bit 31 clear): one entity, the handle h;
+**                          h | RUN, u32 n (n >= 2): n entities h, h + 1,
+**                          ..., h + n - 1 (consecutive indices, one
+**                          generation: entities created together)
+**   per field, in schema order: its column, one value (of the field's
+**                        size) per entity listed
 ** The schema comes first so that load refuses data of another schema
-** before it reads any record, and every record has the same size, so
-** count is checked against the bytes that remain before anything is
-** allocated. Only live instances are written: dead records are garbage.
+** before it reads any record. The owner list ends with a terminator
+** rather than starting with a count, so save makes one pass over the
+** rows; load reads the list once to count and checks that count *
+** (stride - 4) bytes of columns follow, before it allocates anything. Only live instances are written (dead records
+** are garbage). Columns, not records: save and load are a copy per column
+** (one memcpy when no record is dead), and entities created together --
+** the usual case -- cost 8 bytes a run, not 4 each.
 */
-#define LAYOUT 1u
+#define LAYOUT 2u
+#define RUN 0x80000000u
+#define GATHER 4096u /* bytes gathered per write */
+
+/* A writer of u32 entries through a small buffer. */
+typedef struct u32out {
+  ecs_writer *out;
+  uint32_t n;
+  ecs_err err;
+  unsigned char b[GATHER];
+} u32out;
+
+static void put32(u32out *o, uint32_t v) {
+  if (o->n + 4 > sizeof o->b) {
+    if (o->err == ECS_ERR_OK) o->err = ecs_write(o->out, o->b, o->n);
+    o->n = 0;
+  }
+  o->b[o->n] = (unsigned char)v;
+  o->b[o->n + 1] = (unsigned char)(v >> 8);
+  o->b[o->n + 2] = (unsigned char)(v >> 16);
+  o->b[o->n + 3] = (unsigned char)(v >> 24);
+  o->n += 4;
+}
+
+/* One entry of the owner list for len (0: none) owners from first. */
+static void put_owners(u32out *o, ecs_entity first, uint32_t len) {
+  if (len == 1) {
+    put32(o, first);
+  } else if (len > 1) {
+    put32(o, first | RUN);
+    put32(o, len);
+  }
+}
+
+/* How many of own[i..n) continue the run own[i - 1] + 1, + 2, ...:
+** blocks of 8 first (which compilers vectorize), then one by one. */
+static uint32_t run_length(const ecs_entity *own, uint32_t i, uint32_t n) {
+  ecs_entity next = own[i - 1] + 1u;
+  uint32_t j = i;
+  while (n - j >= 8) {
+    const ecs_entity *p = own + j;
+    uint32_t diff = 0;
+    for (uint32_t k = 0; k < 8; k++) diff |= p[k] ^ (next + k);
+    if (diff != 0) break;
+    j += 8;
+    next += 8;
+  }
+  while (j < n && own[j] == next) {
+    j++;
+    next++;
+  }
+  return j - i;
+}
+
+/* Are the len entities first, first + 1, ... all alive? One generation
+** and consecutive indices below the slot count: a compare per slot. */
+static bool run_alive(const ecs_world *w, ecs_entity first, uint32_t len) {
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  uint32_t index = ecs_entity_index(first), gen = first >> ECS_INDEX_BITS;
+  uint32_t bad = 0;
+  if (index == 0 || (first & ~ECS_ID_MASK) != 0 ||
+      len - 1u > ECS_INDEX_MASK - index || (size_t)index + len > h->slot_count)
+    return false;
+  for (uint32_t j = 0; j < len; j++) bad |= (uint32_t)h->slot[index + j] ^ gen;
+  return bad == 0;
+}
 
 static ecs_err component_save(const ecs_world *w, const void *self,
                               ecs_writer *out) {
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
-  /* one record at a time, one write each: stride <= 4 + 255 * 8 bytes */
-  unsigned char rec[sizeof(ecs_entity) + ECS_MAX_FIELDS * sizeof(double)];
+  u32out o;
+  uint32_t count = 0, i = 0, len = 0, slow_until = 0;
+  ecs_entity first = ECS_NULL;
   ecs_err err;
   if ((err = ecs_write_u32(out, LAYOUT)) != ECS_ERR_OK ||
       (err = ecs_write_u32(out, c->nfields)) != ECS_ERR_OK)
     return err;
   for (uint32_t k = 0; k < c->nfields; k++) {
-    size_t len = strlen(c->field[k].name); /* an identifier: short */
+    size_t nlen = strlen(c->field[k].name); /* an identifier: short */
     if ((err = ecs_write_u32(out, (uint32_t)c->field[k].type)) != ECS_ERR_OK ||
-        (err = ecs_write_u32(out, (uint32_t)len)) != ECS_ERR_OK ||
-        (err = ecs_write(out, c->field[k].name, len)) != ECS_ERR_OK)
+        (err = ecs_write_u32(out, (uint32_t)nlen)) != ECS_ERR_OK ||
+        (err = ecs_write(out, c->field[k].name, nlen)) != ECS_ERR_OK)
       return err;
   }
-  if ((err = ecs_write_u32(out, (uint32_t)ecs_component_count(w, c))) !=
-      ECS_ERR_OK)
-    return err;
-  for (uint32_t i = 0; i < c->size; i++) {
-    size_t at = sizeof(ecs_entity);
-    if (!ecs_alive(w, own[i])) continue;
-    memcpy(rec, &own[i], sizeof(ecs_entity));
-    for (uint32_t k = 0; k < c->nfields; k++) {
-      memcpy(rec + at, col(c, k) + (size_t)i * c->elem[k], c->elem[k]);
-      at += c->elem[k];
+  o.out = out;
+  o.n = 0;
+  o.err = ECS_ERR_OK;
+  /* One pass: the live owners in row order, each run of consecutive
+  ** handles among them as one entry (so the list depends on that order
+  ** only: a loaded manager saves the same bytes). Where rows continue the
+  ** run, the block of them is taken at once if all are alive; a block
+  ** with a dead row goes row by row. */
+  while (i < c->size) {
+    ecs_entity e = own[i];
+    if (i >= slow_until && len > 0 && e == first + len) {
+      uint32_t block = 1 + run_length(own, i + 1, c->size);
+      if (run_alive(w, e, block)) {
+        len += block;
+        count += block;
+        i += block;
+        continue;
+      }
+      slow_until = i + block;
     }
-    if ((err = ecs_write(out, rec, at)) != ECS_ERR_OK) return err;
+    i++;
+    if (!ecs_alive(w, e)) continue;
+    count++;
+    if (len > 0 && e == first + len) {
+      len++;
+      continue;
+    }
+    put_owners(&o, first, len);
+    first = e;
+    len = 1;
+  }
+  put_owners(&o, first, len);
+  put32(&o, 0);
+  if (o.err == ECS_ERR_OK) o.err = ecs_write(out, o.b, o.n);
+  if (o.err != ECS_ERR_OK) return o.err;
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    const uint8_t *from = col(c, k);
+    size_t e = c->elem[k], at = 0;
+    if (count == c->size) { /* no dead record: the column as it is */
+      if ((err = ecs_write(out, from, (size_t)count * e)) != ECS_ERR_OK)
+        return err;
+      continue;
+    }
+    for (i = 0; i < c->size; i++) {
+      if (!ecs_alive(w, own[i])) continue;
+      memcpy(o.b + at, from + (size_t)i * e, e);
+      if ((at += e) + e > sizeof o.b) {
+        if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
+        at = 0;
+      }
+    }
+    if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
   }
   return ECS_ERR_OK;
 }
@@ -698,21 +814,87 @@ static ecs_err load_schema(const ecs_component *c, ecs_reader *in) {
 }
 
 /*
-** Is the value just read into row i of field k one this manager could
-** hold? bool fields hold 0 or 1 (the value layer stores nothing else,
-** and queries test them bytewise), entity fields 30-bit handles (what
-** check_entity lets through: dead ones are fine, as in any entity field).
-** Numbers take any bits, NaNs included. Lua refs cannot be checked here:
-** the binding that frames the stream vouches for them.
+** Read the owner list once, without keeping anything: its entities'
+** count (at most ECS_MAX_ENTITIES), and whether it is well formed (a
+** terminator within the bytes, runs of at least 2, bit 30 clear); and
+** whether the columns that follow it fit in the bytes left.
 */
-static bool value_ok(const ecs_component *c, const ecs_component *tmp,
-                     uint32_t k, uint32_t i) {
-  ecs_type t = c->field[k].type;
-  if (t == ECS_BOOL) return ((const uint8_t *)(const void *)col(tmp, k))[i] <= 1u;
-  if (t == ECS_ENTITY)
-    return (((const ecs_entity *)(const void *)col(tmp, k))[i] &
-            ~ECS_ID_MASK) == 0;
+static ecs_err count_owners(ecs_reader in, size_t values, uint32_t *count) {
+  uint32_t v, n, total = 0;
+  for (;;) {
+    if (ecs_read_u32(&in, &v) != ECS_ERR_OK) return ECS_ERR_CORRUPT;
+    if (v == 0) break;
+    n = 1;
+    if ((v & RUN) != 0 && (ecs_read_u32(&in, &n) != ECS_ERR_OK || n < 2))
+      return ECS_ERR_CORRUPT;
+    if ((v & ~(RUN | ECS_ID_MASK)) != 0 || n > ECS_MAX_ENTITIES - total)
+      return ECS_ERR_CORRUPT;
+    total += n;
+  }
+  if (values > 0 && (size_t)total > (in.size - in.pos) / values)
+    return ECS_ERR_CORRUPT; /* more records than bytes left for them */
+  *count = total;
+  return ECS_ERR_OK;
+}
+
+/*
+** Are the values just read into column k of tmp (count of them) ones this
+** manager could hold? bool fields hold 0 or 1 (the value layer stores
+** nothing else, and queries test them bytewise), entity fields 30-bit
+** handles (what check_entity lets through: dead ones are fine, as in any
+** entity field). Numbers take any bits, NaNs included. Lua refs cannot be
+** checked here: the binding that frames the stream vouches for them.
+*/
+static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
+  ecs_type t = tmp->field[k].type;
+  if (t == ECS_BOOL) {
+    const uint8_t *v = col(tmp, k);
+    uint8_t any = 0;
+    for (uint32_t i = 0; i < count; i++) any |= v[i];
+    return any <= 1u;
+  }
+  if (t == ECS_ENTITY) {
+    const ecs_entity *v = (const ecs_entity *)(const void *)col(tmp, k);
+    ecs_entity any = 0;
+    for (uint32_t i = 0; i < count; i++) any |= v[i];
+    return (any & ~ECS_ID_MASK) == 0;
+  }
   return true;
+}
+
+_Static_assert(ECSI_NONE == UINT32_MAX, "take_owners tests free map entries "
+               "as all ones");
+
+/*
+** Owners first .. first + len - 1 for instances i .. i + len - 1 of tmp:
+** each alive (the entities named must be: ecs.h) and named once. Three
+** passes over arrays (the slots, the map, the owner column); a map page
+** is reserved once, when the indices enter it.
+*/
+static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
+                           uint32_t len, uint32_t i, uint32_t *page) {
+  uint32_t index = ecs_entity_index(first);
+  ecs_entity *own = owners(tmp);
+  ecs_err err;
+  if (!run_alive(w, first, len)) return ECS_ERR_CORRUPT;
+  for (uint32_t j = 0; j < len;) { /* page by page */
+    uint32_t x = index + j, off = x & (ECSI_PAGE_SIZE - 1u), used = 0;
+    uint32_t n = ECSI_PAGE_SIZE - off < len - j ? ECSI_PAGE_SIZE - off : len - j;
+    uint32_t *pg;
+    if ((x >> ECSI_PAGE_BITS) != *page) {
+      if ((err = ecsi_sparse_reserve(w, &tmp->map, x)) != ECS_ERR_OK)
+        return err;
+      *page = x >> ECSI_PAGE_BITS;
+    }
+    pg = tmp->map.page[x >> ECSI_PAGE_BITS] + off;
+    for (uint32_t k = 0; k < n; k++) used |= ~pg[k]; /* ECSI_NONE: all ones */
+    if (used != 0) return ECS_ERR_CORRUPT; /* the same entity twice */
+    for (uint32_t k = 0; k < n; k++) pg[k] = i + j + k;
+    j += n;
+  }
+  for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
+  tmp->size = i + len;
+  return ECS_ERR_OK;
 }
 
 /*
@@ -727,13 +909,12 @@ static bool value_ok(const ecs_component *c, const ecs_component *tmp,
 static ecs_err component_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_component *c = (ecs_component *)self;
   ecs_component tmp = *c;
-  size_t start = in->pos;
-  uint32_t count;
+  size_t start = in->pos, values = c->stride - sizeof(ecs_entity);
+  uint32_t count = 0, page = UINT32_MAX, i = 0, v, n;
   ecs_err err = load_schema(c, in);
-  if (err == ECS_ERR_OK && (err = ecs_read_u32(in, &count)) == ECS_ERR_OK &&
-      (count > ECS_MAX_ENTITIES ||
-       (size_t)count > (in->size - in->pos) / c->stride))
-    err = ECS_ERR_CORRUPT; /* more records than bytes left for them */
+  if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
+  if (err == ECS_ERR_OK && count > ecs_count(w))
+    err = ECS_ERR_CORRUPT; /* more than the live entities: some twice */
   if (err != ECS_ERR_OK) goto fail_read;
   if ((err = refs_reserve(w, (size_t)count * c->nlua)) != ECS_ERR_OK)
     goto fail_read;
@@ -746,28 +927,21 @@ static ecs_err component_load(ecs_world *w, void *self, ecs_reader *in) {
     err = ECS_ERR_NOMEM;
     goto fail;
   }
-  for (uint32_t i = 0; i < count; i++) {
-    ecs_entity e;
-    uint32_t index;
-    if (ecs_read_u32(in, &e) != ECS_ERR_OK ||
-        (e & ~ECS_ID_MASK) != 0 || !ecs_alive(w, e))
-      goto corrupt; /* the entities named must be alive (ecs.h) */
-    index = ecs_entity_index(e);
-    if ((err = ecsi_sparse_reserve(w, &tmp.map, index)) != ECS_ERR_OK)
+  for (;;) { /* the list was read once: it is well formed, it ends */
+    (void)ecs_read_u32(in, &v);
+    if (v == 0) break;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(in, &n);
+    if ((err = take_owners(w, &tmp, v & ~RUN, n, i, &page)) != ECS_ERR_OK)
       goto fail;
-    if (ecsi_sparse_get(&tmp.map, index) != ECSI_NONE)
-      goto corrupt; /* the same entity twice */
-    ecsi_sparse_set(&tmp.map, index, i);
-    owners(&tmp)[i] = e;
-    tmp.size = i + 1;
-    for (uint32_t k = 0; k < c->nfields; k++)
-      if (ecs_read(in, col(&tmp, k) + (size_t)i * c->elem[k], c->elem[k]) !=
-              ECS_ERR_OK ||
-          !value_ok(c, &tmp, k, i))
-        goto corrupt;
+    i += n;
   }
+  for (uint32_t k = 0; k < c->nfields; k++)
+    if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
+        !column_ok(&tmp, k, count))
+      goto corrupt;
   /* the swap: nothing below can fail */
-  for (uint32_t i = 0; i < c->size; i++) drop_refs(w, c, i);
+  for (i = 0; i < c->size; i++) drop_refs(w, c, i);
   w->ref_slots = w->ref_slots - (size_t)c->size * c->nlua +
                  (size_t)count * c->nlua;
   ecsi_sparse_free(w, &c->map);
@@ -795,7 +969,9 @@ fail_read:
 ** lead into c's meta block, which outlives it, and it owns only its
 ** struct (meta_size says so), columns and map; no query watches it.
 ** swap trades instances, columns and map; the queries watching c go
-** stale, as after a load.
+** stale, as after a load. The old instances' lua refs go to the drop
+** list there (as clear would: room is theirs), and the twin is left
+** with no instance, for free.
 */
 static void *component_twin(ecs_world *w, const void *self) {
   const ecs_component *c = (const ecs_component *)self;
@@ -816,7 +992,6 @@ static void *component_twin(ecs_world *w, const void *self) {
 static void component_swap(ecs_world *w, void *self, void *twin) {
   ecs_component *c = (ecs_component *)self, *t = (ecs_component *)twin;
   ecs_component old = *c;
-  (void)w;
   c->data = t->data;
   c->size = t->size;
   c->cap = t->cap;
@@ -828,6 +1003,10 @@ static void component_swap(ecs_world *w, void *self, void *twin) {
   c->gc_cursor = t->gc_cursor = 0;
   c->version++;
   t->version++;
+  if (t->nlua > 0)
+    for (uint32_t i = 0; i < t->size; i++) drop_refs(w, t, i);
+  w->ref_slots -= (size_t)t->size * t->nlua;
+  t->size = 0;
   tell_stale(c);
 }
 

@@ -332,16 +332,16 @@ typedef struct ecs_manager_class {
 
   /* A new manager like self, with its schema and settings and no record,
   ** owned by the caller and registered nowhere: the caller loads into it
-  ** and then swaps it with self (the twin then holds the old records:
-  ** the caller clears it, so that a component's lua references are
-  ** reported, and frees it) or frees it. @return NULL when out of
-  ** memory. */
+  ** and then swaps it with self, or frees it (free). @return NULL when
+  ** out of memory. */
   void *(*twin)(ecs_world *w, const void *self);
-  /* Exchange every record of self with those of its twin: self holds
-  ** what twin held and twin what self held. Allocates nothing and never
-  ** fails; self's identity and what is not a record (settings,
-  ** listeners, queries that watch it, which are made stale as a load
-  ** makes them) stay. Notifies no listener. */
+  /* Give self the records of its twin: afterwards self holds what twin
+  ** held, and twin self's old records, which the caller frees (free);
+  ** what they must report on going (a component's lua references, to
+  ** the drop list) swap reports. Allocates nothing and never fails;
+  ** self's identity and what is not a record (settings, listeners,
+  ** queries that watch it, which are made stale as a load makes them)
+  ** stay. Notifies no listener. */
   void (*swap)(ecs_world *w, void *self, void *twin);
 } ecs_manager_class;
 

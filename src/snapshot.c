@@ -23,12 +23,12 @@
 ** swap it in (a second swap undoes it: nothing allocated); (4) load each
 ** manager into a twin of itself (class hook twin), which checks its
 ** entities against the new table; (5) map lua references through the
-** host; (6) commit: swap each twin in (class hook swap, cannot fail),
-** clear and free the twins, which now hold the old records (a
-** component's clear reports their lua references), clear the managers
-** the snapshot does not hold, make every query stale. Any failure in
-** (1)-(5) frees the twins unswapped and swaps the old entity table back:
-** the world is as it was, its memory counters included. Peak memory is
+** host; (6) commit: swap each twin in (class hook swap, cannot fail; a
+** component's reports the old records' lua references), free the twins,
+** which now hold the old records, clear the managers the snapshot does
+** not hold, make every query stale. Any failure in (1)-(5) frees the
+** twins unswapped and swaps the old entity table back: the world is as
+** it was (the drop list of lua references may have grown). Peak memory is
 ** the old state and the new side by side, as for one manager's load.
 **
 ** Layer: world (layers: alloc.h).
@@ -520,8 +520,9 @@ static bool staged(const ecs_manager_class *cls) {
 ** Through the host, the lua references of every instance of a staged
 ** component twin: each non-zero cell becomes the host's reference for
 ** it. A partly mapped twin is never swapped in (the load fails), and a
-** twin that is dropped unswapped is freed without clear, so no cell is
-** ever reported to the host as dropped: the host releases what it made.
+** twin that is dropped unswapped is freed, which reports nothing, so no
+** cell is ever reported to the host as dropped: the host releases what
+** it made.
 */
 static ecs_err map_refs(const ecs_snapshot_opts *opts, ecs_component *c) {
   uint32_t nf = ecs_component_field_count(c), n = ecs_component_size(c);
@@ -666,7 +667,6 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     const ecsi_manager *x = &w->manager[which[i]];
     if (twin[i] == NULL) continue;
     x->cls->swap(w, x->self, twin[i]);
-    if (x->cls->clear != NULL) x->cls->clear(w, twin[i]);
     x->cls->free(w, twin[i]);
     twin[i] = NULL;
   }

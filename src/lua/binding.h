@@ -284,6 +284,7 @@ int ecsl_l_restore(lua_State *L);
 int ecsl_l_world_find_component(lua_State *L);
 int ecsl_l_world_restore(lua_State *L);
 int ecsl_l_world_snapshot(lua_State *L);
+void ecsl_snapshot_world_closed(lua_State *L, int widx);
 
 /* each.c */
 int ecsl_l_query_each(lua_State *L);

@@ -22,7 +22,10 @@
 **
 ** Buffers: the snapshot is written into a C block owned by a userdata box
 ** (its __gc frees it), so a Lua error anywhere leaks nothing, and the
-** core never sees a longjmp (its writer reports ECS_ERR_NOMEM).
+** core never sees a longjmp (its writer reports ECS_ERR_NOMEM). The box
+** stays in the world's state for the next snapshot (a rollback loop takes
+** one per frame): its block is kept while the next snapshot needs at
+** least a quarter of it, and goes with world:close.
 */
 #include <stdlib.h>
 
@@ -33,6 +36,8 @@
 #define MAX_DEPTH 100 /* nesting of tables in one lua value */
 #define BUFFER_MT "ecs.SnapshotBuffer"
 #define FACTORIES_KEY "ecs.core.factories"
+
+static const char buffer_key = 0; /* the world's kept snapshot buffer */
 #define PLAIN "plain data is nil, booleans, numbers, strings and tables " \
               "of these without cycles or metatables"
 
@@ -628,6 +633,34 @@ int ecsl_l_restore(lua_State *L) {
 ** Snapshot, find_component
 ** ==================================================================== */
 
+/* The world's kept buffer box, pushed (created on first use), emptied. */
+static lbuf *kept_buffer(lua_State *L, int widx) {
+  lbuf *b;
+  if (ecsl_push_state_field(L, widx, &buffer_key) == LUA_TUSERDATA)
+    b = (lbuf *)lua_touserdata(L, -1);
+  else {
+    lua_pop(L, 1);
+    b = lbuf_new(L);                                     /* box */
+    lua_getiuservalue(L, widx, 1);                       /* box, state */
+    lua_pushvalue(L, -2);
+    lua_rawsetp(L, -2, &buffer_key);
+    lua_pop(L, 1);                                       /* box */
+  }
+  b->n = 0;
+  return b;
+}
+
+/* world:close: free the kept buffer now (never raises: no allocation). */
+void ecsl_snapshot_world_closed(lua_State *L, int widx) {
+  if (ecsl_push_state_field(L, widx, &buffer_key) == LUA_TUSERDATA) {
+    lbuf *b = (lbuf *)lua_touserdata(L, -1);
+    if (b->p != NULL) b->f(b->ud, b->p, b->cap, 0);
+    b->p = NULL;
+    b->n = b->cap = 0;
+  }
+  lua_pop(L, 1);
+}
+
 /* world:snapshot() -> string */
 int ecsl_l_world_snapshot(lua_State *L) {
   lbuf *host, *out;
@@ -638,7 +671,7 @@ int ecsl_l_world_snapshot(lua_State *L) {
   check_world(L, 1);
   lua_settop(L, 1);
   host = lbuf_new(L);                                    /* world, host */
-  out = lbuf_new(L);                                     /* world, host, out */
+  out = kept_buffer(L, 1);                               /* world, host, out */
   /* from here to the core's save nothing runs a finalizer (see enc) */
   save_lua_values(L, 1, host, "world:snapshot");
   w = ecs_lua_check_world(L, 1); /* the allocations above may have closed it */
@@ -650,12 +683,17 @@ int ecsl_l_world_snapshot(lua_State *L) {
   err = ecs_world_save_opts(w, &wr, &opts);
   if (err != ECS_ERR_OK) return ecsl_error(L, NULL, "world:snapshot", err, NULL, 0);
   lua_pushlstring(L, (const char *)out->p, out->n);     /* ..., blob */
-  lua_pushcfunction(L, lbuf_gc); /* free both now, not at the next cycle */
-  lua_pushvalue(L, 2);
-  lua_call(L, 1, 0);
-  lua_pushcfunction(L, lbuf_gc);
-  lua_pushvalue(L, 3);
-  lua_call(L, 1, 0);
+  /* the host's block now, not at the next cycle; the kept one unless
+  ** this snapshot needed at least a quarter of it */
+  if (host->p != NULL) host->f(host->ud, host->p, host->cap, 0);
+  host->p = NULL;
+  host->n = host->cap = 0;
+  if (out->n < out->cap / 4 && out->p != NULL) {
+    out->f(out->ud, out->p, out->cap, 0);
+    out->p = NULL;
+    out->cap = 0;
+  }
+  out->n = 0;
   return 1;
 }
 
