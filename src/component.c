@@ -68,6 +68,12 @@ struct ecs_component {
   const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
   uint32_t nwatch, watch_cap;
+  /* a twin (staged loads, snapshot.c): the manager it stands in for, and
+  ** a load deferred to the swap -- the owner list and columns in the
+  ** stream, checked -- or NULL */
+  const struct ecs_component *of;
+  const unsigned char *defer_owners, *defer_cols;
+  uint32_t defer_count;
 };
 
 static const ecs_manager_class component_class;
@@ -688,17 +694,17 @@ static void put_owners(u32out *o, ecs_entity first, uint32_t len) {
 }
 
 /* How many of own[i..n) continue the run own[i - 1] + 1, + 2, ...:
-** blocks of 8 first (which compilers vectorize), then one by one. */
+** blocks of 64 first (which compilers vectorize), then one by one. */
 static uint32_t run_length(const ecs_entity *own, uint32_t i, uint32_t n) {
   ecs_entity next = own[i - 1] + 1u;
   uint32_t j = i;
-  while (n - j >= 8) {
+  while (n - j >= 64) {
     const ecs_entity *p = own + j;
     uint32_t diff = 0;
-    for (uint32_t k = 0; k < 8; k++) diff |= p[k] ^ (next + k);
+    for (uint32_t k = 0; k < 64; k++) diff |= p[k] ^ (next + k);
     if (diff != 0) break;
-    j += 8;
-    next += 8;
+    j += 64;
+    next += 64;
   }
   while (j < n && own[j] == next) {
     j++;
@@ -773,8 +779,8 @@ static ecs_err component_save(const ecs_world *w, const void *self,
   put32(&o, 0);
   if (o.err == ECS_ERR_OK) o.err = ecs_write(out, o.b, o.n);
   if (o.err != ECS_ERR_OK) return o.err;
-  for (uint32_t k = 0; k < c->nfields; k++) {
-    const uint8_t *from = col(c, k);
+  for (uint32_t k = 0; k < c->nfields && count > 0; k++) { /* (count 0: */
+    const uint8_t *from = col(c, k);                        /* maybe no block) */
     size_t e = c->elem[k], at = 0;
     if (count == c->size) { /* no dead record: the column as it is */
       if ((err = ecs_write(out, from, (size_t)count * e)) != ECS_ERR_OK)
@@ -898,6 +904,181 @@ static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
 }
 
 /*
+** A twin's load that the swap can do in place (snapshot.c's rollbacks: the
+** stream stays valid until the swap): when the manager it stands in for
+** has the capacity for count instances and map pages for every owner, and
+** no lua field (whose refs a host maps in the twin's cells), everything is
+** checked here -- owners alive and named once (a bitmap of the indices),
+** columns within the rules -- and the swap copies the owners and columns
+** into the existing block and map: no block allocated, none freed.
+** @return ECS_ERR_OK (t->defer_* set, in past the part), ECS_ERR_CORRUPT,
+** ECS_ERR_NOMEM (the bitmap), or NOT_DEFERRABLE (nothing read: the
+** caller loads the usual way).
+*/
+#define NOT_DEFERRABLE ((ecs_err)(ECS_ERR_NOMEM + ECS_ERR__COUNT))
+
+/* Are bits [a, a + n) of seen all clear? Then set them: a byte at a time
+** where the range covers whole bytes. */
+static bool mark_range(uint8_t *seen, uint32_t a, uint32_t n) {
+  uint32_t end = a + n, bytes;
+  uint8_t any = 0;
+  for (; a < end && (a & 7u) != 0; a++) {
+    if (seen[a >> 3] & (1u << (a & 7u))) return false;
+    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
+  }
+  bytes = (end - a) >> 3;
+  if (bytes > 0) {
+    const uint8_t *p = seen + (a >> 3);
+    for (uint32_t k = 0; k < bytes; k++) any |= p[k];
+    if (any != 0) return false;
+    memset(seen + (a >> 3), 0xff, bytes);
+    a += bytes * 8u;
+  }
+  for (; a < end; a++) {
+    if (seen[a >> 3] & (1u << (a & 7u))) return false;
+    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
+  }
+  return true;
+}
+
+static bool map_has_page(const ecsi_sparse *m, uint32_t index) {
+  uint32_t p = index >> ECSI_PAGE_BITS;
+  return p < m->page_count && m->page[p] != NULL;
+}
+
+static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
+                             uint32_t count) {
+  const ecs_component *c = t->of;
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  size_t bits = ((size_t)h->slot_count + 7u) / 8u, at = in->pos;
+  const unsigned char *owners = in->data + in->pos;
+  uint8_t *seen;
+  ecs_err err = ECS_ERR_OK;
+  uint32_t v, n, page = UINT32_MAX;
+  if (bits == 0) bits = 1;
+  seen = (uint8_t *)ecsi_realloc(w, NULL, 0, bits);
+  if (seen == NULL) return ECS_ERR_NOMEM;
+  memset(seen, 0, bits);
+  for (;;) { /* the list was read once by count_owners: it is well formed */
+    (void)ecs_read_u32(in, &v);
+    if (v == 0) break;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(in, &n);
+    v &= ~RUN;
+    if (!run_alive(w, v, n)) {
+      err = ECS_ERR_CORRUPT;
+      break;
+    }
+    if (!mark_range(seen, ecs_entity_index(v), n)) {
+      err = ECS_ERR_CORRUPT; /* an entity twice */
+      break;
+    }
+    for (uint32_t x = ecs_entity_index(v), end = x + n; x < end;) {
+      if ((x >> ECSI_PAGE_BITS) != page && !map_has_page(&c->map, x))
+        err = NOT_DEFERRABLE;
+      page = x >> ECSI_PAGE_BITS;
+      x = (page + 1u) << ECSI_PAGE_BITS; /* the next page */
+    }
+  }
+  ecsi_free(w, seen, bits);
+  if (err != ECS_ERR_OK) {
+    in->pos = at;
+    return err;
+  }
+  t->defer_cols = in->data + in->pos;
+  for (uint32_t k = 0; k < c->nfields; k++) { /* count_owners: the bytes are there */
+    const unsigned char *col_at = in->data + in->pos;
+    size_t bytes = (size_t)count * c->elem[k];
+    if (c->field[k].type == ECS_BOOL) {
+      uint8_t any = 0;
+      for (size_t i = 0; i < bytes; i++) any |= col_at[i];
+      if (any > 1u) err = ECS_ERR_CORRUPT;
+    } else if (c->field[k].type == ECS_ENTITY) {
+      uint32_t any = 0;
+      for (size_t i = 0; i < bytes; i += 4) {
+        uint32_t e;
+        memcpy(&e, col_at + i, 4);
+        any |= e;
+      }
+      if ((any & ~ECS_ID_MASK) != 0) err = ECS_ERR_CORRUPT;
+    }
+    in->pos += bytes;
+  }
+  if (err != ECS_ERR_OK) {
+    in->pos = at;
+    return err;
+  }
+  t->defer_owners = owners;
+  t->defer_count = count;
+  return ECS_ERR_OK;
+}
+
+/* The swap of a deferred twin t into c (see load_deferred): c's old
+** instances go (nothing of theirs to report: no lua field), t's come in
+** from the stream, into c's block and map. */
+static bool same_owners(const ecs_component *c, ecs_reader in,
+                        uint32_t count) {
+  const ecs_entity *own = owners(c);
+  uint32_t v, n, i = 0;
+  if (count != c->size) return false;
+  for (;;) {
+    uint32_t diff = 0;
+    (void)ecs_read_u32(&in, &v);
+    if (v == 0) return true;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(&in, &n);
+    v &= ~RUN;
+    if (n > count - i) return false;
+    {
+      const ecs_entity *p = own + i;
+      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (v + j);
+    }
+    if (diff != 0) return false;
+    i += n;
+  }
+}
+
+static void swap_deferred(ecs_component *c, ecs_component *t) {
+  ecs_entity *own = owners(c);
+  ecs_reader in;
+  uint32_t v, n, i = 0, size = c->size;
+  in.data = t->defer_owners;
+  in.size = (size_t)(t->defer_cols - t->defer_owners);
+  in.pos = 0;
+  /* a rollback usually finds the very owners in the very rows: then the
+  ** owner column and the map are right as they are */
+  if (!same_owners(c, in, t->defer_count)) {
+    for (uint32_t k = 0; k < size; k++)
+      ecsi_sparse_set(&c->map, ecs_entity_index(own[k]), ECS_NO_INSTANCE);
+    for (;;) {
+      (void)ecs_read_u32(&in, &v);
+      if (v == 0) break;
+      n = 1;
+      if (v & RUN) (void)ecs_read_u32(&in, &n);
+      v &= ~RUN;
+      for (uint32_t j = 0; j < n; j++) own[i + j] = v + j;
+      for (uint32_t j = 0, x = ecs_entity_index(v); j < n;) { /* page by page */
+        uint32_t off = x & (ECSI_PAGE_SIZE - 1u);
+        uint32_t m = ECSI_PAGE_SIZE - off < n - j ? ECSI_PAGE_SIZE - off : n - j;
+        uint32_t *pg = c->map.page[x >> ECSI_PAGE_BITS] + off; /* it exists */
+        for (uint32_t k = 0; k < m; k++) pg[k] = i + j + k;
+        j += m;
+        x += m;
+      }
+      i += n;
+    }
+  }
+  for (uint32_t k = 0, at = 0; k < c->nfields && t->defer_count > 0; k++) {
+    size_t bytes = (size_t)t->defer_count * c->elem[k];
+    memcpy(col(c, k), t->defer_cols + at, bytes);
+    at += (uint32_t)bytes;
+  }
+  c->size = t->defer_count;
+  t->defer_owners = t->defer_cols = NULL;
+  t->defer_count = 0;
+}
+
+/*
 ** All or nothing: the new instances are built aside (a block and a map of
 ** their own, in tmp, which shares c's schema), every record checked on the
 ** way, and swapped in only when all of the stream's part was read. Before
@@ -915,6 +1096,15 @@ static ecs_err component_load(ecs_world *w, void *self, ecs_reader *in) {
   if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
   if (err == ECS_ERR_OK && count > ecs_count(w))
     err = ECS_ERR_CORRUPT; /* more than the live entities: some twice */
+  if (err == ECS_ERR_OK && c->of != NULL && c->nlua == 0 &&
+      c->of->cap >= count && c->size == 0) {
+    err = load_deferred(w, c, in, count);
+    if (err != NOT_DEFERRABLE) {
+      if (err != ECS_ERR_OK) in->pos = start;
+      return err;
+    }
+    err = ECS_ERR_OK;
+  }
   if (err != ECS_ERR_OK) goto fail_read;
   if ((err = refs_reserve(w, (size_t)count * c->nlua)) != ECS_ERR_OK)
     goto fail_read;
@@ -936,7 +1126,7 @@ static ecs_err component_load(ecs_world *w, void *self, ecs_reader *in) {
       goto fail;
     i += n;
   }
-  for (uint32_t k = 0; k < c->nfields; k++)
+  for (uint32_t k = 0; k < c->nfields && count > 0; k++) /* (no block: 0) */
     if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
         !column_ok(&tmp, k, count))
       goto corrupt;
@@ -986,12 +1176,22 @@ static void *component_twin(ecs_world *w, const void *self) {
   t->removing = NULL;
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
+  t->of = c; /* the twin may defer its load into it */
+  t->defer_owners = t->defer_cols = NULL;
+  t->defer_count = 0;
   return t;
 }
 
 static void component_swap(ecs_world *w, void *self, void *twin) {
   ecs_component *c = (ecs_component *)self, *t = (ecs_component *)twin;
   ecs_component old = *c;
+  if (t->defer_owners != NULL) {
+    swap_deferred(c, t);
+    c->gc_cursor = 0;
+    c->version++;
+    tell_stale(c);
+    return;
+  }
   c->data = t->data;
   c->size = t->size;
   c->cap = t->cap;

@@ -559,7 +559,14 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   bool swapped = false;
   ecs_err err;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
-  err = ecs_snapshot_open(&s, in->data + in->pos, in->size - in->pos);
+  if (opts != NULL && opts->opened != NULL &&
+      opts->opened->data == in->data + in->pos &&
+      opts->opened->size == in->size - in->pos && little_endian()) {
+    s = *opts->opened;
+    err = ECS_ERR_OK;
+  } else {
+    err = ecs_snapshot_open(&s, in->data + in->pos, in->size - in->pos);
+  }
   if (err != ECS_ERR_OK) goto done;
   n = s.manager_count;
   /* (2) match: every entry to a world manager, once, kind and schema */

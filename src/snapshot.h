@@ -57,6 +57,10 @@ typedef struct ecs_snapshot_opts {
   ** used, say) fails the load. May be NULL. */
   ecs_err (*refs_done)(void *ud);
   void *ud;
+  /* load: these very bytes as ecs_snapshot_open read them (a host that
+  ** opened them to create managers first), so that the checksum is not
+  ** computed twice; ignored unless its data and size are the reader's. */
+  const struct ecs_snapshot *opened;
 } ecs_snapshot_opts;
 
 /*

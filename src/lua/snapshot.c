@@ -10,7 +10,7 @@
 **   the saving world's cells hold it), value
 **   value: u8 tag, then 1 false, 2 true (nothing more), 3 integer (i64),
 **   4 float (f64 bits), 5 string (u32 length, bytes), 6 table (u32 pairs,
-**   then each key and value)
+**   then each key and value), 7 entity handle (u32 id)
 ** little-endian. A restore decodes every value first (a Lua error there
 ** leaves nothing behind), then makes one new reference per entry, hands
 ** the core a map from old to new references (it rewrites the cells of
@@ -38,10 +38,10 @@
 #define FACTORIES_KEY "ecs.core.factories"
 
 static const char buffer_key = 0; /* the world's kept snapshot buffer */
-#define PLAIN "plain data is nil, booleans, numbers, strings and tables " \
-              "of these without cycles or metatables"
+#define PLAIN "plain data is nil, booleans, numbers, strings, entity " \
+              "handles and tables of these without cycles or metatables"
 
-enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE };
+enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
 
 /* ======================================================================
 ** Buffers
@@ -207,7 +207,14 @@ static const char *enc_value(enc *e, int idx, int depth) {
       return "nil is not a value here"; /* refs never hold nil */
     case LUA_TFUNCTION:
       return "a function is not plain data";
-    case LUA_TUSERDATA: case LUA_TLIGHTUSERDATA:
+    case LUA_TLIGHTUSERDATA:
+      if (ecs_lua_is_entity(L, idx)) {
+        put_tag(e, T_ENTITY);
+        put_u32(e, (uint32_t)ecs_lua_check_entity(L, idx));
+        return NULL;
+      }
+      return "a light userdata is not plain data";
+    case LUA_TUSERDATA:
       return "a userdata is not plain data";
     case LUA_TTHREAD:
       return "a coroutine is not plain data";
@@ -311,6 +318,12 @@ static void dec_value(lua_State *L, dec *d, int depth) {
       if (d->n - d->at < len) dec_fail(L, d);
       lua_pushlstring(L, (const char *)d->p + d->at, len);
       d->at += len;
+      return;
+    }
+    case T_ENTITY: {
+      uint32_t id = (uint32_t)dec_uint(L, d, 4);
+      if (id > ECS_ID_MASK) dec_fail(L, d);
+      push_entity(L, (ecs_entity)id);
       return;
     }
     case T_TABLE: {
@@ -486,6 +499,7 @@ static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s
   opts.map_ref = map_ref;
   opts.refs_done = refs_done;
   opts.ud = m;
+  opts.opened = s; /* checked by open_snapshot: not hashed again */
   in.data = (const unsigned char *)blob;
   in.size = len;
   in.pos = 0;
@@ -501,7 +515,9 @@ static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s
 static void open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
                           const char *fn) {
   size_t len;
-  const char *blob = luaL_checklstring(L, bidx, &len);
+  const char *blob;
+  if (lua_type(L, bidx) != LUA_TSTRING) luaL_typeerror(L, bidx, "string");
+  blob = lua_tolstring(L, bidx, &len);
   ecs_err err = ecs_snapshot_open(s, blob, len);
   if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
 }
