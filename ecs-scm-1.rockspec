@@ -34,6 +34,7 @@ build = {
         "src/lua/options.c",
         "src/lua/system.c",
         "src/lua/observer.c",
+        "src/lua/snapshot.c",
         "src/lua/module.c",
         "src/alloc.c",
         "src/value.c",
@@ -58,6 +59,7 @@ build = {
         "src/expr_compile.c",
         "src/expr_run.c",
         "src/system.c",
+        "src/snapshot.c",
       },
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
@@ -87,6 +89,7 @@ build = {
       ["ecs.include.value"] = "src/value.h",
       ["ecs.include.system"] = "src/system.h",
       ["ecs.include.expr"] = "src/expr.h", -- query.h includes it
+      ["ecs.include.snapshot"] = "src/snapshot.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
     },

@@ -351,6 +351,22 @@ static ecs_err m_load(ecs_world *w, void *self, ecs_reader *in) {
   return ECS_ERR_OK;
 }
 
+/* Staged loads (snapshots): an empty manager to load into, then a trade
+** of records with the registered one (the struct is all records). */
+static void *m_twin(ecs_world *w, const void *self) {
+  meshes *t = (meshes *)m_alloc(w, NULL, 0, sizeof *t);
+  (void)self;
+  if (t != NULL) memset(t, 0, sizeof *t);
+  return t;
+}
+
+static void m_swap(ecs_world *w, void *self, void *twin) {
+  meshes *a = (meshes *)self, *b = (meshes *)twin, tmp = *a;
+  (void)w;
+  *a = *b;
+  *b = tmp;
+}
+
 static const ecs_manager_class mesh_class = {
   .kind = "mesh",
   .gc = m_gc,
@@ -363,6 +379,8 @@ static const ecs_manager_class mesh_class = {
   .schema = m_schema,
   .save = m_save,
   .load = m_load,
+  .twin = m_twin,
+  .swap = m_swap,
 };
 
 /* ------------------------------------------------------------------------
@@ -541,6 +559,7 @@ int luaopen_ecs_mesh(lua_State *L);
 int luaopen_ecs_mesh(lua_State *L) {
   ECS_PLUGIN_INIT(L);
   ecs_lua_plugin_class(L, MESH_CLASS, mesh_methods);
+  ecs_lua_plugin_factory(L, MESH_NAME, l_mesh_new); /* for ecs.restore */
   lua_newtable(L);
   lua_pushcfunction(L, l_mesh_new);
   lua_setfield(L, -2, "new");

@@ -335,6 +335,23 @@ static ecs_err pm_load(ecs_world *w, void *self, ecs_reader *in) {
   return ECS_ERR_OK;
 }
 
+/* Staged loads (snapshots): an empty manager to load into, then a trade
+** of records with the registered one (the pointmass struct is all
+** records: nothing stays behind). */
+static void *pm_twin(ecs_world *w, const void *self) {
+  pointmass *t = (pointmass *)pm_alloc(w, NULL, 0, sizeof *t);
+  (void)self;
+  if (t != NULL) memset(t, 0, sizeof *t);
+  return t;
+}
+
+static void pm_swap(ecs_world *w, void *self, void *twin) {
+  pointmass *a = (pointmass *)self, *b = (pointmass *)twin, tmp = *a;
+  (void)w;
+  *a = *b;
+  *b = tmp;
+}
+
 static const ecs_manager_class pm_class = {
   .kind = "pointmass",
   .gc = pm_gc,
@@ -347,6 +364,8 @@ static const ecs_manager_class pm_class = {
   .schema = pm_schema,
   .save = pm_save,
   .load = pm_load,
+  .twin = pm_twin,
+  .swap = pm_swap,
 };
 
 /* ------------------------------------------------------------------------
@@ -602,6 +621,7 @@ int luaopen_ecs_pointmass(lua_State *L);
 int luaopen_ecs_pointmass(lua_State *L) {
   ECS_PLUGIN_INIT(L);
   ecs_lua_plugin_class(L, PM_CLASS, pm_methods);
+  ecs_lua_plugin_factory(L, PM_NAME, l_pm_new); /* for ecs.restore */
   lua_newtable(L);
   lua_pushcfunction(L, l_pm_new);
   lua_setfield(L, -2, "new");

@@ -239,7 +239,7 @@ describe("plugins built outside the tree", function()
         n = n + 1
       end
     end
-    assert.equal(9, n) -- ecs, records, component, transform, names, query, value, system, ecs_lua
+    assert.equal(10, n) -- ecs, records, component, transform, names, query, value, system, ecs_lua, snapshot
   end)
 
   it("compile against the installed headers with the project's warnings, load with require and work on a world",

@@ -82,6 +82,14 @@ local calls = {
   end,
   ["world.systems"] = function(x) return x.w:systems() end,
   ["world.update"] = function(x) return x.w:update(1 / 60) end,
+  ["world.snapshot"] = function(x) return x.w:snapshot() end,
+  ["world.restore"] = function(x)
+    local blob = x.w:snapshot()
+    x.P:add(x.w:create(), 9, 9, 9, x.e, { "later" })
+    x.w:destroy(x.es[6])
+    return x.w:restore(blob)
+  end,
+  ["world.find_component"] = function(x) return x.w:find_component("V") end,
 
   ["component.add"] = function(x) return x.P:add(x.w:create(), 1, 2, 3, x.e, {}) end,
   ["component.count"] = function(x) return x.P:count() end,
@@ -315,6 +323,8 @@ local allocates = {
   ["world.system"] = true,
   ["world.systems"] = true,
   ["world.update"] = true,
+  ["world.snapshot"] = true,
+  ["world.restore"] = true,
 }
 
 local function closed_everywhere(x)

@@ -54,6 +54,7 @@ local cases = {
   { "P:add", "d", function(c, s) c.P:add(c.free, { [s] = 1 }) end },
   { "names:set", "player", function(c, s) c.w.names:set(c.e, s) end },
   { "names:find", "other", function(c, s) assert(c.w.names:find(s) == c.free) end },
+  { "world:find_component", "P", function(c, s) assert(c.w:find_component(s) == c.P) end },
   { "motion.integrate", "P.d", function(c, s) c.q:run(motion.integrate(s, "P.i:in")) end },
   { "motion.integrate", "P.i:in", function(c, s) c.q:run(motion.integrate("P.d", s)) end },
   { "motion.damp", "P.d", function(c, s) c.q:run(motion.damp(s, 0.5), 0.1) end },
@@ -123,6 +124,7 @@ describe("text from Lua", function()
       ["world.component"] = "world:component", ["component.field"] = "P:field",
       ["component.set_field"] = "P:set_field", ["component.set"] = "P:set",
       ["component.add"] = "P:add", ["names.set"] = "names:set", ["names.find"] = "names:find",
+      ["world.find_component"] = "world:find_component",
       ["ecs.motion.integrate"] = "motion.integrate", ["ecs.motion.damp"] = "motion.damp",
     }
     local no_text = {
@@ -136,6 +138,8 @@ describe("text from Lua", function()
       "component.get", "component.has", "component.remove", "component.size",
       "query.components", "query.count", "query.entities", "query.run", "query.programs",
       "world.memory", "world.managers",
+      -- snapshots are bytes, not text: a zero byte is data there
+      "ecs.restore", "world.restore", "world.snapshot",
       "names.clear", "names.gc", "names.get",
       "component.on_add", "component.on_remove", "component.on_set",
       "names.on_add", "names.on_remove", "names.on_set",

@@ -543,6 +543,8 @@ static const ecs_manager_class component_class = {
   .schema = ecsi_component_schema,
   .save = ecsi_component_save,
   .load = ecsi_component_load,
+  .twin = ecsi_component_twin,
+  .swap = ecsi_component_swap,
 };
 
 bool ecs_component_is(const ecs_manager_class *cls) {

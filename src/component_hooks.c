@@ -1,16 +1,16 @@
 /*
 ** component_hooks.c -- the manager interface of generic components
-** (component.c is the manager itself): has, clear, stats, schema, and the
-** save/load layout. They work on the manager's storage through
-** component_private.h and change it only as component.c's own operations
-** do (the refs to drop, the queries to tell).
+** (component.c is the manager itself): has, clear, stats, schema, the
+** save/load layout, and the twin/swap pair of staged loads (snapshot.c).
+** They work on the manager's storage through component_private.h and
+** change it only as component.c's own operations do (the refs to drop,
+** the queries to tell).
 **
 ** Layer: managers (layers: alloc.h).
 */
 #include <string.h>
 
 #include "component_private.h"
-
 
 bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
   return ecs_component_lookup(w, (const ecs_component *)self, e) !=
@@ -57,48 +57,164 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 }
 
 /*
-** The saved layout (u32 = ecs_write_u32, machine byte order):
-**   u32 LAYOUT (1)       so that a later layout can be told from this one
+** The saved layout (u32 = ecs_write_u32, little-endian; values as stored,
+** in the machine's order, which a snapshot requires to be little-endian):
+**   u32 LAYOUT (2)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
-**   u32 count            live instances
-**   count records of stride bytes: u32 owner, then each field's value in
-**                        schema order, as stored (elem[k] bytes)
+**   owners               the live instances' entities in row order, as
+**                        u32 entries, ending with u32 0:
+**                          h (bit 31 clear): one entity, the handle h;
+**                          h | RUN, u32 n (n >= 2): n entities h, h + 1,
+**                          ..., h + n - 1 (consecutive indices, one
+**                          generation: entities created together)
+**   per field, in schema order: its column, one value (of the field's
+**                        size) per entity listed
 ** The schema comes first so that load refuses data of another schema
-** before it reads any record, and every record has the same size, so
-** count is checked against the bytes that remain before anything is
-** allocated. Only live instances are written: dead records are garbage.
+** before it reads any record. The owner list ends with a terminator
+** rather than starting with a count, so save makes one pass over the
+** rows; load reads the list once to count and checks that count *
+** (stride - 4) bytes of columns follow, before it allocates anything. Only live instances are written (dead records
+** are garbage). Columns, not records: save and load are a copy per column
+** (one memcpy when no record is dead), and entities created together --
+** the usual case -- cost 8 bytes a run, not 4 each.
 */
-#define LAYOUT 1u
+#define LAYOUT 2u
+#define RUN 0x80000000u
+#define GATHER 4096u /* bytes gathered per write */
+
+/* A writer of u32 entries through a small buffer. */
+typedef struct u32out {
+  ecs_writer *out;
+  uint32_t n;
+  ecs_err err;
+  unsigned char b[GATHER];
+} u32out;
+
+static void put32(u32out *o, uint32_t v) {
+  if (o->n + 4 > sizeof o->b) {
+    if (o->err == ECS_ERR_OK) o->err = ecs_write(o->out, o->b, o->n);
+    o->n = 0;
+  }
+  o->b[o->n] = (unsigned char)v;
+  o->b[o->n + 1] = (unsigned char)(v >> 8);
+  o->b[o->n + 2] = (unsigned char)(v >> 16);
+  o->b[o->n + 3] = (unsigned char)(v >> 24);
+  o->n += 4;
+}
+
+/* One entry of the owner list for len (0: none) owners from first. */
+static void put_owners(u32out *o, ecs_entity first, uint32_t len) {
+  if (len == 1) {
+    put32(o, first);
+  } else if (len > 1) {
+    put32(o, first | RUN);
+    put32(o, len);
+  }
+}
+
+/* How many of own[i..n) continue the run own[i - 1] + 1, + 2, ...:
+** blocks of 64 first (which compilers vectorize), then one by one. */
+static uint32_t run_length(const ecs_entity *own, uint32_t i, uint32_t n) {
+  ecs_entity next = own[i - 1] + 1u;
+  uint32_t j = i;
+  while (n - j >= 64) {
+    const ecs_entity *p = own + j;
+    uint32_t diff = 0;
+    for (uint32_t k = 0; k < 64; k++) diff |= p[k] ^ (next + k);
+    if (diff != 0) break;
+    j += 64;
+    next += 64;
+  }
+  while (j < n && own[j] == next) {
+    j++;
+    next++;
+  }
+  return j - i;
+}
+
+/* Are the len entities first, first + 1, ... all alive? One generation
+** and consecutive indices below the slot count: a compare per slot. */
+static bool run_alive(const ecs_world *w, ecs_entity first, uint32_t len) {
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  uint32_t index = ecs_entity_index(first), gen = first >> ECS_INDEX_BITS;
+  uint32_t bad = 0;
+  if (index == 0 || (first & ~ECS_ID_MASK) != 0 ||
+      len - 1u > ECS_INDEX_MASK - index || (size_t)index + len > h->slot_count)
+    return false;
+  for (uint32_t j = 0; j < len; j++) bad |= (uint32_t)h->slot[index + j] ^ gen;
+  return bad == 0;
+}
 
 ecs_err ecsi_component_save(const ecs_world *w, const void *self,
                               ecs_writer *out) {
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
-  /* one record at a time, one write each: stride <= 4 + 255 * 8 bytes */
-  unsigned char rec[sizeof(ecs_entity) + ECS_MAX_FIELDS * sizeof(double)];
+  u32out o;
+  uint32_t count = 0, i = 0, len = 0, slow_until = 0;
+  ecs_entity first = ECS_NULL;
   ecs_err err;
   if ((err = ecs_write_u32(out, LAYOUT)) != ECS_ERR_OK ||
       (err = ecs_write_u32(out, c->nfields)) != ECS_ERR_OK)
     return err;
   for (uint32_t k = 0; k < c->nfields; k++) {
-    size_t len = strlen(c->field[k].name); /* an identifier: short */
+    size_t nlen = strlen(c->field[k].name); /* an identifier: short */
     if ((err = ecs_write_u32(out, (uint32_t)c->field[k].type)) != ECS_ERR_OK ||
-        (err = ecs_write_u32(out, (uint32_t)len)) != ECS_ERR_OK ||
-        (err = ecs_write(out, c->field[k].name, len)) != ECS_ERR_OK)
+        (err = ecs_write_u32(out, (uint32_t)nlen)) != ECS_ERR_OK ||
+        (err = ecs_write(out, c->field[k].name, nlen)) != ECS_ERR_OK)
       return err;
   }
-  if ((err = ecs_write_u32(out, (uint32_t)ecs_component_count(w, c))) !=
-      ECS_ERR_OK)
-    return err;
-  for (uint32_t i = 0; i < c->size; i++) {
-    size_t at = sizeof(ecs_entity);
-    if (!ecs_alive(w, own[i])) continue;
-    memcpy(rec, &own[i], sizeof(ecs_entity));
-    for (uint32_t k = 0; k < c->nfields; k++) {
-      memcpy(rec + at, col(c, k) + (size_t)i * c->elem[k], c->elem[k]);
-      at += c->elem[k];
+  o.out = out;
+  o.n = 0;
+  o.err = ECS_ERR_OK;
+  /* One pass: the live owners in row order, each run of consecutive
+  ** handles among them as one entry (so the list depends on that order
+  ** only: a loaded manager saves the same bytes). Where rows continue the
+  ** run, the block of them is taken at once if all are alive; a block
+  ** with a dead row goes row by row. */
+  while (i < c->size) {
+    ecs_entity e = own[i];
+    if (i >= slow_until && len > 0 && e == first + len) {
+      uint32_t block = 1 + run_length(own, i + 1, c->size);
+      if (run_alive(w, e, block)) {
+        len += block;
+        count += block;
+        i += block;
+        continue;
+      }
+      slow_until = i + block;
     }
-    if ((err = ecs_write(out, rec, at)) != ECS_ERR_OK) return err;
+    i++;
+    if (!ecs_alive(w, e)) continue;
+    count++;
+    if (len > 0 && e == first + len) {
+      len++;
+      continue;
+    }
+    put_owners(&o, first, len);
+    first = e;
+    len = 1;
+  }
+  put_owners(&o, first, len);
+  put32(&o, 0);
+  if (o.err == ECS_ERR_OK) o.err = ecs_write(out, o.b, o.n);
+  if (o.err != ECS_ERR_OK) return o.err;
+  for (uint32_t k = 0; k < c->nfields && count > 0; k++) { /* (count 0: */
+    const uint8_t *from = col(c, k);                        /* maybe no block) */
+    size_t e = c->elem[k], at = 0;
+    if (count == c->size) { /* no dead record: the column as it is */
+      if ((err = ecs_write(out, from, (size_t)count * e)) != ECS_ERR_OK)
+        return err;
+      continue;
+    }
+    for (i = 0; i < c->size; i++) {
+      if (!ecs_alive(w, own[i])) continue;
+      memcpy(o.b + at, from + (size_t)i * e, e);
+      if ((at += e) + e > sizeof o.b) {
+        if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
+        at = 0;
+      }
+    }
+    if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
   }
   return ECS_ERR_OK;
 }
@@ -123,21 +239,262 @@ static ecs_err load_schema(const ecs_component *c, ecs_reader *in) {
 }
 
 /*
-** Is the value just read into row i of field k one this manager could
-** hold? bool fields hold 0 or 1 (the value layer stores nothing else,
-** and queries test them bytewise), entity fields 30-bit handles (what
-** check_entity lets through: dead ones are fine, as in any entity field).
-** Numbers take any bits, NaNs included. Lua refs cannot be checked here:
-** the binding that frames the stream vouches for them.
+** Read the owner list once, without keeping anything: its entities'
+** count (at most ECS_MAX_ENTITIES), and whether it is well formed (a
+** terminator within the bytes, runs of at least 2, bit 30 clear); and
+** whether the columns that follow it fit in the bytes left.
 */
-static bool value_ok(const ecs_component *c, const ecs_component *tmp,
-                     uint32_t k, uint32_t i) {
-  ecs_type t = c->field[k].type;
-  if (t == ECS_BOOL) return ((const uint8_t *)(const void *)col(tmp, k))[i] <= 1u;
-  if (t == ECS_ENTITY)
-    return (((const ecs_entity *)(const void *)col(tmp, k))[i] &
-            ~ECS_ID_MASK) == 0;
+static ecs_err count_owners(ecs_reader in, size_t values, uint32_t *count) {
+  uint32_t v, n, total = 0;
+  for (;;) {
+    if (ecs_read_u32(&in, &v) != ECS_ERR_OK) return ECS_ERR_CORRUPT;
+    if (v == 0) break;
+    n = 1;
+    if ((v & RUN) != 0 && (ecs_read_u32(&in, &n) != ECS_ERR_OK || n < 2))
+      return ECS_ERR_CORRUPT;
+    if ((v & ~(RUN | ECS_ID_MASK)) != 0 || n > ECS_MAX_ENTITIES - total)
+      return ECS_ERR_CORRUPT;
+    total += n;
+  }
+  if (values > 0 && (size_t)total > (in.size - in.pos) / values)
+    return ECS_ERR_CORRUPT; /* more records than bytes left for them */
+  *count = total;
+  return ECS_ERR_OK;
+}
+
+/*
+** Are the values just read into column k of tmp (count of them) ones this
+** manager could hold? bool fields hold 0 or 1 (the value layer stores
+** nothing else, and queries test them bytewise), entity fields 30-bit
+** handles (what check_entity lets through: dead ones are fine, as in any
+** entity field). Numbers take any bits, NaNs included. Lua refs cannot be
+** checked here: the binding that frames the stream vouches for them.
+*/
+static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
+  ecs_type t = tmp->field[k].type;
+  if (t == ECS_BOOL) {
+    const uint8_t *v = col(tmp, k);
+    uint8_t any = 0;
+    for (uint32_t i = 0; i < count; i++) any |= v[i];
+    return any <= 1u;
+  }
+  if (t == ECS_ENTITY) {
+    const ecs_entity *v = (const ecs_entity *)(const void *)col(tmp, k);
+    ecs_entity any = 0;
+    for (uint32_t i = 0; i < count; i++) any |= v[i];
+    return (any & ~ECS_ID_MASK) == 0;
+  }
   return true;
+}
+
+_Static_assert(ECSI_NONE == UINT32_MAX, "take_owners tests free map entries "
+               "as all ones");
+
+/*
+** Owners first .. first + len - 1 for instances i .. i + len - 1 of tmp:
+** each alive (the entities named must be: ecs.h) and named once. Three
+** passes over arrays (the slots, the map, the owner column); a map page
+** is reserved once, when the indices enter it.
+*/
+static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
+                           uint32_t len, uint32_t i, uint32_t *page) {
+  uint32_t index = ecs_entity_index(first);
+  ecs_entity *own = owners(tmp);
+  ecs_err err;
+  if (!run_alive(w, first, len)) return ECS_ERR_CORRUPT;
+  for (uint32_t j = 0; j < len;) { /* page by page */
+    uint32_t x = index + j, off = x & (ECSI_PAGE_SIZE - 1u), used = 0;
+    uint32_t n = ECSI_PAGE_SIZE - off < len - j ? ECSI_PAGE_SIZE - off : len - j;
+    uint32_t *pg;
+    if ((x >> ECSI_PAGE_BITS) != *page) {
+      if ((err = ecsi_sparse_reserve(w, &tmp->map, x)) != ECS_ERR_OK)
+        return err;
+      *page = x >> ECSI_PAGE_BITS;
+    }
+    pg = tmp->map.page[x >> ECSI_PAGE_BITS] + off;
+    for (uint32_t k = 0; k < n; k++) used |= ~pg[k]; /* ECSI_NONE: all ones */
+    if (used != 0) return ECS_ERR_CORRUPT; /* the same entity twice */
+    for (uint32_t k = 0; k < n; k++) pg[k] = i + j + k;
+    j += n;
+  }
+  for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
+  tmp->size = i + len;
+  return ECS_ERR_OK;
+}
+
+/*
+** A twin's load that the swap can do in place (snapshot.c's rollbacks: the
+** stream stays valid until the swap): when the manager it stands in for
+** has the capacity for count instances and map pages for every owner, and
+** no lua field (whose refs a host maps in the twin's cells), everything is
+** checked here -- owners alive and named once (a bitmap of the indices),
+** columns within the rules -- and the swap copies the owners and columns
+** into the existing block and map: no block allocated, none freed.
+** @return ECS_ERR_OK (t->defer_* set, in past the part), ECS_ERR_CORRUPT,
+** ECS_ERR_NOMEM (the bitmap), or NOT_DEFERRABLE (nothing read: the
+** caller loads the usual way).
+*/
+#define NOT_DEFERRABLE ((ecs_err)(ECS_ERR_NOMEM + ECS_ERR__COUNT))
+
+/* Are bits [a, a + n) of seen all clear? Then set them: a byte at a time
+** where the range covers whole bytes. */
+static bool mark_range(uint8_t *seen, uint32_t a, uint32_t n) {
+  uint32_t end = a + n, bytes;
+  uint8_t any = 0;
+  for (; a < end && (a & 7u) != 0; a++) {
+    if (seen[a >> 3] & (1u << (a & 7u))) return false;
+    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
+  }
+  bytes = (end - a) >> 3;
+  if (bytes > 0) {
+    const uint8_t *p = seen + (a >> 3);
+    for (uint32_t k = 0; k < bytes; k++) any |= p[k];
+    if (any != 0) return false;
+    memset(seen + (a >> 3), 0xff, bytes);
+    a += bytes * 8u;
+  }
+  for (; a < end; a++) {
+    if (seen[a >> 3] & (1u << (a & 7u))) return false;
+    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
+  }
+  return true;
+}
+
+static bool map_has_page(const ecsi_sparse *m, uint32_t index) {
+  uint32_t p = index >> ECSI_PAGE_BITS;
+  return p < m->page_count && m->page[p] != NULL;
+}
+
+static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
+                             uint32_t count) {
+  const ecs_component *c = t->of;
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  size_t bits = ((size_t)h->slot_count + 7u) / 8u, at = in->pos;
+  const unsigned char *owners = in->data + in->pos;
+  uint8_t *seen;
+  ecs_err err = ECS_ERR_OK;
+  uint32_t v, n, page = UINT32_MAX;
+  if (bits == 0) bits = 1;
+  seen = (uint8_t *)ecsi_realloc(w, NULL, 0, bits);
+  if (seen == NULL) return ECS_ERR_NOMEM;
+  memset(seen, 0, bits);
+  for (;;) { /* the list was read once by count_owners: it is well formed */
+    (void)ecs_read_u32(in, &v);
+    if (v == 0) break;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(in, &n);
+    v &= ~RUN;
+    if (!run_alive(w, v, n)) {
+      err = ECS_ERR_CORRUPT;
+      break;
+    }
+    if (!mark_range(seen, ecs_entity_index(v), n)) {
+      err = ECS_ERR_CORRUPT; /* an entity twice */
+      break;
+    }
+    for (uint32_t x = ecs_entity_index(v), end = x + n; x < end;) {
+      if ((x >> ECSI_PAGE_BITS) != page && !map_has_page(&c->map, x))
+        err = NOT_DEFERRABLE;
+      page = x >> ECSI_PAGE_BITS;
+      x = (page + 1u) << ECSI_PAGE_BITS; /* the next page */
+    }
+  }
+  ecsi_free(w, seen, bits);
+  if (err != ECS_ERR_OK) {
+    in->pos = at;
+    return err;
+  }
+  t->defer_cols = in->data + in->pos;
+  for (uint32_t k = 0; k < c->nfields; k++) { /* count_owners: the bytes are there */
+    const unsigned char *col_at = in->data + in->pos;
+    size_t bytes = (size_t)count * c->elem[k];
+    if (c->field[k].type == ECS_BOOL) {
+      uint8_t any = 0;
+      for (size_t i = 0; i < bytes; i++) any |= col_at[i];
+      if (any > 1u) err = ECS_ERR_CORRUPT;
+    } else if (c->field[k].type == ECS_ENTITY) {
+      uint32_t any = 0;
+      for (size_t i = 0; i < bytes; i += 4) {
+        uint32_t e;
+        memcpy(&e, col_at + i, 4);
+        any |= e;
+      }
+      if ((any & ~ECS_ID_MASK) != 0) err = ECS_ERR_CORRUPT;
+    }
+    in->pos += bytes;
+  }
+  if (err != ECS_ERR_OK) {
+    in->pos = at;
+    return err;
+  }
+  t->defer_owners = owners;
+  t->defer_count = count;
+  return ECS_ERR_OK;
+}
+
+/* The swap of a deferred twin t into c (see load_deferred): c's old
+** instances go (nothing of theirs to report: no lua field), t's come in
+** from the stream, into c's block and map. */
+static bool same_owners(const ecs_component *c, ecs_reader in,
+                        uint32_t count) {
+  const ecs_entity *own = owners(c);
+  uint32_t v, n, i = 0;
+  if (count != c->size) return false;
+  for (;;) {
+    uint32_t diff = 0;
+    (void)ecs_read_u32(&in, &v);
+    if (v == 0) return true;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(&in, &n);
+    v &= ~RUN;
+    if (n > count - i) return false;
+    {
+      const ecs_entity *p = own + i;
+      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (v + j);
+    }
+    if (diff != 0) return false;
+    i += n;
+  }
+}
+
+static void swap_deferred(ecs_component *c, ecs_component *t) {
+  ecs_entity *own = owners(c);
+  ecs_reader in;
+  uint32_t v, n, i = 0, size = c->size;
+  in.data = t->defer_owners;
+  in.size = (size_t)(t->defer_cols - t->defer_owners);
+  in.pos = 0;
+  /* a rollback usually finds the very owners in the very rows: then the
+  ** owner column and the map are right as they are */
+  if (!same_owners(c, in, t->defer_count)) {
+    for (uint32_t k = 0; k < size; k++)
+      ecsi_sparse_set(&c->map, ecs_entity_index(own[k]), ECS_NO_INSTANCE);
+    for (;;) {
+      (void)ecs_read_u32(&in, &v);
+      if (v == 0) break;
+      n = 1;
+      if (v & RUN) (void)ecs_read_u32(&in, &n);
+      v &= ~RUN;
+      for (uint32_t j = 0; j < n; j++) own[i + j] = v + j;
+      for (uint32_t j = 0, x = ecs_entity_index(v); j < n;) { /* page by page */
+        uint32_t off = x & (ECSI_PAGE_SIZE - 1u);
+        uint32_t m = ECSI_PAGE_SIZE - off < n - j ? ECSI_PAGE_SIZE - off : n - j;
+        uint32_t *pg = c->map.page[x >> ECSI_PAGE_BITS] + off; /* it exists */
+        for (uint32_t k = 0; k < m; k++) pg[k] = i + j + k;
+        j += m;
+        x += m;
+      }
+      i += n;
+    }
+  }
+  for (uint32_t k = 0, at = 0; k < c->nfields && t->defer_count > 0; k++) {
+    size_t bytes = (size_t)t->defer_count * c->elem[k];
+    memcpy(col(c, k), t->defer_cols + at, bytes);
+    at += (uint32_t)bytes;
+  }
+  c->size = t->defer_count;
+  t->defer_owners = t->defer_cols = NULL;
+  t->defer_count = 0;
 }
 
 /*
@@ -152,13 +509,21 @@ static bool value_ok(const ecs_component *c, const ecs_component *tmp,
 ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_component *c = (ecs_component *)self;
   ecs_component tmp = *c;
-  size_t start = in->pos;
-  uint32_t count;
+  size_t start = in->pos, values = c->stride - sizeof(ecs_entity);
+  uint32_t count = 0, page = UINT32_MAX, i = 0, v, n;
   ecs_err err = load_schema(c, in);
-  if (err == ECS_ERR_OK && (err = ecs_read_u32(in, &count)) == ECS_ERR_OK &&
-      (count > ECS_MAX_ENTITIES ||
-       (size_t)count > (in->size - in->pos) / c->stride))
-    err = ECS_ERR_CORRUPT; /* more records than bytes left for them */
+  if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
+  if (err == ECS_ERR_OK && count > ecs_count(w))
+    err = ECS_ERR_CORRUPT; /* more than the live entities: some twice */
+  if (err == ECS_ERR_OK && c->of != NULL && c->nlua == 0 &&
+      c->of->cap >= count && c->size == 0) {
+    err = load_deferred(w, c, in, count);
+    if (err != NOT_DEFERRABLE) {
+      if (err != ECS_ERR_OK) in->pos = start;
+      return err;
+    }
+    err = ECS_ERR_OK;
+  }
   if (err != ECS_ERR_OK) goto fail_read;
   if ((err = ecsi_component_refs_reserve(w, (size_t)count * c->nlua)) != ECS_ERR_OK)
     goto fail_read;
@@ -171,28 +536,21 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
     err = ECS_ERR_NOMEM;
     goto fail;
   }
-  for (uint32_t i = 0; i < count; i++) {
-    ecs_entity e;
-    uint32_t index;
-    if (ecs_read_u32(in, &e) != ECS_ERR_OK ||
-        (e & ~ECS_ID_MASK) != 0 || !ecs_alive(w, e))
-      goto corrupt; /* the entities named must be alive (ecs.h) */
-    index = ecs_entity_index(e);
-    if ((err = ecsi_sparse_reserve(w, &tmp.map, index)) != ECS_ERR_OK)
+  for (;;) { /* the list was read once: it is well formed, it ends */
+    (void)ecs_read_u32(in, &v);
+    if (v == 0) break;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(in, &n);
+    if ((err = take_owners(w, &tmp, v & ~RUN, n, i, &page)) != ECS_ERR_OK)
       goto fail;
-    if (ecsi_sparse_get(&tmp.map, index) != ECSI_NONE)
-      goto corrupt; /* the same entity twice */
-    ecsi_sparse_set(&tmp.map, index, i);
-    owners(&tmp)[i] = e;
-    tmp.size = i + 1;
-    for (uint32_t k = 0; k < c->nfields; k++)
-      if (ecs_read(in, col(&tmp, k) + (size_t)i * c->elem[k], c->elem[k]) !=
-              ECS_ERR_OK ||
-          !value_ok(c, &tmp, k, i))
-        goto corrupt;
+    i += n;
   }
+  for (uint32_t k = 0; k < c->nfields && count > 0; k++) /* (no block: 0) */
+    if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
+        !column_ok(&tmp, k, count))
+      goto corrupt;
   /* the swap: nothing below can fail */
-  for (uint32_t i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
+  for (i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
   w->ref_slots = w->ref_slots - (size_t)c->size * c->nlua +
                  (size_t)count * c->nlua;
   ecsi_sparse_free(w, &c->map);
@@ -215,3 +573,58 @@ fail_read:
   return err;
 }
 
+/*
+** Staged loads (snapshot.c). A twin shares c's schema: its meta pointers
+** lead into c's meta block, which outlives it, and it owns only its
+** struct (meta_size says so), columns and map; no query watches it.
+** swap trades instances, columns and map; the queries watching c go
+** stale, as after a load. The old instances' lua refs go to the drop
+** list there (as clear would: room is theirs), and the twin is left
+** with no instance, for free.
+*/
+void *ecsi_component_twin(ecs_world *w, const void *self) {
+  const ecs_component *c = (const ecs_component *)self;
+  ecs_component *t = (ecs_component *)ecsi_realloc(w, NULL, 0, sizeof *t);
+  if (t == NULL) return NULL;
+  *t = *c;
+  t->meta_size = sizeof *t;
+  t->data = NULL;
+  t->size = t->cap = t->gc_cursor = 0;
+  memset(&t->map, 0, sizeof t->map);
+  t->version = 0;
+  t->removing = NULL;
+  t->watch = NULL;
+  t->nwatch = t->watch_cap = 0;
+  t->of = c; /* the twin may defer its load into it */
+  t->defer_owners = t->defer_cols = NULL;
+  t->defer_count = 0;
+  return t;
+}
+
+void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
+  ecs_component *c = (ecs_component *)self, *t = (ecs_component *)twin;
+  ecs_component old = *c;
+  if (t->defer_owners != NULL) {
+    swap_deferred(c, t);
+    c->gc_cursor = 0;
+    c->version++;
+    ecsi_component_tell_stale(c);
+    return;
+  }
+  c->data = t->data;
+  c->size = t->size;
+  c->cap = t->cap;
+  c->map = t->map;
+  t->data = old.data;
+  t->size = old.size;
+  t->cap = old.cap;
+  t->map = old.map;
+  c->gc_cursor = t->gc_cursor = 0;
+  c->version++;
+  t->version++;
+  if (t->nlua > 0)
+    for (uint32_t i = 0; i < t->size; i++) ecsi_component_drop_refs(w, t, i);
+  w->ref_slots -= (size_t)t->size * t->nlua;
+  t->size = 0;
+  ecsi_component_tell_stale(c);
+}

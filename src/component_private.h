@@ -35,6 +35,12 @@ struct ecs_component {
   const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
   uint32_t nwatch, watch_cap;
+  /* a twin (staged loads, snapshot.c): the manager it stands in for, and
+  ** a load deferred to the swap -- the owner list and columns in the
+  ** stream, checked -- or NULL */
+  const struct ecs_component *of;
+  const unsigned char *defer_owners, *defer_cols;
+  uint32_t defer_count;
 };
 
 /*
@@ -76,5 +82,7 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 ecs_err ecsi_component_save(const ecs_world *w, const void *self,
                             ecs_writer *out);
 ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in);
+void *ecsi_component_twin(ecs_world *w, const void *self);
+void ecsi_component_swap(ecs_world *w, void *self, void *twin);
 
 #endif

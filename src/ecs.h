@@ -94,7 +94,12 @@ typedef uint32_t ecs_entity;
   X(FIELD_NAME, "invalid field name")                                       \
   X(FIELD_TYPE, "unknown type")                                             \
   X(DUPLICATE_FIELD, "duplicate field")                                     \
-  X(TOO_MANY_FIELDS, "too many fields (limit 255)")
+  X(TOO_MANY_FIELDS, "too many fields (limit 255)")                      \
+  /* appended: snapshots (snapshot.h) */                                   \
+  X(NO_MANAGER, "the snapshot holds a manager the world does not have")    \
+  X(SCHEMA_DIFFERS, "a manager's schema in the snapshot differs from the " \
+                    "world's")                                              \
+  X(VERSION, "unsupported snapshot format version")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -228,9 +233,10 @@ int ecs_type_parse(const char *s, size_t len);
 /*
 ** Byte streams for a manager's save and load. A writer appends through a
 ** callback (a growing buffer, a file); a reader reads a block of memory
-** (a snapshot held whole, as a Lua string is). Values are written in the
-** machine's byte order; whoever frames the stream (a snapshot) records
-** which.
+** (a snapshot held whole, as a Lua string is). ecs_write_u32 and
+** ecs_read_u32 use little-endian order whatever the machine; other values
+** a manager writes with ecs_write are in the machine's order, which a
+** snapshot (snapshot.h) requires to be little-endian too.
 */
 typedef struct ecs_writer {
   /* append size bytes: ECS_ERR_OK or the error that stops the save */
@@ -249,7 +255,7 @@ ecs_err ecs_write(ecs_writer *out, const void *data, size_t size);
 /* Copy the next size bytes to data and move past them.
 ** @return ECS_ERR_CORRUPT (nothing read) if fewer than size remain. */
 ecs_err ecs_read(ecs_reader *in, void *data, size_t size);
-/* 32-bit counts and sizes, in the machine's byte order. */
+/* 32-bit counts and sizes, little-endian (byte by byte: any machine). */
 ecs_err ecs_write_u32(ecs_writer *out, uint32_t v);
 ecs_err ecs_read_u32(ecs_reader *in, uint32_t *v);
 
@@ -318,6 +324,25 @@ typedef struct ecs_manager_class {
   ** ECS_ERR_CORRUPT (bad data, dead entities) or ECS_ERR_NOMEM the
   ** manager is unchanged. Notifies no listener. */
   ecs_err (*load)(ecs_world *w, void *self, ecs_reader *in);
+
+  /* Staged loads (snapshots: ecs_world_load loads every manager aside
+  ** and only then trades them all in, so that a failure anywhere leaves
+  ** the whole world unchanged). Both or neither; a class with load but
+  ** without them can still be part of a snapshot, see snapshot.h. */
+
+  /* A new manager like self, with its schema and settings and no record,
+  ** owned by the caller and registered nowhere: the caller loads into it
+  ** and then swaps it with self, or frees it (free). @return NULL when
+  ** out of memory. */
+  void *(*twin)(ecs_world *w, const void *self);
+  /* Give self the records of its twin: afterwards self holds what twin
+  ** held, and twin self's old records, which the caller frees (free);
+  ** what they must report on going (a component's lua references, to
+  ** the drop list) swap reports. Allocates nothing and never fails;
+  ** self's identity and what is not a record (settings, listeners,
+  ** queries that watch it, which are made stale as a load makes them)
+  ** stay. Notifies no listener. */
+  void (*swap)(ecs_world *w, void *self, void *twin);
 } ecs_manager_class;
 
 /*

@@ -181,6 +181,20 @@ void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
 */
 void ecs_lua_drain_refs(lua_State *L, int world_idx);
 
+/*
+** Let ecs.restore create this plugin's manager in the new world it makes:
+** new_fn is called as new_fn(world) (the plugin's own "new": it creates
+** the manager registered under the name manager, in ECS_NS_MANAGER, and
+** may return anything) for every snapshot that holds a manager of that
+** name. Registered per Lua state, usually from the plugin's luaopen_
+** function; a later call for the same name replaces the function. A
+** snapshot holding a plugin manager whose module was not loaded is an
+** error naming it ("require its module first"). Raises only on memory
+** errors.
+*/
+void ecs_lua_plugin_factory(lua_State *L, const char *manager,
+                            lua_CFunction new_fn);
+
 /* ----------------------------------------------------------------------
 ** Native systems (queries section; docs/queries.md)
 ** ------------------------------------------------------------------- */

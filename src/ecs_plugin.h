@@ -61,8 +61,9 @@
 #include "value.h"
 #include "system.h"
 #include "ecs_lua.h"
+#include "snapshot.h"
 
-#define ECS_API_VERSION 5
+#define ECS_API_VERSION 6
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -340,6 +341,24 @@ struct ecs_api {
                                     size_t *name_len, ecs_type *type);
   /* appended: ecs.h, destroy reporting REMOVE listeners' errors */
   ecs_err (*ecs_destroy_report)(ecs_world *w, ecs_entity e, bool *destroyed);
+  /* appended: snapshot.h, and ecs_lua.h's plugin factories */
+  ecs_err (*ecs_world_save)(const ecs_world *w, ecs_writer *out);
+  ecs_err (*ecs_world_save_opts)(const ecs_world *w, ecs_writer *out,
+                                 const ecs_snapshot_opts *opts);
+  ecs_err (*ecs_world_load)(ecs_world *w, ecs_reader *in);
+  ecs_err (*ecs_world_load_opts)(ecs_world *w, ecs_reader *in,
+                                 const ecs_snapshot_opts *opts,
+                                 uint32_t *failed);
+  ecs_err (*ecs_snapshot_open)(ecs_snapshot *s, const void *data,
+                               size_t size);
+  ecs_err (*ecs_snapshot_manager_at)(const ecs_snapshot *s, uint32_t i,
+                                     ecs_snapshot_manager *out);
+  void (*ecs_snapshot_field)(const ecs_snapshot_manager *m, uint32_t k,
+                             ecs_type *type, const char **name,
+                             size_t *name_len);
+  uint64_t (*ecs_snapshot_hash)(const void *data, size_t size);
+  void (*ecs_lua_plugin_factory)(lua_State *L, const char *manager,
+                                 lua_CFunction new_fn);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -585,6 +604,16 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_record_map_each (ecs_plugin_api->ecs_record_map_each)
 #define ecs_record_map_bytes (ecs_plugin_api->ecs_record_map_bytes)
 #define ecs_record_gc (ecs_plugin_api->ecs_record_gc)
+/* snapshot.h */
+#define ecs_world_save (ecs_plugin_api->ecs_world_save)
+#define ecs_world_save_opts (ecs_plugin_api->ecs_world_save_opts)
+#define ecs_world_load (ecs_plugin_api->ecs_world_load)
+#define ecs_world_load_opts (ecs_plugin_api->ecs_world_load_opts)
+#define ecs_snapshot_open (ecs_plugin_api->ecs_snapshot_open)
+#define ecs_snapshot_manager_at (ecs_plugin_api->ecs_snapshot_manager_at)
+#define ecs_snapshot_field (ecs_plugin_api->ecs_snapshot_field)
+#define ecs_snapshot_hash (ecs_plugin_api->ecs_snapshot_hash)
+#define ecs_lua_plugin_factory (ecs_plugin_api->ecs_lua_plugin_factory)
 
 #endif /* ECS_API_ONLY */
 

@@ -98,6 +98,22 @@ ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e);
 /* Free every manager, last registered first, and the registry. */
 void ecsi_managers_free(ecs_world *w);
 
+/* The entity table as a snapshot holds it (entity.c; snapshot.c frames
+** it): the slots and the free queue, and the live count they imply. */
+typedef struct ecsi_entity_table {
+  uint16_t *slot;
+  uint32_t slot_count, slot_cap, live;
+  ecsi_queue free;
+} ecsi_entity_table;
+ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out);
+/* Read and check a saved table into new blocks (ECS_ERR_CORRUPT,
+** ECS_ERR_NOMEM: nothing allocated, in->pos unchanged). */
+ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
+                           ecsi_entity_table *t);
+/* Trade the world's table for t (t gets the old one); never fails. */
+void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t);
+void ecsi_entities_table_free(ecs_world *w, ecsi_entity_table *t);
+
 /* ------------------------------------------------------------------------
 ** managers: component.c
 ** --------------------------------------------------------------------- */
@@ -142,6 +158,8 @@ void ecsi_query_entity_changed(ecs_world *w, struct ecs_query *q,
 void ecsi_query_row_moved(ecs_world *w, struct ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row);
 void ecsi_query_invalidate(struct ecs_query *q);
+/* Every query of w (a snapshot replaced the entity table). */
+void ecsi_queries_invalidate(ecs_world *w);
 /* Before a run (q:apply, native systems): re-align q's managers to its
 ** list when churn has broken its runs (query.c, "Re-alignment"). */
 void ecsi_query_align(ecs_world *w, struct ecs_query *q);

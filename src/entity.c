@@ -283,3 +283,183 @@ const char *ecsi_entities_check(const ecs_world *w) {
   if (seen != NULL) ecsi_scratch_realloc(w, seen, n, 0);
   return bad;
 }
+
+/* ------------------------------------------------------------------------
+** The entity table in a snapshot (snapshot.c frames it; the layout is in
+** docs/persistence.md, "Entities"): every slot's value as it is held
+** (generation, or ECS_SLOT_FREE | next generation), then the free queue
+** oldest first. That is the whole state of this manager, so a loaded
+** world hands out the very ids, in the very order, the saved one would.
+** Little-endian, as every count of a snapshot.
+** --------------------------------------------------------------------- */
+
+static bool little_endian(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out) {
+  const ecsi_queue *q = &w->free;
+  uint32_t n = w->head.slot_count;
+  unsigned char buf[256 * 4];
+  ecs_err err = ecs_write_u32(out, n);
+  if (err != ECS_ERR_OK) return err;
+  if (little_endian()) {
+    err = ecs_write(out, w->head.slot, (size_t)n * sizeof(uint16_t));
+  } else {
+    for (uint32_t i = 0; i < n && err == ECS_ERR_OK;) {
+      uint32_t k = 0;
+      for (; k < 256u * 2u && i < n; i++, k += 2) {
+        buf[k] = (unsigned char)w->head.slot[i];
+        buf[k + 1] = (unsigned char)(w->head.slot[i] >> 8);
+      }
+      err = ecs_write(out, buf, k);
+    }
+  }
+  if (err == ECS_ERR_OK) err = ecs_write_u32(out, q->len);
+  /* the ring's two runs: [head, cap) then [0, rest); u32 each */
+  for (uint32_t k = 0; k < q->len && err == ECS_ERR_OK;) {
+    uint32_t at = (q->head + k) & (q->cap - 1u);
+    uint32_t run = q->cap - at < q->len - k ? q->cap - at : q->len - k;
+    if (little_endian()) {
+      err = ecs_write(out, q->item + at, (size_t)run * sizeof(uint32_t));
+      k += run;
+    } else {
+      uint32_t j = 0;
+      for (; j < 256u && j < run; j++) {
+        uint32_t v = q->item[at + j];
+        buf[4 * j] = (unsigned char)v;
+        buf[4 * j + 1] = (unsigned char)(v >> 8);
+        buf[4 * j + 2] = (unsigned char)(v >> 16);
+        buf[4 * j + 3] = (unsigned char)(v >> 24);
+      }
+      err = ecs_write(out, buf, (size_t)j * 4u);
+      k += j;
+    }
+  }
+  return err;
+}
+
+static uint32_t pow2_at_least(uint32_t n) {
+  uint32_t c = MIN_SLOTS;
+  while (c < n) c *= 2u; /* n <= ECS_MAX_ENTITIES + 1 = 2^22 */
+  return c;
+}
+
+void ecsi_entities_table_free(ecs_world *w, ecsi_entity_table *t) {
+  ecsi_free(w, t->slot, (size_t)t->slot_cap * sizeof(uint16_t));
+  ecsi_free(w, t->free.item, (size_t)t->free.cap * sizeof(uint32_t));
+  memset(t, 0, sizeof *t);
+}
+
+/* Bit 0x4000 is never set in a slot (free slots are 0x8000 | 8 bits), so
+** reading marks queued indices with it, and clears it after. */
+#define SEEN 0x4000u
+
+/*
+** Read and check an entity table into t (new blocks, the world's own left
+** alone): the slot count at most 2^22 and within the bytes left; slot 0
+** free with generation 0 (as no world ever changes it); every other slot
+** a generation (0..255) or ECS_SLOT_FREE | generation; the queue as long
+** as there are free slots, each queued index a free slot, queued once
+** (so live + queued == slot_count - 1, the invariant ecsi_entities_check
+** states). Capacities are powers of two, at least the count, as the
+** ring needs. On error nothing is allocated and in->pos is unchanged.
+*/
+ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
+                           ecsi_entity_table *t) {
+  size_t start = in->pos;
+  uint32_t n, queued, live = 0, nfree = 0;
+  ecs_err err;
+  memset(t, 0, sizeof *t);
+  if (ecs_read_u32(in, &n) != ECS_ERR_OK || n > ECS_MAX_ENTITIES + 1u ||
+      (size_t)n > (in->size - in->pos) / sizeof(uint16_t))
+    goto corrupt;
+  if (n > 0) {
+    uint32_t cap = pow2_at_least(n);
+    t->slot = (uint16_t *)ecsi_realloc(w, NULL, 0, (size_t)cap * sizeof(uint16_t));
+    if (t->slot == NULL) goto nomem;
+    t->slot_cap = cap;
+    t->free.item = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)cap * sizeof(uint32_t));
+    if (t->free.item == NULL) goto nomem;
+    t->free.cap = cap;
+    if (little_endian()) {
+      memcpy(t->slot, in->data + in->pos, (size_t)n * sizeof(uint16_t));
+    } else {
+      const unsigned char *b = in->data + in->pos;
+      for (uint32_t i = 0; i < n; i++)
+        t->slot[i] = (uint16_t)(b[2 * i] | b[2 * i + 1] << 8);
+    }
+    in->pos += (size_t)n * sizeof(uint16_t);
+    if (t->slot[0] != ECS_SLOT_FREE) goto corrupt;
+    for (uint32_t i = 1; i < n; i++) {
+      uint32_t s = t->slot[i];
+      if (s <= ECS_GENERATION_MASK) live++;
+      else if (s >= ECS_SLOT_FREE && s <= (ECS_SLOT_FREE | ECS_GENERATION_MASK)) nfree++;
+      else goto corrupt;
+    }
+  }
+  if (ecs_read_u32(in, &queued) != ECS_ERR_OK || queued != nfree ||
+      (size_t)queued > (in->size - in->pos) / sizeof(uint32_t))
+    goto corrupt;
+  if (queued > 0) {
+    const unsigned char *b = in->data + in->pos;
+    uint32_t bad = 0, k;
+    if (little_endian()) memcpy(t->free.item, b, (size_t)queued * sizeof(uint32_t));
+    else
+      for (k = 0; k < queued; k++)
+        t->free.item[k] = (uint32_t)b[4 * k] | (uint32_t)b[4 * k + 1] << 8 |
+                          (uint32_t)b[4 * k + 2] << 16 | (uint32_t)b[4 * k + 3] << 24;
+    in->pos += (size_t)queued * sizeof(uint32_t);
+    for (k = 0; k < queued; k++) {
+      uint32_t i = t->free.item[k];
+      if (i == 0 || i >= n || t->slot[i] < ECS_SLOT_FREE || (t->slot[i] & SEEN)) {
+        bad = 1;
+        break;
+      }
+      t->slot[i] = (uint16_t)(t->slot[i] | SEEN);
+    }
+    for (uint32_t j = 0; j < k; j++) { /* unmark what was marked */
+      uint32_t i = t->free.item[j];
+      t->slot[i] = (uint16_t)(t->slot[i] & ~SEEN);
+    }
+    if (bad) goto corrupt;
+  }
+  t->slot_count = n;
+  t->free.head = 0;
+  t->free.len = queued;
+  t->live = live;
+  return ECS_ERR_OK;
+corrupt:
+  err = ECS_ERR_CORRUPT;
+  goto fail;
+nomem:
+  err = ECS_ERR_NOMEM;
+fail:
+  ecsi_entities_table_free(w, t);
+  in->pos = start;
+  return err;
+}
+
+/*
+** Trade the world's entity table for t: afterwards the world has t's and
+** t holds the world's former one (so a second swap undoes the first).
+** Allocates nothing. The caller makes the world's queries stale.
+*/
+void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t) {
+  ecsi_entity_table old;
+  old.slot = w->head.slot;
+  old.slot_count = w->head.slot_count;
+  old.slot_cap = w->slot_cap;
+  old.free = w->free;
+  old.live = w->live;
+  w->head.slot = t->slot;
+  w->head.slot_count = t->slot_count;
+  w->slot_cap = t->slot_cap;
+  w->free = t->free;
+  w->live = t->live;
+  w->destroy_epoch++; /* rows handed out by query iterators may be stale */
+  *t = old;
+}

@@ -492,6 +492,31 @@ fail:
   return err;
 }
 
+/*
+** Staged loads (snapshot.c): a twin starts at m's clock, so that its load
+** keeps the clock past every stamp m gave; swap trades every record and
+** the clock, leaving m's identity and the REMOVEs it is reporting.
+*/
+static void *nm_twin(ecs_world *w, const void *self) {
+  const ecs_names *m = (const ecs_names *)self;
+  ecs_names *t = (ecs_names *)ecsi_realloc(w, NULL, 0, sizeof *t);
+  if (t == NULL) return NULL;
+  memset(t, 0, sizeof *t);
+  t->w = w;
+  t->clock = m->clock;
+  return t;
+}
+
+static void nm_swap(ecs_world *w, void *self, void *twin) {
+  ecs_names *a = (ecs_names *)self, *b = (ecs_names *)twin, tmp = *a;
+  (void)w;
+  *a = *b;
+  *b = tmp;
+  b->removing = a->removing;
+  a->removing = tmp.removing;
+  a->gc_cursor = b->gc_cursor = 0;
+}
+
 static const ecs_manager_class names_class = {
   .kind = "names",
   .gc = nm_gc,
@@ -504,6 +529,8 @@ static const ecs_manager_class names_class = {
   .schema = nm_schema,
   .save = nm_save,
   .load = nm_load,
+  .twin = nm_twin,
+  .swap = nm_swap,
 };
 
 ecs_err ecs_names_new(ecs_world *w, ecs_names **out) {

@@ -398,6 +398,10 @@ void ecsi_query_row_moved(ecs_world *w, ecs_query *q, uint32_t term,
 
 void ecsi_query_invalidate(ecs_query *q) { q->built = false; }
 
+void ecsi_queries_invalidate(ecs_world *w) {
+  for (ecs_query *q = w->queries; q != NULL; q = q->next) q->built = false;
+}
+
 /* Every query that lists e drops it: one map read per query. */
 void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
   for (ecs_query *q = w->queries; q != NULL; q = q->next) {

@@ -24,10 +24,25 @@ ecs_err ecs_read(ecs_reader *in, void *data, size_t size) {
   return ECS_ERR_OK;
 }
 
+/*
+** Little-endian byte by byte, whatever the machine (compilers turn this
+** into one store or load on little-endian machines), so that the counts
+** of a snapshot read the same everywhere (snapshot.h).
+*/
 ecs_err ecs_write_u32(ecs_writer *out, uint32_t v) {
-  return ecs_write(out, &v, sizeof v);
+  unsigned char b[4];
+  b[0] = (unsigned char)v;
+  b[1] = (unsigned char)(v >> 8);
+  b[2] = (unsigned char)(v >> 16);
+  b[3] = (unsigned char)(v >> 24);
+  return ecs_write(out, b, sizeof b);
 }
 
 ecs_err ecs_read_u32(ecs_reader *in, uint32_t *v) {
-  return ecs_read(in, v, sizeof *v);
+  unsigned char b[4];
+  ecs_err err = ecs_read(in, b, sizeof b);
+  if (err != ECS_ERR_OK) return err;
+  *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+       (uint32_t)b[3] << 24;
+  return ECS_ERR_OK;
 }

@@ -399,6 +399,30 @@ static ecs_err tr_load(ecs_world *w, void *self, ecs_reader *in) {
   return ECS_ERR_OK;
 }
 
+/*
+** Staged loads (snapshot.c): a twin has t's setting (parent_first) and no
+** row; swap trades the rows, links, matrices and map, which are all of
+** the struct but the world and the setting, the same in both.
+*/
+static void *tr_twin(ecs_world *w, const void *self) {
+  const ecs_transform *t = (const ecs_transform *)self;
+  ecs_transform *n = (ecs_transform *)ecsi_realloc(w, NULL, 0, sizeof *n);
+  if (n == NULL) return NULL;
+  memset(n, 0, sizeof *n);
+  n->w = w;
+  n->parent_first = t->parent_first;
+  return n;
+}
+
+static void tr_swap(ecs_world *w, void *self, void *twin) {
+  ecs_transform *a = (ecs_transform *)self, *b = (ecs_transform *)twin;
+  ecs_transform tmp = *a;
+  (void)w;
+  *a = *b;
+  *b = tmp;
+  a->parent_first = tmp.parent_first;
+}
+
 /* }==================================================================== */
 
 const ecs_manager_class ecsi_transform_class = {
@@ -413,4 +437,6 @@ const ecs_manager_class ecsi_transform_class = {
   .schema = tr_schema,
   .save = tr_save,
   .load = tr_load,
+  .twin = tr_twin,
+  .swap = tr_swap,
 };

@@ -1127,9 +1127,11 @@ static void check_stream(state *st, int m, const membuf *b) {
   uint32_t count;
   uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1);
   ENSURE(seen != NULL);
-  ENSURE(take_u32(st, &r) == 1); /* the layout number */
+  /* the layout number: 2 for components (columns), 1 for the others */
+  ENSURE(take_u32(st, &r) == (m < MGR_TR ? 2u : 1u));
   if (m < MGR_TR) {
     const comp_model *cm = &st->comp[m];
+    uint32_t v, n;
     ENSURE(take_u32(st, &r) == cm->nf);
     for (uint32_t k = 0; k < cm->nf; k++) {
       size_t len = strlen(cm->fname[k]);
@@ -1138,19 +1140,32 @@ static void check_stream(state *st, int m, const membuf *b) {
       ENSURE(r.n - r.at >= len && memcmp(r.p + r.at, cm->fname[k], len) == 0);
       r.at += len;
     }
-    count = take_u32(st, &r);
+    /* the owner list: handles, runs (bit 31, then a length of 2 or
+    ** more) of consecutive handles, a 0 at the end */
+    count = 0;
+    while ((v = take_u32(st, &r)) != 0) {
+      n = 1;
+      if (v & 0x80000000u) {
+        v &= ~0x80000000u;
+        n = take_u32(st, &r);
+        ENSURE(n >= 2);
+      }
+      for (uint32_t j = 0; j < n; j++) {
+        tracked *x = saved_entity(st, v + j, seen);
+        ENSURE(x->comps >> m & 1u);
+      }
+      count += n;
+    }
     ENSURE(count == model_live(st, m));
-    for (uint32_t i = 0; i < count; i++) {
-      tracked *x = saved_entity(st, take_u32(st, &r), seen);
-      ENSURE(x->comps >> m & 1u);
-      for (uint32_t k = 0; k < cm->nf; k++) {
+    for (uint32_t k = 0; k < cm->nf; k++) {
+      for (uint32_t i = 0; i < count; i++) {
         /* values are compared as bytes by the callers; here only the
         ** rules load enforces: a bool is 0 or 1, an entity a 30-bit id */
-        uint8_t v[8];
+        uint8_t val[8];
         ecs_entity ev;
-        take(st, &r, v, ecs_type_size((ecs_type)cm->ftype[k]));
-        memcpy(&ev, v, sizeof ev);
-        if (cm->ftype[k] == ECS_BOOL) ENSURE(v[0] <= 1);
+        take(st, &r, val, ecs_type_size((ecs_type)cm->ftype[k]));
+        memcpy(&ev, val, sizeof ev);
+        if (cm->ftype[k] == ECS_BOOL) ENSURE(val[0] <= 1);
         if (cm->ftype[k] == ECS_ENTITY) ENSURE((ev & ~ECS_ID_MASK) == 0);
       }
     }
@@ -1236,7 +1251,8 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
       }
     }
   }
-  if (!get(&r, &v, 4) || v != 1) goto done; /* the layout number */
+  /* the layout number: 2 for components (columns), 1 for the others */
+  if (!get(&r, &v, 4) || v != (m < MGR_TR ? 2u : 1u)) goto done;
   if (m < MGR_TR) {
     const comp_model *cm = &st->comp[m];
     if (!get(&r, &v, 4) || v != cm->nf) goto done;
@@ -1247,16 +1263,32 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
         goto done; /* another schema */
       r.at += len;
     }
-    if (!get(&r, &count, 4)) goto done;
-    for (uint32_t i = 0; i < count; i++) {
-      ecs_entity e;
-      tracked *x;
-      if (!get(&r, &e, 4) || (e & ~ECS_ID_MASK) != 0 || !ecs_alive(st->w, e)) goto done;
-      x = find_tracked(st, e);
-      ENSURE(x != NULL); /* every live entity is tracked */
-      if (seen[slot_of(st, x)]) goto done; /* named twice */
-      seen[slot_of(st, x)] = 1;
-      for (uint32_t k = 0; k < cm->nf; k++) {
+    /* the owner list, to its 0: a handle (bit 31 clear), or bit 31 and a
+    ** length of at least 2 for a run of consecutive handles; each entity
+    ** a 30-bit handle, alive, named once (a run may not carry its index
+    ** into the generation bits) */
+    count = 0;
+    for (;;) {
+      uint32_t len = 1;
+      if (!get(&r, &v, 4)) goto done;
+      if (v == 0) break;
+      if ((v & 0x80000000u) && (!get(&r, &len, 4) || len < 2)) goto done;
+      v &= ~0x80000000u;
+      if ((v & ~ECS_ID_MASK) != 0) goto done;
+      for (uint32_t j = 0; j < len; j++) {
+        ecs_entity e = v + j;
+        tracked *x;
+        if ((uint64_t)ecs_entity_index(v) + j > ECS_INDEX_MASK || !ecs_alive(st->w, e))
+          goto done;
+        x = find_tracked(st, e);
+        ENSURE(x != NULL); /* every live entity is tracked */
+        if (seen[slot_of(st, x)]) goto done; /* named twice */
+        seen[slot_of(st, x)] = 1;
+        count++;
+      }
+    }
+    for (uint32_t k = 0; k < cm->nf; k++) { /* the columns */
+      for (uint32_t i = 0; i < count; i++) {
         uint8_t val[8];
         ecs_entity ev;
         if (!get(&r, val, ecs_type_size((ecs_type)cm->ftype[k]))) goto done;
@@ -1264,8 +1296,10 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
         if (cm->ftype[k] == ECS_BOOL && val[0] > 1) goto done;
         if (cm->ftype[k] == ECS_ENTITY && (ev & ~ECS_ID_MASK) != 0) goto done;
       }
-      if (apply) x->comps |= bit;
     }
+    if (apply)
+      for (size_t i = 0; i < st->nt; i++)
+        if (seen[slot_of(st, &st->t[i])]) st->t[i].comps |= bit;
   } else if (m == MGR_TR) {
     if (!get(&r, &count, 4)) goto done;
     for (uint32_t i = 0; i < count; i++) {

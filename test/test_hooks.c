@@ -356,50 +356,68 @@ TEST(Component_load_refuses_every_truncation) {
 }
 
 /*
+** Where things are in the fixture's stream (docs/components.md, "Save
+** layouts", layout 2): the schema (header bytes), the owner list -- the
+** fixture's owners are never consecutive, so one u32 handle each -- and
+** its terminator, then the columns, count values each.
+*/
+typedef struct clayout {
+  size_t header, owners, count, col[NF], end;
+} clayout;
+
+static clayout layout_of(const cworld *x) {
+  clayout l;
+  size_t at;
+  l.header = 4 + 4 + NF * (4 + 4 + 1); /* one-letter field names */
+  l.count = ecs_component_count(x->w, x->c);
+  l.owners = l.header;
+  at = l.owners + 4 * l.count + 4;
+  for (uint32_t k = 0; k < NF; k++) {
+    l.col[k] = at;
+    at += l.count * ecs_type_size(all_fields[k].type);
+  }
+  l.end = at;
+  return l;
+}
+
+/*
 ** Every byte flipped three ways: the load either refuses it (CORRUPT,
 ** nothing changed) or accepts a stream that is still valid (a changed
-** number, another live entity, a smaller count: the manager's part is
-** self-consistent; a snapshot's checksum catches the rest), and the world
-** passes its check. The structural bytes must be refused: the layout
-** word, the field count, each type and name, a count beyond the data,
-** bits above 30 in handles and entity fields, a bool other than 0 or 1.
+** number, another live entity: the manager's part is self-consistent; a
+** snapshot's checksum catches the rest), and the world passes its check.
+** The structural bytes must be refused: the layout word, the field count,
+** each type and name, the owner list's terminator, the high byte of a
+** handle (generation and bits 30, 31: all generations are 0 here), bit 30
+** of entity fields, a bool other than 0 or 1.
 */
 TEST(Component_load_refuses_corrupt_bytes) {
   cworld x, y;
   membuf b;
   fingerprint before;
   static const unsigned char masks[] = {0x01, 0x40, 0xff};
-  size_t header, rec = 4, refused = 0;
-  uint32_t count;
+  size_t refused = 0;
+  clayout l;
   memset(&b, 0, sizeof b);
   CHECK(cworld_new(&x) && cworld_new(&y));
   CHECK(cworld_fill(&x, 1, 1));
   CHECK(cworld_fill(&y, 0, 2));
   CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_OK);
-  for (uint32_t k = 0; k < NF; k++) rec += ecs_type_size(all_fields[k].type);
-  header = 4 + 4 + NF * (4 + 4 + 1); /* one-letter field names */
-  memcpy(&count, b.p + header, 4);
-  CHECK_EQ_INT(b.n, header + 4 + count * rec);
+  l = layout_of(&x);
+  CHECK(l.count > 10);
+  CHECK_EQ_INT(b.n, l.end);
   before = cprint(y.w, y.c);
   for (size_t at = 0; at < b.n; at++) {
     for (size_t m = 0; m < sizeof masks; m++) {
       ecs_reader in = reader_of(b.p, b.n);
       ecs_err err;
-      size_t field_at = at >= header + 4 ? (at - header - 4) % rec : 0;
-      int must_fail = at < header; /* layout, count, types, names */
+      int must_fail = at < l.header; /* layout, count, types, names */
+      if (at >= l.owners && at < l.col[0])
+        must_fail = at >= l.col[0] - 4 || (at - l.owners) % 4 == 3;
+      if (at >= l.col[9] && at < l.col[10]) must_fail = masks[m] != 0x01;
+      if (at >= l.col[10] && at < l.col[11])
+        must_fail = (at - l.col[10]) % 4 == 3 && (masks[m] & 0x40);
       b.p[at] ^= masks[m];
       err = class_of(y.w, y.c)->load(y.w, y.c, &in);
-      if (at >= header && at < header + 4) {
-        uint32_t flipped;
-        memcpy(&flipped, b.p + header, 4);
-        must_fail = flipped > count;
-      } else if (at >= header + 4) {
-        /* handle bytes: bits 30/31 live in its last byte (little endian
-        ** here; the test machine's order, as the stream's) */
-        if (field_at == 3 && (masks[m] & 0xc0)) must_fail = 1;
-        if (field_at == rec - 4 - 4 - 1 && masks[m] != 0x01) must_fail = 1;
-        if (field_at == rec - 4 - 1 && (masks[m] & 0xc0)) must_fail = 1;
-      }
       b.p[at] ^= masks[m];
       CHECK(err == ECS_ERR_OK || err == ECS_ERR_CORRUPT);
       if (must_fail && err != ECS_ERR_CORRUPT) {
@@ -424,7 +442,7 @@ TEST(Component_load_refuses_corrupt_bytes) {
       }
     }
   }
-  CHECK(refused > header * 3);
+  CHECK(refused > l.header * 3);
   free(before.p);
   free(b.p);
   ecs_world_free(x.w);
@@ -438,20 +456,20 @@ TEST(Component_load_validates_records_and_schema) {
   cworld x, y;
   membuf b;
   fingerprint before;
-  size_t header = 4 + 4 + NF * 9, rec = 4;
+  clayout l;
   ecs_component *other;
   ecs_field_def renamed[NF], retyped[NF];
   ecs_reader in;
   memset(&b, 0, sizeof b);
   CHECK(cworld_new(&x) && cworld_new(&y));
-  for (uint32_t k = 0; k < NF; k++) rec += ecs_type_size(all_fields[k].type);
   CHECK(cworld_fill(&x, 1, 1));
   CHECK(cworld_fill(&y, 0, 2));
   before = cprint(y.w, y.c);
   CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_OK);
-  /* the second record names the first one's entity */
+  l = layout_of(&x);
+  /* the second owner is the first one's entity */
   {
-    unsigned char *r1 = b.p + header + 4, *r2 = r1 + rec;
+    unsigned char *r1 = b.p + l.owners, *r2 = r1 + 4;
     unsigned char keep[4];
     memcpy(keep, r2, 4);
     memcpy(r2, r1, 4);
@@ -467,18 +485,19 @@ TEST(Component_load_validates_records_and_schema) {
   in = reader_of(b.p, b.n);
   CHECK_EQ_INT(class_of(y.w, y.c)->load(y.w, y.c, &in), ECS_ERR_CORRUPT);
   CHECK(same_print(before, cprint(y.w, y.c)));
-  /* a bool of 2 in the last record */
+  /* a bool of 2 for the last owner */
   ecs_destroy(x.w, x.e[1]); /* so that y's dead e[1] is not named */
   CHECK_EQ_INT(save(x.w, x.c, &b), ECS_ERR_OK);
+  l = layout_of(&x);
   in = reader_of(b.p, b.n);
   CHECK_EQ_INT(class_of(y.w, y.c)->load(y.w, y.c, &in), ECS_ERR_OK);
   in = reader_of(b.p, b.n);
-  b.p[b.n - 4 - 4 - 1] = 2; /* j: before k (entity) and l (lua) */
+  b.p[l.col[10] - 1] = 2; /* j's last value: its column ends where k's starts */
   free(before.p);
   before = cprint(y.w, y.c);
   CHECK_EQ_INT(class_of(y.w, y.c)->load(y.w, y.c, &in), ECS_ERR_CORRUPT);
   CHECK(same_print(before, cprint(y.w, y.c)));
-  b.p[b.n - 4 - 4 - 1] = 0;
+  b.p[l.col[10] - 1] = 0;
   /* another schema: same types renamed, or a type changed */
   memcpy(renamed, all_fields, sizeof renamed);
   memcpy(retyped, all_fields, sizeof retyped);
@@ -502,7 +521,7 @@ TEST(Component_load_validates_records_and_schema) {
     ecs_entity forged = (ecs_entity)(ecs_make_entity(ecs_entity_index(y.e[0]),
                                                      ecs_entity_generation(y.e[0]) + 1) |
                                      0x40000000u);
-    unsigned char *r1 = b.p + header + 4, keep[4];
+    unsigned char *r1 = b.p + l.owners, keep[4];
     CHECK(!ecs_alive(y.w, forged));
     memcpy(keep, r1, 4);
     memcpy(r1, &forged, 4);
@@ -513,19 +532,23 @@ TEST(Component_load_validates_records_and_schema) {
     CHECK(same_print(before, cprint(y.w, y.c)));
     memcpy(r1, keep, 4);
   }
-  /* a count the bytes left cannot hold is refused before anything is
-  ** allocated for it (not even the drop list's room) */
+  /* a run longer than the bytes left can hold, or than the entities
+  ** alive, is refused before anything is allocated for it (not even the
+  ** drop list's room) */
   {
-    uint32_t keep, big[] = {ECS_MAX_ENTITIES, ECS_MAX_ENTITIES + 1u, UINT32_MAX};
-    memcpy(&keep, b.p + header, 4);
-    for (int k = 0; k < 3; k++) {
+    unsigned char keep[8];
+    uint32_t big[] = {ECS_MAX_ENTITIES, ECS_MAX_ENTITIES + 1u, UINT32_MAX, 1000};
+    memcpy(keep, b.p + l.owners, 8);
+    for (int k = 0; k < 4; k++) {
       long calls = y.a.calls;
-      memcpy(b.p + header, &big[k], 4);
+      uint32_t first = y.e[1] | 0x80000000u;
+      memcpy(b.p + l.owners, &first, 4);
+      memcpy(b.p + l.owners + 4, &big[k], 4);
       in = reader_of(b.p, b.n);
       CHECK_EQ_INT(class_of(y.w, y.c)->load(y.w, y.c, &in), ECS_ERR_CORRUPT);
       CHECK_EQ_INT(y.a.calls, calls);
     }
-    memcpy(b.p + header, &keep, 4);
+    memcpy(b.p + l.owners, keep, 8);
   }
   /* a reader already past its end */
   in = reader_of(b.p, b.n);

@@ -676,8 +676,9 @@ TEST(Listeners_silent_paths) {
   f.log.n = 0;
   CHECK_EQ_INT(ecs_world_gc(f.w, SIZE_MAX), 2);
   {
-    /* an empty P saved by hand: layout 1, one field x:i32, no records */
-    uint32_t words[] = {1, 1, (uint32_t)ECS_I32, 1};
+    /* an empty P saved by hand: layout 2, one field x:i32, no owner
+    ** (the list's terminator) */
+    uint32_t words[] = {2, 1, (uint32_t)ECS_I32, 1};
     memcpy(buf, words, sizeof words);
     buf[16] = 'x';
     memset(buf + 17, 0, 4);

@@ -391,6 +391,13 @@ int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
 const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty, cvalue *o);
 
+/* snapshot.c */
+int ecsl_l_restore(lua_State *L);
+int ecsl_l_world_find_component(lua_State *L);
+int ecsl_l_world_restore(lua_State *L);
+int ecsl_l_world_snapshot(lua_State *L);
+void ecsl_snapshot_world_closed(lua_State *L, int widx);
+
 /* each.c */
 int ecsl_l_query_each(lua_State *L);
 

@@ -22,6 +22,9 @@ static const luaL_Reg world_methods[] = {
   {"systems", ecsl_l_world_systems},
   {"stats", ecsl_l_world_stats},
   {"reset_stats", ecsl_l_world_reset_stats},
+  {"snapshot", ecsl_l_world_snapshot},
+  {"restore", ecsl_l_world_restore},
+  {"find_component", ecsl_l_world_find_component},
   {NULL, NULL}
 };
 
@@ -65,6 +68,7 @@ static const luaL_Reg module_functions[] = {
   {"generation", ecsl_l_generation},
   {"tostring", ecsl_l_tostring},
   {"world", ecsl_l_world_new},
+  {"restore", ecsl_l_restore},
   {NULL, NULL}
 };
 

@@ -89,6 +89,7 @@ int ecsl_l_world_close(lua_State *L) {
     lw->doomed = lw->w;
     lw->w = NULL;
     ecsl_components_world_closed(L, 1);
+    ecsl_snapshot_world_closed(L, 1);
     if (lw->busy == 0) ecsl_world_release(lw);
   }
   return 0;

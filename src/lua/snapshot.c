@@ -1,0 +1,738 @@
+/*
+** snapshot.c -- part of the Lua binding (src/lua/binding.h): world:snapshot,
+** world:restore, ecs.restore, world:find_component (docs/persistence.md).
+**
+** The core saves and loads everything but the values of lua fields,
+** whose cells hold references into the world's refs table
+** (src/lua/component.c). The binding keeps those values in the
+** snapshot's host section (snapshot.h, ecs_snapshot_opts), as plain data:
+**   u32 LUA_LAYOUT (1), u32 count, then count entries: u32 reference (as
+**   the saving world's cells hold it), value
+**   value: u8 tag, then 1 false, 2 true (nothing more), 3 integer (i64),
+**   4 float (f64 bits), 5 string (u32 length, bytes), 6 table (u32 pairs,
+**   then each key and value), 7 entity handle (u32 id)
+** little-endian. A restore decodes every value first (a Lua error there
+** leaves nothing behind), then makes one new reference per entry, hands
+** the core a map from old to new references (it rewrites the cells of
+** the components it loads aside, before anything changes, and refuses a
+** cell the section does not name or an entry no cell uses) and releases
+** the new references again if the load fails; the old values of the
+** replaced instances are released through the drop list, as after any
+** remove.
+**
+** Buffers: the snapshot is written into a C block owned by a userdata box
+** (its __gc frees it), so a Lua error anywhere leaks nothing, and the
+** core never sees a longjmp (its writer reports ECS_ERR_NOMEM). The box
+** stays in the world's state for the next snapshot (a rollback loop takes
+** one per frame): its block is kept while the next snapshot needs at
+** least a quarter of it, and goes with world:close.
+*/
+#include <stdlib.h>
+
+#include "binding.h"
+#include "snapshot.h"
+
+#define LUA_LAYOUT 1u
+#define MAX_DEPTH 100 /* nesting of tables in one lua value */
+#define BUFFER_MT "ecs.SnapshotBuffer"
+#define FACTORIES_KEY "ecs.core.factories"
+
+static const char buffer_key = 0; /* the world's kept snapshot buffer */
+#define PLAIN "plain data is nil, booleans, numbers, strings, entity " \
+              "handles and tables of these without cycles or metatables"
+
+enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
+
+/* ======================================================================
+** Buffers
+** ==================================================================== */
+
+typedef struct lbuf {
+  unsigned char *p;
+  size_t n, cap;
+  lua_Alloc f;
+  void *ud;
+} lbuf;
+
+static int lbuf_gc(lua_State *L) {
+  lbuf *b = (lbuf *)lua_touserdata(L, 1);
+  if (b != NULL && b->p != NULL) b->f(b->ud, b->p, b->cap, 0);
+  if (b != NULL) {
+    b->p = NULL;
+    b->n = b->cap = 0;
+  }
+  return 0;
+}
+
+/* A new empty buffer box on the stack (may raise: nothing to leak). */
+static lbuf *lbuf_new(lua_State *L) {
+  lbuf *b = (lbuf *)lua_newuserdatauv(L, sizeof *b, 0);
+  memset(b, 0, sizeof *b);
+  b->f = lua_getallocf(L, &b->ud);
+  if (luaL_newmetatable(L, BUFFER_MT)) {
+    lua_pushcfunction(L, lbuf_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_setmetatable(L, -2);
+  return b;
+}
+
+/* Room for size more bytes; false (nothing changed) when out of memory. */
+static bool lbuf_reserve(lbuf *b, size_t size) {
+  size_t ncap;
+  void *p;
+  if (size <= b->cap - b->n) return true;
+  if (size > SIZE_MAX / 2 - b->n) return false;
+  ncap = b->cap ? b->cap : 256;
+  while (ncap < b->n + size) ncap *= 2;
+  p = b->f(b->ud, b->p, b->cap, ncap);
+  if (p == NULL) return false;
+  b->p = (unsigned char *)p;
+  b->cap = ncap;
+  return true;
+}
+
+static ecs_err lbuf_write(void *ud, const void *data, size_t size) {
+  lbuf *b = (lbuf *)ud;
+  if (!lbuf_reserve(b, size)) return ECS_ERR_NOMEM;
+  memcpy(b->p + b->n, data, size);
+  b->n += size;
+  return ECS_ERR_OK;
+}
+
+/* ======================================================================
+** Lua values as plain data (the host section)
+** ==================================================================== */
+
+/*
+** Writing values allocates nothing Lua's collector sees (the buffer's
+** blocks come from the allocator directly, the stack only grows), so no
+** finalizer can run while the section is written and then saved with the
+** core's part: the two describe the same moment. Cycles are found on the
+** path from the value to the table being written (at most MAX_DEPTH).
+*/
+typedef struct enc {
+  lua_State *L;
+  lbuf *b;
+  const void *path[MAX_DEPTH]; /* the tables being written, outermost first */
+  bool nomem;
+} enc;
+
+static void put(enc *e, const void *p, size_t n) {
+  if (!e->nomem && lbuf_write(e->b, p, n) != ECS_ERR_OK) e->nomem = true;
+}
+
+static void put_u32(enc *e, uint32_t v) {
+  unsigned char b[4];
+  for (int k = 0; k < 4; k++) b[k] = (unsigned char)(v >> (8 * k));
+  put(e, b, 4);
+}
+
+static void put_u64(enc *e, uint64_t v) {
+  unsigned char b[8];
+  for (int k = 0; k < 8; k++) b[k] = (unsigned char)(v >> (8 * k));
+  put(e, b, 8);
+}
+
+static void put_tag(enc *e, int tag) {
+  unsigned char t = (unsigned char)tag;
+  put(e, &t, 1);
+}
+
+/*
+** Write the value at idx (absolute). @return NULL, or what makes it not
+** plain data (the caller names the entity and field). May raise only a
+** memory error growing the stack.
+*/
+static const char *enc_value(enc *e, int idx, int depth) {
+  lua_State *L = e->L;
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      put_tag(e, lua_toboolean(L, idx) ? T_TRUE : T_FALSE);
+      return NULL;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        put_tag(e, T_INT);
+        put_u64(e, (uint64_t)lua_tointeger(L, idx));
+      } else {
+        double d = (double)lua_tonumber(L, idx);
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        put_tag(e, T_FLOAT);
+        put_u64(e, bits);
+      }
+      return NULL;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(L, idx, &len);
+      if (len > UINT32_MAX) return "a string longer than 4 GB";
+      put_tag(e, T_STRING);
+      put_u32(e, (uint32_t)len);
+      put(e, s, len);
+      return NULL;
+    }
+    case LUA_TTABLE: {
+      uint32_t pairs = 0;
+      const char *bad = NULL;
+      if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        return "a table with a metatable is not plain data";
+      }
+      for (int k = 0; k < depth; k++)
+        if (e->path[k] == lua_topointer(L, idx))
+          return "a table that contains itself (a cycle) is not plain data";
+      if (depth >= MAX_DEPTH) return "tables nested too deeply (limit 100)";
+      e->path[depth] = lua_topointer(L, idx);
+      luaL_checkstack(L, 6, "lua value nested too deeply");
+      lua_pushnil(L);
+      while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        pairs++;
+      }
+      put_tag(e, T_TABLE);
+      put_u32(e, pairs);
+      lua_pushnil(L);
+      while (bad == NULL && lua_next(L, idx)) {  /* ..., k, v */
+        int top = lua_gettop(L);
+        bad = enc_value(e, top - 1, depth + 1);
+        if (bad == NULL) bad = enc_value(e, top, depth + 1);
+        lua_pop(L, 1);
+      }
+      if (bad != NULL) lua_pop(L, 1); /* the key */
+      return bad;
+    }
+    case LUA_TNIL:
+      return "nil is not a value here"; /* refs never hold nil */
+    case LUA_TFUNCTION:
+      return "a function is not plain data";
+    case LUA_TLIGHTUSERDATA:
+      if (ecs_lua_is_entity(L, idx)) {
+        put_tag(e, T_ENTITY);
+        put_u32(e, (uint32_t)ecs_lua_check_entity(L, idx));
+        return NULL;
+      }
+      return "a light userdata is not plain data";
+    case LUA_TUSERDATA:
+      return "a userdata is not plain data";
+    case LUA_TTHREAD:
+      return "a coroutine is not plain data";
+    default:
+      return "a value of this type is not plain data";
+  }
+}
+
+/*
+** Write the host section of the world at widx into b: the value of every
+** lua field of every live instance, keyed by its reference. Raises for a
+** value that is not plain data, naming the component, field and entity;
+** allocates nothing the collector sees (see enc).
+*/
+static void save_lua_values(lua_State *L, int widx, lbuf *b, const char *fn) {
+  ecs_world *w = ecs_lua_check_world(L, widx);
+  enc e;
+  int refs, top = lua_gettop(L);
+  size_t count_at;
+  uint32_t count = 0;
+  e.L = L;
+  e.b = b;
+  e.nomem = false;
+  put_u32(&e, LUA_LAYOUT);
+  count_at = b->n;
+  put_u32(&e, 0);
+  if (ecsl_push_state_field(L, widx, &ecsl_refs_key) == LUA_TTABLE) {
+    refs = lua_gettop(L);
+    for (size_t m = 0; m < ecs_manager_count(w); m++) {
+      const ecs_manager_class *cls;
+      ecs_component *c = (ecs_component *)ecs_manager_at(w, m, NULL, &cls);
+      uint32_t nf;
+      if (!ecs_component_is(cls)) continue;
+      nf = ecs_component_field_count(c);
+      for (uint32_t k = 0; k < nf; k++) {
+        const uint32_t *cell;
+        if (ecs_component_field(c, k)->type != ECS_LUA) continue;
+        cell = (const uint32_t *)ecs_component_column(c, k);
+        for (uint32_t i = 0; i < ecs_component_size(c); i++) {
+          ecs_entity owner = ecs_component_entities(c)[i];
+          const char *bad;
+          if (cell[i] == 0 || !ecs_alive(w, owner)) continue;
+          put_u32(&e, cell[i]);
+          lua_rawgeti(L, refs, (lua_Integer)cell[i]);
+          bad = enc_value(&e, lua_gettop(L), 0);
+          if (bad != NULL)
+            luaL_error(L, "%s: %s.%s of entity(%d.%d): %s (%s)", fn,
+                       ecs_component_name(c), ecs_component_field(c, k)->name,
+                       (int)ecs_entity_index(owner),
+                       (int)ecs_entity_generation(owner), bad, PLAIN);
+          lua_settop(L, refs);
+          count++;
+        }
+      }
+    }
+  }
+  lua_settop(L, top);
+  if (e.nomem) ecsl_error(L, NULL, fn, ECS_ERR_NOMEM, NULL, 0);
+  for (int k = 0; k < 4; k++)
+    b->p[count_at + (size_t)k] = (unsigned char)(count >> (8 * k));
+}
+
+typedef struct dec {
+  const unsigned char *p;
+  size_t at, n;
+  const char *fn;
+} dec;
+
+static int dec_fail(lua_State *L, const dec *d) {
+  return luaL_error(L, "%s: %s (lua values)", d->fn,
+                    ecs_strerror(ECS_ERR_CORRUPT));
+}
+
+static uint64_t dec_uint(lua_State *L, dec *d, size_t size) {
+  uint64_t v = 0;
+  if (d->n - d->at < size) dec_fail(L, d);
+  for (size_t k = 0; k < size; k++) v |= (uint64_t)d->p[d->at + k] << (8 * k);
+  d->at += size;
+  return v;
+}
+
+/* Push the value at d; raises for anything save could not have written. */
+static void dec_value(lua_State *L, dec *d, int depth) {
+  int tag = (int)dec_uint(L, d, 1);
+  switch (tag) {
+    case T_FALSE: case T_TRUE:
+      lua_pushboolean(L, tag == T_TRUE);
+      return;
+    case T_INT:
+      lua_pushinteger(L, (lua_Integer)dec_uint(L, d, 8));
+      return;
+    case T_FLOAT: {
+      uint64_t bits = dec_uint(L, d, 8);
+      double v;
+      memcpy(&v, &bits, sizeof v);
+      lua_pushnumber(L, (lua_Number)v);
+      return;
+    }
+    case T_STRING: {
+      size_t len = (size_t)dec_uint(L, d, 4);
+      if (d->n - d->at < len) dec_fail(L, d);
+      lua_pushlstring(L, (const char *)d->p + d->at, len);
+      d->at += len;
+      return;
+    }
+    case T_ENTITY: {
+      uint32_t id = (uint32_t)dec_uint(L, d, 4);
+      if (id > ECS_ID_MASK) dec_fail(L, d);
+      push_entity(L, (ecs_entity)id);
+      return;
+    }
+    case T_TABLE: {
+      uint32_t pairs = (uint32_t)dec_uint(L, d, 4);
+      if (depth >= MAX_DEPTH || pairs > (d->n - d->at) / 2) dec_fail(L, d);
+      luaL_checkstack(L, 4, "lua value nested too deeply");
+      lua_createtable(L, 0, pairs < 64 ? (int)pairs : 64);
+      for (uint32_t k = 0; k < pairs; k++) {
+        dec_value(L, d, depth + 1);                      /* t, key */
+        if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1) &&
+            lua_tonumber(L, -1) != lua_tonumber(L, -1))
+          dec_fail(L, d);                                /* a NaN key */
+        dec_value(L, d, depth + 1);                      /* t, key, value */
+        lua_pushvalue(L, -2);
+        if (lua_rawget(L, -4) != LUA_TNIL) dec_fail(L, d); /* a key twice */
+        lua_pop(L, 1);
+        lua_rawset(L, -3);
+      }
+      return;
+    }
+    default:
+      dec_fail(L, d);
+  }
+}
+
+/* One entry of the reference map: the saved reference, the new one, the
+** position of its value in the values table, whether a cell used it. */
+typedef struct refentry {
+  uint32_t old, ref, slot;
+  uint32_t used;
+} refentry;
+
+typedef struct refmap {
+  uint32_t n, done; /* entries; new references made so far */
+  refentry e[1];
+} refmap;
+
+static int cmp_entry(const void *a, const void *b) {
+  uint32_t x = ((const refentry *)a)->old, y = ((const refentry *)b)->old;
+  return x < y ? -1 : x > y;
+}
+
+/* ecs_snapshot_opts.map_ref: binary search; each entry serves one cell. */
+static bool map_ref(void *ud, uint32_t ref, uint32_t *out) {
+  refmap *m = (refmap *)ud;
+  uint32_t lo = 0, hi = m->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (m->e[mid].old < ref) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == m->n || m->e[lo].old != ref || m->e[lo].used) return false;
+  m->e[lo].used = 1;
+  *out = m->e[lo].ref;
+  return true;
+}
+
+/* ecs_snapshot_opts.refs_done: every value must have had its cell. */
+static ecs_err refs_done(void *ud) {
+  const refmap *m = (const refmap *)ud;
+  for (uint32_t k = 0; k < m->n; k++)
+    if (!m->e[k].used) return ECS_ERR_CORRUPT;
+  return ECS_ERR_OK;
+}
+
+/* Protected: a reference for each value (refmap, refs, values). */
+static int make_refs(lua_State *L) {
+  refmap *m = (refmap *)lua_touserdata(L, 1);
+  for (; m->done < m->n; m->done++) {
+    lua_rawgeti(L, 3, (lua_Integer)m->e[m->done].slot);
+    m->e[m->done].ref = (uint32_t)luaL_ref(L, 2);
+  }
+  return 0;
+}
+
+static void unref_all(lua_State *L, int refs, refmap *m) {
+  for (uint32_t k = 0; k < m->done; k++)
+    luaL_unref(L, refs, (int)m->e[k].ref);
+  m->done = 0;
+}
+
+/*
+** Decode the host section [p, p + n) of a snapshot: push the reference
+** map (a userdata, sorted by saved reference) and the table of values it
+** indexes. Raises for bad data (nothing made yet).
+*/
+static refmap *load_lua_values(lua_State *L, const unsigned char *p, size_t n,
+                               const char *fn) {
+  dec d;
+  uint32_t count;
+  refmap *m;
+  d.p = p;
+  d.at = 0;
+  d.n = n;
+  d.fn = fn;
+  count = 0; /* n == 0: a snapshot saved without the binding */
+  if (n > 0) {
+    if (dec_uint(L, &d, 4) != LUA_LAYOUT) dec_fail(L, &d);
+    count = (uint32_t)dec_uint(L, &d, 4);
+  }
+  if (count > (d.n - d.at) / 5) dec_fail(L, &d); /* u32 ref + a tag each */
+  m = (refmap *)lua_newuserdatauv(L, sizeof *m + (size_t)count * sizeof m->e[0], 0);
+  m->n = count;
+  m->done = 0;
+  lua_createtable(L, (int)count, 0);                     /* map, values */
+  for (uint32_t k = 0; k < count; k++) {
+    m->e[k].old = (uint32_t)dec_uint(L, &d, 4);
+    m->e[k].slot = k + 1;
+    m->e[k].used = 0;
+    m->e[k].ref = 0;
+    if (m->e[k].old == 0) dec_fail(L, &d);
+    dec_value(L, &d, 0);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  if (d.at != d.n) dec_fail(L, &d);
+  qsort(m->e, count, sizeof m->e[0], cmp_entry);
+  for (uint32_t k = 1; k < count; k++)
+    if (m->e[k].old == m->e[k - 1].old) dec_fail(L, &d); /* one per cell */
+  return m;
+}
+
+/* ======================================================================
+** Restore
+** ==================================================================== */
+
+/* The text of a load error, naming the snapshot's manager it is about. */
+static const char *load_error_text(lua_State *L, const ecs_snapshot *s,
+                                   ecs_err err, uint32_t failed) {
+  ecs_snapshot_manager m;
+  if (failed == UINT32_MAX || ecs_snapshot_manager_at(s, failed, &m) != ECS_ERR_OK)
+    return ecs_strerror(err);
+  lua_pushlstring(L, m.name, m.name_len);
+  lua_pushlstring(L, m.kind, m.kind_len);
+  return lua_pushfstring(L, "%s (%s '%s')", ecs_strerror(err),
+                         m.ns == ECS_NS_COMPONENT ? "component" : lua_tostring(L, -1),
+                         lua_tostring(L, -2));
+}
+
+/*
+** The world at widx becomes equal to the snapshot (string) at bidx, or
+** raises with the world unchanged. The snapshot was opened into *s.
+*/
+static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
+                         const char *fn) {
+  size_t len;
+  const char *blob = lua_tolstring(L, bidx, &len);
+  lworld *lw = ecsl_to_lworld(L, widx);
+  ecs_snapshot_opts opts;
+  ecs_reader in;
+  refmap *m;
+  uint32_t failed = UINT32_MAX;
+  int refs, top = lua_gettop(L);
+  ecs_err err;
+  m = load_lua_values(L, s->data + s->host_at, s->host_size, fn); /* map, values */
+  ecsl_need_state_field(L, widx, &ecsl_refs_key);        /* map, values, refs */
+  refs = lua_gettop(L);
+  if (m->n > 0) {
+    lua_pushcfunction(L, make_refs);
+    lua_pushlightuserdata(L, m);
+    lua_pushvalue(L, refs);
+    lua_pushvalue(L, refs - 1);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+      unref_all(L, refs, m);
+      lua_error(L);                           /* the same error object */
+    }
+  }
+  /* the allocations above may have run finalizers that closed the world */
+  if (lw->w == NULL) {
+    unref_all(L, refs, m);
+    ecsl_closed(L);
+  }
+  memset(&opts, 0, sizeof opts);
+  opts.map_ref = map_ref;
+  opts.refs_done = refs_done;
+  opts.ud = m;
+  opts.opened = s; /* checked by open_snapshot: not hashed again */
+  in.data = (const unsigned char *)blob;
+  in.size = len;
+  in.pos = 0;
+  err = ecs_world_load_opts(lw->w, &in, &opts, &failed);
+  if (err != ECS_ERR_OK) {
+    unref_all(L, refs, m);
+    ecsl_error(L, NULL, fn, err, load_error_text(L, s, err, failed), 0);
+  }
+  ecs_lua_drain_refs(L, widx); /* the replaced instances' values */
+  lua_settop(L, top);
+}
+
+static void open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
+                          const char *fn) {
+  size_t len;
+  const char *blob;
+  if (lua_type(L, bidx) != LUA_TSTRING) luaL_typeerror(L, bidx, "string");
+  blob = lua_tolstring(L, bidx, &len);
+  ecs_err err = ecs_snapshot_open(s, blob, len);
+  if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
+}
+
+/* world:restore(blob [, options]) -- the world becomes equal to blob */
+int ecsl_l_world_restore(lua_State *L) {
+  ecs_snapshot s;
+  check_world(L, 1);
+  open_snapshot(L, 2, &s, "world:restore");
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_pushnil(L);
+    if (lua_next(L, 3)) {
+      if (lua_type(L, -2) == LUA_TSTRING &&
+          strcmp(lua_tostring(L, -2), "migrate") == 0)
+        return luaL_error(L, "world:restore: migrate is not supported yet "
+                          "(the snapshot's schemas must be the world's)");
+      return luaL_error(L, "world:restore: unknown option '%s'",
+                        luaL_tolstring(L, -2, NULL));
+    }
+  }
+  lua_settop(L, 2);
+  restore_into(L, 1, 2, &s, "world:restore");
+  ecsl_charge(L, self_lworld(L));
+  return 0;
+}
+
+/* The factory registered for the manager named by the bytes [s, s+len),
+** pushed, or nil. */
+static int push_factory(lua_State *L, const char *s, size_t len) {
+  int t;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, FACTORIES_KEY) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  lua_pushlstring(L, s, len);
+  t = lua_rawget(L, -2);
+  lua_remove(L, -2);
+  return t;
+}
+
+void ecs_lua_plugin_factory(lua_State *L, const char *manager,
+                            lua_CFunction new_fn) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, FACTORIES_KEY);
+  lua_pushcfunction(L, new_fn);
+  lua_setfield(L, -2, manager);
+  lua_pop(L, 1);
+}
+
+/* Call world:<method>(...) on the world at widx with nargs arguments on
+** the stack; leaves nresults. */
+static void call_method(lua_State *L, int widx, const char *method, int nargs,
+                        int nresults) {
+  lua_getfield(L, widx, method);
+  lua_insert(L, -1 - nargs);
+  lua_pushvalue(L, widx);
+  lua_insert(L, -1 - nargs);
+  lua_call(L, nargs + 1, nresults);
+}
+
+/*
+** Create in the new world at widx every manager of the snapshot it lacks:
+** components from their schema (world:component), plugin managers through
+** the factory their module registered (ecs_lua_plugin_factory).
+*/
+static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
+  for (uint32_t i = 0; i < s->manager_count; i++) {
+    ecs_snapshot_manager m;
+    ecs_world *w = ecs_lua_check_world(L, widx);
+    (void)ecs_snapshot_manager_at(s, i, &m);
+    lua_pushlstring(L, m.name, m.name_len);              /* name */
+    if (m.ns == ECS_NS_COMPONENT) {
+      const char *name = lua_tostring(L, -1);
+      if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK ||
+          ecs_component_find(w, name) != NULL)
+        luaL_error(L, "ecs.restore: %s (component '%s')",
+                   ecs_strerror(ECS_ERR_CORRUPT), name);
+      lua_createtable(L, (int)m.nfields, 0);             /* name, schema */
+      for (uint32_t k = 0; k < m.nfields; k++) {
+        ecs_type t;
+        const char *fname;
+        size_t flen;
+        ecs_snapshot_field(&m, k, &t, &fname, &flen);
+        lua_pushlstring(L, fname, flen);
+        lua_pushfstring(L, "%s:%s", lua_tostring(L, -1), ecs_type_name(t));
+        lua_remove(L, -2);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+      }
+      call_method(L, widx, "component", 2, 0);
+    } else {
+      const char *name = lua_tostring(L, -1);
+      if (ecs_manager_find(w, name, NULL) != NULL) { /* transform, names */
+        lua_pop(L, 1);
+        continue;
+      }
+      if (push_factory(L, m.name, m.name_len) == LUA_TNIL) {
+        lua_pushlstring(L, m.kind, m.kind_len);
+        luaL_error(L, "ecs.restore: the snapshot holds the manager '%s' "
+                   "(%s) of a plugin that is not loaded: require its "
+                   "module first", name, lua_tostring(L, -1));
+      }
+      lua_pushvalue(L, widx);
+      lua_call(L, 1, 0);                                 /* name */
+      if (ecs_manager_find(ecs_lua_check_world(L, widx), name, NULL) == NULL)
+        luaL_error(L, "ecs.restore: the plugin's constructor did not create "
+                   "the manager '%s'", name);
+      lua_pop(L, 1);
+    }
+  }
+}
+
+/* ecs.restore(blob) -> a new world equal to the one blob was taken of */
+int ecsl_l_restore(lua_State *L) {
+  ecs_snapshot s;
+  int widx;
+  open_snapshot(L, 1, &s, "ecs.restore");
+  lua_settop(L, 1);
+  lua_pushcfunction(L, ecsl_l_world_new);
+  lua_call(L, 0, 1);                                     /* blob, world */
+  widx = lua_gettop(L);
+  create_managers(L, widx, &s);
+  restore_into(L, widx, 1, &s, "ecs.restore");
+  ecsl_charge(L, ecsl_to_lworld(L, widx));
+  return 1;
+}
+
+/* ======================================================================
+** Snapshot, find_component
+** ==================================================================== */
+
+/* The world's kept buffer box, pushed (created on first use), emptied. */
+static lbuf *kept_buffer(lua_State *L, int widx) {
+  lbuf *b;
+  if (ecsl_push_state_field(L, widx, &buffer_key) == LUA_TUSERDATA)
+    b = (lbuf *)lua_touserdata(L, -1);
+  else {
+    lua_pop(L, 1);
+    b = lbuf_new(L);                                     /* box */
+    lua_getiuservalue(L, widx, 1);                       /* box, state */
+    lua_pushvalue(L, -2);
+    lua_rawsetp(L, -2, &buffer_key);
+    lua_pop(L, 1);                                       /* box */
+  }
+  b->n = 0;
+  return b;
+}
+
+/* world:close: free the kept buffer now (never raises: no allocation). */
+void ecsl_snapshot_world_closed(lua_State *L, int widx) {
+  if (ecsl_push_state_field(L, widx, &buffer_key) == LUA_TUSERDATA) {
+    lbuf *b = (lbuf *)lua_touserdata(L, -1);
+    if (b->p != NULL) b->f(b->ud, b->p, b->cap, 0);
+    b->p = NULL;
+    b->n = b->cap = 0;
+  }
+  lua_pop(L, 1);
+}
+
+/* world:snapshot() -> string */
+int ecsl_l_world_snapshot(lua_State *L) {
+  lbuf *host, *out;
+  ecs_snapshot_opts opts;
+  ecs_writer wr;
+  ecs_world *w;
+  ecs_err err;
+  check_world(L, 1);
+  lua_settop(L, 1);
+  host = lbuf_new(L);                                    /* world, host */
+  out = kept_buffer(L, 1);                               /* world, host, out */
+  /* from here to the core's save nothing runs a finalizer (see enc) */
+  save_lua_values(L, 1, host, "world:snapshot");
+  w = ecs_lua_check_world(L, 1); /* the allocations above may have closed it */
+  memset(&opts, 0, sizeof opts);
+  opts.host = host->p;
+  opts.host_size = host->n;
+  wr.write = lbuf_write;
+  wr.ud = out;
+  err = ecs_world_save_opts(w, &wr, &opts);
+  if (err != ECS_ERR_OK) return ecsl_error(L, NULL, "world:snapshot", err, NULL, 0);
+  lua_pushlstring(L, (const char *)out->p, out->n);     /* ..., blob */
+  /* the host's block now, not at the next cycle; the kept one unless
+  ** this snapshot needed at least a quarter of it */
+  if (host->p != NULL) host->f(host->ud, host->p, host->cap, 0);
+  host->p = NULL;
+  host->n = host->cap = 0;
+  if (out->n < out->cap / 4 && out->p != NULL) {
+    out->f(out->ud, out->p, out->cap, 0);
+    out->p = NULL;
+    out->cap = 0;
+  }
+  out->n = 0;
+  return 1;
+}
+
+/* world:find_component(name) -> the component manager of that name, or nil */
+int ecsl_l_world_find_component(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  size_t len;
+  const char *name = check_text(L, 2, &len, "world:find_component");
+  ecs_component *c = ecs_component_find(w, name);
+  lua_Integer n;
+  if (c == NULL || ecsl_push_state_field(L, 1, &ecsl_components_key) != LUA_TTABLE) {
+    lua_pushnil(L);
+    return 1;
+  }
+  n = (lua_Integer)lua_rawlen(L, -1);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lhead *h;
+    lua_rawgeti(L, -1, k);
+    h = ecsl_test_object(L, -1, &ecsl_comp_tag);
+    if (h != NULL && ((lcomponent *)(void *)h)->c == c) return 1;
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
