@@ -291,7 +291,8 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   c->version++;
   if (c->nwatch != 0) {
     if (i != last) tell_moved(w, c, own[i], i);
-    tell_changed(w, c, gone, false);
+    /* a dead owner (gc) left every list when it died: nothing to tell */
+    if (ecs_alive(w, gone)) tell_changed(w, c, gone, false);
   }
 }
 
