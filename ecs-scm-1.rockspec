@@ -30,6 +30,7 @@ build = {
         "src/lua/transform.c",
         "src/lua/query.c",
         "src/lua/columns.c",
+        "src/lua/component_new.c",
         "src/lua/each.c",
         "src/lua/options.c",
         "src/lua/system.c",
