@@ -47,6 +47,7 @@ build = {
         "src/component_hooks.c",
         "src/schema.c",
         "src/sparse.c",
+        "src/rowmap.c",
         "src/transform.c",
         "src/transform_math.c",
         "src/transform_propagate.c",

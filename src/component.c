@@ -10,15 +10,19 @@
 ** first (a column's new offset is never below its old one, and never below
 ** the old end of the columns before it, so nothing unmoved is overwritten).
 **
-** Entity -> instance map: the managers' shared page table (sparse.h),
-** whose empty entry ECSI_NONE is ECS_NO_INSTANCE. The map stores only the
-** instance; the owner column holds the full entity, so a lookup compares
-** the stored owner with the handle (generation included) and checks
-** ecs_alive. Cost: 4 bytes per index of every touched page, plus 8 bytes
-** of directory per 1024 indices; for dense indices that is about 4 bytes
-** per instance, for a single instance 4 KB. A hash map would cost less
-** for very sparse use but more per lookup; entity indices are dense
-** (Bitsquid part 1 hands out the lowest fresh ones first).
+** Entity -> instance map (rowmap.h): direct pages for the ranges of 1024
+** indices where the manager's entities are dense, a hash table for the
+** rest, so its memory follows the instances whichever entities have them.
+** The map stores only the instance; the owner column holds the full
+** entity, so a lookup compares the stored owner with the handle
+** (generation included) and checks ecs_alive.
+**
+** Growth. The capacity grows by a quarter (doubling below 64), so the
+** slack of the columns stays below 25% of their bytes (12% on average):
+** with many component types, memory at scale is mostly columns. A growth
+** moves every column, O(size); growth by a quarter makes that 5 moves per
+** instance over a manager's life (2 with doubling). Batch paths reserve
+** their whole need at once.
 **
 ** Invariants (checked by component_check): size <= cap; for every
 ** instance i, map[index(owner[i])] == i, and the map holds exactly size
@@ -39,7 +43,7 @@
 
 #include "component_private.h"
 
-_Static_assert(ECSI_NONE == ECS_NO_INSTANCE,
+_Static_assert(ECSI_ROWMAP_NONE == ECS_NO_INSTANCE,
                "the map's empty entry must read as no instance");
 
 
@@ -105,10 +109,12 @@ size_t ecs_dropped_refs(const ecs_world *w) { return w->ref_len; }
 ** nothing changed.
 */
 static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
-  uint32_t ocap = c->cap, ncap = c->cap ? c->cap : MIN_CAP;
+  uint32_t ocap = c->cap, ncap;
   void *p;
   if (need <= ocap) return ECS_ERR_OK;
-  while (ncap < need) ncap *= 2; /* need <= ECS_MAX_ENTITIES: no overflow */
+  ncap = ocap < 64u ? ocap * 2u : ocap + ocap / 4u;
+  if (ncap < need) ncap = need;
+  ncap = (ncap + MIN_CAP - 1u) / MIN_CAP * MIN_CAP; /* need <= 2^22: no overflow */
   if ((size_t)ncap > SIZE_MAX / c->stride) return ECS_ERR_NOMEM;
   p = ecsi_realloc(w, c->data, c->stride * ocap, c->stride * ncap);
   if (p == NULL) return ECS_ERR_NOMEM;
@@ -192,6 +198,7 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
   const ecs_entity *own = owners(c);
   uint32_t *dest, next = n;
   uint8_t *nd;
+  ecsi_rowmap map;
   if (n > c->size || c->size == 0) return false;
   dest = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)c->size * sizeof *dest);
   if (dest == NULL) return false;
@@ -214,6 +221,12 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
     if (dest[r] == UINT32_MAX) dest[r] = next++;
   for (uint32_t r = 0; r < c->size; r++)
     ((ecs_entity *)(void *)nd)[dest[r]] = own[r];
+  if (ecsi_rowmap_build(w, &map, (const ecs_entity *)(void *)nd, c->size) !=
+      ECS_ERR_OK) {
+    ecsi_free(w, nd, c->stride * c->cap);
+    ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
+    return false;
+  }
   for (uint32_t k = 0; k < c->nfields; k++) {
     const uint8_t *from = col(c, k);
     uint8_t *to = nd + col_offset(c, k, c->cap);
@@ -228,9 +241,8 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
   }
   ecsi_free(w, c->data, c->stride * c->cap);
   c->data = nd;
-  own = owners(c);
-  for (uint32_t r = 0; r < c->size; r++)
-    ecsi_sparse_set(&c->map, ecs_entity_index(own[r]), r);
+  ecsi_rowmap_free(w, &c->map);
+  c->map = map;
   ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
   c->gc_cursor = 0;
   c->version++;
@@ -276,15 +288,15 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   uint32_t last = c->size - 1;
   ecs_entity gone = own[i];
   ecsi_component_drop_refs(w, c, i);
-  ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
+  ecsi_rowmap_remove(&c->map, own, ecs_entity_index(own[i]));
   if (i != last) {
     for (uint32_t k = 0; k < c->nfields; k++) {
       uint8_t *base = col(c, k);
       memcpy(base + (size_t)i * c->elem[k], base + (size_t)last * c->elem[k],
              c->elem[k]);
     }
-    own[i] = own[last];
-    ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), i);
+    own[i] = own[last]; /* own[last] stays until the map is told */
+    ecsi_rowmap_move(&c->map, own, ecs_entity_index(own[i]), i);
   }
   c->size--;
   w->ref_slots -= c->nlua;
@@ -297,7 +309,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
 }
 
 /*
-** Reserve everything first (map page, column space, drop-list room), then
+** Reserve everything first (column and map space, drop-list room), then
 ** mutate: on ECS_ERR_NOMEM nothing observable changed (a page or a larger
 ** block may have been allocated, which the invariants allow).
 **
@@ -324,13 +336,13 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     zero_fields(c, i);
     owners(c)[i] = e;
   } else {
-    if ((err = ecsi_sparse_reserve(w, &c->map, index)) != ECS_ERR_OK)
+    if ((err = ecsi_rowmap_reserve(w, &c->map, owners(c), index)) != ECS_ERR_OK ||
+        (err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
       return err;
-    if ((err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK) return err;
     i = c->size++;
     owners(c)[i] = e;
     zero_fields(c, i);
-    ecsi_sparse_set(&c->map, index, i);
+    ecsi_rowmap_insert(&c->map, owners(c), index, i);
     w->ref_slots += c->nlua;
   }
   c->version++;
@@ -491,25 +503,11 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
 */
 static void component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
-  ecsi_sparse_free(w, &c->map);
+  ecsi_rowmap_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
   ecsi_free(w, c->watch, c->watch_cap * sizeof *c->watch);
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
-}
-
-/*
-** Every map entry names an instance whose owner has that index. With the
-** owner loop (each instance is found through its owner's index) this
-** makes the map a one-to-one image of the instances: no stale entries.
-*/
-static const char *check_map_entry(const void *ud, uint32_t index,
-                                   uint32_t i) {
-  const ecs_component *c = (const ecs_component *)ud;
-  if (i >= c->size) return "component: map points past the instances";
-  if (ecs_entity_index(owners(c)[i]) != index)
-    return "component: map holds stale entries";
-  return NULL;
 }
 
 static const char *component_check(const ecs_world *w, const void *self) {
@@ -524,11 +522,10 @@ static const char *component_check(const ecs_world *w, const void *self) {
     uint32_t index = ecs_entity_index(own[i]);
     if (index == 0 || (own[i] & ~(ECS_ID_MASK | ECS_PURGED)) != 0)
       return "component: owner is not an entity";
-    if (map_get(c, index) != i) return "component: map disagrees with owner column";
     if (!ecs_record_valid(w, own[i]))
       return "component: record outlived its generation (wrap)";
   }
-  return ecsi_sparse_each(&c->map, check_map_entry, c);
+  return ecsi_rowmap_check(&c->map, own, c->size);
 }
 
 

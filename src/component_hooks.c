@@ -21,16 +21,13 @@ bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
 ** Every instance goes, dead owners' records included; their lua refs go
 ** to the drop list (the room is the instances' own: ref_slots counts their
 ** cells until the end, so the list never overflows). The block, the map's
-** pages and the capacity stay, as remove and gc keep them: a manager that
+** slots and the capacity stay, as remove and gc keep them: a manager that
 ** is cleared and filled again (a level reloaded) does not allocate again.
 */
 void ecsi_component_clear(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
-  const ecs_entity *own = owners(c);
-  for (uint32_t i = 0; i < c->size; i++) {
-    ecsi_component_drop_refs(w, c, i);
-    ecsi_sparse_set(&c->map, ecs_entity_index(own[i]), ECS_NO_INSTANCE);
-  }
+  for (uint32_t i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
+  ecsi_rowmap_clear(&c->map);
   w->ref_slots -= (size_t)c->size * c->nlua;
   c->size = 0;
   c->gc_cursor = 0;
@@ -44,7 +41,7 @@ void ecsi_component_stats(const ecs_world *w, const void *self,
   const ecs_component *c = (const ecs_component *)self;
   out->records = c->size;
   out->live = ecs_component_count(w, c);
-  out->bytes = c->meta_size + c->stride * c->cap + ecsi_sparse_bytes(&c->map) +
+  out->bytes = c->meta_size + c->stride * c->cap + ecsi_rowmap_bytes(&c->map) +
                c->watch_cap * sizeof *c->watch;
 }
 
@@ -287,36 +284,15 @@ static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
   return true;
 }
 
-_Static_assert(ECSI_NONE == UINT32_MAX, "take_owners tests free map entries "
-               "as all ones");
-
 /*
-** Owners first .. first + len - 1 for instances i .. i + len - 1 of tmp:
-** each alive (the entities named must be: ecs.h) and named once. Three
-** passes over arrays (the slots, the map, the owner column); a map page
-** is reserved once, when the indices enter it.
+** Owners first .. first + len - 1 for instances i .. i + len - 1 of tmp,
+** each alive (the entities named must be: ecs.h). That each is named once
+** is checked when the map is built from the owner column.
 */
 static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
-                           uint32_t len, uint32_t i, uint32_t *page) {
-  uint32_t index = ecs_entity_index(first);
+                           uint32_t len, uint32_t i) {
   ecs_entity *own = owners(tmp);
-  ecs_err err;
   if (!run_alive(w, first, len)) return ECS_ERR_CORRUPT;
-  for (uint32_t j = 0; j < len;) { /* page by page */
-    uint32_t x = index + j, off = x & (ECSI_PAGE_SIZE - 1u), used = 0;
-    uint32_t n = ECSI_PAGE_SIZE - off < len - j ? ECSI_PAGE_SIZE - off : len - j;
-    uint32_t *pg;
-    if ((x >> ECSI_PAGE_BITS) != *page) {
-      if ((err = ecsi_sparse_reserve(w, &tmp->map, x)) != ECS_ERR_OK)
-        return err;
-      *page = x >> ECSI_PAGE_BITS;
-    }
-    pg = tmp->map.page[x >> ECSI_PAGE_BITS] + off;
-    for (uint32_t k = 0; k < n; k++) used |= ~pg[k]; /* ECSI_NONE: all ones */
-    if (used != 0) return ECS_ERR_CORRUPT; /* the same entity twice */
-    for (uint32_t k = 0; k < n; k++) pg[k] = i + j + k;
-    j += n;
-  }
   for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
   tmp->size = i + len;
   return ECS_ERR_OK;
@@ -325,59 +301,49 @@ static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
 /*
 ** A twin's load that the swap can do in place (snapshot.c's rollbacks: the
 ** stream stays valid until the swap): when the manager it stands in for
-** has the capacity for count instances and map pages for every owner, and
+** has the very owners of the stream in the very rows (a rollback usually
+** finds them: the entities that had the component then still have it) and
 ** no lua field (whose refs a host maps in the twin's cells), everything is
-** checked here -- owners alive and named once (a bitmap of the indices),
-** columns within the rules -- and the swap copies the owners and columns
-** into the existing block and map: no block allocated, none freed.
+** checked here -- owners alive (named once: they are c's), columns within
+** the rules -- and the swap copies the columns into the
+** existing block: no block allocated, none freed, the map untouched.
 ** @return ECS_ERR_OK (t->defer_* set, in past the part), ECS_ERR_CORRUPT,
-** ECS_ERR_NOMEM (the bitmap), or NOT_DEFERRABLE (nothing read: the
+** or NOT_DEFERRABLE (nothing read: the
 ** caller loads the usual way).
 */
 #define NOT_DEFERRABLE ((ecs_err)(ECS_ERR_NOMEM + ECS_ERR__COUNT))
 
-/* Are bits [a, a + n) of seen all clear? Then set them: a byte at a time
-** where the range covers whole bytes. */
-static bool mark_range(uint8_t *seen, uint32_t a, uint32_t n) {
-  uint32_t end = a + n, bytes;
-  uint8_t any = 0;
-  for (; a < end && (a & 7u) != 0; a++) {
-    if (seen[a >> 3] & (1u << (a & 7u))) return false;
-    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
+static bool same_owners(const ecs_component *c, ecs_reader in,
+                        uint32_t count) {
+  const ecs_entity *own = owners(c);
+  uint32_t v, n, i = 0;
+  if (count != c->size) return false;
+  for (;;) {
+    uint32_t diff = 0;
+    (void)ecs_read_u32(&in, &v);
+    if (v == 0) return true;
+    n = 1;
+    if (v & RUN) (void)ecs_read_u32(&in, &n);
+    v &= ~RUN;
+    if (n > count - i) return false;
+    {
+      const ecs_entity *p = own + i;
+      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (v + j);
+    }
+    if (diff != 0) return false;
+    i += n;
   }
-  bytes = (end - a) >> 3;
-  if (bytes > 0) {
-    const uint8_t *p = seen + (a >> 3);
-    for (uint32_t k = 0; k < bytes; k++) any |= p[k];
-    if (any != 0) return false;
-    memset(seen + (a >> 3), 0xff, bytes);
-    a += bytes * 8u;
-  }
-  for (; a < end; a++) {
-    if (seen[a >> 3] & (1u << (a & 7u))) return false;
-    seen[a >> 3] = (uint8_t)(seen[a >> 3] | (1u << (a & 7u)));
-  }
-  return true;
 }
 
-static bool map_has_page(const ecsi_sparse *m, uint32_t index) {
-  uint32_t p = index >> ECSI_PAGE_BITS;
-  return p < m->page_count && m->page[p] != NULL;
-}
 
 static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
                              uint32_t count) {
   const ecs_component *c = t->of;
-  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
-  size_t bits = ((size_t)h->slot_count + 7u) / 8u, at = in->pos;
+  size_t at = in->pos;
   const unsigned char *owners = in->data + in->pos;
-  uint8_t *seen;
   ecs_err err = ECS_ERR_OK;
-  uint32_t v, n, page = UINT32_MAX;
-  if (bits == 0) bits = 1;
-  seen = (uint8_t *)ecsi_realloc(w, NULL, 0, bits);
-  if (seen == NULL) return ECS_ERR_NOMEM;
-  memset(seen, 0, bits);
+  uint32_t v, n;
+  if (!same_owners(c, *in, count)) return NOT_DEFERRABLE;
   for (;;) { /* the list was read once by count_owners: it is well formed */
     (void)ecs_read_u32(in, &v);
     if (v == 0) break;
@@ -388,18 +354,7 @@ static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
       err = ECS_ERR_CORRUPT;
       break;
     }
-    if (!mark_range(seen, ecs_entity_index(v), n)) {
-      err = ECS_ERR_CORRUPT; /* an entity twice */
-      break;
-    }
-    for (uint32_t x = ecs_entity_index(v), end = x + n; x < end;) {
-      if ((x >> ECSI_PAGE_BITS) != page && !map_has_page(&c->map, x))
-        err = NOT_DEFERRABLE;
-      page = x >> ECSI_PAGE_BITS;
-      x = (page + 1u) << ECSI_PAGE_BITS; /* the next page */
-    }
   }
-  ecsi_free(w, seen, bits);
   if (err != ECS_ERR_OK) {
     in->pos = at;
     return err;
@@ -432,61 +387,9 @@ static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
   return ECS_ERR_OK;
 }
 
-/* The swap of a deferred twin t into c (see load_deferred): c's old
-** instances go (nothing of theirs to report: no lua field), t's come in
-** from the stream, into c's block and map. */
-static bool same_owners(const ecs_component *c, ecs_reader in,
-                        uint32_t count) {
-  const ecs_entity *own = owners(c);
-  uint32_t v, n, i = 0;
-  if (count != c->size) return false;
-  for (;;) {
-    uint32_t diff = 0;
-    (void)ecs_read_u32(&in, &v);
-    if (v == 0) return true;
-    n = 1;
-    if (v & RUN) (void)ecs_read_u32(&in, &n);
-    v &= ~RUN;
-    if (n > count - i) return false;
-    {
-      const ecs_entity *p = own + i;
-      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (v + j);
-    }
-    if (diff != 0) return false;
-    i += n;
-  }
-}
-
+/* The swap of a deferred twin t into c (see load_deferred): the owners and
+** the map are right as they are; the columns come from the stream. */
 static void swap_deferred(ecs_component *c, ecs_component *t) {
-  ecs_entity *own = owners(c);
-  ecs_reader in;
-  uint32_t v, n, i = 0, size = c->size;
-  in.data = t->defer_owners;
-  in.size = (size_t)(t->defer_cols - t->defer_owners);
-  in.pos = 0;
-  /* a rollback usually finds the very owners in the very rows: then the
-  ** owner column and the map are right as they are */
-  if (!same_owners(c, in, t->defer_count)) {
-    for (uint32_t k = 0; k < size; k++)
-      ecsi_sparse_set(&c->map, ecs_entity_index(own[k]), ECS_NO_INSTANCE);
-    for (;;) {
-      (void)ecs_read_u32(&in, &v);
-      if (v == 0) break;
-      n = 1;
-      if (v & RUN) (void)ecs_read_u32(&in, &n);
-      v &= ~RUN;
-      for (uint32_t j = 0; j < n; j++) own[i + j] = v + j;
-      for (uint32_t j = 0, x = ecs_entity_index(v); j < n;) { /* page by page */
-        uint32_t off = x & (ECSI_PAGE_SIZE - 1u);
-        uint32_t m = ECSI_PAGE_SIZE - off < n - j ? ECSI_PAGE_SIZE - off : n - j;
-        uint32_t *pg = c->map.page[x >> ECSI_PAGE_BITS] + off; /* it exists */
-        for (uint32_t k = 0; k < m; k++) pg[k] = i + j + k;
-        j += m;
-        x += m;
-      }
-      i += n;
-    }
-  }
   for (uint32_t k = 0, at = 0; k < c->nfields && t->defer_count > 0; k++) {
     size_t bytes = (size_t)t->defer_count * c->elem[k];
     memcpy(col(c, k), t->defer_cols + at, bytes);
@@ -510,7 +413,7 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_component *c = (ecs_component *)self;
   ecs_component tmp = *c;
   size_t start = in->pos, values = c->stride - sizeof(ecs_entity);
-  uint32_t count = 0, page = UINT32_MAX, i = 0, v, n;
+  uint32_t count = 0, i = 0, v, n;
   ecs_err err = load_schema(c, in);
   if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
   if (err == ECS_ERR_OK && count > ecs_count(w))
@@ -541,10 +444,13 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
     if (v == 0) break;
     n = 1;
     if (v & RUN) (void)ecs_read_u32(in, &n);
-    if ((err = take_owners(w, &tmp, v & ~RUN, n, i, &page)) != ECS_ERR_OK)
+    if ((err = take_owners(w, &tmp, v & ~RUN, n, i)) != ECS_ERR_OK)
       goto fail;
     i += n;
   }
+  if ((err = ecsi_rowmap_build(w, &tmp.map, owners(&tmp), count)) !=
+      ECS_ERR_OK)
+    goto fail; /* NOMEM, or CORRUPT: an entity twice */
   for (uint32_t k = 0; k < c->nfields && count > 0; k++) /* (no block: 0) */
     if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
         !column_ok(&tmp, k, count))
@@ -553,7 +459,7 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   for (i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
   w->ref_slots = w->ref_slots - (size_t)c->size * c->nlua +
                  (size_t)count * c->nlua;
-  ecsi_sparse_free(w, &c->map);
+  ecsi_rowmap_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
   c->data = tmp.data;
   c->cap = tmp.cap;
@@ -566,7 +472,7 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
 corrupt:
   err = ECS_ERR_CORRUPT;
 fail:
-  ecsi_sparse_free(w, &tmp.map);
+  ecsi_rowmap_free(w, &tmp.map);
   ecsi_free(w, tmp.data, c->stride * tmp.cap);
 fail_read:
   in->pos = start;

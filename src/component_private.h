@@ -9,6 +9,7 @@
 
 #include "component.h"
 #include "ecs_private.h"
+#include "rowmap.h"
 #include "sparse.h"
 
 #define MIN_CAP 8u
@@ -29,7 +30,7 @@ struct ecs_component {
   size_t stride;           /* bytes per instance over all columns */
   void *data;              /* the one block of columns */
   uint32_t size, cap;
-  ecsi_sparse map;         /* entity index -> instance */
+  ecsi_rowmap map;         /* entity index -> instance (rowmap.h) */
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
   uint64_t version;        /* structural changes and column moves */
   const struct removal *removing; /* REMOVEs being reported (see remove) */
@@ -63,7 +64,7 @@ static inline uint8_t *col(const ecs_component *c, uint32_t k) {
 
 /* The map's entry for index: an instance, or ECS_NO_INSTANCE. */
 static inline uint32_t map_get(const ecs_component *c, uint32_t index) {
-  return ecsi_sparse_get(&c->map, index);
+  return ecsi_rowmap_get(&c->map, owners(c), index);
 }
 
 /* component.c: room in the world's drop list for nlua more lua cells; the

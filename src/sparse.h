@@ -1,8 +1,9 @@
 /*
-** sparse.h -- what every built-in manager (component, transform, names)
-** shares: the entity index -> record map and the lazy gc policy. Internal
-** to the core; plugins get the same map and policy from the public
-** records.h.
+** sparse.h -- what the built-in managers share: the lazy gc policy (all of
+** them) and the entity index -> record page table (transform and names;
+** component managers, of which a world has many, each thinly spread, use
+** the paged hash map of rowmap.h). Internal to the core; plugins get the
+** same map and policy from the public records.h.
 **
 ** The map is records.h's ecs_record_map, under the core's internal names
 ** (the built-in managers were written against these; an alias costs
