@@ -73,6 +73,9 @@ local calls = {
   end,
   ["world.query"] = function(x) return x.w:query({ x.P, x.V, without = { x.C } }) end,
   ["world.remove_system"] = function(x) return x.w:remove_system("expr") end,
+  ["world.replace_system"] = function(x)
+    return x.w:replace_system("expr", x.q, "P.y = P.y + 2 * V.dy * dt")
+  end,
   ["world.reset_stats"] = function(x) return x.w:reset_stats() end,
   ["world.stats"] = function(x) return x.w:stats() end,
   ["world.system"] = function(x)
@@ -321,6 +324,7 @@ local allocates = {
   ["world.query"] = true,
   ["world.stats"] = true,
   ["world.system"] = true,
+  ["world.replace_system"] = true,
   ["world.systems"] = true,
   ["world.update"] = true,
   ["world.snapshot"] = true,

@@ -45,6 +45,9 @@ local cases = {
   { "world:system", "P.d += dt * k", function(c, s) c.w:system("move", c.q, s, { k = 1 }) end },
   { "world:system", "tick", function(c, s) c.w:system(s, function() end) end },
   { "world:remove_system", "keep", function(c, s) assert(c.w:remove_system(s)) end },
+  { "world:replace_system", "keep", function(c, s) c.w:replace_system(s, c.q, "P.d = 2") end },
+  { "world:replace_system", "P.d += dt * k",
+    function(c, s) c.w:replace_system("keep", c.q, s, { k = 1 }) end },
   { "world:component", "Thing", function(c, s) c.w:component(s, { "x" }) end },
   { "world:component", "x:f32", function(c, s) c.w:component("Thing", { "a:i8", s }) end },
   { "world:component", "flag", function(c, s) c.w:component("Thing", { s }) end },
@@ -121,6 +124,7 @@ describe("text from Lua", function()
     local takes_text = {
       ["query.apply"] = "q:apply", ["query.columns"] = "q:columns", ["query.each"] = "q:each",
       ["world.system"] = "world:system", ["world.remove_system"] = "world:remove_system",
+      ["world.replace_system"] = "world:replace_system",
       ["world.component"] = "world:component", ["component.field"] = "P:field",
       ["component.set_field"] = "P:set_field", ["component.set"] = "P:set",
       ["component.add"] = "P:add", ["names.set"] = "names:set", ["names.find"] = "names:find",

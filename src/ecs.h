@@ -99,7 +99,9 @@ typedef uint32_t ecs_entity;
   X(NO_MANAGER, "the snapshot holds a manager the world does not have")    \
   X(SCHEMA_DIFFERS, "a manager's schema in the snapshot differs from the " \
                     "world's")                                              \
-  X(VERSION, "unsupported snapshot format version")
+  X(VERSION, "unsupported snapshot format version")                       \
+  /* appended: systems */                                                  \
+  X(NO_SYSTEM, "no system with this name")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

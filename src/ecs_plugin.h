@@ -359,6 +359,9 @@ struct ecs_api {
   uint64_t (*ecs_snapshot_hash)(const void *data, size_t size);
   void (*ecs_lua_plugin_factory)(lua_State *L, const char *manager,
                                  lua_CFunction new_fn);
+  /* appended: system.h, replacing a system in its place */
+  ecs_err (*ecs_system_replace)(ecs_world *w, const ecs_system_desc *desc,
+                                ecs_system **out, char *msg, size_t msgsize);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -614,6 +617,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_snapshot_field (ecs_plugin_api->ecs_snapshot_field)
 #define ecs_snapshot_hash (ecs_plugin_api->ecs_snapshot_hash)
 #define ecs_lua_plugin_factory (ecs_plugin_api->ecs_lua_plugin_factory)
+#define ecs_system_replace (ecs_plugin_api->ecs_system_replace)
 
 #endif /* ECS_API_ONLY */
 

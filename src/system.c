@@ -45,6 +45,8 @@ struct ecs_system {
   ecs_system_stats stats;
 };
 
+static uint32_t find_at(const ecs_world *w, const char *name);
+
 /* Copy a message into msg (msgsize may be 0). */
 static void set_msg(char *msg, size_t msgsize, const char *text) {
   size_t n;
@@ -78,14 +80,18 @@ static size_t add_size(size_t a, size_t b) {
 ** the Lua API can cause; the other failures have codes of their own.
 */
 static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
-                              ecs_program **prog, ecs_err *err, char *msg,
-                              size_t msgsize) {
+                              bool replacing, ecs_program **prog, ecs_err *err,
+                              char *msg, size_t msgsize) {
   *err = ECS_ERR_INVALID;
   *prog = NULL;
   if (d->name == NULL) return "a system needs a name";
-  if (ecs_system_find(w, d->name) != NULL) {
+  if (!replacing && ecs_system_find(w, d->name) != NULL) {
     *err = ECS_ERR_EXISTS;
     return "a system with this name already exists";
+  }
+  if (replacing && ecs_system_find(w, d->name) == NULL) {
+    *err = ECS_ERR_NO_SYSTEM;
+    return NULL;
   }
   switch (d->kind) {
   case ECS_SYSTEM_EXPR: {
@@ -131,8 +137,14 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
 ** the next one's alignment (the struct and column refs of 8, pointers of
 ** their own size, positions of 4, strings of 1).
 */
-ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
-                       ecs_system **out, char *msg, size_t msgsize) {
+/*
+** Check desc and make its system's block (not yet in the list); room for
+** one more in the list is reserved first, so that nothing is left to undo
+** once the block exists.
+*/
+static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
+                           bool replacing, ecs_system **out, char *msg,
+                           size_t msgsize) {
   ecs_program *prog;
   ecs_err err;
   const char *bad;
@@ -142,7 +154,7 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
   ecs_system *s;
   char *chars;
   if (msg != NULL && msgsize > 0) msg[0] = '\0';
-  bad = check_desc(w, d, &prog, &err, msg, msgsize);
+  bad = check_desc(w, d, replacing, &prog, &err, msg, msgsize);
   if (err != ECS_ERR_OK) {
     if (bad == NULL) set_msg(msg, msgsize, ecs_strerror(err));
     else if (*bad != '\0') set_msg(msg, msgsize, bad);
@@ -206,7 +218,44 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
     if (strcmp(pn, "dt") == 0) s->dt_mask |= (uint64_t)1 << k;
     else s->needs_params = true;
   }
+  *out = s;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
+                       ecs_system **out, char *msg, size_t msgsize) {
+  ecs_system *s;
+  ecs_err err = make_system(w, d, false, &s, msg, msgsize);
+  if (err != ECS_ERR_OK) return err;
   w->system[w->system_count++] = s;
+  if (out != NULL) *out = s;
+  return ECS_ERR_OK;
+}
+
+/*
+** The new system takes the old one's place in the list. During an update
+** the old one is marked removed and parked at the end of the list (the
+** room make_system reserved), where the walks in progress do not reach
+** and the sweep frees it; a walk that has not reached the place yet runs
+** the new system there.
+*/
+ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *d,
+                           ecs_system **out, char *msg, size_t msgsize) {
+  ecs_system *s, *old;
+  uint32_t i;
+  ecs_err err = make_system(w, d, true, &s, msg, msgsize);
+  if (err != ECS_ERR_OK) return err;
+  i = find_at(w, d->name);
+  old = w->system[i];
+  s->enabled = old->enabled;
+  w->system[i] = s;
+  if (w->updating > 0) {
+    old->removed = true;
+    w->system[w->system_count++] = old;
+    w->system_dead++;
+  } else {
+    free_system(w, old);
+  }
   if (out != NULL) *out = s;
   return ECS_ERR_OK;
 }

@@ -116,6 +116,19 @@ typedef struct ecs_system_desc {
 ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *desc,
                        ecs_system **out, char *msg, size_t msgsize);
 
+/*
+** Replace the system named desc->name by the one desc describes: it takes
+** the old one's place in the run order and its enabled flag; its stats
+** start at zero. During an update the old one is not run again (as if
+** removed) and the new one runs from where the walk finds it: in this
+** update if the walk has not reached its place yet.
+** @return as ecs_system_add, but ECS_ERR_NO_SYSTEM when no system has that
+**         name (instead of ECS_ERR_EXISTS when one has). On error nothing
+**         changed.
+*/
+ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *desc,
+                           ecs_system **out, char *msg, size_t msgsize);
+
 /* Remove the system named name (see the rules at the top).
 ** @return true if there was one. Never allocates, never fails. */
 bool ecs_system_remove(ecs_world *w, const char *name);

@@ -99,6 +99,7 @@ typedef struct probe {
   ecs_err fail;          /* what 'b' returns */
   int nest;              /* 'a' updates the world again this many times */
   char remover;          /* the system that removes (0: 'a') */
+  ecs_system_desc replace; /* a system the next run of 'a' replaces */
 } probe;
 
 static ecs_err logger(ecs_world *w, ecs_system *s, double dt, void *ctx,
@@ -114,6 +115,11 @@ static ecs_err logger(ecs_world *w, ecs_system *s, double dt, void *ctx,
     memset(p->remove, 0, sizeof p->remove);
   }
   if (name[0] == 'a') {
+    if (p->replace.name != NULL) {
+      ecs_err err = ecs_system_replace(w, &p->replace, NULL, NULL, 0);
+      p->replace.name = NULL;
+      if (err != ECS_ERR_OK) return err;
+    }
     if (p->add.name != NULL) {
       ecs_err err = ecs_system_add(w, &p->add, NULL, NULL, 0);
       p->add.name = NULL;
@@ -685,6 +691,153 @@ TEST(System_out_of_memory_at_every_allocation) {
   }
 }
 
+/* The replacement's runs log the upper-case letter. */
+static ecs_err shouter(ecs_world *w, ecs_system *s, double dt, void *ctx,
+                       size_t *processed) {
+  probe *p = (probe *)ctx;
+  (void)w;
+  (void)dt;
+  if (p->n < 63) p->log[p->n++] = (char)(ecs_system_name(s)[0] - 'a' + 'A');
+  *processed = 0;
+  return ECS_ERR_OK;
+}
+
+TEST(System_replace_keeps_the_place_and_the_enabled_flag) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  ecs_system *s = NULL;
+  ecs_system_stats st;
+  char names[16], msg[128];
+  CHECK(setup(&f));
+  CHECK_EQ_INT(add_logger(f.w, "a"), ECS_ERR_OK);
+  CHECK_EQ_INT(add_logger(f.w, "b"), ECS_ERR_OK);
+  CHECK_EQ_INT(add_logger(f.w, "c"), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  ecs_system_enable(ecs_system_find(f.w, "c"), false);
+  /* b becomes an expression system, in b's place */
+  d.name = "b";
+  d.kind = ECS_SYSTEM_EXPR;
+  d.query = f.q;
+  d.expr = "Position.x = Position.x + 100";
+  d.expr_len = strlen(d.expr);
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, &s, msg, sizeof msg), ECS_ERR_OK);
+  CHECK(s == ecs_system_find(f.w, "b"));
+  CHECK_EQ_INT(ecs_system_kind_of(s), ECS_SYSTEM_EXPR);
+  ecs_system_get_stats(s, &st);
+  CHECK_EQ_INT(st.calls, 0);
+  order(f.w, names);
+  CHECK(strcmp(names, "abc") == 0);
+  CHECK_EQ_INT(ecs_system_count(f.w), 3);
+  /* c, disabled, stays disabled when replaced */
+  memset(&d, 0, sizeof d);
+  d.name = "c";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = shouter;
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK(!ecs_system_enabled(ecs_system_find(f.w, "c")));
+  ecs_system_enable(ecs_system_find(f.w, "c"), true);
+  p.n = 0;
+  memset(p.log, 0, sizeof p.log);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "aC") == 0); /* b ran its expression: no letter */
+  CHECK(px(&f, 3) == 103.0f);
+  /* no such system; an expression that does not compile: nothing changes */
+  d.name = "z";
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, msg, sizeof msg),
+               ECS_ERR_NO_SYSTEM);
+  CHECK(strcmp(msg, "no system with this name") == 0);
+  memset(&d, 0, sizeof d);
+  d.name = "c";
+  d.kind = ECS_SYSTEM_EXPR;
+  d.query = f.q;
+  d.expr = "Position.z = 1";
+  d.expr_len = strlen(d.expr);
+  CHECK(ecs_system_replace(f.w, &d, NULL, msg, sizeof msg) != ECS_ERR_OK);
+  CHECK(strstr(msg, "Position.z") != NULL);
+  CHECK_EQ_INT(ecs_system_kind_of(ecs_system_find(f.w, "c")), ECS_SYSTEM_EXTERNAL);
+  d.name = NULL;
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, NULL, 0), ECS_ERR_INVALID);
+  order(f.w, names);
+  CHECK(strcmp(names, "abc") == 0);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* During an update: a later system's replacement runs in this update, the
+** running system's from the next; the old bodies never run again. */
+TEST(System_replaced_during_an_update) {
+  fixture f;
+  probe p = {0};
+  char names[16];
+  CHECK(setup(&f));
+  CHECK_EQ_INT(add_logger(f.w, "a"), ECS_ERR_OK);
+  CHECK_EQ_INT(add_logger(f.w, "b"), ECS_ERR_OK);
+  CHECK_EQ_INT(add_logger(f.w, "c"), ECS_ERR_OK);
+  p.replace.name = "c";
+  p.replace.kind = ECS_SYSTEM_EXTERNAL;
+  p.replace.call = shouter;
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "abC") == 0);
+  CHECK_WORLD(f.w); /* the old c was freed when the update ended */
+  p.replace.name = "a"; /* itself */
+  p.replace.kind = ECS_SYSTEM_EXTERNAL;
+  p.replace.call = shouter;
+  p.n = 0;
+  memset(p.log, 0, sizeof p.log);
+  p.nest = 1; /* and an update nested in the old a's run */
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "aAbCbC") == 0); /* the nested walk starts anew: A */
+  order(f.w, names);
+  CHECK(strcmp(names, "abc") == 0);
+  CHECK_EQ_INT(ecs_system_count(f.w), 3);
+  CHECK_WORLD(f.w);
+  p.n = 0;
+  memset(p.log, 0, sizeof p.log);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "AbC") == 0);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* Every allocation of a replacement fails in turn: the old system stays. */
+TEST(System_replace_out_of_memory_changes_nothing) {
+  for (long fail = 1;; fail++) {
+    fixture f;
+    ecs_system_desc d = {0};
+    ecs_err err;
+    char names[16];
+    CHECK(setup(&f));
+    CHECK_EQ_INT(add_logger(f.w, "a"), ECS_ERR_OK);
+    CHECK_EQ_INT(add_logger(f.w, "b"), ECS_ERR_OK);
+    d.name = "a";
+    d.kind = ECS_SYSTEM_EXPR;
+    d.query = f.q;
+    d.expr = "Position.x = Position.x + Velocity.dx * dt";
+    d.expr_len = strlen(d.expr);
+    f.a.calls = 0;
+    f.a.fail_at = fail;
+    f.a.sticky = 1;
+    err = ecs_system_replace(f.w, &d, NULL, NULL, 0);
+    f.a.fail_at = 0;
+    order(f.w, names);
+    CHECK(strcmp(names, "ab") == 0);
+    CHECK_WORLD(f.w);
+    if (err == ECS_ERR_OK) {
+      CHECK_EQ_INT(ecs_system_kind_of(ecs_system_find(f.w, "a")), ECS_SYSTEM_EXPR);
+      CHECK(fail > 1);
+      ecs_world_free(f.w);
+      CHECK_EQ_INT(f.a.blocks, 0);
+      break;
+    }
+    CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+    CHECK_EQ_INT(ecs_system_kind_of(ecs_system_find(f.w, "a")), ECS_SYSTEM_EXTERNAL);
+    ecs_world_free(f.w);
+    CHECK_EQ_INT(f.a.blocks, 0);
+  }
+}
+
 static const test_case cases[] = {
   CASE(System_runs_in_order_and_counts_stats),
   CASE(System_add_rejects_bad_descriptions),
@@ -699,6 +852,9 @@ static const test_case cases[] = {
   CASE(System_expressions_outlive_the_program_cache),
   CASE(System_query_free_removes_its_systems),
   CASE(System_out_of_memory_at_every_allocation),
+  CASE(System_replace_keeps_the_place_and_the_enabled_flag),
+  CASE(System_replaced_during_an_update),
+  CASE(System_replace_out_of_memory_changes_nothing),
 };
 
 TEST_MAIN(cases)

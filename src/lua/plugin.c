@@ -149,6 +149,7 @@ static const struct ecs_api api = {
   .ecs_snapshot_field = ecs_snapshot_field,
   .ecs_snapshot_hash = ecs_snapshot_hash,
   .ecs_lua_plugin_factory = ecs_lua_plugin_factory,
+  .ecs_system_replace = ecs_system_replace,
   .ecs_component_find = ecs_component_find,
   .ecs_component_is = ecs_component_is,
   .ecs_component_name = ecs_component_name,

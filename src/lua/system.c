@@ -87,8 +87,9 @@ static int l_native_tostring(lua_State *L) {
 ** enabled flags, stats, and the scheduler (ecs_world_update). The binding
 ** keeps only what the core cannot: the Lua values each system needs
 ** alive, in a table in the world's state (under ecsl_systems_key) that
-** maps the core system (a light userdata key) to a record { body, query or
-** false, params or false }: the function, expression text or native
+** maps the system's name (unique among the live systems, and kept by
+** world:replace_system, which swaps the record under it) to a record
+** { body, query or false, params or false }: the function, expression text or native
 ** object, the query userdata (keeps the core query alive as long as the
 ** system) and the params table. A Lua function is an external system
 ** whose callback (call_lua) calls it; an expression system's params hook
@@ -123,7 +124,9 @@ static lupdate *to_update(void *ctx) {
 
 /* Push the record of core system s from the map at 1 (protected code). */
 static void push_record(lua_State *L, ecs_system *s) {
-  if (!lua_istable(L, 1) || lua_rawgetp(L, 1, s) != LUA_TTABLE)
+  if (!lua_istable(L, 1)) lua_pushnil(L);
+  else lua_pushstring(L, ecs_system_name(s));
+  if (!lua_istable(L, 1) || lua_rawget(L, 1) != LUA_TTABLE)
     luaL_error(L, "world:update: system '%s' has no Lua values",
                ecs_system_name(s));
 }
@@ -249,20 +252,30 @@ static int system_exists(lua_State *L, const char *name) {
                                     name), 0);
 }
 
-/* map, s, record: map[s] = record (run protected: it may need memory). */
-static int set_record(lua_State *L) {
-  lua_settop(L, 3);
-  lua_rawset(L, 1);
+/* map, name: map[name] = false unless it has a value (run protected: a
+** new key may need memory); after it, setting map[name] cannot fail. */
+static int hold_record(lua_State *L) {
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, 1) == LUA_TNIL) {
+    lua_settop(L, 2);
+    lua_pushboolean(L, 0);
+    lua_rawset(L, 1);
+  }
   return 0;
 }
 
 /*
-** world:system(name, query, fn | expr | native [, params])
+** world:system(name, query, fn | expr | native [, params [, opts]])
 ** world:system(name, fn)  -- a Lua system with no query
-** Everything that can raise comes before the core system is made, but
-** storing its record, which runs protected and undoes the system.
+** world:replace_system(name, ...)  -- the same arguments, for a system
+**   that exists: the new one takes its place in the run order
+** Everything that can raise comes before the core system is made: the
+** record's key is held first (map[name] = false, protected), so that
+** storing the record after the core call cannot fail.
 */
-int ecsl_l_world_system(lua_State *L) {
+static int define_system(lua_State *L, bool replacing) {
+  const char *fn = replacing ? "world:replace_system" : "world:system";
   ecs_column_ref cols[MAX_COLUMNS];
   ecs_system_desc d;
   ecs_system *s;
@@ -272,7 +285,7 @@ int ecsl_l_world_system(lua_State *L) {
   ecs_err err;
   int map;
   check_world(L, 1);
-  check_text(L, 2, NULL, "world:system");
+  check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
   if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
     lua_pushboolean(L, 0);                                /* no query */
@@ -293,18 +306,19 @@ int ecsl_l_world_system(lua_State *L) {
   if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
   if (!lua_isnoneornil(L, 6)) { /* scheduling options: none known yet */
     luaL_checktype(L, 6, LUA_TTABLE);
-    ecsl_check_keys(L, 6, 6, "world:system", NULL, false);
+    ecsl_check_keys(L, 6, 6, fn, NULL, false);
   }
   lua_settop(L, 5);
   ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 6: map */
   map = 6;
   /* checked before compiling anything; the core checks again below */
-  if (ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) != NULL)
+  if (!replacing && ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) != NULL)
     return system_exists(L, lua_tostring(L, 2));
+  if (replacing && ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) == NULL)
+    return luaL_error(L, "%s: no system named '%s'", fn, lua_tostring(L, 2));
   if (d.kind == ECS_SYSTEM_EXPR) { /* checked now (compile, parameters) */
     double v[ECS_PROGRAM_MAX_PARAMS];
-    ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0,
-                        "world:system");
+    ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, fn);
     d.expr = lua_tolstring(L, 4, &d.expr_len);
     d.params = lua_isnil(L, 5) ? NULL : params_lua;
   } else if (d.kind == ECS_SYSTEM_NATIVE) { /* columns resolved now */
@@ -313,10 +327,10 @@ int ecsl_l_world_system(lua_State *L) {
     for (int k = 0; k < nv->nspec; k++) {
       colspec cs;
       lua_rawgeti(L, -1, k + 1);
-      cs = ecsl_check_spec(L, 3, lua_gettop(L), "world:system");
+      cs = ecsl_check_spec(L, 3, lua_gettop(L), fn);
       if (cs.term == ENTITY_TERM)
-        return luaL_error(L, "world:system: 'entity' is not a column of "
-                          "native systems");
+        return luaL_error(L, "%s: 'entity' is not a column of native systems",
+                          fn);
       lua_pop(L, 1);
       cols[k].c = ecs_query_with(lq->q, cs.term);
       cols[k].field = cs.field;
@@ -339,25 +353,41 @@ int ecsl_l_world_system(lua_State *L) {
   else lua_pushvalue(L, 5);
   lua_rawseti(L, 7, REC_PARAMS);
   luaL_checkstack(L, 4, NULL);
-  /* the allocations above may have run a finalizer that closed the world */
+  lua_pushcfunction(L, hold_record);
+  lua_pushvalue(L, map);
+  lua_pushvalue(L, 2);
+  lua_call(L, 2, 0); /* memory errors propagate: nothing changed yet */
+  /* the allocations above may have run a finalizer that closed the world
+  ** or defined a system of this name */
   w = check_world(L, 1);
   d.name = lua_tostring(L, 2);
   d.query = lq != NULL ? lq->q : NULL;
-  err = ecs_system_add(w, &d, &s, msg, sizeof msg);
-  if (err == ECS_ERR_EXISTS) return system_exists(L, d.name);
-  if (err != ECS_ERR_OK) /* msg: the table's text, or the compiler's */
-    return ecsl_error(L, "world", "system", err, msg[0] != '\0' ? msg : NULL, 0);
-  lua_pushcfunction(L, set_record);
-  lua_pushvalue(L, map);
-  lua_pushlightuserdata(L, s);
-  lua_pushvalue(L, 7);
-  if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-    ecs_system_remove(w, d.name); /* w: closed meanwhile, still in memory */
-    return lua_error(L);
+  err = replacing ? ecs_system_replace(w, &d, &s, msg, sizeof msg)
+                  : ecs_system_add(w, &d, &s, msg, sizeof msg);
+  if (err != ECS_ERR_OK) {
+    lua_pushvalue(L, 2); /* let go of the key held, unless in use */
+    if (lua_rawget(L, map) == LUA_TBOOLEAN) {
+      lua_pushvalue(L, 2);
+      lua_pushnil(L); /* assigning nil never allocates */
+      lua_rawset(L, map);
+    }
+    if (err == ECS_ERR_EXISTS) return system_exists(L, d.name);
+    if (err == ECS_ERR_NO_SYSTEM)
+      return luaL_error(L, "%s: no system named '%s'", fn, d.name);
+    /* msg: the table's text, or the compiler's */
+    return ecsl_error(L, "world", replacing ? "replace_system" : "system", err,
+                      msg[0] != '\0' ? msg : NULL, 0);
   }
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 7);
+  lua_rawset(L, map); /* the key is there: no allocation */
   ecsl_charge(L, self_lworld(L)); /* a compiled program */
   return 0;
 }
+
+int ecsl_l_world_system(lua_State *L) { return define_system(L, false); }
+
+int ecsl_l_world_replace_system(lua_State *L) { return define_system(L, true); }
 
 /* world:remove_system(name) -> boolean */
 int ecsl_l_world_remove_system(lua_State *L) {
@@ -373,9 +403,10 @@ int ecsl_l_world_remove_system(lua_State *L) {
     return 1;
   }
   /* drop its record (assigning nil never allocates), then the system */
-  if (lua_istable(L, map) && lua_rawgetp(L, map, s) != LUA_TNIL) {
+  if (lua_istable(L, map)) {
+    lua_pushvalue(L, 2);
     lua_pushnil(L);
-    lua_rawsetp(L, map, s);
+    lua_rawset(L, map);
   }
   ecs_system_remove(check_world(L, 1), lua_tostring(L, 2));
   lua_pushboolean(L, 1);
@@ -490,7 +521,12 @@ const char *ecsl_check_systems(lua_State *L, ecs_world *w) {
   map = lua_gettop(L);
   while (bad == NULL && ecs_system_next(w, &cursor, &s)) {
     if (ecs_system_callback(s) != call_lua) continue;
-    if (!lua_istable(L, map) || lua_rawgetp(L, map, s) != LUA_TTABLE)
+    if (!lua_istable(L, map)) {
+      bad = "system: a Lua system has no record";
+      break;
+    }
+    lua_pushstring(L, ecs_system_name(s));
+    if (lua_rawget(L, map) != LUA_TTABLE)
       bad = "system: a Lua system has no record";
     else if (lua_rawgeti(L, -1, REC_BODY) != LUA_TFUNCTION)
       bad = "system: a Lua system has no function";
