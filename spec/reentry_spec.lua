@@ -73,6 +73,7 @@ local calls = {
   end,
   ["world.query"] = function(x) return x.w:query({ x.P, x.V, without = { x.C } }) end,
   ["world.remove_system"] = function(x) return x.w:remove_system("expr") end,
+  ["world.enable_system"] = function(x) return x.w:enable_system("expr", false) end,
   ["world.replace_system"] = function(x)
     return x.w:replace_system("expr", x.q, "P.y = P.y + 2 * V.dy * dt")
   end,

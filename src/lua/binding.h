@@ -408,6 +408,7 @@ int ecsl_l_world_reset_stats(lua_State *L);
 int ecsl_l_world_stats(lua_State *L);
 int ecsl_l_world_system(lua_State *L);
 int ecsl_l_world_replace_system(lua_State *L);
+int ecsl_l_world_enable_system(lua_State *L);
 int ecsl_l_world_systems(lua_State *L);
 void ecsl_open_queries(lua_State *L);
 int ecsl_run_systems(lua_State *L, double dt);

@@ -20,6 +20,7 @@ static const luaL_Reg world_methods[] = {
   {"system", ecsl_l_world_system},
   {"remove_system", ecsl_l_world_remove_system},
   {"replace_system", ecsl_l_world_replace_system},
+  {"enable_system", ecsl_l_world_enable_system},
   {"systems", ecsl_l_world_systems},
   {"stats", ecsl_l_world_stats},
   {"reset_stats", ecsl_l_world_reset_stats},

@@ -449,9 +449,10 @@ int ecsl_l_world_stats(lua_State *L) {
   while (ecs_system_next(check_world(L, 1), &cursor, &s)) {
     ecs_system_stats st;
     const char *kind = kind_name(s);
+    bool on = ecs_system_enabled(s);
     ecs_system_get_stats(s, &st);
     lua_pushstring(L, ecs_system_name(s)); /* s is not used after this */
-    lua_createtable(L, 0, 5);                             /* out, name, t */
+    lua_createtable(L, 0, 6);                             /* out, name, t */
     lua_insert(L, -2);
     lua_setfield(L, -2, "name");
     lua_pushstring(L, kind);
@@ -462,9 +463,28 @@ int ecsl_l_world_stats(lua_State *L) {
     lua_setfield(L, -2, "seconds");
     lua_pushinteger(L, (lua_Integer)st.entities);
     lua_setfield(L, -2, "entities");
+    lua_pushboolean(L, on);
+    lua_setfield(L, -2, "enabled");
     lua_rawseti(L, -2, ++n);
   }
   return 1;
+}
+
+/*
+** world:enable_system(name, on): a disabled system keeps its place and is
+** skipped by world:update (its stats stay). on is a boolean.
+*/
+int ecsl_l_world_enable_system(lua_State *L) {
+  ecs_system *s;
+  check_world(L, 1);
+  check_text(L, 2, NULL, "world:enable_system");
+  luaL_checktype(L, 3, LUA_TBOOLEAN);
+  s = ecs_system_find(check_world(L, 1), lua_tostring(L, 2));
+  if (s == NULL)
+    return luaL_error(L, "world:enable_system: no system named '%s'",
+                      lua_tostring(L, 2));
+  ecs_system_enable(s, lua_toboolean(L, 3) != 0);
+  return 0;
 }
 
 /* world:reset_stats() */
