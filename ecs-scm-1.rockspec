@@ -32,6 +32,7 @@ build = {
         "src/lua/columns.c",
         "src/lua/component_new.c",
         "src/lua/each.c",
+        "src/lua/spawn.c",
         "src/lua/options.c",
         "src/lua/system.c",
         "src/lua/observer.c",

@@ -74,6 +74,9 @@ local calls = {
   ["world.query"] = function(x) return x.w:query({ x.P, x.V, without = { x.C } }) end,
   ["world.remove_system"] = function(x) return x.w:remove_system("expr") end,
   ["world.enable_system"] = function(x) return x.w:enable_system("expr", false) end,
+  ["world.spawn"] = function(x) return x.w:spawn(3, { [x.P] = true, [x.V] = { 1, 2 } }) end,
+  ["world.prefab"] = function(x) return x.w:spawn(2, x.w:prefab({ [x.V] = { 1, 2 } })) end,
+  ["world.clone"] = function(x) return x.w:clone(x.e) end,
   ["world.replace_system"] = function(x)
     return x.w:replace_system("expr", x.q, "P.y = P.y + 2 * V.dy * dt")
   end,
@@ -326,6 +329,9 @@ local allocates = {
   ["world.stats"] = true,
   ["world.system"] = true,
   ["world.replace_system"] = true,
+  ["world.spawn"] = true,
+  ["world.prefab"] = true,
+  ["world.clone"] = true,
   ["world.systems"] = true,
   ["world.update"] = true,
   ["world.snapshot"] = true,

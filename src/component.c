@@ -352,6 +352,51 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   return ECS_ERR_OK;
 }
 
+ecs_err ecs_component_reserve(ecs_world *w, ecs_component *c,
+                              const uint32_t *index, size_t n) {
+  ecs_err err;
+  if (n == 0) return ECS_ERR_OK;
+  if (n > ECS_MAX_ENTITIES) return ECS_ERR_NOMEM; /* more than can exist */
+  if ((err = ecsi_component_refs_reserve(w, n * c->nlua)) != ECS_ERR_OK ||
+      (err = ecsi_rowmap_reserve_n(w, &c->map, owners(c), index, n)) != ECS_ERR_OK)
+    return err;
+  return data_reserve(w, c, c->size + (uint32_t)n > ECS_MAX_ENTITIES
+                                ? ECS_MAX_ENTITIES
+                                : c->size + (uint32_t)n);
+}
+
+/* New instances are appended (zeroed in one pass per column at the end);
+** a dead record at an index is reused in place, as emplace does. */
+void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
+                             const ecs_entity *es, size_t n,
+                             ecs_instance *rows) {
+  uint32_t first = c->size;
+  for (size_t k = 0; k < n; k++) {
+    ecs_entity e = es[k];
+    uint32_t index = ecs_entity_index(e), i = map_get(c, index);
+    if (i != ECS_NO_INSTANCE && owners(c)[i] == e) {
+      rows[k] = i;
+      continue;
+    }
+    if (i != ECS_NO_INSTANCE) {
+      ecsi_component_drop_refs(w, c, i);
+      zero_fields(c, i);
+      owners(c)[i] = e;
+    } else {
+      i = c->size++;
+      owners(c)[i] = e;
+      ecsi_rowmap_insert(&c->map, owners(c), index, i);
+      w->ref_slots += c->nlua;
+    }
+    rows[k] = i;
+    if (c->nwatch != 0) tell_changed(w, c, e, true);
+  }
+  for (uint32_t f = 0; f < c->nfields && c->size > first; f++)
+    memset(col(c, f) + (size_t)first * c->elem[f], 0,
+           (size_t)(c->size - first) * c->elem[f]);
+  c->version++;
+}
+
 /*
 ** emplace, then ADD for a new instance (its values are the zeros emplace
 ** wrote, so they are complete). The listeners may change anything, e's

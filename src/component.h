@@ -148,6 +148,30 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
                               ecs_instance *out, bool *existed);
 
 /*
+** Reserve what adding instances for the n entity indices index[] needs
+** (column and map room, drop-list room for their lua cells), so that
+** ecs_component_emplace of entities with those indices cannot fail with
+** ECS_ERR_NOMEM afterwards, as long as nothing else adds to c meanwhile.
+** Indices may repeat or already have instances (room is then to spare).
+** @return ECS_ERR_OK or ECS_ERR_NOMEM (c unchanged but for room, which is
+**         harmless).
+*/
+ecs_err ecs_component_reserve(ecs_world *w, ecs_component *c,
+                              const uint32_t *index, size_t n);
+
+/*
+** ecs_component_emplace for n entities at once, after ecs_component_reserve
+** of their indices: rows[k] receives es[k]'s instance. Each entity must be
+** alive (not checked: a batch's caller made them); one that has an
+** instance gets it back untouched, others get new zeroed instances.
+** Never fails, never allocates. No listener is told (the caller writes
+** the values, then reports ADD, as after emplace).
+*/
+void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
+                             const ecs_entity *es, size_t n,
+                             ecs_instance *rows);
+
+/*
 ** ecs_component_emplace, then, when the instance is new, ECS_EVENT_ADD to
 ** the manager's listeners (its values are the zeros). Listeners may
 ** change the world: *out is e's instance as it is after them

@@ -481,6 +481,14 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out);
 ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n);
 
 /*
+** The indices the next n creations will hand out, in order, the world
+** unchanged: so that a batch (world:spawn) can reserve what its entities
+** need in every manager before it creates them, and stay all or nothing.
+** @return ECS_ERR_OK, or ECS_ERR_FULL when fewer than n can be created.
+*/
+ecs_err ecs_next_indices(const ecs_world *w, uint32_t *out, size_t n);
+
+/*
 ** Destroy e. Its index joins the free queue with the next generation.
 ** Managers' records of e vanish at once for every read and are reclaimed
 ** by gc. When the generation wraps (e's was 255), every manager's purge

@@ -362,6 +362,13 @@ struct ecs_api {
   /* appended: system.h, replacing a system in its place */
   ecs_err (*ecs_system_replace)(ecs_world *w, const ecs_system_desc *desc,
                                 ecs_system **out, char *msg, size_t msgsize);
+  /* appended: batches that reserve before they create (world:spawn) */
+  ecs_err (*ecs_next_indices)(const ecs_world *w, uint32_t *out, size_t n);
+  ecs_err (*ecs_component_reserve)(ecs_world *w, ecs_component *c,
+                                   const uint32_t *index, size_t n);
+  void (*ecs_component_emplace_n)(ecs_world *w, ecs_component *c,
+                                  const ecs_entity *es, size_t n,
+                                  ecs_instance *rows);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -618,6 +625,9 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_snapshot_hash (ecs_plugin_api->ecs_snapshot_hash)
 #define ecs_lua_plugin_factory (ecs_plugin_api->ecs_lua_plugin_factory)
 #define ecs_system_replace (ecs_plugin_api->ecs_system_replace)
+#define ecs_next_indices (ecs_plugin_api->ecs_next_indices)
+#define ecs_component_reserve (ecs_plugin_api->ecs_component_reserve)
+#define ecs_component_emplace_n (ecs_plugin_api->ecs_component_emplace_n)
 
 #endif /* ECS_API_ONLY */
 

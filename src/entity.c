@@ -138,6 +138,24 @@ ecs_err ecs_create_n(ecs_world *w, ecs_entity *out, size_t n) {
   return ECS_ERR_OK;
 }
 
+/* take()'s policy, step by step, on copies of the queue and the counter. */
+ecs_err ecs_next_indices(const ecs_world *w, uint32_t *out, size_t n) {
+  const ecsi_queue *q = &w->free;
+  uint32_t len = q->len, head = q->head;
+  uint32_t next = w->head.slot_count ? w->head.slot_count : 1u;
+  if (n > (size_t)fresh_left(w) + q->len) return ECS_ERR_FULL;
+  for (size_t j = 0; j < n; j++) {
+    if (len >= ECS_MINIMUM_FREE_INDICES || next == ECS_MAX_ENTITIES + 1u) {
+      out[j] = q->item[head];
+      head = (head + 1) & (q->cap - 1);
+      len--;
+    } else {
+      out[j] = next++;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
 ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
   return ecs_create_n(w, out, 1);
 }

@@ -153,6 +153,44 @@ ecs_err ecsi_rowmap_reserve(ecs_world *w, ecsi_rowmap *m,
   return ECS_ERR_OK;
 }
 
+static void promote(ecsi_rowmap *m, const ecs_entity *owners, uint32_t r);
+
+ecs_err ecsi_rowmap_reserve_n(ecs_world *w, ecsi_rowmap *m,
+                              const ecs_entity *owners, const uint32_t *index,
+                              size_t n) {
+  uint32_t top = 0, *add;
+  size_t in_table = 0;
+  ecs_err err = ECS_ERR_OK;
+  if (n == 0) return ECS_ERR_OK;
+  for (size_t k = 0; k < n; k++)
+    if (index[k] > top) top = index[k];
+  if ((err = cover(w, m, top >> ECSI_ROWMAP_PAGE_BITS)) != ECS_ERR_OK) return err;
+  add = (uint32_t *)ecsi_realloc(w, NULL, 0, m->nrange * sizeof *add);
+  if (add == NULL) return ECS_ERR_NOMEM;
+  memset(add, 0, m->nrange * sizeof *add);
+  for (size_t k = 0; k < n; k++) add[index[k] >> ECSI_ROWMAP_PAGE_BITS]++;
+  for (uint32_t r = 0; r < m->nrange && err == ECS_ERR_OK; r++) {
+    if (add[r] == 0 || m->range[r].page != NULL) continue;
+    if ((size_t)m->range[r].fill + add[r] + 1u >= ECSI_ROWMAP_PROMOTE) {
+      if (m->spare == NULL && (m->spare = new_page(w)) == NULL)
+        err = ECS_ERR_NOMEM;
+      else
+        promote(m, owners, r); /* early: harmless, and no page is needed later */
+    } else {
+      in_table += add[r];
+    }
+  }
+  ecsi_free(w, add, m->nrange * sizeof *add);
+  if (err == ECS_ERR_OK && in_table > 0 &&
+      m->count + in_table + 1u >= m->cap - m->cap / 5u) {
+    size_t need = m->count + in_table + 1u;
+    size_t ncap = need + need / 4u + 2u;
+    if (ncap > UINT32_MAX / 2u) return ECS_ERR_NOMEM;
+    err = rehash(w, m, owners, (uint32_t)ncap);
+  }
+  return err;
+}
+
 /* Range r's entries leave the table for the spare page. */
 static void promote(ecsi_rowmap *m, const ecs_entity *owners, uint32_t r) {
   uint32_t *pg = m->spare, base = r << ECSI_ROWMAP_PAGE_BITS;

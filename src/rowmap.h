@@ -130,6 +130,16 @@ static inline uint32_t ecsi_rowmap_get(const ecsi_rowmap *m,
 ecs_err ecsi_rowmap_reserve(ecs_world *w, ecsi_rowmap *m,
                             const ecs_entity *owners, uint32_t index);
 
+/*
+** ecsi_rowmap_reserve for n entries at once, at index[0 .. n) (which have
+** no entry yet; repeats are counted twice, which only reserves more): the
+** ranges they fill are promoted to pages now, and the table grows to hold
+** the rest, so that n inserts follow without a failure.
+*/
+ecs_err ecsi_rowmap_reserve_n(ecs_world *w, ecsi_rowmap *m,
+                              const ecs_entity *owners, const uint32_t *index,
+                              size_t n);
+
 /* Add index -> row: index has no entry, room was reserved, and owners[row]
 ** already names index. Never allocates, never fails. */
 void ecsi_rowmap_insert(ecsi_rowmap *m, const ecs_entity *owners,

@@ -409,6 +409,12 @@ int ecsl_l_world_stats(lua_State *L);
 int ecsl_l_world_system(lua_State *L);
 int ecsl_l_world_replace_system(lua_State *L);
 int ecsl_l_world_enable_system(lua_State *L);
+
+/* spawn.c */
+int ecsl_l_world_spawn(lua_State *L);
+int ecsl_l_world_prefab(lua_State *L);
+int ecsl_l_world_clone(lua_State *L);
+void ecsl_open_spawn(lua_State *L);
 int ecsl_l_world_systems(lua_State *L);
 void ecsl_open_queries(lua_State *L);
 int ecsl_run_systems(lua_State *L, double dt);

@@ -21,6 +21,9 @@ static const luaL_Reg world_methods[] = {
   {"remove_system", ecsl_l_world_remove_system},
   {"replace_system", ecsl_l_world_replace_system},
   {"enable_system", ecsl_l_world_enable_system},
+  {"spawn", ecsl_l_world_spawn},
+  {"prefab", ecsl_l_world_prefab},
+  {"clone", ecsl_l_world_clone},
   {"systems", ecsl_l_world_systems},
   {"stats", ecsl_l_world_stats},
   {"reset_stats", ecsl_l_world_reset_stats},
@@ -91,6 +94,7 @@ ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   ecsl_open_builtins(L);
   ecsl_open_queries(L);
   ecsl_open_observers(L);
+  ecsl_open_spawn(L);
   luaL_newlib(L, module_functions);
   push_entity(L, ECS_NULL);
   lua_setfield(L, -2, "null");
