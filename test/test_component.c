@@ -730,6 +730,71 @@ TEST(Component_random_ops_match_model) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/*
+** Batches: ecs_next_indices foretells what ecs_create_n hands out (fresh
+** indices, then the free queue once it is long enough); after
+** ecs_component_reserve of those indices, ecs_component_emplace_n never
+** allocates (checked with every allocation failing), keeps an existing
+** instance, reuses a dead record in place and zeroes the new ones.
+*/
+TEST(Component_batch_reserve_then_emplace_n) {
+  test_alloc a = {0};
+  ecs_world *w = new_world(&a);
+  ecs_component *c;
+  static uint32_t idx[3000];
+  static ecs_entity es[3000], old[3000];
+  static ecs_instance rows[3000];
+  CHECK(w != NULL);
+  CHECK_EQ_INT(ecs_component_new(w, "Position", pos_fields, 2, &c), ECS_ERR_OK);
+  /* fresh indices */
+  CHECK_EQ_INT(ecs_next_indices(w, idx, 10), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(w, es, 10), ECS_ERR_OK);
+  for (int k = 0; k < 10; k++) CHECK_EQ_INT(ecs_entity_index(es[k]), idx[k]);
+  /* the queue, once it holds more than the minimum */
+  CHECK_EQ_INT(ecs_create_n(w, old, 3000), ECS_ERR_OK);
+  for (int k = 0; k < 3000; k += 2) CHECK(ecs_destroy(w, old[k]));
+  CHECK_EQ_INT(ecs_next_indices(w, idx, 3000), ECS_ERR_OK);
+  CHECK_EQ_INT(idx[0], ecs_entity_index(old[0])); /* the queue's head */
+  CHECK_EQ_INT(idx[2999], ecs_entity_index(old[2999]) + 3000u - 477u); /* fresh */
+  CHECK_EQ_INT(ecs_create_n(w, es, 3000), ECS_ERR_OK);
+  for (int k = 0; k < 3000; k++) CHECK_EQ_INT(ecs_entity_index(es[k]), idx[k]);
+  CHECK_EQ_INT(ecs_next_indices(w, idx, (size_t)ECS_MAX_ENTITIES), ECS_ERR_FULL);
+  /* an instance already there (kept), a dead record (reused) */
+  {
+    ecs_instance i;
+    CHECK_EQ_INT(ecs_component_add(w, c, es[5], &i, NULL), ECS_ERR_OK);
+    ((float *)ecs_component_column(c, 0))[i] = 42.0f;
+    CHECK_EQ_INT(ecs_component_add(w, c, old[1], &i, NULL), ECS_ERR_OK);
+    CHECK(ecs_destroy(w, old[1]));
+  }
+  for (int k = 0; k < 3000; k++) idx[k] = ecs_entity_index(es[k]);
+  /* reserve fails at each allocation: c is unchanged but for room */
+  for (long f = 1;; f++) {
+    ecs_err err;
+    a.fail_at = a.calls + f;
+    a.sticky = 1;
+    err = ecs_component_reserve(w, c, idx, 3000);
+    a.fail_at = 0;
+    CHECK_EQ_INT(ecs_component_size(c), 2);
+    CHECK_WORLD(w);
+    if (err == ECS_ERR_OK) break;
+    CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+  }
+  a.fail_at = a.calls + 1; /* nothing may allocate from here */
+  a.sticky = 1;
+  ecs_component_emplace_n(w, c, es, 3000, rows);
+  a.fail_at = 0;
+  CHECK_EQ_INT(ecs_component_size(c), 3001); /* 2 + 3000 - the kept one */
+  CHECK_EQ_INT(fx(c, rows[5]), 42.0f);
+  for (int k = 0; k < 3000; k++) {
+    CHECK_EQ_INT(ecs_component_lookup(w, c, es[k]), rows[k]);
+    if (k != 5) CHECK_EQ_INT(fx(c, rows[k]), 0.0f);
+  }
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Component_random_ops_match_model),
   CASE(Component_new_validates_schema),
@@ -746,6 +811,7 @@ static const test_case cases[] = {
   CASE(Component_version_counts_structural_changes),
   CASE(Component_oom_at_every_allocation),
   CASE(Component_memory_per_instance),
+  CASE(Component_batch_reserve_then_emplace_n),
 };
 
 TEST_MAIN(cases)
