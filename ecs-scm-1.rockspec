@@ -33,6 +33,7 @@ build = {
         "src/lua/component_new.c",
         "src/lua/each.c",
         "src/lua/spawn.c",
+        "src/lua/many.c",
         "src/lua/options.c",
         "src/lua/system.c",
         "src/lua/observer.c",

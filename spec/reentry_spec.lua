@@ -129,6 +129,8 @@ local calls = {
   ["component.remove"] = function(x) return x.P:remove(x.e) end,
   ["component.set"] = function(x) return x.P:set(x.e, 5, 6, 7, x.es[2], "s") end,
   ["component.set_field"] = function(x) return x.P:set_field(x.e, "any", { 1 }) end,
+  ["component.get_many"] = function(x) return x.P:get_many({ x.e, x.e }, "any") end,
+  ["component.set_many"] = function(x) return x.P:set_many({ x.e, x.e }, "any", { 1 }) end,
   ["component.size"] = function(x) return x.P:size() end,
 
   ["query.apply"] = function(x) return x.q:apply("P.x = P.x + V.dx * a + b", { a = 1, b = 2 }) end,
@@ -302,6 +304,8 @@ local allocates = {
   ["component.entities"] = true,
   ["component.fields"] = true,
   ["component.set_field"] = true,
+  ["component.get_many"] = true,
+  ["component.set_many"] = true,
   ["ecs.grid.build"] = true,
   ["ecs.grid.nearest"] = true,
   ["ecs.grid.pairs"] = true,

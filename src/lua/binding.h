@@ -410,6 +410,10 @@ int ecsl_l_world_system(lua_State *L);
 int ecsl_l_world_replace_system(lua_State *L);
 int ecsl_l_world_enable_system(lua_State *L);
 
+/* many.c */
+int ecsl_l_comp_get_many(lua_State *L);
+int ecsl_l_comp_set_many(lua_State *L);
+
 /* spawn.c */
 int ecsl_l_world_spawn(lua_State *L);
 int ecsl_l_world_prefab(lua_State *L);

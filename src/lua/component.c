@@ -535,6 +535,8 @@ static const luaL_Reg comp_methods[] = {
   {"get", l_comp_get},
   {"field", l_comp_field},
   {"set_field", l_comp_set_field},
+  {"get_many", ecsl_l_comp_get_many},
+  {"set_many", ecsl_l_comp_set_many},
   {"has", l_comp_has},
   {"remove", l_comp_remove},
   {"count", l_comp_count},

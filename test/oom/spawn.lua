@@ -42,9 +42,20 @@ return {
     state.before = counts(W)
     state.stage = "clone"
     W:clone(es[2])
+    state.es = es
+    state.stage = "set_many"
+    P:set_many(es, "s", { "z" })
+    state.stage = "set_many_done"
+    assert(P:get_many(es, "s")[300][1] == "z")
+    P:set_many(es, "x", 1)
     state.stage = "done"
   end,
   verify = function(_, W)
+    if state.stage == "set_many" then -- all or nothing: the old values, all of them
+      local P = W:find_component("P")
+      local v = P:get_many(state.es, "s")
+      for i = 1, 300 do assert(v[i][1] == "shared", "a failed set_many changed a value") end
+    end
     if state.stage == "spawn" or state.stage == "prefab" or state.stage == "clone" then
       local c = counts(W)
       c.n = c.n - 1 -- the host created one before verify
