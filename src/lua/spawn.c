@@ -21,8 +21,6 @@
 ** the overrides' plan into a copy of it; world:clone(e) makes a plan of
 ** e's values and spawns one entity.
 */
-#include <float.h>
-#include <math.h>
 #include <string.h>
 
 #include "binding.h"
@@ -43,63 +41,43 @@ enum { E_COMP = 1, E_VALS, E_POS };
 ** ------------------------------------------------------------------- */
 
 /*
-** Convert the value at idx for field k of lc without raising: @return
-** NULL, or what was expected ("a number", ...). nil gives zero.
+** Convert the value at idx for field k of lc without raising, by the rules
+** every bulk path shares (ecsl_to_cvalue, columns.c): @return NULL, or
+** what was expected ("number", ...; the type's name when an integer is out
+** of its range). nil gives zero; lua fields are made refs by the caller.
 */
 static const char *convert(lua_State *L, int idx, const lcomponent *lc,
                            uint32_t k, fvalue *out) {
   ecs_type ft = (ecs_type)lc->type[k];
   int t = lua_type(L, idx);
+  cvalue c;
+  const char *bad;
   out->i = 0;
-  if (t == LUA_TNIL) return NULL;
-  switch (ecs_type_kind_inline(ft)) {
-  case ECS_KIND_FLOAT:
-    if (t != LUA_TNUMBER) return "a number";
-    out->f = (double)lua_tonumber(L, idx);
-    if (ft == ECS_F32) {
-      if (out->f > (double)FLT_MAX) out->f = (double)HUGE_VALF;
-      else if (out->f < -(double)FLT_MAX) out->f = -(double)HUGE_VALF;
-    }
-    return NULL;
-  case ECS_KIND_BOOL:
-    if (t != LUA_TBOOLEAN) return "a boolean";
-    out->i = lua_toboolean(L, idx);
-    return NULL;
-  case ECS_KIND_ENTITY:
-    if (!ecs_lua_is_entity(L, idx)) return "an entity";
-    out->i = (int64_t)ecs_lua_check_entity(L, idx);
-    return NULL;
-  case ECS_KIND_INT: {
-    int isint;
-    lua_Integer v;
-    if (t != LUA_TNUMBER) return "an integer";
-    v = lua_tointegerx(L, idx, &isint);
-    if (!isint) return "an integer";
-    if (!ecs_value_fits(ft, (int64_t)v)) return "an integer in range";
-    out->i = (int64_t)v;
-    return NULL;
-  }
-  default:
-    return NULL; /* lua fields: refs, made by the caller */
-  }
+  if (t == LUA_TNIL || ft == ECS_LUA) return NULL;
+  if ((bad = ecsl_to_cvalue(L, idx, t, ft, &c)) != NULL) return bad;
+  if (ecs_type_kind_inline(ft) == ECS_KIND_FLOAT) out->f = c.f;
+  else out->i = c.i;
+  return NULL;
 }
 
 static const char *fname(const lcomponent *lc, uint32_t k) {
   return ecs_component_field(lc->c, k)->name;
 }
 
-/* Raise "fn: C.f[at]: <expected> expected, got <type or value>". */
+/* Raise "fn: C.f[at]: <expected> expected, got <type or value>", or for
+** an integer out of its type's range "fn: C.f[at]: out of range for i32,
+** got 70000". */
 static int bad_value(lua_State *L, const char *fn, const lcomponent *lc,
                      uint32_t k, lua_Integer at, int idx, const char *expect) {
-  const char *got = lua_type(L, idx) == LUA_TNUMBER
-                        ? lua_pushfstring(L, "%s (%s)", lua_tostring(L, idx),
-                                          ecs_type_name((ecs_type)lc->type[k]))
-                        : luaL_typename(L, idx);
-  if (at > 0)
-    return luaL_error(L, "%s: %s.%s[%I]: %s expected, got %s", fn,
-                      ecs_component_name(lc->c), fname(lc, k), at, expect, got);
-  return luaL_error(L, "%s: %s.%s: %s expected, got %s", fn,
-                    ecs_component_name(lc->c), fname(lc, k), expect, got);
+  const char *type = ecs_type_name((ecs_type)lc->type[k]);
+  const char *got = lua_type(L, idx) == LUA_TNUMBER ? lua_tostring(L, idx)
+                                                   : luaL_typename(L, idx);
+  const char *where = at > 0
+      ? lua_pushfstring(L, "%s.%s[%I]", ecs_component_name(lc->c), fname(lc, k), at)
+      : lua_pushfstring(L, "%s.%s", ecs_component_name(lc->c), fname(lc, k));
+  if (strcmp(expect, type) == 0)
+    return luaL_error(L, "%s: %s: out of range for %s, got %s", fn, where, type, got);
+  return luaL_error(L, "%s: %s: %s expected, got %s", fn, where, expect, got);
 }
 
 /* ----------------------------------------------------------------------
