@@ -50,8 +50,10 @@ describe("option tables", function()
 
   it("world:system refuses scheduling options it does not know", function()
     local q = w:query(P)
-    assert.matches("world:system: bad argument #6 %(unknown option 'phase'%)",
-                   err_of(w.system, w, "s", q, function() end, nil, { phase = "draw" }))
+    assert.matches("world:system: bad argument #6 %(unknown option 'interval'%)",
+                   err_of(w.system, w, "s", q, function() end, nil, { interval = 1 / 30 }))
+    assert.matches("world:system: bad argument #6 %(unknown option 'phaze'%)",
+                   err_of(w.system, w, "s", q, function() end, nil, { phaze = "draw" }))
     assert.matches("bad argument #6", err_of(w.system, w, "s", q, function() end, nil, 1))
     assert.same({}, w:systems()) -- nothing registered
     w:system("s", q, function() end, nil, {})

@@ -63,7 +63,7 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 6
+#define ECS_API_VERSION 7
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -369,6 +369,10 @@ struct ecs_api {
   void (*ecs_component_emplace_n)(ecs_world *w, ecs_component *c,
                                   const ecs_entity *es, size_t n,
                                   ecs_instance *rows);
+  /* appended: system.h, phases (ecs_system_desc grew: version 7) */
+  ecs_err (*ecs_world_update_phase)(ecs_world *w, const char *phase, double dt,
+                                    void *ctx, ecs_system **failed);
+  const char *(*ecs_system_phase)(const ecs_system *s);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -628,6 +632,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_next_indices (ecs_plugin_api->ecs_next_indices)
 #define ecs_component_reserve (ecs_plugin_api->ecs_component_reserve)
 #define ecs_component_emplace_n (ecs_plugin_api->ecs_component_emplace_n)
+#define ecs_world_update_phase (ecs_plugin_api->ecs_world_update_phase)
+#define ecs_system_phase (ecs_plugin_api->ecs_system_phase)
 
 #endif /* ECS_API_ONLY */
 

@@ -77,6 +77,14 @@ struct ecs_world {
   ** removed during them (freed when the outermost returns) */
   struct ecs_system **system;
   uint32_t system_count, system_cap, system_dead, updating;
+  /* scratch of the ordering (system_cap entries each), kept so that
+  ** ordering never allocates; the next system's sequence number; set when
+  ** the list must be ordered again once the outermost update returns */
+  struct ecs_system **system_order;
+  uint32_t *system_indeg, *system_byseq; /* byseq: in indeg's block */
+  uint64_t system_seq;
+  uint32_t system_cap_scratch;
+  bool system_unordered;
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */

@@ -17,6 +17,7 @@
 ** The outermost update sweeps the removed ones when it returns. Additions
 ** append, past the bound of the walks in progress.
 */
+#include <stdio.h>
 #include <string.h>
 
 #include "system.h"
@@ -43,6 +44,10 @@ struct ecs_system {
   const char **pname;             /* in the block */
   uint32_t *ppos;                 /* in the block */
   ecs_system_stats stats;
+  const char *phase;              /* in the block */
+  const char **after, **before;   /* in the block: names */
+  uint32_t nafter, nbefore;
+  uint64_t seq;                   /* order of addition (kept by replace) */
 };
 
 static uint32_t find_at(const ecs_world *w, const char *name);
@@ -93,6 +98,13 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
     *err = ECS_ERR_NO_SYSTEM;
     return NULL;
   }
+  if (d->phase != NULL && d->phase[0] == '\0') return "a phase needs a name";
+  if ((d->nafter > 0 && d->after == NULL) || (d->nbefore > 0 && d->before == NULL))
+    return "after or before names missing";
+  for (uint32_t k = 0; k < d->nafter; k++)
+    if (d->after[k] == NULL) return "after names missing";
+  for (uint32_t k = 0; k < d->nbefore; k++)
+    if (d->before[k] == NULL) return "before names missing";
   switch (d->kind) {
   case ECS_SYSTEM_EXPR: {
     char buf[256];
@@ -137,6 +149,139 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
 ** the next one's alignment (the struct and column refs of 8, pointers of
 ** their own size, positions of 4, strings of 1).
 */
+/* Copy text to *at and move past it. @return the copy. */
+static const char *copy_text(char **at, const char *text) {
+  size_t n = strlen(text) + 1;
+  char *to = *at;
+  memcpy(to, text, n);
+  *at += n;
+  return to;
+}
+
+/* The ordering's scratch holds system_cap entries, so that ordering never
+** allocates (it also runs when the outermost update returns). */
+static uint32_t scratch_cap(const ecs_world *w) {
+  return w->system_order != NULL ? w->system_cap_scratch : 0u;
+}
+
+static ecs_err scratch_reserve(ecs_world *w) {
+  uint32_t ocap = scratch_cap(w), ncap = w->system_cap;
+  void *o, *d;
+  if (ncap <= ocap) return ECS_ERR_OK;
+  o = ecsi_realloc(w, NULL, 0, (size_t)ncap * sizeof *w->system_order);
+  if (o == NULL) return ECS_ERR_NOMEM;
+  d = ecsi_realloc(w, NULL, 0, (size_t)ncap * 2u * sizeof *w->system_indeg);
+  if (d == NULL) {
+    ecsi_free(w, o, (size_t)ncap * sizeof *w->system_order);
+    return ECS_ERR_NOMEM;
+  }
+  ecsi_free(w, w->system_order, (size_t)ocap * sizeof *w->system_order);
+  ecsi_free(w, w->system_indeg, (size_t)ocap * 2u * sizeof *w->system_indeg);
+  w->system_order = (ecs_system **)o;
+  w->system_indeg = (uint32_t *)d;
+  w->system_byseq = w->system_indeg + ncap;
+  w->system_cap_scratch = ncap;
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Ordering
+** --------------------------------------------------------------------- */
+
+/* How many constraints put u before v (same phase: v after u, u before v). */
+static uint32_t edges(const ecs_system *u, const ecs_system *v) {
+  uint32_t n = 0;
+  if (strcmp(u->phase, v->phase) != 0) return 0; /* u == v: a cycle of one */
+  for (uint32_t k = 0; k < v->nafter; k++) n += strcmp(v->after[k], u->name) == 0;
+  for (uint32_t k = 0; k < u->nbefore; k++) n += strcmp(u->before[k], v->name) == 0;
+  return n;
+}
+
+enum { UNSEEN = 0, VISITING, PLACED, SKIPPED };
+
+typedef struct orderer {
+  ecs_system **sys;
+  uint32_t *state, *byseq, m, placed;
+  ecs_system **out;
+} orderer;
+
+/* Place v after every system that must run before it, those in the order
+** they were added. @return false on a cycle (v's is then VISITING). */
+static bool visit(orderer *o, uint32_t v) {
+  if (o->state[v] == PLACED || o->state[v] == SKIPPED) return true;
+  if (o->state[v] == VISITING) return false;
+  o->state[v] = VISITING;
+  for (uint32_t k = 0; k < o->m; k++) {
+    uint32_t u = o->byseq[k];
+    if (o->state[u] != SKIPPED && edges(o->sys[u], o->sys[v]) != 0 && !visit(o, u))
+      return false;
+  }
+  o->state[v] = PLACED;
+  o->out[o->placed++] = o->sys[v];
+  return true;
+}
+
+/*
+** Order the live systems into w->system_order: the systems in the order
+** they were added, each one preceded by those it must run after that are
+** not placed yet (a depth-first walk over the constraints), so that
+** constraints move as little as they need and everything else keeps the
+** order of addition. O(n^2) comparisons of names for n systems: run when
+** one is added or replaced, not per update. @return ECS_ERR_OK (*n_out
+** systems), or ECS_ERR_CYCLE with the names of the systems on the cycle's
+** path in msg.
+*/
+static ecs_err order_systems(ecs_world *w, uint32_t *n_out, char *msg,
+                             size_t msgsize) {
+  orderer o;
+  uint32_t n = w->system_count;
+  o.sys = w->system;
+  o.state = w->system_indeg;
+  o.byseq = w->system_byseq;
+  o.out = w->system_order;
+  o.m = o.placed = 0;
+  for (uint32_t v = 0; v < n; v++) {
+    o.state[v] = o.sys[v]->removed ? SKIPPED : UNSEEN;
+    if (!o.sys[v]->removed) { /* insertion by sequence number */
+      uint32_t k = o.m++;
+      while (k > 0 && o.sys[o.byseq[k - 1]]->seq > o.sys[v]->seq) {
+        o.byseq[k] = o.byseq[k - 1];
+        k--;
+      }
+      o.byseq[k] = v;
+    }
+  }
+  for (uint32_t k = 0; k < o.m; k++) {
+    if (visit(&o, o.byseq[k])) continue;
+    if (msg != NULL && msgsize > 0) {
+      size_t at;
+      set_msg(msg, msgsize, "ordering constraints form a cycle among:");
+      at = strlen(msg);
+      for (uint32_t j = 0; j < o.m && at + 1 < msgsize; j++) {
+        uint32_t v = o.byseq[j];
+        int wrote;
+        if (o.state[v] != VISITING) continue;
+        wrote = snprintf(msg + at, msgsize - at, " %s", o.sys[v]->name);
+        at = wrote < 0 || (size_t)wrote >= msgsize - at ? msgsize - 1 : at + (size_t)wrote;
+      }
+    }
+    return ECS_ERR_CYCLE;
+  }
+  *n_out = o.placed;
+  return ECS_ERR_OK;
+}
+
+/* Put the list in its order: now, or when the outermost update returns
+** (a walk in progress reads it by position). */
+static void apply_order(ecs_world *w, uint32_t n) {
+  if (w->updating > 0 || n != w->system_count) {
+    w->system_unordered = true;
+    return;
+  }
+  memcpy(w->system, w->system_order, (size_t)n * sizeof *w->system);
+  w->system_unordered = false;
+}
+
 /*
 ** Check desc and make its system's block (not yet in the list); room for
 ** one more in the list is reserved first, so that nothing is left to undo
@@ -145,6 +290,15 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
 static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
                            bool replacing, ecs_system **out, char *msg,
                            size_t msgsize) {
+  /* the schedule: the desc's, or for a replacement without a phase the
+  ** old system's */
+  const ecs_system *old = replacing && d->name != NULL ? ecs_system_find(w, d->name) : NULL;
+  bool keep = old != NULL && d->phase == NULL;
+  const char *phase = keep ? old->phase : d->phase != NULL ? d->phase : "update";
+  const char *const *after = keep ? (const char *const *)old->after : d->after;
+  const char *const *before = keep ? (const char *const *)old->before : d->before;
+  uint32_t nafter = keep ? old->nafter : d->nafter;
+  uint32_t nbefore = keep ? old->nbefore : d->nbefore;
   ecs_program *prog;
   ecs_err err;
   const char *bad;
@@ -164,8 +318,12 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   if (d->kind == ECS_SYSTEM_NATIVE) ncols = d->ncols;
   name_len = strlen(d->name);
   size = sizeof *s + ncols * sizeof *s->cols +
-         nparams * (sizeof *s->pname + sizeof *s->ppos);
+         (nparams + nafter + nbefore) * sizeof *s->pname +
+         nparams * sizeof *s->ppos;
   size = add_size(size, add_size(name_len, 1));
+  size = add_size(size, strlen(phase) + 1);
+  for (uint32_t k = 0; k < nafter; k++) size = add_size(size, strlen(after[k]) + 1);
+  for (uint32_t k = 0; k < nbefore; k++) size = add_size(size, strlen(before[k]) + 1);
   if (d->kind == ECS_SYSTEM_EXPR) size = add_size(size, add_size(d->expr_len, 1));
   for (uint32_t k = 0; k < nparams; k++)
     size = add_size(size, strlen(ecs_program_param_name(prog, k)) + 1);
@@ -176,6 +334,7 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
                   sizeof *w->system, 8);
   if (err != ECS_ERR_OK) return err;
   w->system = (ecs_system **)items;
+  if ((err = scratch_reserve(w)) != ECS_ERR_OK) return err;
   s = (ecs_system *)ecsi_realloc(w, NULL, 0, size);
   if (s == NULL) return ECS_ERR_NOMEM;
   memset(s, 0, sizeof *s);
@@ -194,6 +353,10 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   at += ncols * sizeof *s->cols;
   s->pname = (const char **)(void *)((char *)s + at);
   at += nparams * sizeof *s->pname;
+  s->after = (const char **)(void *)((char *)s + at);
+  at += nafter * sizeof *s->after;
+  s->before = (const char **)(void *)((char *)s + at);
+  at += nbefore * sizeof *s->before;
   s->ppos = (uint32_t *)(void *)((char *)s + at);
   at += nparams * sizeof *s->ppos;
   chars = (char *)s + at;
@@ -218,6 +381,12 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
     if (strcmp(pn, "dt") == 0) s->dt_mask |= (uint64_t)1 << k;
     else s->needs_params = true;
   }
+  s->phase = copy_text(&chars, phase);
+  s->nafter = nafter;
+  for (uint32_t k = 0; k < nafter; k++) s->after[k] = copy_text(&chars, after[k]);
+  s->nbefore = nbefore;
+  for (uint32_t k = 0; k < nbefore; k++) s->before[k] = copy_text(&chars, before[k]);
+  s->seq = old != NULL ? old->seq : w->system_seq++;
   *out = s;
   return ECS_ERR_OK;
 }
@@ -225,9 +394,16 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
 ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
                        ecs_system **out, char *msg, size_t msgsize) {
   ecs_system *s;
+  uint32_t n;
   ecs_err err = make_system(w, d, false, &s, msg, msgsize);
   if (err != ECS_ERR_OK) return err;
   w->system[w->system_count++] = s;
+  if ((err = order_systems(w, &n, msg, msgsize)) != ECS_ERR_OK) {
+    w->system_count--;
+    free_system(w, s);
+    return err;
+  }
+  apply_order(w, n);
   if (out != NULL) *out = s;
   return ECS_ERR_OK;
 }
@@ -242,13 +418,18 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
 ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *d,
                            ecs_system **out, char *msg, size_t msgsize) {
   ecs_system *s, *old;
-  uint32_t i;
+  uint32_t i, n;
   ecs_err err = make_system(w, d, true, &s, msg, msgsize);
   if (err != ECS_ERR_OK) return err;
   i = find_at(w, d->name);
   old = w->system[i];
   s->enabled = old->enabled;
   w->system[i] = s;
+  if ((err = order_systems(w, &n, msg, msgsize)) != ECS_ERR_OK) {
+    w->system[i] = old;
+    free_system(w, s);
+    return err;
+  }
   if (w->updating > 0) {
     old->removed = true;
     w->system[w->system_count++] = old;
@@ -256,6 +437,7 @@ ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *d,
   } else {
     free_system(w, old);
   }
+  apply_order(w, n);
   if (out != NULL) *out = s;
   return ECS_ERR_OK;
 }
@@ -323,7 +505,12 @@ void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q) {
 }
 
 void ecsi_systems_free(ecs_world *w) {
+  uint32_t sc = scratch_cap(w);
   for (uint32_t i = 0; i < w->system_count; i++) free_system(w, w->system[i]);
+  ecsi_free(w, w->system_order, (size_t)sc * sizeof *w->system_order);
+  ecsi_free(w, w->system_indeg, (size_t)sc * 2u * sizeof *w->system_indeg);
+  w->system_order = NULL;
+  w->system_indeg = w->system_byseq = NULL;
   ecsi_free(w, w->system, (size_t)w->system_cap * sizeof *w->system);
   w->system = NULL;
   w->system_count = w->system_cap = w->system_dead = 0;
@@ -354,6 +541,7 @@ ecs_query *ecs_system_query(const ecs_system *s) { return s->query; }
 void *ecs_system_ud(const ecs_system *s) { return s->ud; }
 ecs_system_call_fn ecs_system_callback(const ecs_system *s) { return s->call; }
 ecs_system_fn ecs_system_function(const ecs_system *s) { return s->fn; }
+const char *ecs_system_phase(const ecs_system *s) { return s->phase; }
 
 const char *ecs_system_expr(const ecs_system *s, size_t *len) {
   if (len != NULL) *len = s->expr_len;
@@ -440,19 +628,32 @@ static ecs_err run_one(ecs_world *w, ecs_system *s, double dt, void *ctx) {
 
 ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
                          ecs_system **failed) {
+  return ecs_world_update_phase(w, "update", dt, ctx, failed);
+}
+
+ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
+                               void *ctx, ecs_system **failed) {
   uint32_t n = w->system_count;
   ecs_system *bad = NULL;
   ecs_err err = ECS_ERR_OK;
+  if (phase == NULL) phase = "update";
   w->updating++;
   for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
     ecs_system *s = w->system[k];
-    if (s->removed || !s->enabled) continue;
+    if (s->removed || !s->enabled || strcmp(s->phase, phase) != 0) continue;
     if ((err = run_one(w, s, dt, ctx)) != ECS_ERR_OK) bad = s;
   }
   /* a failed system that was removed meanwhile is not named: the sweep
   ** below may free it */
   if (bad != NULL && bad->removed) bad = NULL;
-  if (--w->updating == 0 && w->system_dead > 0) sweep(w);
+  if (--w->updating == 0) {
+    uint32_t m;
+    if (w->system_dead > 0) sweep(w);
+    /* the systems added or replaced meanwhile take their places now
+    ** (an accepted set of constraints has no cycle: this succeeds) */
+    if (w->system_unordered && order_systems(w, &m, NULL, 0) == ECS_ERR_OK)
+      apply_order(w, m);
+  }
   if (failed != NULL) *failed = bad;
   if (err != ECS_ERR_OK) return err;
   ecs_world_gc(w, ECS_UPDATE_GC_BUDGET);
@@ -496,6 +697,12 @@ const char *ecsi_systems_check(const ecs_world *w) {
     if (!(s->stats.seconds >= 0.0)) return "system: negative time in stats";
   }
   if (dead != w->system_dead) return "system: removed systems miscounted";
+  if (w->updating == 0 && !w->system_unordered)
+    for (uint32_t i = 0; i < w->system_count; i++)
+      for (uint32_t j = i + 1; j < w->system_count; j++)
+        if (edges(w->system[j], w->system[i]) != 0)
+          return "system: the list breaks an ordering constraint";
+  if (scratch_cap(w) < w->system_count) return "system: ordering scratch too small";
   if (dead > 0 && w->updating == 0)
     return "system: a removed system outlived the updates";
   return NULL;

@@ -2,7 +2,12 @@
 ** system.h -- the world's systems and their scheduler. No Lua here.
 **
 ** A system is a named piece of work run by ecs_world_update, once per
-** update, in the order the systems were added. Three kinds:
+** update of its phase ("update" unless it names another: a host runs
+** "draw" with ecs_world_update_phase), in order: within a phase, after
+** the systems it names in after and before those it names in before,
+** otherwise in the order the systems were added (a stable topological
+** order; constraints that form a cycle are refused when the system that
+** closes it is added). Three kinds:
 **   ECS_SYSTEM_EXPR      a compiled expression (query.h, "Position.x +=
 **                        Velocity.dx * dt") over a query;
 **   ECS_SYSTEM_NATIVE    a C function over a query, given the columns it
@@ -96,6 +101,15 @@ typedef struct ecs_system_desc {
   uint32_t ncols;
   /* ECS_SYSTEM_EXTERNAL */
   ecs_system_call_fn call;
+  /* scheduling (any kind): the phase (NULL: "update"); systems of the
+  ** same phase this one runs after and before (names; names of no system
+  ** of its phase are ignored). For ecs_system_replace, phase NULL keeps
+  ** the old system's phase, after and before. */
+  const char *phase;
+  const char *const *after;
+  uint32_t nafter;
+  const char *const *before;
+  uint32_t nbefore;
 } ecs_system_desc;
 
 /*
@@ -175,6 +189,9 @@ typedef struct ecs_system_stats {
 
 void ecs_system_get_stats(const ecs_system *s, ecs_system_stats *out);
 
+/* The system's phase ("update" unless its desc named one). */
+const char *ecs_system_phase(const ecs_system *s);
+
 /* Set every system's stats to zero. */
 void ecs_system_reset_stats(ecs_world *w);
 
@@ -191,6 +208,11 @@ void ecs_system_reset_stats(ecs_world *w);
 */
 ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
                          ecs_system **failed);
+
+/* ecs_world_update for the systems of one phase (ecs_world_update runs
+** the phase "update"); then the same budgeted gc. */
+ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
+                               void *ctx, ecs_system **failed);
 
 #ifdef __cplusplus
 }

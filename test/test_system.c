@@ -838,6 +838,72 @@ TEST(System_replace_out_of_memory_changes_nothing) {
   }
 }
 
+/* Phases and order: after/before over registration order, a cycle refused
+** with nothing changed, one phase per update, replace keeping the
+** schedule when its desc names no phase. */
+TEST(System_phases_and_ordering_constraints) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  char names[16], msg[128];
+  const char *after_c[] = {"c"}, *before_a[] = {"a"}, *after_b[] = {"b"};
+  CHECK(setup(&f));
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = logger;
+  d.name = "a";
+  d.after = after_c;
+  d.nafter = 1;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(add_logger(f.w, "b"), ECS_ERR_OK);
+  d.name = "c";
+  d.nafter = 0;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  order(f.w, names);
+  CHECK(strcmp(names, "cab") == 0); /* a waits for c; b keeps its turn */
+  d.name = "d";
+  d.phase = "draw";
+  d.before = before_a; /* another phase: ignored */
+  d.nbefore = 1;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK(strcmp(ecs_system_phase(ecs_system_find(f.w, "d")), "draw") == 0);
+  CHECK(strcmp(ecs_system_phase(ecs_system_find(f.w, "a")), "update") == 0);
+  /* c after b closes no cycle; c before... : e after b, b after e does */
+  memset(&d, 0, sizeof d);
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = logger;
+  d.name = "e";
+  d.before = after_b; /* e before b */
+  d.nbefore = 1;
+  d.after = after_b;  /* and after b */
+  d.nafter = 1;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, msg, sizeof msg), ECS_ERR_CYCLE);
+  CHECK(strstr(msg, "cycle among: b e") != NULL);
+  CHECK(ecs_system_find(f.w, "e") == NULL);
+  order(f.w, names);
+  CHECK(strcmp(names, "cabd") == 0);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "cab") == 0);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0, &p, NULL), ECS_ERR_OK);
+  CHECK(strcmp(p.log, "cabd") == 0);
+  /* replace without a phase keeps a's schedule (after c) */
+  memset(&d, 0, sizeof d);
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = shouter;
+  d.name = "a";
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  order(f.w, names);
+  CHECK(strcmp(names, "cabd") == 0);
+  d.phase = "update"; /* now the desc's: no constraint, back to its turn */
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  order(f.w, names);
+  CHECK(strcmp(names, "abcd") == 0);
+  d.phase = "";
+  CHECK_EQ_INT(ecs_system_replace(f.w, &d, NULL, NULL, 0), ECS_ERR_INVALID);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(System_runs_in_order_and_counts_stats),
   CASE(System_add_rejects_bad_descriptions),
@@ -855,6 +921,7 @@ static const test_case cases[] = {
   CASE(System_replace_keeps_the_place_and_the_enabled_flag),
   CASE(System_replaced_during_an_update),
   CASE(System_replace_out_of_memory_changes_nothing),
+  CASE(System_phases_and_ordering_constraints),
 };
 
 TEST_MAIN(cases)

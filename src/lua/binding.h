@@ -421,6 +421,6 @@ int ecsl_l_world_clone(lua_State *L);
 void ecsl_open_spawn(lua_State *L);
 int ecsl_l_world_systems(lua_State *L);
 void ecsl_open_queries(lua_State *L);
-int ecsl_run_systems(lua_State *L, double dt);
+int ecsl_run_systems(lua_State *L, double dt, const char *phase);
 
 #endif

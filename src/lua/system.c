@@ -274,8 +274,38 @@ static int hold_record(lua_State *L) {
 ** record's key is held first (map[name] = false, protected), so that
 ** storing the record after the core call cannot fail.
 */
+/* Read opts[key] (a name or a list of names) into names (at most
+** MAX_ORDER_NAMES; the strings stay held by opts). @return how many. */
+#define MAX_ORDER_NAMES 64
+static uint32_t read_names(lua_State *L, int opts, const char *key,
+                           const char **names, const char *fn) {
+  uint32_t n = 0;
+  int t = lua_getfield(L, opts, key), at = lua_gettop(L);
+  if (t == LUA_TSTRING) {
+    names[n++] = check_text(L, at, NULL, fn);
+  } else if (t == LUA_TTABLE) {
+    lua_Integer len = (lua_Integer)lua_rawlen(L, at);
+    if (len > MAX_ORDER_NAMES)
+      luaL_error(L, "%s: %s: at most %d names", fn, key, MAX_ORDER_NAMES);
+    ecsl_check_keys(L, at, 6, fn, NULL, true);
+    for (lua_Integer k = 1; k <= len; k++) {
+      if (lua_rawgeti(L, at, k) != LUA_TSTRING)
+        luaL_error(L, "%s: %s[%I]: a system name expected, got %s", fn, key, k,
+                   luaL_typename(L, -1));
+      names[n++] = check_text(L, lua_gettop(L), NULL, fn); /* held by the list */
+      lua_pop(L, 1);
+    }
+  } else if (t != LUA_TNIL) {
+    luaL_error(L, "%s: %s: a system name or a list of names expected, got %s",
+               fn, key, luaL_typename(L, at));
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
 static int define_system(lua_State *L, bool replacing) {
   const char *fn = replacing ? "world:replace_system" : "world:system";
+  const char *after[MAX_ORDER_NAMES], *before[MAX_ORDER_NAMES];
   ecs_column_ref cols[MAX_COLUMNS];
   ecs_system_desc d;
   ecs_system *s;
@@ -287,9 +317,14 @@ static int define_system(lua_State *L, bool replacing) {
   check_world(L, 1);
   check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
-  if (lua_type(L, 3) == LUA_TFUNCTION && lua_isnone(L, 4)) {
+  if (lua_type(L, 3) == LUA_TFUNCTION &&
+      (lua_isnone(L, 4) || (lua_type(L, 4) == LUA_TTABLE && lua_isnone(L, 5)))) {
+    /* (name, fn [, opts]): a Lua system with no query */
+    lua_settop(L, 4);
     lua_pushboolean(L, 0);                                /* no query */
-    lua_insert(L, 3);
+    lua_insert(L, 3);                                     /* name, false, fn, opts */
+    lua_pushnil(L);
+    lua_insert(L, 5);                                     /* ..., fn, nil, opts */
   } else {
     lq = ecsl_check_query(L, 3);
     if (lq->lw != ecsl_to_lworld(L, 1))
@@ -304,13 +339,28 @@ static int define_system(lua_State *L, bool replacing) {
     d.kind = ECS_SYSTEM_NATIVE;
   }
   if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
-  if (!lua_isnoneornil(L, 6)) { /* scheduling options: none known yet */
+  lua_settop(L, 6);
+  if (!lua_isnil(L, 6)) { /* scheduling options */
+    static const char *const keys[] = {"phase", "after", "before", NULL};
     luaL_checktype(L, 6, LUA_TTABLE);
-    ecsl_check_keys(L, 6, 6, fn, NULL, false);
-  }
-  lua_settop(L, 5);
-  ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 6: map */
-  map = 6;
+    ecsl_check_keys(L, 6, 6, fn, keys, false);
+    d.phase = "update"; /* options given: they are the schedule */
+    if (lua_getfield(L, 6, "phase") != LUA_TNIL) {
+      size_t len;
+      if (lua_type(L, -1) != LUA_TSTRING)
+        return luaL_error(L, "%s: phase: a name expected, got %s", fn,
+                          luaL_typename(L, -1));
+      d.phase = check_text(L, lua_gettop(L), &len, fn); /* held by 6 */
+      if (len == 0) return luaL_error(L, "%s: the phase must not be empty", fn);
+    }
+    lua_pop(L, 1);
+    d.nafter = read_names(L, 6, "after", after, fn);
+    d.after = after;
+    d.nbefore = read_names(L, 6, "before", before, fn);
+    d.before = before;
+  } /* else: add runs in "update"; replace keeps the old schedule */
+  ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 7: map */
+  map = 7;
   /* checked before compiling anything; the core checks again below */
   if (!replacing && ecs_system_find(check_world(L, 1), lua_tostring(L, 2)) != NULL)
     return system_exists(L, lua_tostring(L, 2));
@@ -344,14 +394,14 @@ static int define_system(lua_State *L, bool replacing) {
   } else {
     d.call = call_lua;
   }
-  lua_createtable(L, 3, 0);                               /* 7: record */
+  lua_createtable(L, 3, 0);                               /* 8: record */
   lua_pushvalue(L, 4);
-  lua_rawseti(L, 7, REC_BODY);
+  lua_rawseti(L, 8, REC_BODY);
   lua_pushvalue(L, 3);
-  lua_rawseti(L, 7, REC_QUERY);
+  lua_rawseti(L, 8, REC_QUERY);
   if (lua_isnil(L, 5)) lua_pushboolean(L, 0);
   else lua_pushvalue(L, 5);
-  lua_rawseti(L, 7, REC_PARAMS);
+  lua_rawseti(L, 8, REC_PARAMS);
   luaL_checkstack(L, 4, NULL);
   lua_pushcfunction(L, hold_record);
   lua_pushvalue(L, map);
@@ -379,7 +429,7 @@ static int define_system(lua_State *L, bool replacing) {
                       msg[0] != '\0' ? msg : NULL, 0);
   }
   lua_pushvalue(L, 2);
-  lua_pushvalue(L, 7);
+  lua_pushvalue(L, 8);
   lua_rawset(L, map); /* the key is there: no allocation */
   ecsl_charge(L, self_lworld(L)); /* a compiled program */
   return 0;
@@ -450,6 +500,7 @@ int ecsl_l_world_stats(lua_State *L) {
     ecs_system_stats st;
     const char *kind = kind_name(s);
     bool on = ecs_system_enabled(s);
+    const ecs_system *again;
     ecs_system_get_stats(s, &st);
     lua_pushstring(L, ecs_system_name(s)); /* s is not used after this */
     lua_createtable(L, 0, 6);                             /* out, name, t */
@@ -465,6 +516,15 @@ int ecsl_l_world_stats(lua_State *L) {
     lua_setfield(L, -2, "entities");
     lua_pushboolean(L, on);
     lua_setfield(L, -2, "enabled");
+    /* a finalizer run by the pushes above may have removed s: its phase is
+    ** read from the system of that name, if it is still there */
+    lua_getfield(L, -1, "name");
+    again = ecs_system_find(check_world(L, 1), lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (again != NULL) {
+      lua_pushstring(L, ecs_system_phase(again));
+      lua_setfield(L, -2, "phase");
+    }
     lua_rawseti(L, -2, ++n);
   }
   return 1;
@@ -500,7 +560,7 @@ int ecsl_l_world_reset_stats(lua_State *L) {
 ** skips the method wrapper's count; see object.c), so that a Lua system's
 ** error leaves no count behind.
 */
-int ecsl_run_systems(lua_State *L, double dt) {
+int ecsl_run_systems(lua_State *L, double dt, const char *phase) {
   lupdate u;
   ecs_system *bad;
   ecs_err err;
@@ -512,7 +572,7 @@ int ecsl_run_systems(lua_State *L, double dt) {
   u.raised = u.closed = 0;
   ecsl_push_state_field(L, 1, &ecsl_systems_key);         /* map or nil */
   u.map = lua_gettop(L);
-  err = ecs_world_update(check_world(L, 1), dt, &u, &bad);
+  err = ecs_world_update_phase(check_world(L, 1), phase, dt, &u, &bad);
   if (err == ECS_ERR_OK) {
     lua_settop(L, u.map - 1);
     return 1;

@@ -281,15 +281,18 @@ int ecsl_l_world_check(lua_State *L) {
 }
 
 /*
-** world:update([dt]) -- runs every system once in registration order, then
-** a budgeted gc of every manager (ecs_world_update)
+** world:update([dt [, phase]]) -- runs the systems of the phase ("update")
+** once each in their order, then a budgeted gc of every manager
+** (ecs_world_update_phase)
 */
 int ecsl_l_world_update(lua_State *L) {
   double dt;
+  const char *phase = "update";
   check_world(L, 1);
   dt = (double)luaL_optnumber(L, 2, 0.0);
-  lua_settop(L, 2);
-  if (!ecsl_run_systems(L, dt)) return 0; /* a system closed the world */
+  if (!lua_isnoneornil(L, 3)) phase = check_text(L, 3, NULL, "world:update");
+  lua_settop(L, 3); /* the phase's text stays held at 3 */
+  if (!ecsl_run_systems(L, dt, phase)) return 0; /* a system closed the world */
   ecs_lua_drain_refs(L, 1); /* components section: release dropped values */
   ecsl_charge(L, self_lworld(L)); /* the systems' growth, and plugins' since */
   return 0;

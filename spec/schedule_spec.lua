@@ -1,0 +1,128 @@
+--[[
+schedule_spec.lua -- phases and ordering of systems (docs/queries.md,
+"Systems"): world:system(..., { phase =, after =, before = }), the stable
+order (constraints first, then registration), cycles refused naming the
+systems with nothing changed, world:update(dt, phase) running one phase,
+every kind of system in any phase, replace_system keeping or replacing the
+schedule, systems added during an update taking their place afterwards,
+and stats() reporting each system's phase.
+]]
+local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
+local release = require("spec.support.release")
+local motion = require("ecs.motion")
+
+describe("scheduling", function()
+  local w, P, V, q, e, log
+  local function L(tag) return function() log[#log + 1] = tag end end
+  before_each(function()
+    w = ecs.world()
+    P = w:component("Position", { "x:f64" })
+    V = w:component("Velocity", { "dx:f64" })
+    q = w:query(P, V)
+    e = w:create()
+    P:add(e, 0)
+    V:add(e, 1)
+    log = {}
+  end)
+  after_each(function() release(w) end)
+
+  it("orders by after and before, otherwise by registration", function()
+    w:system("render", L("render"), { after = "physics" })
+    w:system("input", L("input"))
+    w:system("physics", q, L("physics"), nil, { after = { "input", "ai" } })
+    w:system("ai", L("ai"), { before = "physics" })
+    w:system("audio", L("audio"))
+    assert.same({ "input", "ai", "physics", "render", "audio" }, w:systems())
+    w:update(1)
+    assert.same({ "input", "ai", "physics", "render", "audio" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("ignores names of no system and of other phases", function()
+    w:system("a", L("a"), { after = "nobody" })
+    w:system("b", L("b"), { before = "a", phase = "draw" }) -- another phase
+    w:system("c", L("c"), { before = "a" })
+    assert.same({ "c", "a", "b" }, w:systems())
+    w:system("nobody", L("n")) -- now a exists after it
+    assert.same({ "c", "nobody", "a", "b" }, w:systems())
+  end)
+
+  it("refuses a cycle, naming its systems, and changes nothing", function()
+    w:system("a", L("a"), { after = "c" })
+    w:system("b", L("b"), { after = "a" })
+    local err = err_of(function() w:system("c", L("c"), { after = "b" }) end)
+    assert.matches("world:system: ordering constraints form a cycle among: a b c", err, 1, true)
+    assert.same({ "a", "b" }, w:systems())
+    err = err_of(function() w:system("self", L("s"), { after = "self" }) end)
+    assert.matches("cycle among: self", err, 1, true)
+    err = err_of(function() w:replace_system("a", L("A"), { after = "b" }) end)
+    assert.matches("world:replace_system: ordering constraints form a cycle", err, 1, true)
+    w:update(1)
+    assert.same({ "a", "b" }, log) -- the old a, in its place
+    assert.is_true(w:check())
+  end)
+
+  it("runs one phase per update; every kind of system runs in any phase", function()
+    w:system("draw_lua", L("draw"), { phase = "draw" })
+    w:system("move", q, "Position.x = Position.x + Velocity.dx * dt", nil, { phase = "fixed" })
+    w:system("push", q, motion.damp("Velocity.dx", 0.5), nil, { phase = "fixed", after = "move" })
+    w:system("tick", L("tick"))
+    w:update(1)
+    assert.same({ "tick" }, log)
+    assert.equals(0, P:field(e, "x"))
+    w:update(1, "fixed")
+    assert.equals(1, P:field(e, "x"))
+    assert.is_true(V:field(e, "dx") < 1)
+    w:update(1, "draw")
+    assert.same({ "tick", "draw" }, log)
+    w:update(1, "nothing here") -- a phase with no system: only the gc
+    assert.same({ "tick", "draw" }, log)
+    local phases = {}
+    for _, s in ipairs(w:stats()) do phases[s.name] = s.phase end
+    assert.same({ draw_lua = "draw", move = "fixed", push = "fixed", tick = "update" }, phases)
+  end)
+
+  it("replace_system keeps the schedule unless given a new one", function()
+    w:system("a", L("a"))
+    w:system("b", L("b"), { phase = "draw", before = "c" })
+    w:system("c", L("c"), { phase = "draw" })
+    w:replace_system("b", L("B"))
+    w:update(1, "draw")
+    assert.same({ "B", "c" }, log)
+    w:replace_system("b", L("B2"), { phase = "draw", after = "c" })
+    w:update(1, "draw")
+    assert.same({ "B", "c", "c", "B2" }, log)
+    w:replace_system("b", L("B3"), {}) -- options given: the defaults
+    w:update(1)
+    assert.same({ "B", "c", "c", "B2", "a", "B3" }, log)
+  end)
+
+  it("a system added during an update takes its place after it", function()
+    w:system("first", function()
+      log[#log + 1] = "first"
+      if #log == 1 then w:system("zero", L("zero"), { before = "first" }) end
+    end)
+    w:system("last", L("last"))
+    w:update(1)
+    assert.same({ "first", "last" }, log)
+    assert.same({ "zero", "first", "last" }, w:systems())
+    w:update(1)
+    assert.same({ "first", "last", "zero", "first", "last" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("checks its options", function()
+    local function msg(opts) return err_of(function() w:system("s", L("s"), opts) end) end
+    assert.matches("world:system: phase: a name expected, got number", msg({ phase = 1 }), 1, true)
+    assert.matches("world:system: the phase must not be empty", msg({ phase = "" }), 1, true)
+    assert.matches("after[2]: a system name expected, got number",
+      msg({ after = { "a", 3 } }), 1, true)
+    assert.matches("before: a system name or a list of names expected, got boolean",
+      msg({ before = true }), 1, true)
+    assert.matches("unknown option 'interval'", msg({ interval = 0.1 }), 1, true)
+    assert.matches("bad argument #2 to 'update'",
+      err_of(function() w:update(1, 5) end), 1, true)
+    assert.same({}, w:systems())
+  end)
+end)
