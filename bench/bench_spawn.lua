@@ -188,6 +188,48 @@ local function s4()
 end
 -- }=============================================================
 
+-- {============================ S6 ============================
+-- A prefab of 10 components (4 to 16 bytes each, 100 bytes in all, plus
+-- the owner column), against its floor: w:create(N) plus one copy of the
+-- component bytes (measured as string.rep of N * 100 bytes: one fill of
+-- fresh memory, what a memcpy into new columns costs). Target: at most 2x.
+local TEN = 10
+local function ten_world()
+  local w = ecs.world()
+  local spec, bytes = {}, 0
+  for k = 1, TEN do
+    local fields, vals = {}, {}
+    for f = 1, (k % 4) + 1 do fields[f] = "f" .. f .. ":f32"; vals[f] = k + f end
+    w:component("C" .. k, fields)
+    spec["C" .. k] = vals
+    bytes = bytes + #fields * 4
+  end
+  return w, spec, bytes
+end
+
+local function s6()
+  local w, spec = ten_world()
+  local pf = w:prefab(spec)
+  local t = clock()
+  local es = w:spawn(N, pf)
+  t = clock() - t
+  assert(#es == N)
+  w:close()
+  return t
+end
+
+local function s6_floor()
+  local w, _, bytes = ten_world()
+  local t = clock()
+  local es = w:create(N)
+  local copy = string.rep("x", N * bytes)
+  t = clock() - t
+  assert(#es == N and #copy == N * bytes)
+  w:close()
+  return t
+end
+-- }=============================================================
+
 -- {============================ S5 ============================
 local function s5()
   local w, P, V, H = world()
@@ -213,6 +255,8 @@ local spawn_warm = best_of(s3w)
 local base_warm = best_of(s1w)
 local prefab = best_of(s4)
 local clone = best_of(s5)
+local ten = best_of(s6)
+local ten_floor = best_of(s6_floor)
 report("S0 baseline pure-Lua ECS (bench_query's): create + 3 adds (ns per entity)",
        base_ecs * 1e9 / N, "ns")
 report("S1 plain Lua: ids + 3 tables of arrays, one loop (ns per entity)", base * 1e9 / N, "ns")
@@ -229,3 +273,7 @@ ratio("S3 / S1 spawn / plain stores into new arrays", spawn, base, "none")
 ratio("S3 / S2 spawn / one call per component", spawn, per_call, "< 1")
 ratio("S4 / S3 prefab / spawn with arrays", prefab, spawn, "<= 1")
 ratio("S5 / S2 clone / one entity by calls", clone / CLONES, per_call / N, "none")
+report("S6 prefab of 10 components, spawn (ns per entity)", ten * 1e9 / N, "ns")
+report("S6 floor: create(n) + one fill of the component bytes (ns per entity)",
+       ten_floor * 1e9 / N, "ns")
+ratio("S6 / floor", ten, ten_floor, "<= 2")

@@ -50,8 +50,8 @@ describe("option tables", function()
 
   it("world:system refuses scheduling options it does not know", function()
     local q = w:query(P)
-    assert.matches("world:system: bad argument #6 %(unknown option 'interval'%)",
-                   err_of(w.system, w, "s", q, function() end, nil, { interval = 1 / 30 }))
+    assert.matches("world:system: bad argument #6 %(unknown option 'every'%)",
+                   err_of(w.system, w, "s", q, function() end, nil, { every = 1 / 30 }))
     assert.matches("world:system: bad argument #6 %(unknown option 'phaze'%)",
                    err_of(w.system, w, "s", q, function() end, nil, { phaze = "draw" }))
     assert.matches("bad argument #6", err_of(w.system, w, "s", q, function() end, nil, 1))

@@ -112,6 +112,37 @@ describe("scheduling", function()
     assert.is_true(w:check())
   end)
 
+  it("runs a fixed-interval system once per whole interval, with dt = interval", function()
+    local dts = {}
+    w:system("fixed", function(dt) dts[#dts + 1] = dt end, { interval = 0.25 })
+    w:system("every", L("every"))
+    w:update(0.5)
+    assert.same({ 0.25, 0.25 }, dts)
+    w:update(0.125)
+    assert.same({ 0.25, 0.25 }, dts) -- 0.125 owed
+    w:update(0.125)
+    assert.same({ 0.25, 0.25, 0.25 }, dts)
+    w:update(10) -- a long lag: at most 4 runs, the rest dropped
+    assert.equals(7, #dts)
+    w:update(0.125)
+    assert.equals(7, #dts)
+    assert.equals(7, w:stats()[1].calls)
+    assert.same({ "every", "every", "every", "every", "every" }, log)
+    w:replace_system("fixed", function(dt) dts[#dts + 1] = -dt end) -- keeps the interval
+    w:update(0.125) -- with the 0.125 owed
+    assert.equals(-0.25, dts[8])
+  end)
+
+  it("reports one phase's stats when asked", function()
+    w:system("a", L("a"))
+    w:system("b", L("b"), { phase = "draw" })
+    local names = {}
+    for _, s in ipairs(w:stats("draw")) do names[#names + 1] = s.name end
+    assert.same({ "b" }, names)
+    assert.equals(2, #w:stats())
+    assert.same({}, w:stats("none"))
+  end)
+
   it("checks its options", function()
     local function msg(opts) return err_of(function() w:system("s", L("s"), opts) end) end
     assert.matches("world:system: phase: a name expected, got number", msg({ phase = 1 }), 1, true)
@@ -120,7 +151,12 @@ describe("scheduling", function()
       msg({ after = { "a", 3 } }), 1, true)
     assert.matches("before: a system name or a list of names expected, got boolean",
       msg({ before = true }), 1, true)
-    assert.matches("unknown option 'interval'", msg({ interval = 0.1 }), 1, true)
+    assert.matches("unknown option 'every'", msg({ every = 0.1 }), 1, true)
+    assert.matches("interval: a positive finite number expected, got 0", msg({ interval = 0 }), 1, true)
+    assert.matches("interval: a positive finite number expected, got string",
+      msg({ interval = "x" }), 1, true)
+    assert.matches("interval: a positive finite number expected",
+      msg({ interval = 1 / 0 }), 1, true)
     assert.matches("bad argument #2 to 'update'",
       err_of(function() w:update(1, 5) end), 1, true)
     assert.same({}, w:systems())

@@ -48,6 +48,7 @@ struct ecs_system {
   const char **after, **before;   /* in the block: names */
   uint32_t nafter, nbefore;
   uint64_t seq;                   /* order of addition (kept by replace) */
+  double interval, acc;           /* fixed interval (0: none), time owed */
 };
 
 static uint32_t find_at(const ecs_world *w, const char *name);
@@ -99,6 +100,8 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
     return NULL;
   }
   if (d->phase != NULL && d->phase[0] == '\0') return "a phase needs a name";
+  if (!(d->interval >= 0.0) || d->interval > 1e300)
+    return "an interval must be a finite number, 0 or more";
   if ((d->nafter > 0 && d->after == NULL) || (d->nbefore > 0 && d->before == NULL))
     return "after or before names missing";
   for (uint32_t k = 0; k < d->nafter; k++)
@@ -299,6 +302,7 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   const char *const *before = keep ? (const char *const *)old->before : d->before;
   uint32_t nafter = keep ? old->nafter : d->nafter;
   uint32_t nbefore = keep ? old->nbefore : d->nbefore;
+  double interval = keep ? old->interval : d->interval;
   ecs_program *prog;
   ecs_err err;
   const char *bad;
@@ -387,6 +391,8 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   s->nbefore = nbefore;
   for (uint32_t k = 0; k < nbefore; k++) s->before[k] = copy_text(&chars, before[k]);
   s->seq = old != NULL ? old->seq : w->system_seq++;
+  s->interval = interval;
+  s->acc = keep ? old->acc : 0.0;
   *out = s;
   return ECS_ERR_OK;
 }
@@ -641,6 +647,19 @@ ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
   for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
     ecs_system *s = w->system[k];
     if (s->removed || !s->enabled || strcmp(s->phase, phase) != 0) continue;
+    if (s->interval > 0.0) { /* fixed steps: the time owed, whole intervals */
+      uint32_t runs = 0;
+      s->acc += dt;
+      while (s->acc >= s->interval && err == ECS_ERR_OK && !s->removed) {
+        s->acc -= s->interval;
+        if (++runs > ECS_SYSTEM_MAX_CATCHUP) { /* a long lag: dropped */
+          s->acc = 0.0;
+          break;
+        }
+        if ((err = run_one(w, s, s->interval, ctx)) != ECS_ERR_OK) bad = s;
+      }
+      continue;
+    }
     if ((err = run_one(w, s, dt, ctx)) != ECS_ERR_OK) bad = s;
   }
   /* a failed system that was removed meanwhile is not named: the sweep

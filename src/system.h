@@ -110,7 +110,15 @@ typedef struct ecs_system_desc {
   uint32_t nafter;
   const char *const *before;
   uint32_t nbefore;
+  /* > 0: a fixed interval in the units of dt: each update adds its dt to
+  ** the system's accumulator and runs it once per whole interval there,
+  ** with dt = interval, at most ECS_SYSTEM_MAX_CATCHUP times (the rest of
+  ** a longer lag is dropped); 0: once per update with the update's dt.
+  ** Kept by ecs_system_replace with the rest of the schedule. */
+  double interval;
 } ecs_system_desc;
+
+#define ECS_SYSTEM_MAX_CATCHUP 4u
 
 /*
 ** Add a system after the existing ones (enabled, stats at zero).

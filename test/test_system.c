@@ -904,6 +904,46 @@ TEST(System_phases_and_ordering_constraints) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* A fixed-interval system: once per whole interval owed, with dt =
+** interval, at most ECS_SYSTEM_MAX_CATCHUP runs per update. */
+static ecs_err count_dt(ecs_world *w, ecs_system *s, double dt, void *ctx,
+                        size_t *processed) {
+  probe *p = (probe *)ctx;
+  (void)w;
+  (void)s;
+  if (dt == 0.25 && p->n < 63) p->log[p->n++] = 'q';
+  *processed = 0;
+  return ECS_ERR_OK;
+}
+
+TEST(System_fixed_interval) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  CHECK(setup(&f));
+  d.name = "q";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = count_dt;
+  d.interval = 0.25;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.5, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 2);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 2);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 3);
+  CHECK_EQ_INT(ecs_world_update(f.w, 100.0, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 3 + (int)ECS_SYSTEM_MAX_CATCHUP);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 3 + (int)ECS_SYSTEM_MAX_CATCHUP); /* the lag was dropped */
+  d.name = "bad";
+  d.interval = -1.0;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_INVALID);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(System_runs_in_order_and_counts_stats),
   CASE(System_add_rejects_bad_descriptions),
@@ -922,6 +962,7 @@ static const test_case cases[] = {
   CASE(System_replaced_during_an_update),
   CASE(System_replace_out_of_memory_changes_nothing),
   CASE(System_phases_and_ordering_constraints),
+  CASE(System_fixed_interval),
 };
 
 TEST_MAIN(cases)

@@ -341,7 +341,7 @@ static int define_system(lua_State *L, bool replacing) {
   if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
   lua_settop(L, 6);
   if (!lua_isnil(L, 6)) { /* scheduling options */
-    static const char *const keys[] = {"phase", "after", "before", NULL};
+    static const char *const keys[] = {"phase", "after", "before", "interval", NULL};
     luaL_checktype(L, 6, LUA_TTABLE);
     ecsl_check_keys(L, 6, 6, fn, keys, false);
     d.phase = "update"; /* options given: they are the schedule */
@@ -352,6 +352,15 @@ static int define_system(lua_State *L, bool replacing) {
                           luaL_typename(L, -1));
       d.phase = check_text(L, lua_gettop(L), &len, fn); /* held by 6 */
       if (len == 0) return luaL_error(L, "%s: the phase must not be empty", fn);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 6, "interval") != LUA_TNIL) {
+      lua_Number iv = lua_tonumber(L, -1);
+      if (lua_type(L, -1) != LUA_TNUMBER || !(iv > 0) || iv > 1e300)
+        return luaL_error(L, "%s: interval: a positive finite number expected, got %s",
+                          fn, lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
+                                                              : luaL_typename(L, -1));
+      d.interval = (double)iv;
     }
     lua_pop(L, 1);
     d.nafter = read_names(L, 6, "after", after, fn);
@@ -495,9 +504,14 @@ int ecsl_l_world_stats(lua_State *L) {
   ecs_system *s;
   uint32_t cursor = 0;
   lua_Integer n = 0;
+  const char *only = NULL;
+  check_world(L, 1);
+  if (!lua_isnoneornil(L, 2)) only = check_text(L, 2, NULL, "world:stats");
+  lua_settop(L, 2);
   lua_createtable(L, (int)ecs_system_count(check_world(L, 1)), 0);
   while (ecs_system_next(check_world(L, 1), &cursor, &s)) {
     ecs_system_stats st;
+    if (only != NULL && strcmp(ecs_system_phase(s), only) != 0) continue;
     const char *kind = kind_name(s);
     bool on = ecs_system_enabled(s);
     const ecs_system *again;
