@@ -411,6 +411,7 @@ int ecsl_l_world_replace_system(lua_State *L);
 int ecsl_l_world_enable_system(lua_State *L);
 
 /* many.c */
+bool ecsl_ref_n(lua_State *L, int refs, int vidx, uint32_t *out, lua_Integer n);
 int ecsl_l_comp_get_many(lua_State *L);
 int ecsl_l_comp_set_many(lua_State *L);
 

@@ -68,19 +68,40 @@ static int l_get_many(lua_State *L) {
   return 1;
 }
 
-typedef struct manyjob {
+typedef struct refjob {
   uint32_t *ref;
   lua_Integer n, done;
-} manyjob;
+} refjob;
 
 /* refs, value, job (protected): n refs of value. */
 static int make_refs(lua_State *L) {
-  manyjob *j = (manyjob *)lua_touserdata(L, 3);
+  refjob *j = (refjob *)lua_touserdata(L, 3);
   for (; j->done < j->n; j->done++) {
     lua_pushvalue(L, 2);
     j->ref[j->done] = (uint32_t)luaL_ref(L, 1);
   }
   return 0;
+}
+
+/*
+** n refs of the value at vidx in the refs table at refs, into out, all or
+** none (making a ref may raise a memory error): @return true, or false
+** with the refs made so far released and the error value on top.
+*/
+bool ecsl_ref_n(lua_State *L, int refs, int vidx, uint32_t *out, lua_Integer n) {
+  refjob job;
+  job.ref = out;
+  job.n = n;
+  job.done = 0;
+  refs = lua_absindex(L, refs);
+  vidx = lua_absindex(L, vidx);
+  lua_pushcfunction(L, make_refs);
+  lua_pushvalue(L, refs);
+  lua_pushvalue(L, vidx);
+  lua_pushlightuserdata(L, &job);
+  if (lua_pcall(L, 3, 0, 0) == LUA_OK) return true;
+  for (lua_Integer i = 0; i < job.done; i++) luaL_unref(L, refs, (int)out[i]);
+  return false;
 }
 
 /*
@@ -132,20 +153,9 @@ static int l_set_many(lua_State *L) {
                                                          : ECS_ERR_DEAD)),
                         0);
   if (lc->type[k] == ECS_LUA && !lua_isnil(L, 4) && n > 0) {
-    manyjob job;
     refs = push_refs(L);
     refv = (uint32_t *)lua_newuserdatauv(L, (size_t)n * sizeof *refv, 0);
-    job.ref = refv;
-    job.n = n;
-    job.done = 0;
-    lua_pushcfunction(L, make_refs);
-    lua_pushvalue(L, refs);
-    lua_pushvalue(L, 4);
-    lua_pushlightuserdata(L, &job);
-    if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-      for (lua_Integer i = 0; i < job.done; i++) luaL_unref(L, refs, (int)refv[i]);
-      return lua_error(L);
-    }
+    if (!ecsl_ref_n(L, refs, 4, refv, n)) return lua_error(L);
     if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
     else {
       ecs_component_lookup_n(lc->lw->w, lc->c, es, rows, (size_t)n);

@@ -310,21 +310,6 @@ typedef struct scomp {
   sfield f[ECS_MAX_FIELDS];
 } scomp;
 
-/* refs, value, job (protected): ref n copies of value into job's slots. */
-typedef struct refjob {
-  uint32_t *ref;
-  lua_Integer n, done;
-} refjob;
-
-static int make_refs(lua_State *L) {
-  refjob *j = (refjob *)lua_touserdata(L, 3);
-  for (; j->done < j->n; j->done++) {
-    lua_pushvalue(L, 2);
-    j->ref[j->done] = (uint32_t)luaL_ref(L, 1);
-  }
-  return 0;
-}
-
 /* Let go of the refs made so far: every REF field of the first ncomp
 ** components, and made of the one being made. */
 static void unref_all(lua_State *L, int refs, scomp *sc, int ncomp,
@@ -428,28 +413,23 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
   for (int j = 0; j < m; j++)
     for (uint32_t k = 0; k < sc[j].lc->nfields; k++) {
       sfield *f = &sc[j].f[k];
-      refjob job;
+      uint32_t *ref;
       if (f->mode != REF) continue;
       if (refs == 0) {
         ecsl_need_state_field(L, 1, &ecsl_refs_key);
         refs = lua_gettop(L);
       }
-      job.ref = (uint32_t *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * 4u, 0);
-      memset(job.ref, 0, (size_t)(n > 0 ? n : 1) * 4u);
+      ref = (uint32_t *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * 4u, 0);
+      memset(ref, 0, (size_t)(n > 0 ? n : 1) * 4u);
       lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
-      f->ref = job.ref;
-      job.n = n;
-      job.done = 0;
-      lua_pushcfunction(L, make_refs);
-      lua_pushvalue(L, refs);
-      lua_rawgeti(L, keep + 1 + j, (lua_Integer)k + 1);
-      lua_pushlightuserdata(L, &job);
-      if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-        f->mode = ZERO; /* unref this one's here, the others' below */
-        for (lua_Integer i = 0; i < job.done; i++) luaL_unref(L, refs, (int)job.ref[i]);
+      f->ref = ref;
+      lua_rawgeti(L, keep + 1 + j, (lua_Integer)k + 1);   /* the value */
+      if (!ecsl_ref_n(L, refs, -1, ref, n)) {
+        f->mode = ZERO; /* its refs went already; the others' below */
         unref_all(L, refs, sc, m, n);
         lua_error(L);
       }
+      lua_pop(L, 1);
     }
   /* the buffers of the core half, and the result: the last allocations */
   idx = (uint32_t *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *idx, 0);
