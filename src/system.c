@@ -17,51 +17,12 @@
 ** The outermost update sweeps the removed ones when it returns. Additions
 ** append, past the bound of the walks in progress.
 */
-#include <stdio.h>
 #include <string.h>
 
-#include "system.h"
-#include "ecs_private.h"
+#include "system_private.h"
 
-struct ecs_system {
-  size_t size;            /* of the block */
-  const char *name;       /* in the block */
-  ecs_system_kind kind;
-  bool enabled;
-  bool removed;           /* during an update: see above */
-  bool needs_params;      /* EXPR: a parameter other than "dt" */
-  ecs_query *query;
-  void *ud;
-  ecs_system_fn fn;               /* NATIVE */
-  ecs_system_call_fn call;        /* EXTERNAL */
-  ecs_system_params_fn params;    /* EXPR */
-  const char *expr;               /* EXPR, in the block */
-  size_t expr_len;
-  ecs_column_ref *cols;           /* NATIVE, in the block */
-  uint32_t ncols;
-  uint32_t nparams;               /* EXPR */
-  uint64_t dt_mask;               /* bit k: parameter k is "dt" */
-  const char **pname;             /* in the block */
-  uint32_t *ppos;                 /* in the block */
-  ecs_system_stats stats;
-  const char *phase;              /* in the block */
-  const char **after, **before;   /* in the block: names */
-  uint32_t nafter, nbefore;
-  uint64_t seq;                   /* order of addition (kept by replace) */
-  double interval, acc;           /* fixed interval (0: none), time owed */
-};
 
 static uint32_t find_at(const ecs_world *w, const char *name);
-
-/* Copy a message into msg (msgsize may be 0). */
-static void set_msg(char *msg, size_t msgsize, const char *text) {
-  size_t n;
-  if (msg == NULL || msgsize == 0) return;
-  n = strlen(text);
-  if (n >= msgsize) n = msgsize - 1;
-  memcpy(msg, text, n);
-  msg[n] = '\0';
-}
 
 static void free_system(ecs_world *w, ecs_system *s) {
   ecsi_free(w, s, s->size);
@@ -116,7 +77,7 @@ static const char *check_desc(ecs_world *w, const ecs_system_desc *d,
     *err = ecs_query_program(w, d->query, d->expr, d->expr_len, prog, buf,
                              sizeof buf);
     if (*err != ECS_ERR_OK) { /* the compiler said why, with a position */
-      set_msg(msg, msgsize, buf);
+      ecsi_system_set_msg(msg, msgsize, buf);
       return "";
     }
     if (d->params == NULL)
@@ -161,130 +122,6 @@ static const char *copy_text(char **at, const char *text) {
   return to;
 }
 
-/* The ordering's scratch holds system_cap entries, so that ordering never
-** allocates (it also runs when the outermost update returns). */
-static uint32_t scratch_cap(const ecs_world *w) {
-  return w->system_order != NULL ? w->system_cap_scratch : 0u;
-}
-
-static ecs_err scratch_reserve(ecs_world *w) {
-  uint32_t ocap = scratch_cap(w), ncap = w->system_cap;
-  void *o, *d;
-  if (ncap <= ocap) return ECS_ERR_OK;
-  o = ecsi_realloc(w, NULL, 0, (size_t)ncap * sizeof *w->system_order);
-  if (o == NULL) return ECS_ERR_NOMEM;
-  d = ecsi_realloc(w, NULL, 0, (size_t)ncap * 2u * sizeof *w->system_indeg);
-  if (d == NULL) {
-    ecsi_free(w, o, (size_t)ncap * sizeof *w->system_order);
-    return ECS_ERR_NOMEM;
-  }
-  ecsi_free(w, w->system_order, (size_t)ocap * sizeof *w->system_order);
-  ecsi_free(w, w->system_indeg, (size_t)ocap * 2u * sizeof *w->system_indeg);
-  w->system_order = (ecs_system **)o;
-  w->system_indeg = (uint32_t *)d;
-  w->system_byseq = w->system_indeg + ncap;
-  w->system_cap_scratch = ncap;
-  return ECS_ERR_OK;
-}
-
-/* ------------------------------------------------------------------------
-** Ordering
-** --------------------------------------------------------------------- */
-
-/* How many constraints put u before v (same phase: v after u, u before v). */
-static uint32_t edges(const ecs_system *u, const ecs_system *v) {
-  uint32_t n = 0;
-  if (strcmp(u->phase, v->phase) != 0) return 0; /* u == v: a cycle of one */
-  for (uint32_t k = 0; k < v->nafter; k++) n += strcmp(v->after[k], u->name) == 0;
-  for (uint32_t k = 0; k < u->nbefore; k++) n += strcmp(u->before[k], v->name) == 0;
-  return n;
-}
-
-enum { UNSEEN = 0, VISITING, PLACED, SKIPPED };
-
-typedef struct orderer {
-  ecs_system **sys;
-  uint32_t *state, *byseq, m, placed;
-  ecs_system **out;
-} orderer;
-
-/* Place v after every system that must run before it, those in the order
-** they were added. @return false on a cycle (v's is then VISITING). */
-static bool visit(orderer *o, uint32_t v) {
-  if (o->state[v] == PLACED || o->state[v] == SKIPPED) return true;
-  if (o->state[v] == VISITING) return false;
-  o->state[v] = VISITING;
-  for (uint32_t k = 0; k < o->m; k++) {
-    uint32_t u = o->byseq[k];
-    if (o->state[u] != SKIPPED && edges(o->sys[u], o->sys[v]) != 0 && !visit(o, u))
-      return false;
-  }
-  o->state[v] = PLACED;
-  o->out[o->placed++] = o->sys[v];
-  return true;
-}
-
-/*
-** Order the live systems into w->system_order: the systems in the order
-** they were added, each one preceded by those it must run after that are
-** not placed yet (a depth-first walk over the constraints), so that
-** constraints move as little as they need and everything else keeps the
-** order of addition. O(n^2) comparisons of names for n systems: run when
-** one is added or replaced, not per update. @return ECS_ERR_OK (*n_out
-** systems), or ECS_ERR_CYCLE with the names of the systems on the cycle's
-** path in msg.
-*/
-static ecs_err order_systems(ecs_world *w, uint32_t *n_out, char *msg,
-                             size_t msgsize) {
-  orderer o;
-  uint32_t n = w->system_count;
-  o.sys = w->system;
-  o.state = w->system_indeg;
-  o.byseq = w->system_byseq;
-  o.out = w->system_order;
-  o.m = o.placed = 0;
-  for (uint32_t v = 0; v < n; v++) {
-    o.state[v] = o.sys[v]->removed ? SKIPPED : UNSEEN;
-    if (!o.sys[v]->removed) { /* insertion by sequence number */
-      uint32_t k = o.m++;
-      while (k > 0 && o.sys[o.byseq[k - 1]]->seq > o.sys[v]->seq) {
-        o.byseq[k] = o.byseq[k - 1];
-        k--;
-      }
-      o.byseq[k] = v;
-    }
-  }
-  for (uint32_t k = 0; k < o.m; k++) {
-    if (visit(&o, o.byseq[k])) continue;
-    if (msg != NULL && msgsize > 0) {
-      size_t at;
-      set_msg(msg, msgsize, "ordering constraints form a cycle among:");
-      at = strlen(msg);
-      for (uint32_t j = 0; j < o.m && at + 1 < msgsize; j++) {
-        uint32_t v = o.byseq[j];
-        int wrote;
-        if (o.state[v] != VISITING) continue;
-        wrote = snprintf(msg + at, msgsize - at, " %s", o.sys[v]->name);
-        at = wrote < 0 || (size_t)wrote >= msgsize - at ? msgsize - 1 : at + (size_t)wrote;
-      }
-    }
-    return ECS_ERR_CYCLE;
-  }
-  *n_out = o.placed;
-  return ECS_ERR_OK;
-}
-
-/* Put the list in its order: now, or when the outermost update returns
-** (a walk in progress reads it by position). */
-static void apply_order(ecs_world *w, uint32_t n) {
-  if (w->updating > 0 || n != w->system_count) {
-    w->system_unordered = true;
-    return;
-  }
-  memcpy(w->system, w->system_order, (size_t)n * sizeof *w->system);
-  w->system_unordered = false;
-}
-
 /*
 ** Check desc and make its system's block (not yet in the list); room for
 ** one more in the list is reserved first, so that nothing is left to undo
@@ -314,8 +151,8 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   if (msg != NULL && msgsize > 0) msg[0] = '\0';
   bad = check_desc(w, d, replacing, &prog, &err, msg, msgsize);
   if (err != ECS_ERR_OK) {
-    if (bad == NULL) set_msg(msg, msgsize, ecs_strerror(err));
-    else if (*bad != '\0') set_msg(msg, msgsize, bad);
+    if (bad == NULL) ecsi_system_set_msg(msg, msgsize, ecs_strerror(err));
+    else if (*bad != '\0') ecsi_system_set_msg(msg, msgsize, bad);
     return err;
   }
   if (d->kind == ECS_SYSTEM_EXPR) nparams = ecs_program_param_count(prog);
@@ -338,7 +175,7 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
                   sizeof *w->system, 8);
   if (err != ECS_ERR_OK) return err;
   w->system = (ecs_system **)items;
-  if ((err = scratch_reserve(w)) != ECS_ERR_OK) return err;
+  if ((err = ecsi_systems_scratch_reserve(w)) != ECS_ERR_OK) return err;
   s = (ecs_system *)ecsi_realloc(w, NULL, 0, size);
   if (s == NULL) return ECS_ERR_NOMEM;
   memset(s, 0, sizeof *s);
@@ -404,12 +241,12 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
   ecs_err err = make_system(w, d, false, &s, msg, msgsize);
   if (err != ECS_ERR_OK) return err;
   w->system[w->system_count++] = s;
-  if ((err = order_systems(w, &n, msg, msgsize)) != ECS_ERR_OK) {
+  if ((err = ecsi_systems_order(w, &n, msg, msgsize)) != ECS_ERR_OK) {
     w->system_count--;
     free_system(w, s);
     return err;
   }
-  apply_order(w, n);
+  ecsi_systems_apply_order(w, n);
   if (out != NULL) *out = s;
   return ECS_ERR_OK;
 }
@@ -431,7 +268,7 @@ ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *d,
   old = w->system[i];
   s->enabled = old->enabled;
   w->system[i] = s;
-  if ((err = order_systems(w, &n, msg, msgsize)) != ECS_ERR_OK) {
+  if ((err = ecsi_systems_order(w, &n, msg, msgsize)) != ECS_ERR_OK) {
     w->system[i] = old;
     free_system(w, s);
     return err;
@@ -443,7 +280,7 @@ ecs_err ecs_system_replace(ecs_world *w, const ecs_system_desc *d,
   } else {
     free_system(w, old);
   }
-  apply_order(w, n);
+  ecsi_systems_apply_order(w, n);
   if (out != NULL) *out = s;
   return ECS_ERR_OK;
 }
@@ -511,7 +348,7 @@ void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q) {
 }
 
 void ecsi_systems_free(ecs_world *w) {
-  uint32_t sc = scratch_cap(w);
+  uint32_t sc = ecsi_systems_scratch_cap(w);
   for (uint32_t i = 0; i < w->system_count; i++) free_system(w, w->system[i]);
   ecsi_free(w, w->system_order, (size_t)sc * sizeof *w->system_order);
   ecsi_free(w, w->system_indeg, (size_t)sc * 2u * sizeof *w->system_indeg);
@@ -670,8 +507,8 @@ ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
     if (w->system_dead > 0) sweep(w);
     /* the systems added or replaced meanwhile take their places now
     ** (an accepted set of constraints has no cycle: this succeeds) */
-    if (w->system_unordered && order_systems(w, &m, NULL, 0) == ECS_ERR_OK)
-      apply_order(w, m);
+    if (w->system_unordered && ecsi_systems_order(w, &m, NULL, 0) == ECS_ERR_OK)
+      ecsi_systems_apply_order(w, m);
   }
   if (failed != NULL) *failed = bad;
   if (err != ECS_ERR_OK) return err;
@@ -719,9 +556,9 @@ const char *ecsi_systems_check(const ecs_world *w) {
   if (w->updating == 0 && !w->system_unordered)
     for (uint32_t i = 0; i < w->system_count; i++)
       for (uint32_t j = i + 1; j < w->system_count; j++)
-        if (edges(w->system[j], w->system[i]) != 0)
+        if (ecsi_system_edges(w->system[j], w->system[i]) != 0)
           return "system: the list breaks an ordering constraint";
-  if (scratch_cap(w) < w->system_count) return "system: ordering scratch too small";
+  if (ecsi_systems_scratch_cap(w) < w->system_count) return "system: ordering scratch too small";
   if (dead > 0 && w->updating == 0)
     return "system: a removed system outlived the updates";
   return NULL;
