@@ -50,6 +50,7 @@ build = {
         "src/schema.c",
         "src/sparse.c",
         "src/rowmap.c",
+        "src/change.c",
         "src/transform.c",
         "src/transform_math.c",
         "src/transform_propagate.c",

@@ -116,6 +116,7 @@ static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
   if (ncap < need) ncap = need;
   ncap = (ncap + MIN_CAP - 1u) / MIN_CAP * MIN_CAP; /* need <= 2^22: no overflow */
   if ((size_t)ncap > SIZE_MAX / c->stride) return ECS_ERR_NOMEM;
+  if (ecsi_ticks_reserve(w, c, ncap) != ECS_ERR_OK) return ECS_ERR_NOMEM;
   p = ecsi_realloc(w, c->data, c->stride * ocap, c->stride * ncap);
   if (p == NULL) return ECS_ERR_NOMEM;
   c->data = p;
@@ -192,11 +193,18 @@ void ecsi_component_tell_stale(ecs_component *c) {
 ** changed, when memory ran out or first[] names an entity this manager
 ** has no instance for (re-alignment is an optimisation: it may not happen).
 */
+/* Free the arrays ecsi_ticks_alloc_like made for a reorder given up. */
+static void ticks_drop(ecs_world *w, const ecs_component *c, uint32_t **t) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    if (t[k] != NULL)
+      ecsi_free(w, t[k], (size_t)c->ticks.cap[k] * sizeof(uint32_t));
+}
+
 bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
                             const ecs_entity *first, uint32_t n,
                             const struct ecs_query *keep) {
   const ecs_entity *own = owners(c);
-  uint32_t *dest, next = n;
+  uint32_t *dest, next = n, *ticks[ECSI_TICK_KINDS];
   uint8_t *nd;
   ecsi_rowmap map;
   if (n > c->size || c->size == 0) return false;
@@ -207,10 +215,16 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
     ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
     return false;
   }
+  if (!ecsi_ticks_alloc_like(w, c, ticks)) {
+    ecsi_free(w, nd, c->stride * c->cap);
+    ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
+    return false;
+  }
   memset(dest, 0xff, (size_t)c->size * sizeof *dest);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t r = map_get(c, ecs_entity_index(first[i]));
     if (r == ECS_NO_INSTANCE || own[r] != first[i] || dest[r] != UINT32_MAX) {
+      ticks_drop(w, c, ticks);
       ecsi_free(w, nd, c->stride * c->cap);
       ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
       return false;
@@ -223,6 +237,7 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
     ((ecs_entity *)(void *)nd)[dest[r]] = own[r];
   if (ecsi_rowmap_build(w, &map, (const ecs_entity *)(void *)nd, c->size) !=
       ECS_ERR_OK) {
+    ticks_drop(w, c, ticks);
     ecsi_free(w, nd, c->stride * c->cap);
     ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
     return false;
@@ -239,6 +254,7 @@ bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
         memcpy(to + (size_t)dest[r] * e, from + (size_t)r * e, e);
     }
   }
+  ecsi_ticks_permute(w, c, dest, ticks);
   ecsi_free(w, c->data, c->stride * c->cap);
   c->data = nd;
   ecsi_rowmap_free(w, &c->map);
@@ -296,6 +312,7 @@ static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
              c->elem[k]);
     }
     own[i] = own[last]; /* own[last] stays until the map is told */
+    ecsi_ticks_move(c, i, last);
     ecsi_rowmap_move(&c->map, own, ecs_entity_index(own[i]), i);
   }
   c->size--;
@@ -345,6 +362,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     ecsi_rowmap_insert(&c->map, owners(c), index, i);
     w->ref_slots += c->nlua;
   }
+  ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
   if (c->nwatch != 0) tell_changed(w, c, e, true);
   if (out != NULL) *out = i;
@@ -389,6 +407,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
       w->ref_slots += c->nlua;
     }
     rows[k] = i;
+    ecsi_ticks_stamp_new(w, c, i, 1);
     if (c->nwatch != 0) tell_changed(w, c, e, true);
   }
   for (uint32_t f = 0; f < c->nfields && c->size > first; f++)
@@ -551,6 +570,7 @@ static void component_free(ecs_world *w, void *self) {
   ecsi_rowmap_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
   ecsi_free(w, c->watch, c->watch_cap * sizeof *c->watch);
+  ecsi_ticks_free(w, c);
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
 }

@@ -245,6 +245,21 @@ size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget);
 uint64_t ecs_component_version(const ecs_component *c);
 
 /*
+** Change ticks (queries with `changed` terms, query.h): record that the
+** values of instance i (rows[0..n), or rows [first, first + n)) were
+** written. The core does it for its own write paths (new instances,
+** loads, native and expression runs); whoever writes the columns
+** directly (the binding's set, a plugin) calls these after writing. A
+** manager no such query watches pays one test; rows past the size are
+** ignored.
+*/
+void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i);
+void ecs_component_touch_n(ecs_world *w, ecs_component *c,
+                           const ecs_instance *rows, size_t n);
+void ecs_component_touch_range(ecs_world *w, ecs_component *c,
+                               ecs_instance first, size_t n);
+
+/*
 ** Move up to max dropped lua refs of w into buf (any order).
 ** @return how many were moved; call again while it returns max.
 */

@@ -42,7 +42,7 @@ void ecsi_component_stats(const ecs_world *w, const void *self,
   out->records = c->size;
   out->live = ecs_component_count(w, c);
   out->bytes = c->meta_size + c->stride * c->cap + ecsi_rowmap_bytes(&c->map) +
-               c->watch_cap * sizeof *c->watch;
+               c->watch_cap * sizeof *c->watch + ecsi_ticks_bytes(c);
 }
 
 uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
@@ -451,6 +451,13 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   if ((err = ecsi_rowmap_build(w, &tmp.map, owners(&tmp), count)) !=
       ECS_ERR_OK)
     goto fail; /* NOMEM, or CORRUPT: an entity twice */
+  /* the change stamps of the manager the rows will go to (c, or the one
+  ** a twin stands in for): room for them now, while failing is allowed */
+  if (ecsi_ticks_reserve(w, c->of != NULL ? (ecs_component *)(uintptr_t)c->of : c,
+                         tmp.cap) != ECS_ERR_OK) {
+    err = ECS_ERR_NOMEM;
+    goto fail;
+  }
   for (uint32_t k = 0; k < c->nfields && count > 0; k++) /* (no block: 0) */
     if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
         !column_ok(&tmp, k, count))
@@ -467,6 +474,7 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   c->map = tmp.map;
   c->gc_cursor = 0;
   c->version++;
+  ecsi_ticks_stamp_new(w, c, 0, count); /* a load writes and adds each */
   ecsi_component_tell_stale(c);
   return ECS_ERR_OK;
 corrupt:
@@ -501,6 +509,7 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->removing = NULL;
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
+  memset(&t->ticks, 0, sizeof t->ticks); /* c keeps its stamps */
   t->of = c; /* the twin may defer its load into it */
   t->defer_owners = t->defer_cols = NULL;
   t->defer_count = 0;
@@ -512,6 +521,7 @@ void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
   ecs_component old = *c;
   if (t->defer_owners != NULL) {
     swap_deferred(c, t);
+    ecsi_ticks_stamp_new(w, c, 0, c->size);
     c->gc_cursor = 0;
     c->version++;
     ecsi_component_tell_stale(c);
@@ -528,6 +538,7 @@ void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
   c->gc_cursor = t->gc_cursor = 0;
   c->version++;
   t->version++;
+  ecsi_ticks_stamp_new(w, c, 0, c->size); /* room: reserved by t's load */
   if (t->nlua > 0)
     for (uint32_t i = 0; i < t->size; i++) ecsi_component_drop_refs(w, t, i);
   w->ref_slots -= (size_t)t->size * t->nlua;

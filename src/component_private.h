@@ -15,6 +15,18 @@
 #define MIN_CAP 8u
 
 /*
+** Change ticks (change.c): per row, the clock's tick of the last write
+** (at[ECSI_TICK_CHANGED]) and of the creation (at[ECSI_TICK_ADDED]), kept
+** only while some query watches that kind (watchers) and the manager has
+** rows' room; cap[k] entries each, at least the columns' capacity.
+*/
+typedef struct ecsi_ticks {
+  uint32_t *at[ECSI_TICK_KINDS];
+  uint32_t cap[ECSI_TICK_KINDS];
+  uint32_t watchers[ECSI_TICK_KINDS];
+} ecsi_ticks;
+
+/*
 ** One manager. The schema (name, fields, element sizes, lua fields,
 ** column prefixes) lives in the meta block with this struct and never
 ** changes; data, size, cap, the map and version change with instances.
@@ -35,6 +47,7 @@ struct ecs_component {
   uint64_t version;        /* structural changes and column moves */
   const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
+  ecsi_ticks ticks;        /* change ticks, while watched (change.c) */
   uint32_t nwatch, watch_cap;
   /* a twin (staged loads, snapshot.c): the manager it stands in for, and
   ** a load deferred to the swap -- the owner list and columns in the
@@ -72,6 +85,23 @@ static inline uint32_t map_get(const ecs_component *c, uint32_t index) {
 ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);
 void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i);
 void ecsi_component_tell_stale(ecs_component *c);
+
+/* change.c: the stamp arrays (see ecsi_ticks). */
+ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap);
+void ecsi_ticks_free(ecs_world *w, ecs_component *c);
+size_t ecsi_ticks_bytes(const ecs_component *c);
+void ecsi_ticks_stamp_new(const ecs_world *w, ecs_component *c,
+                          uint32_t first, uint32_t n);
+bool ecsi_ticks_alloc_like(ecs_world *w, const ecs_component *c,
+                           uint32_t **into);
+void ecsi_ticks_permute(ecs_world *w, ecs_component *c, const uint32_t *dest,
+                        uint32_t **into);
+/* The swap of a remove: row from's stamps go to row to. */
+static inline void ecsi_ticks_move(ecs_component *c, uint32_t to,
+                                   uint32_t from) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    if (c->ticks.at[k] != NULL) c->ticks.at[k][to] = c->ticks.at[k][from];
+}
 
 /* component_hooks.c: the manager class's hooks (ecs.h, ecs_manager_class). */
 bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e);

@@ -373,6 +373,19 @@ struct ecs_api {
   ecs_err (*ecs_world_update_phase)(ecs_world *w, const char *phase, double dt,
                                     void *ctx, ecs_system **failed);
   const char *(*ecs_system_phase)(const ecs_system *s);
+  /* appended: change ticks (component.h, query.h) */
+  void (*ecs_component_touch)(ecs_world *w, ecs_component *c, ecs_instance i);
+  void (*ecs_component_touch_n)(ecs_world *w, ecs_component *c,
+                                const ecs_instance *rows, size_t n);
+  void (*ecs_component_touch_range)(ecs_world *w, ecs_component *c,
+                                    ecs_instance first, size_t n);
+  ecs_err (*ecs_query_track_changes)(ecs_world *w, ecs_query *q,
+                                     ecs_component *const *changed,
+                                     uint32_t nchanged,
+                                     ecs_component *const *added,
+                                     uint32_t nadded);
+  void (*ecs_query_complete)(ecs_world *w, ecs_query *q);
+  bool (*ecs_query_tracks_changes)(const ecs_query *q);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -634,6 +647,12 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_emplace_n (ecs_plugin_api->ecs_component_emplace_n)
 #define ecs_world_update_phase (ecs_plugin_api->ecs_world_update_phase)
 #define ecs_system_phase (ecs_plugin_api->ecs_system_phase)
+#define ecs_component_touch (ecs_plugin_api->ecs_component_touch)
+#define ecs_component_touch_n (ecs_plugin_api->ecs_component_touch_n)
+#define ecs_component_touch_range (ecs_plugin_api->ecs_component_touch_range)
+#define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
+#define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
+#define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)
 
 #endif /* ECS_API_ONLY */
 

@@ -73,6 +73,8 @@ struct ecs_world {
   ** tell whether rows they handed out are still exact). */
   struct ecs_query *queries;
   uint64_t destroy_epoch;
+  /* change.c: the change clock (its tick is change_clock + 1) */
+  uint32_t change_clock;
   /* system.c: the systems in run order; updates in progress, and systems
   ** removed during them (freed when the outermost returns) */
   struct ecs_system **system;
@@ -131,6 +133,25 @@ void ecsi_refs_free(ecs_world *w);
 ** watching this manager" in component.c). */
 struct ecs_query;
 struct ecs_component;
+/*
+** Change ticks (change.c). The kinds of stamp a manager keeps per row;
+** the clock's current tick (never 0: 0 means "before every mark"); the
+** clock value at which stamps and marks are renumbered down.
+*/
+#define ECSI_TICK_CHANGED 0
+#define ECSI_TICK_ADDED 1
+#define ECSI_TICK_KINDS 2
+#define ECSI_CLOCK_LIMIT 0xF0000000u
+static inline uint32_t ecsi_clock_now(const ecs_world *w) {
+  return w->change_clock + 1u;
+}
+ecs_err ecsi_ticks_watch(ecs_world *w, struct ecs_component *c, int kind);
+void ecsi_ticks_unwatch(ecs_world *w, struct ecs_component *c, int kind);
+const uint32_t *ecsi_ticks_of(const struct ecs_component *c, int kind);
+/* Tests: set and read the clock (to reach the renumbering). */
+void ecsi_world_set_clock(ecs_world *w, uint32_t clock);
+uint32_t ecsi_world_clock(const ecs_world *w);
+
 typedef struct ecsi_watch {
   struct ecs_query *q;
   uint32_t term;

@@ -59,6 +59,7 @@ typedef struct parser {
   size_t pname[ECS_PROGRAM_MAX_PARAMS], plen[ECS_PROGRAM_MAX_PARAMS]; /* offsets into src */
   uint32_t nparam;
   uint32_t depth, maxdepth; /* value stack now, and at most: sizes the run */
+  uint32_t written;          /* bit t: some statement stores into term t */
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
   uint32_t nesting;   /* current depth of recursion */
   char *msg;
@@ -489,6 +490,7 @@ static void statement(parser *p) {
     return;
   }
   if (!field_ref(p, &t, &f)) return;
+  p->written |= 1u << t; /* t < ECS_QUERY_MAX_TERMS (32) */
   c = peek(p);
   if ((c == '+' || c == '-' || c == '*' || c == '/') && p->pos + 1 < p->len &&
       p->src[p->pos + 1] == '=') {
@@ -631,6 +633,7 @@ ecs_err ecsi_expr_compile(ecs_world *w, ecs_query *q, const char *src,
   prog->srclen = len;
   prog->cached = cached;
   prog->depth = p.maxdepth;
+  prog->written = p.written;
   prog->next = programs_of(q);
   set_programs(q, prog);
   ecsi_query_set_ext_free(q, ecsi_expr_programs_free);

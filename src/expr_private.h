@@ -58,6 +58,7 @@ struct ecs_program {
   const char **param;        /* names, in the block */
   uint32_t *param_pos;       /* 1-based position of each one's first use */
   uint32_t depth;            /* deepest stack the code reaches */
+  uint32_t written;          /* bit t: the program stores into "with" term t */
 };
 
 /*

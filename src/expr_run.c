@@ -318,8 +318,16 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     /* the run at i covers the whole block: every term's rows consecutive */
     bool contiguous = ecsi_rows_run(&r, i, n) == n;
     exec(p, &r, i, n, contiguous, params, stackmem);
+    /* change stamps of the block's rows in every target's manager */
+    for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1) {
+      const uint32_t *row = r.row + (size_t)t * r.stride + i;
+      if (!(m & 1u)) continue;
+      if (contiguous) ecs_component_touch_range(w, ecs_query_with(p->q, t), row[0], n);
+      else ecs_component_touch_n(w, ecs_query_with(p->q, t), row, n);
+    }
   }
   ecsi_query_unpin(w, p->q, r.snap);
   if (processed != NULL) *processed = r.count;
+  ecs_query_complete(w, p->q);
   return ECS_ERR_OK;
 }

@@ -116,7 +116,18 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q->next != NULL) q->next->prev = q->prev;
   for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
     ecsi_component_unwatch(q->term[k], q);
+  ecsi_query_untrack(w, q);
   if (q->ext_free != NULL) q->ext_free(w, q); /* programs point at q */
+  /* filtered snapshots first (retired, pinning cur or a retired one) */
+  for (qsnap **p = &q->retired; *p != NULL;) {
+    qsnap *s = *p;
+    if (s->basis == NULL) {
+      p = &s->next_retired;
+      continue;
+    }
+    *p = s->next_retired;
+    snap_free(w, s);
+  }
   snap_free(w, q->cur);
   while (q->retired != NULL) {
     qsnap *s = q->retired;
@@ -519,10 +530,49 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   return ECS_ERR_OK;
 }
 
+/* With change terms (after a first pass): the matches the next pass
+** would visit, counted over the list (O(matches)). */
 ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
   ecs_err err = ecs_query_refresh(w, q);
-  *out = err == ECS_ERR_OK ? q->cur->count : 0;
+  const qsnap *s = q->cur;
+  *out = 0;
+  if (err != ECS_ERR_OK) return err;
+  if (q->since == 0 || (q->changed_mask | q->added_mask) == 0) {
+    *out = s->count;
+    return err;
+  }
+  for (uint32_t i = 0; i < s->count; i++)
+    *out += ecsi_query_passes(q, s->row, s->cap, i);
   return err;
+}
+
+/*
+** The matches of the current snapshot (refreshed) that pass the change
+** terms, copied with their rows into a snapshot of their own, which pins
+** the current one (its basis: readers take the snapshot's rows as exact
+** while the basis is still current and built, as for the basis itself)
+** and is retired from the start, so that its last unpin frees it. Two
+** passes over the list: count, then copy.
+*/
+qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q) {
+  qsnap *s = q->cur, *f;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < s->count; i++)
+    n += ecsi_query_passes(q, s->row, s->cap, i);
+  if ((f = snap_new(w, q, n, 0)) == NULL) return NULL;
+  for (uint32_t i = 0, j = 0; i < s->count && j < n; i++) {
+    if (!ecsi_query_passes(q, s->row, s->cap, i)) continue;
+    f->entity[j] = s->entity[i];
+    for (uint32_t k = 0; k < q->nwith; k++)
+      f->row[(size_t)k * f->cap + j] = s->row[(size_t)k * s->cap + i];
+    f->count = ++j;
+    cont_fix(q, f, j - 1u);
+  }
+  f->basis = s;
+  s->pins++;
+  f->next_retired = q->retired;
+  q->retired = f;
+  return f;
 }
 
 void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {

@@ -48,6 +48,35 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
                       ecs_component *const *without, uint32_t nwithout,
                       ecs_query **out);
 
+/*
+** Change terms: from now on q's passes visit only the matches of which
+** some manager of changed[] had a row written (ecs_component_touch and
+** the core's write paths) and some manager of added[] gained the
+** instance, since q last completed a pass (ecs_query_complete); each
+** list that is empty does not filter. A query's first pass, and the first
+** after its terms changed, visits every match. The managers must be
+** "with" terms of q. Terms only add: a manager given twice is watched
+** once.
+** @return ECS_ERR_UNKNOWN_COMPONENT (not a "with" term), ECS_ERR_INVALID
+**         (a NULL), ECS_ERR_NOMEM (then nothing changed).
+*/
+ecs_err ecs_query_track_changes(ecs_world *w, ecs_query *q,
+                                ecs_component *const *changed,
+                                uint32_t nchanged,
+                                ecs_component *const *added, uint32_t nadded);
+
+/*
+** A pass over q completed now: its next pass visits what changed from now
+** on (not the writes made before or during this one). ecs_query_run and
+** compiled programs complete their passes themselves; iterators
+** (ecs_query_iter_*) do not: their caller completes the pass when its
+** loop ran to the end. Nothing for a query without change terms.
+*/
+void ecs_query_complete(ecs_world *w, ecs_query *q);
+
+/* @return whether q has change terms (ecs_query_track_changes). */
+bool ecs_query_tracks_changes(const ecs_query *q);
+
 /* Free q (and the programs compiled for it). Pinned snapshots go too, and
 ** the systems that run over q (system.h). */
 void ecs_query_free(ecs_world *w, ecs_query *q);

@@ -21,14 +21,19 @@
 */
 ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
   ecs_err err = ecs_query_refresh(w, q);
+  qsnap *s = q->cur;
   if (err != ECS_ERR_OK) return err;
-  q->cur->pins++;
-  out->count = q->cur->count;
-  out->stride = q->cur->cap;
-  out->entity = q->cur->entity;
-  out->row = q->cur->row;
-  out->cont = q->cur->cont;
-  out->snap = q->cur;
+  /* change terms after a first pass: a snapshot of the matches that pass */
+  if (q->since != 0 && (q->changed_mask | q->added_mask) != 0 &&
+      (s = ecsi_query_filtered(w, q)) == NULL)
+    return ECS_ERR_NOMEM;
+  s->pins++;
+  out->count = s->count;
+  out->stride = s->cap;
+  out->entity = s->entity;
+  out->row = s->row;
+  out->cont = s->cont;
+  out->snap = s;
   return ECS_ERR_OK;
 }
 
@@ -44,8 +49,10 @@ void ecsi_query_unpin(ecs_world *w, ecs_query *q, void *snap) {
   if (--s->pins > 0 || s == q->cur) return;
   for (p = &q->retired; *p != NULL; p = &(*p)->next_retired)
     if (*p == s) {
+      qsnap *basis = s->basis;
       *p = s->next_retired;
       snap_free(w, s);
+      if (basis != NULL) ecsi_query_unpin(w, q, basis); /* a filtered one */
       return;
     }
 }
@@ -86,6 +93,12 @@ static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
   return sum;
 }
 
+/* Whether the pinned snapshot s (or the one it was filtered from) is
+** still the current list and the list is up to date: its rows are exact. */
+static bool exact(const ecs_query *q, const qsnap *s) {
+  return (s->basis != NULL ? s->basis : s) == q->cur && q->built;
+}
+
 bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it) {
   return it->snap != NULL && stamp(w, it->q) == it->stamp;
 }
@@ -108,7 +121,7 @@ bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e) {
   const qsnap *s = (const qsnap *)it->snap;
   if (s == NULL) return false;
-  if (s == it->q->cur && it->q->built) { /* untouched since the pin: exact */
+  if (exact(it->q, s)) { /* untouched since the pin: exact */
     if (it->pos >= s->count) return false;
     *e = s->entity[it->pos++];
     return true;
@@ -138,7 +151,7 @@ uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
   uint32_t n = 0;
   if (s == NULL) return 0;
   it->stamp = stamp(w, q);
-  if (s == q->cur && q->built) { /* the snapshot is the truth */
+  if (exact(q, s)) { /* the snapshot is the truth */
     n = s->count - it->pos < max ? s->count - it->pos : max;
     memcpy(ents, s->entity + it->pos, (size_t)n * sizeof *ents);
     for (uint32_t k = 0; k < q->nwith; k++)

@@ -27,6 +27,10 @@ typedef struct qsnap {
   /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
   ** (so the run holding i - 1 goes on through i); cont[0] is 0 */
   uint8_t *cont;
+  /* a filtered snapshot (the matches that pass the change terms, made for
+  ** one pass): the current snapshot it was taken from, which it keeps
+  ** pinned; NULL for the query's own snapshots */
+  struct qsnap *basis;
 } qsnap;
 
 /*
@@ -46,9 +50,24 @@ struct ecs_query {
   ecs_record_map pos; /* entity index -> position in cur, while built */
   void *scratch;
   size_t scratch_size;
+  /* change terms (change.c): bit k of changed_mask (added_mask) set when
+  ** "with" term k is named by `changed` (`added`); since: the tick of the
+  ** last completed pass, 0 before the first */
+  uint32_t changed_mask, added_mask, since;
   void *ext;                     /* expr.c's programs (ecsi_query_ext) */
   ecsi_query_ext_free ext_free;  /* frees ext, or NULL */
 };
+
+/* change.c: whether position i of a snapshot's rows passes the change
+** terms (q->since != 0). */
+bool ecsi_query_passes(const ecs_query *q, const uint32_t *row,
+                       uint32_t stride, uint32_t i);
+
+/* change.c: stop watching the stamps of q's change terms. */
+void ecsi_query_untrack(ecs_world *w, ecs_query *q);
+/* query.c: a filtered snapshot of q's current one (see qsnap.basis), for
+** one pass; NULL when memory ran out. */
+qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q);
 
 static inline void snap_free(ecs_world *w, qsnap *s) {
   if (s != NULL) ecsi_free(w, s, s->bytes);

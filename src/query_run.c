@@ -195,11 +195,20 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
         if (first[c] == c && written[c])
           copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
                     r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
+    /* change stamps of the rows of every written column's manager (a
+    ** manager written through two columns is stamped twice: the same) */
+    for (uint32_t c = 0; c < ncols; c++)
+      if (first[c] == c && written[c]) {
+        const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
+        if (direct) ecs_component_touch_range(w, cols[c].c, row[0], n);
+        else ecs_component_touch_n(w, cols[c].c, row, n);
+      }
     i += n;
     done += n;
   }
   ecsi_query_unpin(w, q, r.snap);
   if (processed != NULL) *processed = done;
+  if (err == ECS_ERR_OK) ecs_query_complete(w, q);
   return err;
 }
 

@@ -187,12 +187,15 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
   const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
   if (!current) {
     for (uint32_t j = 0; j < n; j++)
-      if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        ecs_value_store_inline(base, s.type,
-                               ecs_component_lookup(w, c, st->ent[j]), in[j]);
+      if (ecs_query_matches(w, st->lq->q, st->ent[j])) {
+        ecs_instance i = ecs_component_lookup(w, c, st->ent[j]);
+        ecs_value_store_inline(base, s.type, i, in[j]);
+        ecs_component_touch(w, c, i);
+      }
     return;
   }
   ecs_value_store_rows(base, s.type, rows, in, n, false);
+  ecs_component_touch_n(w, c, rows, n);
 }
 
 /*
@@ -319,6 +322,7 @@ static int l_columns_next(lua_State *L) {
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
     columns_end(st);
+    ecs_query_complete(w, st->lq->q); /* the pass ran to its end */
     return 0;
   }
   luaL_checkstack(L, (int)st->ncols + 4, "too many columns");

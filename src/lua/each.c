@@ -149,9 +149,11 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     if (!(set & ((uint64_t)1 << r))) continue;
     if (current) {
       ecs_value_store(st->base[k], st->spec[k].type, st->row[k], st->out[r]);
+      ecs_component_touch(w, c, st->row[k]);
     } else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE) {
       ecs_value_store(ecs_component_column(c, st->spec[k].field),
                       st->spec[k].type, i, st->out[r]);
+      ecs_component_touch(w, c, i);
     }
   }
 }
@@ -258,6 +260,8 @@ int ecsl_l_query_each(lua_State *L) {
   st->active = 1;
   status = lua_pcall(L, 2, 1, 0);
   each_end(st);
+  if (status == LUA_OK && lw->w != NULL && lq->q != NULL)
+    ecs_query_complete(lw->w, lq->q); /* the pass ran to its end */
   if (status != LUA_OK) {
     /* uncount this call, which its error skips (object.c), then raise */
     if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);

@@ -182,6 +182,7 @@ static int l_set_many(lua_State *L) {
       ecsl_write_value(lc, k, rows[i], vals != NULL ? &vals[i] : &one);
     }
   }
+  ecs_component_touch_n(w, lc->c, rows, (size_t)n);
   if (((const ecs_world_head *)(const void *)w)->listeners != 0) {
     for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++) {
       if (lc->lw->w == NULL) break;

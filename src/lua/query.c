@@ -81,13 +81,54 @@ static int query_new_error(lua_State *L, ecs_component *const *term,
 }
 
 /*
-** world:query(C1, C2, ...) or world:query({ C1, C2, without = { C3 } })
-** Terms are checked and collected in a list (user value 3) before the core
-** query is made, so nothing raises after it exists.
+** The list at key of the query table at 2 (without, changed, added): its
+** managers appended to out[*n ..] (at most max in all), their objects to
+** the table at vals (from index *n + 1 on). Absent: nothing.
+*/
+static void read_terms(lua_State *L, const char *key, lworld *lw,
+                       ecs_component **out, uint32_t *n, uint32_t max,
+                       int vals) {
+  lua_Integer m;
+  int t = lua_getfield(L, 2, key);
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    return;
+  }
+  if (t != LUA_TTABLE)
+    luaL_error(L, "world:query: '%s' must be a list of components, got %s",
+               key, luaL_typename(L, -1));
+  ecsl_check_keys(L, -1, 2, "world:query", NULL, true);
+  m = (lua_Integer)lua_rawlen(L, -1);
+  if (m > (lua_Integer)(max - *n))
+    ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+  for (lua_Integer k = 1; k <= m; k++) {
+    lua_rawgeti(L, -1, k);
+    out[(*n)++] = query_term(L, -1, lw, 2);
+    lua_rawseti(L, vals, (lua_Integer)*n);
+  }
+  lua_pop(L, 1);
+}
+
+/* Whether c is among list[0 .. n). */
+static bool has_term(ecs_component *const *list, uint32_t n,
+                     const ecs_component *c) {
+  for (uint32_t i = 0; i < n; i++)
+    if (list[i] == c) return true;
+  return false;
+}
+
+/*
+** world:query(C1, C2, ...) or world:query({ C1, C2, without = { C3 },
+** changed = { C1 }, added = { C4 } }). A manager of changed or added that
+** is not among the components joins them (after the listed ones).
+** Terms are checked and collected in a list (user value 3: with, then
+** without) before the core query is made, so nothing raises after it
+** exists but the change terms' memory, which frees it again.
 */
 int ecsl_l_world_query(lua_State *L) {
-  ecs_component *term[ECS_QUERY_MAX_TERMS];
-  uint32_t nwith = 0, nwithout = 0;
+  ecs_component *term[ECS_QUERY_MAX_TERMS], *wo[ECS_QUERY_MAX_TERMS];
+  ecs_component *chg[ECS_QUERY_MAX_TERMS], *add[ECS_QUERY_MAX_TERMS];
+  uint32_t nwith = 0, nwithout = 0, nchg = 0, nadd = 0;
   lworld *lw;
   lquery *lq;
   ecs_err err;
@@ -98,9 +139,9 @@ int ecsl_l_world_query(lua_State *L) {
   lua_createtable(L, top, 1);                             /* list */
   list = lua_gettop(L);
   if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
-    static const char *const keys[] = {"without", NULL};
-    lua_Integer n = (lua_Integer)lua_rawlen(L, 2), m = 0;
-    int wo;
+    static const char *const keys[] = {"without", "changed", "added", NULL};
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+    int vals;
     ecsl_check_keys(L, 2, 2, "world:query", keys, true);
     if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
       return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
@@ -109,23 +150,32 @@ int ecsl_l_world_query(lua_State *L) {
       term[nwith++] = query_term(L, -1, lw, 2);
       lua_rawseti(L, list, (lua_Integer)nwith);
     }
-    lua_pushliteral(L, "without");
-    wo = lua_rawget(L, 2);
-    if (wo != LUA_TNIL) {
-      if (wo != LUA_TTABLE)
-        return luaL_error(L, "world:query: 'without' must be a list of "
-                          "components, got %s", luaL_typename(L, -1));
-      ecsl_check_keys(L, -1, 2, "world:query", NULL, true);
-      m = (lua_Integer)lua_rawlen(L, -1);
-      if (m > (lua_Integer)(ECS_QUERY_MAX_TERMS - nwith))
+    lua_createtable(L, 0, 0);                             /* without's */
+    vals = lua_gettop(L);
+    read_terms(L, "without", lw, wo, &nwithout, ECS_QUERY_MAX_TERMS, vals);
+    lua_createtable(L, 0, 0);                             /* changed's */
+    read_terms(L, "changed", lw, chg, &nchg, ECS_QUERY_MAX_TERMS, vals + 1);
+    lua_createtable(L, 0, 0);                             /* added's */
+    read_terms(L, "added", lw, add, &nadd, ECS_QUERY_MAX_TERMS, vals + 2);
+    /* change terms not among the components join them */
+    for (uint32_t j = 0; j < nchg + nadd; j++) {
+      ecs_component *c = j < nchg ? chg[j] : add[j - nchg];
+      if (has_term(term, nwith, c) || has_term(wo, nwithout, c)) continue;
+      if (nwith + nwithout >= ECS_QUERY_MAX_TERMS)
         return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
-      for (lua_Integer k = 1; k <= m; k++) {
-        lua_rawgeti(L, -1, k);
-        term[nwith + nwithout++] = query_term(L, -1, lw, 2);
-        lua_rawseti(L, list, (lua_Integer)(nwith + nwithout));
-      }
+      term[nwith++] = c;
+      lua_rawgeti(L, j < nchg ? vals + 1 : vals + 2,
+                  (lua_Integer)(j < nchg ? j + 1 : j - nchg + 1));
+      lua_rawseti(L, list, (lua_Integer)nwith);
     }
-    lua_pop(L, 1);
+    if (nwithout > ECS_QUERY_MAX_TERMS - nwith)
+      return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+    for (uint32_t j = 0; j < nwithout; j++) {
+      term[nwith + j] = wo[j];
+      lua_rawgeti(L, vals, (lua_Integer)j + 1);
+      lua_rawseti(L, list, (lua_Integer)(nwith + j + 1));
+    }
+    lua_settop(L, list);
   } else {
     if (top - 1 > (int)ECS_QUERY_MAX_TERMS)
       return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
@@ -157,6 +207,24 @@ int ecsl_l_world_query(lua_State *L) {
   if (err != ECS_ERR_OK) {
     lq->q = NULL;
     return query_new_error(L, term, nwith + nwithout, err);
+  }
+  if (nchg + nadd > 0) {
+    /* a change term that is also excluded: the core says it is no "with"
+    ** term (UNKNOWN_COMPONENT); named here */
+    err = ecs_query_track_changes(lw->w, lq->q, chg, nchg, add, nadd);
+    if (err != ECS_ERR_OK) {
+      ecs_query_free(lw->w, lq->q);
+      lq->q = NULL;
+      if (err == ECS_ERR_UNKNOWN_COMPONENT)
+        for (uint32_t j = 0; j < nchg + nadd; j++) {
+          ecs_component *c = j < nchg ? chg[j] : add[j - nchg];
+          if (has_term(wo, nwithout, c))
+            return luaL_error(L, "world:query: component '%s' is both "
+                              "excluded and in '%s'", ecs_component_name(c),
+                              j < nchg ? "changed" : "added");
+        }
+      return ecsl_error(L, "world", "query", err, NULL, 0);
+    }
   }
   ecsl_charge(L, lw);
   return 1;
@@ -239,6 +307,7 @@ int ecsl_l_qiter_next(lua_State *L) {
     return ecsl_closed(L);
   if (!ecs_query_iter_next(qi->lq->lw->w, &qi->it, &e)) {
     qiter_end(qi);
+    ecs_query_complete(qi->lq->lw->w, qi->lq->q); /* the pass ran to its end */
     return 0;
   }
   push_entity(L, e);

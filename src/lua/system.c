@@ -149,6 +149,10 @@ static int lua_system_body(lua_State *L) {
   else lua_pushnil(L);                                    /* no query */
   lua_call(L, 2, 1);                                      /* 7: result */
   if (lw->w == NULL) return 0; /* it closed the world */
+  if (lua_toboolean(L, 6)) { /* the system's update is a pass of its query */
+    lquery *lq = (lquery *)lua_touserdata(L, 6);
+    if (lq != NULL && lq->q != NULL) ecs_query_complete(lw->w, lq->q);
+  }
   cnt = lua_tointegerx(L, 7, &isint);
   if (isint && cnt >= 0) {
     done = (size_t)cnt;

@@ -1,0 +1,301 @@
+/*
+** change.c -- change ticks: which rows of a component manager were
+** written or added since a query last completed a pass.
+**
+** The world keeps a clock (ecs_world.change_clock). A manager named by a
+** query's `changed` (or `added`) terms keeps one 32-bit stamp per row:
+** the clock's tick when the row was last written (or created). A query
+** remembers the tick of its last completed pass (since) and reports the
+** rows stamped after it; completing a pass moves the clock on, so the
+** pass's own writes, stamped with the tick it completed at, are not
+** reported next time (API.md, "Reacting to changes").
+**
+** Costs: a manager no such query watches has no stamp arrays, and every
+** write path pays one test of a NULL pointer; a watched one pays one
+** 4-byte store per written row (not per field). The arrays follow the
+** rows: they grow with the columns, the swap of a remove moves the last
+** row's stamps, re-alignment permutes them, a load stamps every row.
+**
+** The clock is 32 bits. Before it runs out (ECSI_CLOCK_LIMIT) every stamp
+** and every query's mark are renumbered down, the order between each
+** stamp and each mark kept; a query that has not completed a pass for
+** 2^30 ticks is treated as new (its next pass reports every match), so
+** renumbering never hides a change.
+**
+** Layer: managers (with component.c), below query.
+*/
+#include <string.h>
+
+#include "component_private.h"
+#include "query_private.h"
+
+/* ------------------------------------------------------------------------
+** The stamp arrays of a manager
+** --------------------------------------------------------------------- */
+
+/*
+** An array of kind k exists while some query watches kind k of c and the
+** manager has room for rows (cap[k] >= the columns' capacity then); the
+** write paths test only its pointer. Each array counts its own capacity,
+** so a reserve that fails half way leaves both consistent.
+*/
+static ecs_err grow(ecs_world *w, ecsi_ticks *t, int k, uint32_t cap) {
+  void *p;
+  if (cap <= t->cap[k]) return ECS_ERR_OK;
+  p = ecsi_realloc(w, t->at[k], (size_t)t->cap[k] * sizeof(uint32_t),
+                   (size_t)cap * sizeof(uint32_t));
+  if (p == NULL) return ECS_ERR_NOMEM;
+  /* rows past the columns' size are never read before they are stamped */
+  memset((uint32_t *)p + t->cap[k], 0,
+         (size_t)(cap - t->cap[k]) * sizeof(uint32_t));
+  t->at[k] = (uint32_t *)p;
+  t->cap[k] = cap;
+  return ECS_ERR_OK;
+}
+
+/* Room for cap rows in every watched kind. */
+ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    if (c->ticks.watchers[k] > 0 && grow(w, &c->ticks, k, cap) != ECS_ERR_OK)
+      return ECS_ERR_NOMEM;
+  return ECS_ERR_OK;
+}
+
+/*
+** Start keeping stamps of kind for c (one more watcher). The first
+** watcher allocates the array, sized to the columns, every row stamped 0:
+** older than any mark a query can have (the watcher's query reports every
+** match on its first pass anyway).
+*/
+ecs_err ecsi_ticks_watch(ecs_world *w, ecs_component *c, int kind) {
+  ecsi_ticks *t = &c->ticks;
+  if (t->watchers[kind] == 0 && c->cap > 0 &&
+      grow(w, t, kind, c->cap) != ECS_ERR_OK)
+    return ECS_ERR_NOMEM;
+  t->watchers[kind]++;
+  return ECS_ERR_OK;
+}
+
+void ecsi_ticks_unwatch(ecs_world *w, ecs_component *c, int kind) {
+  ecsi_ticks *t = &c->ticks;
+  if (t->watchers[kind] == 0 || --t->watchers[kind] > 0) return;
+  ecsi_free(w, t->at[kind], (size_t)t->cap[kind] * sizeof(uint32_t));
+  t->at[kind] = NULL;
+  t->cap[kind] = 0;
+}
+
+void ecsi_ticks_free(ecs_world *w, ecs_component *c) {
+  ecsi_ticks *t = &c->ticks;
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    ecsi_free(w, t->at[k], (size_t)t->cap[k] * sizeof(uint32_t));
+  memset(t, 0, sizeof *t);
+}
+
+size_t ecsi_ticks_bytes(const ecs_component *c) {
+  return ((size_t)c->ticks.cap[0] + c->ticks.cap[1]) * sizeof(uint32_t);
+}
+
+/* Rows [first, first + n): written and added now (a new instance, a
+** loaded one). */
+void ecsi_ticks_stamp_new(const ecs_world *w, ecs_component *c,
+                          uint32_t first, uint32_t n) {
+  uint32_t now = ecsi_clock_now(w);
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    uint32_t *a = c->ticks.at[k];
+    if (a != NULL)
+      for (uint32_t i = 0; i < n; i++) a[first + i] = now;
+  }
+}
+
+/*
+** Re-alignment: the row r goes to dest[r]. into[k] are fresh arrays of
+** cap[k] entries the caller allocated (ecsi_ticks_alloc_like) where
+** at[k] is not NULL; they replace the old ones.
+*/
+/* Fresh arrays like c's (for a permutation): false, none left, when one
+** could not be allocated. */
+bool ecsi_ticks_alloc_like(ecs_world *w, const ecs_component *c,
+                           uint32_t **into) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    into[k] = NULL;
+    if (c->ticks.at[k] == NULL) continue;
+    into[k] = (uint32_t *)ecsi_realloc(
+        w, NULL, 0, (size_t)c->ticks.cap[k] * sizeof(uint32_t));
+    if (into[k] == NULL) {
+      while (k-- > 0)
+        ecsi_free(w, into[k], (size_t)c->ticks.cap[k] * sizeof(uint32_t));
+      return false;
+    }
+    memset(into[k], 0, (size_t)c->ticks.cap[k] * sizeof(uint32_t));
+  }
+  return true;
+}
+
+void ecsi_ticks_permute(ecs_world *w, ecs_component *c, const uint32_t *dest,
+                        uint32_t **into) {
+  ecsi_ticks *t = &c->ticks;
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    if (t->at[k] == NULL) continue;
+    for (uint32_t r = 0; r < c->size; r++) into[k][dest[r]] = t->at[k][r];
+    ecsi_free(w, t->at[k], (size_t)t->cap[k] * sizeof(uint32_t));
+    t->at[k] = into[k];
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Writes (component.h)
+** --------------------------------------------------------------------- */
+
+void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i) {
+  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED];
+  if (a != NULL && i < c->size) a[i] = ecsi_clock_now(w);
+}
+
+void ecs_component_touch_n(ecs_world *w, ecs_component *c,
+                           const ecs_instance *rows, size_t n) {
+  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
+  if (a == NULL) return;
+  now = ecsi_clock_now(w);
+  for (size_t j = 0; j < n; j++)
+    if (rows[j] < c->size) a[rows[j]] = now;
+}
+
+void ecs_component_touch_range(ecs_world *w, ecs_component *c,
+                               ecs_instance first, size_t n) {
+  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
+  if (a == NULL || first >= c->size) return;
+  if (n > c->size - first) n = c->size - first;
+  now = ecsi_clock_now(w);
+  for (size_t j = 0; j < n; j++) a[first + j] = now;
+}
+
+const uint32_t *ecsi_ticks_of(const ecs_component *c, int kind) {
+  return c->ticks.at[kind];
+}
+
+/* ------------------------------------------------------------------------
+** The clock
+** --------------------------------------------------------------------- */
+
+/*
+** Renumber: base is the oldest mark still honoured (at most 2^30 ticks
+** back); a stamp s becomes s - base + 1 (0 when older than base: older
+** than every mark left), a mark m becomes m - base + 1, and a query whose
+** mark is older than base becomes new (mark 0: its next pass reports every
+** match). s > m is kept for every stamp and mark kept.
+*/
+static void renumber(ecs_world *w) {
+  uint32_t now = ecsi_clock_now(w), base = now - (1u << 30);
+  uint32_t oldest = now;
+  for (ecs_query *q = w->queries; q != NULL; q = q->next)
+    if ((q->changed_mask | q->added_mask) != 0 && q->since != 0 &&
+        q->since >= base && q->since < oldest)
+      oldest = q->since;
+  base = oldest;
+  for (uint32_t m = 0; m < w->manager_count; m++) {
+    ecs_component *c;
+    if (!ecs_component_is(w->manager[m].cls)) continue;
+    c = (ecs_component *)w->manager[m].self;
+    for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+      uint32_t *a = c->ticks.at[k];
+      if (a == NULL) continue;
+      for (uint32_t i = 0; i < c->size; i++)
+        a[i] = a[i] < base ? 0 : a[i] - base + 1u;
+    }
+  }
+  for (ecs_query *q = w->queries; q != NULL; q = q->next)
+    if (q->since != 0) q->since = q->since < base ? 0 : q->since - base + 1u;
+  w->change_clock = now - base; /* now becomes now - base + 1 */
+}
+
+/* A pass of q completed: its mark is now, and the clock moves on. */
+void ecs_query_complete(ecs_world *w, ecs_query *q) {
+  if ((q->changed_mask | q->added_mask) == 0) return;
+  q->since = ecsi_clock_now(w);
+  if (++w->change_clock >= ECSI_CLOCK_LIMIT) renumber(w);
+}
+
+void ecsi_world_set_clock(ecs_world *w, uint32_t clock) {
+  w->change_clock = clock;
+}
+
+uint32_t ecsi_world_clock(const ecs_world *w) { return w->change_clock; }
+
+/* ------------------------------------------------------------------------
+** The filter of a pass
+** --------------------------------------------------------------------- */
+
+/*
+** Whether position i of snapshot rows (stride entries per term) passes
+** q's change terms: some `changed` term's row stamped after since (when
+** there are such terms) and some `added` term's row (when there are).
+*/
+bool ecsi_query_passes(const ecs_query *q, const uint32_t *row,
+                       uint32_t stride, uint32_t i) {
+  uint32_t since = q->since;
+  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++) {
+    uint32_t mask = kind == ECSI_TICK_CHANGED ? q->changed_mask : q->added_mask;
+    bool any = mask == 0;
+    for (uint32_t k = 0; mask != 0 && !any; k++, mask >>= 1)
+      if ((mask & 1u) &&
+          q->term[k]->ticks.at[kind][row[(size_t)k * stride + i]] > since)
+        any = true;
+    if (!any) return false;
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------------------
+** Change terms of a query
+** --------------------------------------------------------------------- */
+
+ecs_err ecs_query_track_changes(ecs_world *w, ecs_query *q,
+                                ecs_component *const *changed,
+                                uint32_t nchanged,
+                                ecs_component *const *added, uint32_t nadded) {
+  uint32_t mask[ECSI_TICK_KINDS] = {0, 0}, fresh[ECSI_TICK_KINDS];
+  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++) {
+    ecs_component *const *list = kind == ECSI_TICK_CHANGED ? changed : added;
+    uint32_t n = kind == ECSI_TICK_CHANGED ? nchanged : nadded;
+    if (n > 0 && list == NULL) return ECS_ERR_INVALID;
+    for (uint32_t j = 0; j < n; j++) {
+      int t;
+      if (list[j] == NULL) return ECS_ERR_INVALID;
+      t = ecs_query_term(q, list[j]);
+      if (t < 0 || (uint32_t)t >= q->nwith) return ECS_ERR_UNKNOWN_COMPONENT;
+      mask[kind] |= 1u << t;
+    }
+  }
+  fresh[ECSI_TICK_CHANGED] = mask[ECSI_TICK_CHANGED] & ~q->changed_mask;
+  fresh[ECSI_TICK_ADDED] = mask[ECSI_TICK_ADDED] & ~q->added_mask;
+  /* watch every new (term, kind); undo them all on failure */
+  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++)
+    for (uint32_t k = 0; k < q->nwith; k++) {
+      if (!(fresh[kind] >> k & 1u)) continue;
+      if (ecsi_ticks_watch(w, q->term[k], kind) != ECS_ERR_OK) {
+        for (int k2 = 0; k2 <= kind; k2++)
+          for (uint32_t j = 0; j < (k2 == kind ? k : q->nwith); j++)
+            if (fresh[k2] >> j & 1u) ecsi_ticks_unwatch(w, q->term[j], k2);
+        return ECS_ERR_NOMEM;
+      }
+    }
+  if ((fresh[0] | fresh[1]) != 0) q->since = 0; /* report every match once */
+  q->changed_mask |= mask[ECSI_TICK_CHANGED];
+  q->added_mask |= mask[ECSI_TICK_ADDED];
+  return ECS_ERR_OK;
+}
+
+bool ecs_query_tracks_changes(const ecs_query *q) {
+  return (q->changed_mask | q->added_mask) != 0;
+}
+
+/* ecs_query_free: the query's stamps are no longer needed. */
+void ecsi_query_untrack(ecs_world *w, ecs_query *q) {
+  for (uint32_t k = 0; k < q->nwith; k++) {
+    if (q->changed_mask >> k & 1u)
+      ecsi_ticks_unwatch(w, q->term[k], ECSI_TICK_CHANGED);
+    if (q->added_mask >> k & 1u)
+      ecsi_ticks_unwatch(w, q->term[k], ECSI_TICK_ADDED);
+  }
+  q->changed_mask = q->added_mask = 0;
+}
