@@ -222,30 +222,6 @@ void ecsi_world_set_clock(ecs_world *w, uint32_t clock) {
 uint32_t ecsi_world_clock(const ecs_world *w) { return w->change_clock; }
 
 /* ------------------------------------------------------------------------
-** The filter of a pass
-** --------------------------------------------------------------------- */
-
-/*
-** Whether position i of snapshot rows (stride entries per term) passes
-** q's change terms: some `changed` term's row stamped after since (when
-** there are such terms) and some `added` term's row (when there are).
-*/
-bool ecsi_query_passes(const ecs_query *q, const uint32_t *row,
-                       uint32_t stride, uint32_t i) {
-  uint32_t since = q->since;
-  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++) {
-    uint32_t mask = kind == ECSI_TICK_CHANGED ? q->changed_mask : q->added_mask;
-    bool any = mask == 0;
-    for (uint32_t k = 0; mask != 0 && !any; k++, mask >>= 1)
-      if ((mask & 1u) &&
-          q->term[k]->ticks.at[kind][row[(size_t)k * stride + i]] > since)
-        any = true;
-    if (!any) return false;
-  }
-  return true;
-}
-
-/* ------------------------------------------------------------------------
 ** Change terms of a query
 ** --------------------------------------------------------------------- */
 

@@ -54,14 +54,11 @@ struct ecs_query {
   ** "with" term k is named by `changed` (`added`); since: the tick of the
   ** last completed pass, 0 before the first */
   uint32_t changed_mask, added_mask, since;
+  uint8_t *flag;      /* query.c: which matches pass them, flag_cap bytes */
+  uint32_t flag_cap;
   void *ext;                     /* expr.c's programs (ecsi_query_ext) */
   ecsi_query_ext_free ext_free;  /* frees ext, or NULL */
 };
-
-/* change.c: whether position i of a snapshot's rows passes the change
-** terms (q->since != 0). */
-bool ecsi_query_passes(const ecs_query *q, const uint32_t *row,
-                       uint32_t stride, uint32_t i);
 
 /* change.c: stop watching the stamps of q's change terms. */
 void ecsi_query_untrack(ecs_world *w, ecs_query *q);

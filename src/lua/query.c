@@ -89,7 +89,9 @@ static void read_terms(lua_State *L, const char *key, lworld *lw,
                        ecs_component **out, uint32_t *n, uint32_t max,
                        int vals) {
   lua_Integer m;
-  int t = lua_getfield(L, 2, key);
+  int t;
+  lua_pushstring(L, key);
+  t = lua_rawget(L, 2); /* raw: no metamethod of the query table runs */
   if (t == LUA_TNIL) {
     lua_pop(L, 1);
     return;
