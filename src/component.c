@@ -583,6 +583,11 @@ static const char *component_check(const ecs_world *w, const void *self) {
   if ((c->data == NULL) != (c->cap == 0)) return "component: block and capacity disagree";
   if (w->ref_cap < w->ref_len + w->ref_slots)
     return "component: no room reserved for dropped lua refs";
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) /* change.c: stamps per row */
+    if ((c->ticks.watchers[k] > 0 && c->ticks.cap[k] < c->cap) ||
+        (c->ticks.watchers[k] == 0 && c->ticks.at[k] != NULL) ||
+        (c->ticks.at[k] == NULL) != (c->ticks.cap[k] == 0))
+      return "component: change stamps do not cover the rows";
   for (uint32_t i = 0; i < c->size; i++) {
     uint32_t index = ecs_entity_index(own[i]);
     if (index == 0 || (own[i] & ~(ECS_ID_MASK | ECS_PURGED)) != 0)

@@ -181,6 +181,12 @@ typedef struct listener_model {
 typedef struct query_model {
   ecs_query *q;
   uint32_t with, without; /* component masks */
+  /* change terms (one "changed" component at most here): its mask, a
+  ** query that has not completed a pass (every match due), and the
+  ** entities written since its last completed pass */
+  uint32_t changed;
+  int fresh;
+  uint8_t dirty[MAX_TRACKED];
 } query_model;
 
 typedef struct state {
@@ -201,6 +207,8 @@ typedef struct state {
   size_t iter_query[MAX_ITERS];
   uint64_t iter_changes[MAX_ITERS]; /* st->changes when each began */
   uint8_t yielded[MAX_ITERS][MAX_TRACKED];
+  uint8_t due[MAX_ITERS][MAX_TRACKED]; /* change queries: chosen at begin */
+  uint8_t iter_pins[MAX_ITERS];        /* pins each open iteration holds */
   uint64_t changes; /* counts ops that may change what queries match */
   uint32_t next_ref, drained;
   uint32_t written; /* refs written, plus those a load took over */
@@ -232,6 +240,18 @@ static tracked *find_tracked(state *st, ecs_entity e) {
 }
 
 static int slot_of(state *st, const tracked *x) { return (int)(x - st->t); }
+
+/* Change terms: x's instance of component ci was written (or created). */
+static void mark_written(state *st, size_t ci, const tracked *x) {
+  for (size_t k = 0; k < st->nquery; k++)
+    if (st->query[k].changed >> ci & 1u) st->query[k].dirty[slot_of(st, x)] = 1;
+}
+
+/* A pass of query k completed (the core was told): nothing is due. */
+static void pass_done(state *st, size_t k) {
+  st->query[k].fresh = 0;
+  memset(st->query[k].dirty, 0, sizeof st->query[k].dirty);
+}
 
 /* Parent as the world reports it: roots, dead parents, no parent: -1. */
 static int model_parent(state *st, const tracked *x) {
@@ -521,20 +541,25 @@ static void compare(state *st) {
     ENSURE(ecs_component_size(st->comp[c].c) >= n);
   }
   for (size_t k = 0; k < st->nquery; k++) {
-    size_t n = 0, got = 0;
+    size_t n = 0, got = 0, due = 0;
+    const query_model *qm = &st->query[k];
     for (size_t i = 0; i < st->nt; i++) {
-      int m = model_matches(&st->query[k], &st->t[i]);
+      int m = model_matches(qm, &st->t[i]);
       n += (size_t)m;
-      if (st->t[i].alive) ENSURE(ecs_query_matches(st->w, st->query[k].q, st->t[i].e) == (m != 0));
+      due += m && (qm->changed == 0 || qm->fresh || qm->dirty[i]);
+      if (st->t[i].alive) ENSURE(ecs_query_matches(st->w, qm->q, st->t[i].e) == (m != 0));
     }
-    ENSURE(ecs_query_count(st->w, st->query[k].q, &got) == ECS_ERR_OK);
-    ENSURE(got == n);
-    { /* one pin per open iteration; a retired snapshot only while pinned */
+    /* a change query counts what its next pass would visit */
+    ENSURE(ecs_query_count(st->w, qm->q, &got) == ECS_ERR_OK);
+    ENSURE(got == due);
+    { /* one pin per open iteration (two when it took a filtered copy: the
+      ** copy and the list it came from); a retired one only while pinned */
       ecs_query_stats qs;
       uint32_t pins = 0;
       for (size_t i = 0; i < MAX_ITERS; i++)
-        pins += st->iter[i].snap != NULL && st->iter_query[i] == k;
-      ecs_query_get_stats(st->query[k].q, &qs);
+        if (st->iter[i].snap != NULL && st->iter_query[i] == k)
+          pins += st->iter_pins[i];
+      ecs_query_get_stats(qm->q, &qs);
       ENSURE(qs.pins == pins && qs.retired <= pins && qs.count == n);
     }
   }
@@ -700,6 +725,10 @@ static void op_add(state *st, input *in) {
   ENSURE(ecs_component_entities(st->comp[ci].c)[inst] == e);
   x->comps |= 1u << ci;
   if (!existed) expect_event(st, (int)ci, ECS_EVENT_ADD);
+  if (!existed || (st->ops & 1u)) { /* a new instance, or a write told */
+    if (existed) ecs_component_touch(st->w, st->comp[ci].c, inst);
+    mark_written(st, ci, x);
+  }
   drain(st); /* reusing a dead record drops its refs */
   if (!existed && st->comp[ci].lua_field >= 0 && st->next_ref + 1 < MAX_REFS) {
     uint32_t *col = (uint32_t *)ecs_component_column(st->comp[ci].c,
@@ -996,9 +1025,20 @@ static void op_query_new(state *st, input *in) {
   }
   if (err == ECS_ERR_NOMEM) return;
   ENSURE(err == ECS_ERR_OK && q != NULL);
+  memset(&st->query[st->nquery], 0, sizeof st->query[st->nquery]);
   st->query[st->nquery].q = q;
   st->query[st->nquery].with = wm;
   st->query[st->nquery].without = wom;
+  if (nw & 1u) { /* a changed term: the first "with" one */
+    err = ecs_query_track_changes(st->w, q, with, 1, NULL, 0);
+    ENSURE(err == ECS_ERR_OK || err == ECS_ERR_NOMEM);
+    ENSURE(ecs_query_tracks_changes(q) == (err == ECS_ERR_OK));
+    if (err == ECS_ERR_OK) {
+      for (size_t c = 0; c < st->ncomp; c++)
+        if (st->comp[c].c == with[0]) st->query[st->nquery].changed = 1u << c;
+      st->query[st->nquery].fresh = 1;
+    }
+  }
   st->nquery++;
 }
 
@@ -1035,7 +1075,11 @@ static void op_query_iter(state *st, input *in) {
     ENSURE(err == ECS_ERR_OK);
     st->iter_query[it] = k;
     st->iter_changes[it] = st->changes;
+    st->iter_pins[it] = st->query[k].changed != 0 && !st->query[k].fresh ? 2 : 1;
     memset(yielded, 0, MAX_TRACKED);
+    for (size_t i = 0; i < st->nt; i++)
+      st->due[it][i] = (uint8_t)(st->query[k].changed == 0 || st->query[k].fresh ||
+                                 st->query[k].dirty[i]);
   } else if (which <= 1 && iter->snap != NULL) {
     size_t steps = 1 + byte(in) % 8;
     query_model *qm = &st->query[st->iter_query[it]];
@@ -1043,28 +1087,41 @@ static void op_query_iter(state *st, input *in) {
     while (steps-- > 0) {
       tracked *x;
       if (!ecs_query_iter_next(st->w, iter, &e)) {
-        /* the end: with no change since begin, every match was visited */
+        /* the end: with no change since begin, every match was visited
+        ** (of a change query: every one due when the pass began) */
         if (st->changes == st->iter_changes[it])
           for (size_t i = 0; i < st->nt; i++)
-            ENSURE(yielded[i] == (uint8_t)model_matches(qm, &st->t[i]));
+            ENSURE(yielded[i] == (uint8_t)(model_matches(qm, &st->t[i]) &&
+                                           st->due[it][i]));
         iter_end(st, it);
+        ecs_query_complete(st->w, qm->q);
+        pass_done(st, st->iter_query[it]);
         return;
       }
       x = find_tracked(st, e);
       ENSURE(x != NULL && model_matches(qm, x)); /* alive and matching now */
+      ENSURE(st->due[it][slot_of(st, x)]);       /* due when it began */
       ENSURE(!yielded[slot_of(st, x)]);          /* at most once */
       yielded[slot_of(st, x)] = 1;
     }
   } else if (which == 2) {
     iter_end(st, it);
   } else if (which == 3 && (b & 0x40) != 0) {
-    size_t k = byte(in) % st->nquery, rows = 0, done = 0, count = 0;
-    ecs_err err = ecs_query_run(st->w, st->query[k].q, NULL, 0, 0.0,
-                                count_rows, &rows, &done);
+    size_t k = byte(in) % st->nquery, rows = 0, done = 0, count = 0, due = 0;
+    ecs_err err = ecs_query_count(st->w, st->query[k].q, &count);
+    if (err == ECS_ERR_NOMEM) return;
+    ENSURE(err == ECS_ERR_OK);
+    for (size_t i = 0; i < st->nt; i++)
+      due += model_matches(&st->query[k], &st->t[i]) &&
+             (st->query[k].changed == 0 || st->query[k].fresh ||
+              st->query[k].dirty[i]);
+    ENSURE(count == due);
+    err = ecs_query_run(st->w, st->query[k].q, NULL, 0, 0.0, count_rows, &rows,
+                        &done);
     if (err == ECS_ERR_NOMEM) return;
     ENSURE(err == ECS_ERR_OK && rows == done);
-    ENSURE(ecs_query_count(st->w, st->query[k].q, &count) == ECS_ERR_OK);
     ENSURE(count == done);
+    pass_done(st, k); /* a run completes its pass */
   } else { /* 1 with nothing to step, or 3: free the last query unless walked */
     for (size_t i = 0; i < MAX_ITERS; i++)
       if (st->iter[i].snap != NULL && st->iter_query[i] == st->nquery - 1)
@@ -1423,6 +1480,9 @@ static void loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uin
   if (m < MGR_TR) {
     load_refs(st, m, strict);
     if (strict) ENSURE(st->held[m] == refs);
+    for (size_t i = 0; i < st->nt; i++) /* a load writes every instance */
+      if (st->t[i].alive && (st->t[i].comps >> m & 1u))
+        mark_written(st, (size_t)m, &st->t[i]);
   }
 }
 
