@@ -51,6 +51,7 @@ build = {
         "src/sparse.c",
         "src/rowmap.c",
         "src/change.c",
+        "src/cleanup.c",
         "src/transform.c",
         "src/transform_math.c",
         "src/transform_propagate.c",

@@ -16,8 +16,9 @@ What runs where:
                   thrust (the ecs.pointmass plugin integrates ship point
                   masses and copies them into Position); grid (the ecs.grid
                   plugin bins every collider and finds overlapping pairs).
-  Lua, per event: waves, ai, fire, collide (damage, death, loot), expire,
-                  cleanup (clears entity fields that point at the dead).
+  Lua, per event: waves, ai, fire, collide (damage, death, loot), expire.
+  Entity fields clean up after themselves: Turret.target and Bullet.owner
+  are "entity!clear", so the dead are never pointed at.
 
 As a module (the spec uses this): require("arena").run(options) runs the
 simulation and returns its state: the world (still open), the managers,
@@ -81,8 +82,8 @@ function arena.run(opts)
   local Ship = world:component("Ship", { "kind:u8", "speed:f32", "phase:f32" })
   local Station = world:component("Station")
   local Turret = world:component("Turret",
-    { "cooldown:f32", "rate:f32", "range:f32", "damage:f32", "team:u8", "target:entity" })
-  local Bullet = world:component("Bullet", { "damage:f32", "owner:entity" })
+    { "cooldown:f32", "rate:f32", "range:f32", "damage:f32", "team:u8", "target:entity!clear" })
+  local Bullet = world:component("Bullet", { "damage:f32", "owner:entity!clear" })
   local Pickup = world:component("Pickup", { "value:f32" })
   local Enemy = world:component("Enemy")
   local Defender = world:component("Defender")
@@ -388,7 +389,6 @@ function arena.run(opts)
 
   -- Gameplay rules on the overlapping pairs: damage, death, loot, pickups.
   local pa, pb = {}, {}
-  local died = {}           -- entities that stopped being valid targets this frame
   local gone = {}           -- marked during this frame's rules
   local kill = { bullet = {}, asteroid = {}, enemy = {}, defender = {}, pickup = {} }
   local function mark(kind, e)
@@ -409,7 +409,7 @@ function arena.run(opts)
   local function loot(e)
     -- turrets go; the ship itself stays the same entity and becomes a pickup
     local ts = {}
-    for c in T:children(e) do ts[#ts + 1] = c; died[c] = true end
+    for c in T:children(e) do ts[#ts + 1] = c end
     destroyed.turret = destroyed.turret + world:destroy(ts)
     local vx, vy = PM:velocity(e)
     Enemy:remove(e); Ship:remove(e); Health:remove(e); PM:remove(e); T:remove(e)
@@ -475,12 +475,10 @@ function arena.run(opts)
       end
     end
     l = kill.enemy
-    for i = 1, #l do died[l[i]] = true; loot(l[i]) end
+    for i = 1, #l do loot(l[i]) end
     l = kill.defender
     for i = 1, #l do
       local e = l[i]
-      died[e] = true
-      for c in T:children(e) do died[c] = true end
       local nt = T:destroy_tree(e)
       destroyed.defender = destroyed.defender + 1
       destroyed.turret = destroyed.turret + nt - 1
@@ -506,19 +504,6 @@ function arena.run(opts)
       destroyed.pickup = destroyed.pickup + world:destroy(alive)
       pickup_wheel[slot] = {}
     end
-  end)
-
-  -- No live component may point at the dead: clear entity fields that name
-  -- an entity that died (or was looted) this frame, a column at a time.
-  world:system("cleanup", q.turrets, function(_, turrets)
-    if next(died) == nil then return end
-    for n, tgt in turrets:columns("Turret.target") do
-      for i = 1, n do if died[tgt[i]] then tgt[i] = ecs.null end end
-    end
-    for n, owner in q.bullets:columns("Bullet.owner") do
-      for i = 1, n do if died[owner[i]] then owner[i] = ecs.null end end
-    end
-    for e in pairs(died) do died[e] = nil end
   end)
 
   --------------------------------------------------------------- main loop

@@ -571,6 +571,7 @@ static void component_free(ecs_world *w, void *self) {
   ecsi_free(w, c->data, c->stride * c->cap);
   ecsi_free(w, c->watch, c->watch_cap * sizeof *c->watch);
   ecsi_ticks_free(w, c);
+  w->cleanup_fields -= c->ncleanup;
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);
 }
@@ -648,7 +649,8 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   for (uint32_t k = 0; k < nfields; k++) names += strlen(fields[k].name) + 1;
   off_field = align_up(sizeof *c);
   off_elem = off_field + (size_t)nfields * sizeof(ecs_field_def);
-  off_lua = align_up(off_elem + nfields);
+  /* elem[nfields], then cleanup[nfields] (cleanup.c's policies) */
+  off_lua = align_up(off_elem + 2u * (size_t)nfields);
   off_prefix = off_lua + (size_t)nfields * sizeof(uint32_t);
   off_str = off_prefix + ((size_t)nfields + 1) * sizeof(uint32_t);
   size = off_str + names;
@@ -658,6 +660,7 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   c->meta_size = size;
   c->field = (ecs_field_def *)(void *)((char *)c + off_field);
   c->elem = (uint8_t *)c + off_elem;
+  c->cleanup = c->elem + nfields; /* zero: no policy */
   c->lua_field = (uint32_t *)(void *)((char *)c + off_lua);
   c->prefix = (uint32_t *)(void *)((char *)c + off_prefix);
   str = (char *)c + off_str;

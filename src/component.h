@@ -245,6 +245,31 @@ size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget);
 uint64_t ecs_component_version(const ecs_component *c);
 
 /*
+** Cleanup of entity fields (cleanup.c). A field of type ECS_ENTITY may
+** say what happens when the entity it names is destroyed: CLEAR sets it to
+** ECS_NULL (no listener is told: it is not a set), REMOVE removes the
+** holder's instance of this component (REMOVE listeners are told), DESTROY
+** destroys the holder (and so on down a chain). It happens during the
+** destroy (ecs_destroy, ecs_destroy_report, ecs_destroy_n), by a sweep over
+** the instances of every component that has such a field: O(instances of
+** those components) per destroy call, nothing for a world without them.
+** A field whose value is a dead entity when the sweep runs is treated the
+** same, whenever that entity died. Policies are part of the definition,
+** not of the data: snapshots do not carry them.
+** @return ECS_ERR_UNKNOWN_FIELD (field out of range), ECS_ERR_INVALID (not
+**         an entity field, or policy unknown).
+*/
+typedef enum ecs_cleanup {
+  ECS_CLEANUP_NONE = 0,
+  ECS_CLEANUP_CLEAR,
+  ECS_CLEANUP_REMOVE,
+  ECS_CLEANUP_DESTROY
+} ecs_cleanup;
+ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
+                                  uint32_t field, ecs_cleanup policy);
+ecs_cleanup ecs_component_cleanup(const ecs_component *c, uint32_t field);
+
+/*
 ** Change ticks (queries with `changed` terms, query.h): record that the
 ** values of instance i (rows[0..n), or rows [first, first + n)) were
 ** written. The core does it for its own write paths (new instances,

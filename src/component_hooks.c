@@ -510,6 +510,7 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
   memset(&t->ticks, 0, sizeof t->ticks); /* c keeps its stamps */
+  t->ncleanup = 0; /* c's policies (read through its meta): not counted twice */
   t->of = c; /* the twin may defer its load into it */
   t->defer_owners = t->defer_cols = NULL;
   t->defer_count = 0;

@@ -517,6 +517,17 @@ ecs_err ecs_destroy_report(ecs_world *w, ecs_entity e, bool *destroyed);
 /* Destroy every alive entity in es. @return how many were destroyed. */
 size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n);
 
+/*
+** Entity fields with a cleanup policy (component.h,
+** ecs_component_set_cleanup) are swept after every destroy; between a hold
+** and its release (holds nest) the destroys only note it, and the release
+** of the outermost hold sweeps once for all of them (ecs_destroy_n does).
+** @return of release: the first error of a REMOVE listener the sweep ran
+**         (the sweep goes on to the end all the same).
+*/
+void ecs_cleanup_hold(ecs_world *w);
+ecs_err ecs_cleanup_release(ecs_world *w);
+
 /* Number of live entities. */
 size_t ecs_count(const ecs_world *w);
 

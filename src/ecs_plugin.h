@@ -386,6 +386,12 @@ struct ecs_api {
                                      uint32_t nadded);
   void (*ecs_query_complete)(ecs_world *w, ecs_query *q);
   bool (*ecs_query_tracks_changes)(const ecs_query *q);
+  /* appended: entity fields that clean up (component.h, ecs.h) */
+  ecs_err (*ecs_component_set_cleanup)(ecs_world *w, ecs_component *c,
+                                       uint32_t field, ecs_cleanup policy);
+  ecs_cleanup (*ecs_component_cleanup)(const ecs_component *c, uint32_t field);
+  void (*ecs_cleanup_hold)(ecs_world *w);
+  ecs_err (*ecs_cleanup_release)(ecs_world *w);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -653,6 +659,10 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)
+#define ecs_component_set_cleanup (ecs_plugin_api->ecs_component_set_cleanup)
+#define ecs_component_cleanup (ecs_plugin_api->ecs_component_cleanup)
+#define ecs_cleanup_hold (ecs_plugin_api->ecs_cleanup_hold)
+#define ecs_cleanup_release (ecs_plugin_api->ecs_cleanup_release)
 
 #endif /* ECS_API_ONLY */
 

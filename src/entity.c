@@ -209,12 +209,16 @@ ecs_err ecs_destroy_report(ecs_world *w, ecs_entity e, bool *destroyed) {
   }
   kill(w, e);
   *destroyed = true;
+  if (w->cleanup_fields != 0) { /* entity fields naming e (cleanup.c) */
+    ecs_err cerr = ecsi_cleanup_after_death(w, e);
+    if (err == ECS_ERR_OK) err = cerr;
+  }
   return err;
 }
 
 bool ecs_destroy(ecs_world *w, ecs_entity e) {
   bool done;
-  if (w->remove_listeners == 0) {
+  if (w->remove_listeners == 0 && w->cleanup_fields == 0) {
     if (!ecs_alive(w, e)) return false;
     kill(w, e);
     return true;
@@ -239,9 +243,12 @@ bool ecs_record_valid(const ecs_world *w, ecs_entity e) {
   return g < (s & ECS_GENERATION_MASK);
 }
 
+/* One cleanup sweep for the whole batch (the hold), not one per entity. */
 size_t ecs_destroy_n(ecs_world *w, const ecs_entity *es, size_t n) {
   size_t done = 0;
+  ecs_cleanup_hold(w);
   for (size_t j = 0; j < n; j++) done += ecs_destroy(w, es[j]);
+  (void)ecs_cleanup_release(w);
   return done;
 }
 

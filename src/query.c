@@ -559,7 +559,7 @@ static uint32_t mark_passing(ecs_world *w, ecs_query *q, const qsnap *s) {
   for (uint32_t kind = 0; kind < ECSI_TICK_KINDS; kind++) {
     uint32_t mask = kind == ECSI_TICK_CHANGED ? q->changed_mask : q->added_mask;
     /* one term in all: the flag is the answer (0 or 1) */
-    uint8_t bit = terms == 1 ? 1u : (uint8_t)(1u << kind);
+    uint8_t bit = (uint8_t)(terms == 1 ? 1u : 1u << kind);
     for (uint32_t k = 0; mask != 0; k++, mask >>= 1) {
       const uint32_t *tick, *row = s->row + (size_t)k * s->cap;
       if (!(mask & 1u)) continue;

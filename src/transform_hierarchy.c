@@ -156,6 +156,7 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
   uint32_t root = row_of(t, e), c;
   size_t done = 0;
   if (root == NONE) return 0;
+  ecs_cleanup_hold(t->w); /* entity fields: one sweep for the tree */
   done += ecs_destroy(t->w, t->entity[root]);
   c = t->first_child[root];
   while (c != NONE) {
@@ -168,10 +169,14 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
     }
     while (t->next_sibling[c] == NONE) {
       c = t->parent[c];
-      if (c == root) return done;
+      if (c == root) {
+        (void)ecs_cleanup_release(t->w);
+        return done;
+      }
     }
     c = t->next_sibling[c];
   }
+  (void)ecs_cleanup_release(t->w);
   return done;
 }
 

@@ -473,8 +473,11 @@ static int l_comp_fields(lua_State *L) {
   lcomponent *lc = self_comp(L, &w);
   lua_createtable(L, (int)lc->nfields, 0);
   for (uint32_t k = 0; k < lc->nfields; k++) {
+    static const char *const cleanup[] = {"", "!clear", "!remove", "!destroy"};
     const ecs_field_def *f = ecs_component_field(lc->c, k);
-    lua_pushfstring(L, "%s:%s", f->name, ecs_type_name(f->type));
+    /* the entry as world:component takes it, cleanup included */
+    lua_pushfstring(L, "%s:%s%s", f->name, ecs_type_name(f->type),
+                    cleanup[ecs_component_cleanup(lc->c, k)]);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   return 1;

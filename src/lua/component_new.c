@@ -47,6 +47,8 @@ int ecsl_l_world_component(lua_State *L) {
   size_t len, n = 0;
   const char *name;
   ecs_field_def *defs;
+  uint8_t cleanup[ECS_MAX_FIELDS];
+  const char *bang;
   lcomponent *lc;
   lua_Integer slot;
   ecs_err err;
@@ -84,13 +86,35 @@ int ecsl_l_world_component(lua_State *L) {
       return luaL_error(L, "world:component: schema entry %d contains an "
                         "embedded zero at position %I", (int)k + 1,
                         (lua_Integer)at);
+    /* "name:entity!clear" (remove, destroy): what happens to the field
+    ** when the entity it names dies (docs/components.md, "Entity fields
+    ** that clean up") */
+    bang = (const char *)memchr(s, '!', slen);
+    cleanup[k] = ECS_CLEANUP_NONE;
+    if (bang != NULL) {
+      size_t plen = slen - (size_t)(bang - s) - 1;
+      static const char *const policy[] = {"clear", "remove", "destroy"};
+      int found = -1;
+      for (int p = 0; p < 3; p++)
+        if (strlen(policy[p]) == plen && memcmp(bang + 1, policy[p], plen) == 0)
+          found = p;
+      if (found < 0)
+        return luaL_error(L, "world:component: unknown cleanup '%s' in '%s' "
+                          "(clear, remove or destroy expected)", bang + 1, s);
+      cleanup[k] = (uint8_t)(ECS_CLEANUP_CLEAR + found);
+      slen = (size_t)(bang - s);
+    }
     err = ecs_schema_entry_parse(s, slen, &flen, &type);
     if (err == ECS_ERR_FIELD_NAME)
       return luaL_error(L, "world:component: %s in '%s'", ecs_strerror(err), s);
     if (err != ECS_ERR_OK)                 /* FIELD_TYPE */
       return luaL_error(L, "world:component: field '%s' has %s '%s'",
                         lua_pushlstring(L, s, flen), ecs_strerror(err),
-                        s + flen + 1);
+                        lua_pushlstring(L, s + flen + 1, slen - flen - 1));
+    if (cleanup[k] != ECS_CLEANUP_NONE && type != ECS_ENTITY)
+      return luaL_error(L, "world:component: field '%s' has a cleanup "
+                        "('%s') but is not an entity field",
+                        lua_pushlstring(L, s, flen), bang + 1);
     lua_pushlstring(L, s, flen);                          /* entry, fname */
     lua_pushvalue(L, -1);
     lua_pushinteger(L, (lua_Integer)k);
@@ -140,6 +164,10 @@ int ecsl_l_world_component(lua_State *L) {
     lua_rawseti(L, 8, slot);  /* an existing key: no allocation */
     return ecs_lua_error(L, "world:component", err);
   }
+  for (size_t k = 0; k < n; k++) /* checked above: cannot fail */
+    if (cleanup[k] != ECS_CLEANUP_NONE)
+      (void)ecs_component_set_cleanup(w, lc->c, (uint32_t)k,
+                                      (ecs_cleanup)cleanup[k]);
   lua_pushvalue(L, 7);
   ecsl_charge(L, lc->lw);
   return 1;

@@ -157,16 +157,25 @@ int ecsl_l_world_destroy(lua_State *L) {
                           "at index %d, got %s)", (int)i, luaL_typename(L, -1));
       lua_pop(L, 1);
     }
+    /* entity fields with a cleanup policy: one sweep for the list, after
+    ** it (also when an observer's error stops it) */
+    ecs_cleanup_hold(w);
     for (lua_Integer i = 1; i <= n; i++) {
       bool one;
       ecs_err err;
       lua_rawgeti(L, 2, i);
       err = ecs_destroy_report(w, check_entity(L, -1), &one);
-      if (err != ECS_ERR_OK) /* an observer's: the rest stay alive */
+      if (err != ECS_ERR_OK) { /* an observer's: the rest stay alive */
+        if (self_lworld(L)->w != NULL) (void)ecs_cleanup_release(w);
         return ecsl_error(L, "world", "destroy", err, NULL, 0);
+      }
       done += one;
       lua_pop(L, 1);
       if ((w = self_lworld(L)->w) == NULL) break; /* an observer closed it */
+    }
+    if (w != NULL) {
+      ecs_err err = ecs_cleanup_release(w);
+      if (err != ECS_ERR_OK) return ecsl_error(L, "world", "destroy", err, NULL, 0);
     }
     lua_pushinteger(L, done);
     return 1;

@@ -1,0 +1,183 @@
+/*
+** cleanup.c -- entity fields that clean up after the entity they name
+** (component.h, ecs_component_set_cleanup): cleared, their instance
+** removed, or their holder destroyed when that entity dies.
+**
+** A sweep, not an index: after a destroy, every instance of every
+** component that has such a field is looked at, and each such field whose
+** value names an entity that is not alive gets its policy. So the write
+** paths (set, columns, spawn, load, ...) pay nothing and cannot miss a
+** reference; the price is O(instances of those components) per destroy
+** call, which ecs_cleanup_hold turns into one sweep per batch.
+**
+** The sweep allocates nothing. It repeats until a pass changes nothing:
+** a holder destroyed by DESTROY is a new dead entity whose own references
+** the next pass (or the same one, further on) finds, so a chain of any
+** length is followed without recursion. Destroys made during the sweep
+** (by it, or by REMOVE listeners it runs) only note themselves
+** (cleanup_sweeping). Listeners may change anything: every row index is
+** checked against the manager's size before use, and a removal swaps the
+** last row into the hole, which is then looked at again. Rows are walked
+** in order, so a chain whose holders were created after their targets
+** (the usual order) goes in one pass; another order takes more passes.
+**
+** Layer: managers (with component.c), above entity.
+*/
+#include <string.h>
+
+#include "component_private.h"
+
+ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
+                                  uint32_t field, ecs_cleanup policy) {
+  uint8_t old;
+  if (field >= c->nfields) return ECS_ERR_UNKNOWN_FIELD;
+  if (c->field[field].type != ECS_ENTITY ||
+      (unsigned)policy > (unsigned)ECS_CLEANUP_DESTROY)
+    return ECS_ERR_INVALID;
+  old = c->cleanup[field]; /* in the meta block: setting never fails */
+  c->cleanup[field] = (uint8_t)policy;
+  if (old == ECS_CLEANUP_NONE && policy != ECS_CLEANUP_NONE) {
+    c->ncleanup++;
+    w->cleanup_fields++;
+  } else if (old != ECS_CLEANUP_NONE && policy == ECS_CLEANUP_NONE) {
+    c->ncleanup--;
+    w->cleanup_fields--;
+  }
+  return ECS_ERR_OK;
+}
+
+ecs_cleanup ecs_component_cleanup(const ecs_component *c, uint32_t field) {
+  if (field >= c->nfields) return ECS_CLEANUP_NONE;
+  return (ecs_cleanup)c->cleanup[field];
+}
+
+/*
+** Whether v is one of the dead a pass looks for: the entities in the
+** world's list (kept up to date during the pass, so a holder destroyed
+** early in a pass is found further on in the same pass), refused by one
+** test of a 64-bit mask of their indices modulo 64 in most cases; or any
+** dead entity once the list overflowed.
+*/
+static bool is_dead(const ecs_world *w, ecs_entity v) {
+  if (w->cleanup_overflow) return !ecs_alive(w, v);
+  if (!(w->cleanup_mask >> (ecs_entity_index(v) & 63u) & 1u)) return false;
+  for (uint32_t j = 0; j < w->cleanup_ndead; j++)
+    if (w->cleanup_dead[j] == v) return true;
+  return false;
+}
+
+/*
+** The policy of field k for the holder at row i, whose value names a dead
+** entity. @return whether anything changed; *err keeps the first error.
+*/
+static bool apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
+                         uint32_t i, ecs_err *err) {
+  ecs_entity holder = owners(c)[i];
+  ecs_err e = ECS_ERR_OK;
+  bool changed = false;
+  if (c->cleanup[k] == ECS_CLEANUP_CLEAR) {
+    ((ecs_entity *)(void *)col(c, k))[i] = ECS_NULL;
+    ecs_component_touch(w, c, i);
+    return true;
+  }
+  if (c->cleanup[k] == ECS_CLEANUP_REMOVE) {
+    e = ecs_component_remove(w, c, holder, NULL);
+    /* a listener may have added it back: progress only if it is gone */
+    changed = ecs_component_lookup(w, c, holder) == ECS_NO_INSTANCE;
+  } else {
+    bool gone;
+    /* a holder whose own destroy is reporting (dying) stays alive until
+    ** that ends: no progress here, and no endless loop */
+    e = ecs_destroy_report(w, holder, &gone);
+    changed = !ecs_alive(w, holder);
+  }
+  if (e != ECS_ERR_OK && *err == ECS_ERR_OK) *err = e;
+  return changed;
+}
+
+/*
+** One pass over c: every policy field of a live holder that names one of
+** the dead gets its policy. Column by column: a tight loop over the
+** values, the holder looked at only for a hit. A removal moves the last
+** row into row i, which is then looked at again (the removed holder is
+** gone from this column and the others; later columns of this pass see
+** the row that moved in). @return whether anything changed.
+*/
+static bool sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
+  bool changed = false;
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    if (c->cleanup[k] == ECS_CLEANUP_NONE) continue;
+    for (uint32_t i = 0; i < c->size; i++) {
+      ecs_entity v = ((const ecs_entity *)(const void *)col(c, k))[i], holder;
+      if (v == ECS_NULL || !is_dead(w, v)) continue;
+      holder = owners(c)[i];
+      if (!ecs_alive(w, holder)) continue; /* a dead record: garbage */
+      if (apply_policy(w, c, k, i, err)) changed = true;
+      if (i < c->size && owners(c)[i] != holder) i--; /* a row moved in */
+    }
+  }
+  return changed;
+}
+
+/*
+** Sweep every component with a policy. A pass looks for the dead noted
+** before it and during it; when some died during it (holders it
+** destroyed, or a listener's doing), another pass looks for those (the
+** rows before them were already looked at), until a pass sees no death.
+** A chain whose holders come after their targets goes in one pass.
+*/
+static ecs_err sweep(ecs_world *w) {
+  ecs_err err = ECS_ERR_OK;
+  w->cleanup_sweeping = true;
+  do {
+    uint32_t n0 = w->cleanup_ndead;
+    w->cleanup_pending = false;
+    for (uint32_t m = 0; m < w->manager_count; m++) {
+      ecs_component *c;
+      if (!ecs_component_is(w->manager[m].cls)) continue;
+      c = (ecs_component *)w->manager[m].self;
+      if (c->ncleanup > 0) (void)sweep_component(w, c, &err);
+    }
+    if (!w->cleanup_pending) break;
+    /* the next pass: the deaths of this one (all of them when the list
+    ** overflowed; then it stays so while deaths go on) */
+    if (!w->cleanup_overflow) {
+      uint32_t n = w->cleanup_ndead - n0;
+      memmove(w->cleanup_dead, w->cleanup_dead + n0, n * sizeof(ecs_entity));
+      w->cleanup_ndead = n;
+      w->cleanup_mask = 0;
+      for (uint32_t j = 0; j < n; j++)
+        w->cleanup_mask |= (uint64_t)1 << (ecs_entity_index(w->cleanup_dead[j]) & 63u);
+    }
+  } while (true);
+  w->cleanup_sweeping = false;
+  w->cleanup_pending = false;
+  w->cleanup_ndead = 0;
+  w->cleanup_mask = 0;
+  w->cleanup_overflow = false;
+  return err;
+}
+
+/* e died: note it; sweep unless a sweep or a hold is in progress. */
+ecs_err ecsi_cleanup_after_death(ecs_world *w, ecs_entity e) {
+  if (w->cleanup_ndead < sizeof w->cleanup_dead / sizeof w->cleanup_dead[0]) {
+    w->cleanup_dead[w->cleanup_ndead++] = e;
+    w->cleanup_mask |= (uint64_t)1 << (ecs_entity_index(e) & 63u);
+  } else {
+    w->cleanup_overflow = true;
+  }
+  w->cleanup_pending = true;
+  if (w->cleanup_sweeping || w->cleanup_holds > 0) return ECS_ERR_OK;
+  return sweep(w);
+}
+
+void ecs_cleanup_hold(ecs_world *w) { w->cleanup_holds++; }
+
+ecs_err ecs_cleanup_release(ecs_world *w) {
+  if (w->cleanup_holds == 0 || --w->cleanup_holds > 0) return ECS_ERR_OK;
+  if (!w->cleanup_pending || w->cleanup_sweeping || w->cleanup_fields == 0) {
+    if (!w->cleanup_sweeping) w->cleanup_pending = false;
+    return ECS_ERR_OK;
+  }
+  return sweep(w);
+}
