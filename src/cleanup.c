@@ -23,8 +23,6 @@
 **
 ** Layer: managers (with component.c), above entity.
 */
-#include <string.h>
-
 #include "component_private.h"
 
 ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
@@ -49,21 +47,6 @@ ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
 ecs_cleanup ecs_component_cleanup(const ecs_component *c, uint32_t field) {
   if (field >= c->nfields) return ECS_CLEANUP_NONE;
   return (ecs_cleanup)c->cleanup[field];
-}
-
-/*
-** Whether v is one of the dead a pass looks for: the entities in the
-** world's list (kept up to date during the pass, so a holder destroyed
-** early in a pass is found further on in the same pass), refused by one
-** test of a 64-bit mask of their indices modulo 64 in most cases; or any
-** dead entity once the list overflowed.
-*/
-static bool is_dead(const ecs_world *w, ecs_entity v) {
-  if (w->cleanup_overflow) return !ecs_alive(w, v);
-  if (!(w->cleanup_mask >> (ecs_entity_index(v) & 63u) & 1u)) return false;
-  for (uint32_t j = 0; j < w->cleanup_ndead; j++)
-    if (w->cleanup_dead[j] == v) return true;
-  return false;
 }
 
 /*
@@ -109,7 +92,7 @@ static bool sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
     if (c->cleanup[k] == ECS_CLEANUP_NONE) continue;
     for (uint32_t i = 0; i < c->size; i++) {
       ecs_entity v = ((const ecs_entity *)(const void *)col(c, k))[i], holder;
-      if (v == ECS_NULL || !is_dead(w, v)) continue;
+      if (v == ECS_NULL || ecs_alive(w, v)) continue;
       holder = owners(c)[i];
       if (!ecs_alive(w, holder)) continue; /* a dead record: garbage */
       if (apply_policy(w, c, k, i, err)) changed = true;
@@ -120,17 +103,15 @@ static bool sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
 }
 
 /*
-** Sweep every component with a policy. A pass looks for the dead noted
-** before it and during it; when some died during it (holders it
-** destroyed, or a listener's doing), another pass looks for those (the
-** rows before them were already looked at), until a pass sees no death.
-** A chain whose holders come after their targets goes in one pass.
+** Sweep every component with a policy; when somebody died during a pass
+** (holders it destroyed, or a listener's doing), another pass follows,
+** until a pass sees no death. Rows are walked in order, so a chain whose
+** holders come after their targets goes in one pass.
 */
 static ecs_err sweep(ecs_world *w) {
   ecs_err err = ECS_ERR_OK;
   w->cleanup_sweeping = true;
   do {
-    uint32_t n0 = w->cleanup_ndead;
     w->cleanup_pending = false;
     for (uint32_t m = 0; m < w->manager_count; m++) {
       ecs_component *c;
@@ -138,34 +119,13 @@ static ecs_err sweep(ecs_world *w) {
       c = (ecs_component *)w->manager[m].self;
       if (c->ncleanup > 0) (void)sweep_component(w, c, &err);
     }
-    if (!w->cleanup_pending) break;
-    /* the next pass: the deaths of this one (all of them when the list
-    ** overflowed; then it stays so while deaths go on) */
-    if (!w->cleanup_overflow) {
-      uint32_t n = w->cleanup_ndead - n0;
-      memmove(w->cleanup_dead, w->cleanup_dead + n0, n * sizeof(ecs_entity));
-      w->cleanup_ndead = n;
-      w->cleanup_mask = 0;
-      for (uint32_t j = 0; j < n; j++)
-        w->cleanup_mask |= (uint64_t)1 << (ecs_entity_index(w->cleanup_dead[j]) & 63u);
-    }
-  } while (true);
+  } while (w->cleanup_pending);
   w->cleanup_sweeping = false;
-  w->cleanup_pending = false;
-  w->cleanup_ndead = 0;
-  w->cleanup_mask = 0;
-  w->cleanup_overflow = false;
   return err;
 }
 
-/* e died: note it; sweep unless a sweep or a hold is in progress. */
-ecs_err ecsi_cleanup_after_death(ecs_world *w, ecs_entity e) {
-  if (w->cleanup_ndead < sizeof w->cleanup_dead / sizeof w->cleanup_dead[0]) {
-    w->cleanup_dead[w->cleanup_ndead++] = e;
-    w->cleanup_mask |= (uint64_t)1 << (ecs_entity_index(e) & 63u);
-  } else {
-    w->cleanup_overflow = true;
-  }
+/* Somebody died: sweep, unless a sweep or a hold is in progress. */
+ecs_err ecsi_cleanup_after_death(ecs_world *w) {
   w->cleanup_pending = true;
   if (w->cleanup_sweeping || w->cleanup_holds > 0) return ECS_ERR_OK;
   return sweep(w);

@@ -66,13 +66,6 @@ struct ecs_world {
   ** (ecs_cleanup_hold) and sweeps in progress; a death not yet swept */
   uint32_t cleanup_fields, cleanup_holds;
   bool cleanup_sweeping, cleanup_pending;
-  /* the entities that died since the last sweep pass began, while they
-  ** fit (the pass then compares with them only), else overflow (the pass
-  ** asks ecs_alive of every value) */
-  ecs_entity cleanup_dead[16];
-  uint64_t cleanup_mask; /* bit (index % 64) of each of them */
-  uint32_t cleanup_ndead;
-  bool cleanup_overflow;
   /* component: lua refs dropped by component managers, waiting for the
   ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
   ** where ref_slots counts the lua-field cells of every stored instance, so
@@ -161,7 +154,7 @@ void ecsi_ticks_unwatch(ecs_world *w, struct ecs_component *c, int kind);
 const uint32_t *ecsi_ticks_of(const struct ecs_component *c, int kind);
 /* cleanup.c: an entity died (entity.c, after it is dead): sweep now, or
 ** note it for the sweep in progress or the hold's release. */
-ecs_err ecsi_cleanup_after_death(ecs_world *w, ecs_entity e);
+ecs_err ecsi_cleanup_after_death(ecs_world *w);
 
 /* Tests: set and read the clock (to reach the renumbering). */
 void ecsi_world_set_clock(ecs_world *w, uint32_t clock);

@@ -210,7 +210,7 @@ ecs_err ecs_destroy_report(ecs_world *w, ecs_entity e, bool *destroyed) {
   kill(w, e);
   *destroyed = true;
   if (w->cleanup_fields != 0) { /* entity fields naming e (cleanup.c) */
-    ecs_err cerr = ecsi_cleanup_after_death(w, e);
+    ecs_err cerr = ecsi_cleanup_after_death(w);
     if (err == ECS_ERR_OK) err = cerr;
   }
   return err;
