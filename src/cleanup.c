@@ -89,14 +89,21 @@ static bool apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
 static bool sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
   bool changed = false;
   for (uint32_t k = 0; k < c->nfields; k++) {
+    /* rows added during the pass (a listener's) wait for the next one:
+    ** a listener that adds back what the sweep removes cannot keep one
+    ** pass going */
+    uint32_t end = c->size;
     if (c->cleanup[k] == ECS_CLEANUP_NONE) continue;
-    for (uint32_t i = 0; i < c->size; i++) {
+    for (uint32_t i = 0; i < end && i < c->size; i++) {
       ecs_entity v = ((const ecs_entity *)(const void *)col(c, k))[i], holder;
       if (v == ECS_NULL || ecs_alive(w, v)) continue;
       holder = owners(c)[i];
       if (!ecs_alive(w, holder)) continue; /* a dead record: garbage */
       if (apply_policy(w, c, k, i, err)) changed = true;
-      if (i < c->size && owners(c)[i] != holder) i--; /* a row moved in */
+      if (i < c->size && owners(c)[i] != holder) { /* a row moved in */
+        if (end > c->size) end = c->size; /* the last of them moved: seen */
+        i--;
+      }
     }
   }
   return changed;
