@@ -9,7 +9,41 @@ components and becomes a pickup that defenders collect for repairs.
 
   lua5.4 examples/arena.lua [--frames N] [--entities N] [--seed S]
                             [--image FILE] [--size PX] [--quiet]
+                            [--save FILE] [--save-frame F] [--load FILE]
   ./demo.sh                 (builds, then runs this with --image arena.png)
+
+Save and load: `--save FILE` writes the game as it stands at the end of
+frame F (--save-frame F, default the last frame played), then plays on
+from what it wrote; `--load FILE --frames N` continues a saved game for N
+more frames exactly as the game that saved it went on (same entities,
+component values, counters, image). Frame numbers count from the start of
+the game, also after a load. Entities and seed come from the file
+(--entities and --seed are refused with --load). A game that saves plays
+the same as one that does not up to the save frame, then its own (also
+deterministic) way: see restore_world for why.
+
+The save file, format version 1 (lengths are decimal byte counts):
+
+  ecs-arena-save 1\n                  magic and format version
+  snapshot <n>\n <n bytes> \n         world:snapshot() at the end of frame F
+  grid <n>\n <n bytes> \n             world:snapshot() in frame F just before
+                                      the grid build (empty when F is 0)
+  state <n> <adler32>\n <n bytes> \n  the Lua state (below); adler32 of its bytes
+  end\n                               the end of the file
+
+The grid section exists because the grid is state too: ai and fire read
+the grid built in the previous frame (some of its entities dead or moved
+since) and the grid plugin has no save of its own, so a load restores that
+snapshot, builds the grid from it, then restores the end of the frame.
+The state is a Lua table constructor: the format version, entities, seed,
+frame, the RNG state, sim's counters (spawned, destroyed, looted, loot_ids,
+waves, peak, hits, splits, collected, respawns), asteroid_target, the
+station and the monolith, and the non-empty slots of both timer wheels;
+entities as ecs.id numbers. It holds only integers (%d), floats (%a, every
+bit), strings (%q), booleans and tables of these, and is read back by a
+small parser of exactly that: nothing in the file is run. Everything is
+checked on reading: a missing, truncated, garbled or foreign file raises
+"arena: FILE: what is wrong".
 
 What runs where:
   C, per entity:  move, spin, regen, cooldown (q:apply expression systems);
@@ -22,7 +56,8 @@ What runs where:
 
 As a module (the spec uses this): require("arena").run(options) runs the
 simulation and returns its state: the world (still open), the managers,
-the counters and the per-system profile.
+the counters and the per-system profile. arena.read_save(file) reads and
+checks a save file without running anything.
 ]]
 local ecs = require("ecs")
 local grid_lib = require("ecs.grid")
@@ -37,30 +72,71 @@ arena.layers = { asteroid = AST, enemy = ENEMY, defender = DEF,
 
 local DT = 1 / 60
 local BULLET_TTL, PICKUP_TTL = 90, 600 -- frames
-local WHEEL = 1024                      -- timer wheel slots (> both TTLs)
+local WHEEL = require("arena_save").WHEEL -- timer wheel slots (> both TTLs)
 
 -- xorshift64: a small PRNG of our own, so a seed means the same game everywhere.
+-- Returns rand(lo, hi) and the state's accessor: state() reads it (a non-zero
+-- integer), state(s) sets it (for save and load).
 local function new_rng(seed)
   local s = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) | 1
   local function next01()
     s = s ~ (s << 13); s = s ~ (s >> 7); s = s ~ (s << 17)
     return ((s >> 11) & 0x1FFFFFFFFFFFFF) / 9007199254740992.0
   end
-  return function(lo, hi) return lo + (hi - lo) * next01() end
+  local function state(v)
+    if v ~= nil then
+      assert(math.type(v) == "integer" and v ~= 0, "rng state must be a non-zero integer")
+      s = v
+    end
+    return s
+  end
+  return function(lo, hi) return lo + (hi - lo) * next01() end, state
 end
 
 local function clock() return os.clock() end
 
+------------------------------------------------------------------ save files
+-- examples/lib/arena_save.lua: the file layout, the state's text, its checks.
+local save_file = require("arena_save")
+local SAVE_VERSION, KINDS, write_save = save_file.VERSION, save_file.KINDS, save_file.write
+arena.read_save = save_file.read
+
 --[[
 arena.run(opts) -> sim
 opts: frames (900), entities (100000), seed (1), progress (function(frame,
-frames) or nil). The caller closes sim.world.
+frames) or nil), and for save and load:
+  save_file   write the game to this file at the end of frame save_frame
+  save_frame  a frame number from the start of the game (default: the last
+              frame this run plays); the run plays on after saving
+  load_file   continue the game saved in this file: frames more frames; its
+              entities and seed are the file's (others given raise)
+The caller closes sim.world. Errors about save files raise "arena: ...".
+sim.lua_state() returns the Lua state a save would write now (a table that
+shares sim's spawned, destroyed and loot_ids tables).
 ]]
 function arena.run(opts)
   opts = opts or {}
+  local saved = opts.load_file and arena.read_save(opts.load_file)
+  local old = saved and saved.state -- the Lua state of the saved game
+  if old then
+    for _, k in ipairs({ "entities", "seed" }) do
+      if opts[k] ~= nil and opts[k] ~= old[k] then
+        error(("arena: %s: the game was saved with %s %d, not %s"):format(
+          opts.load_file, k, old[k], tostring(opts[k])), 0)
+      end
+    end
+  end
   local frames = opts.frames or 900
-  local target = opts.entities or 100000
-  local rand = new_rng(opts.seed or 1)
+  local target = old and old.entities or opts.entities or 100000
+  local seed = old and old.seed or opts.seed or 1
+  local rand, rng_state = new_rng(seed)
+  local start = old and old.frame or 0 -- the frame the game is at before this run
+  if opts.save_frame ~= nil and not opts.save_file then error("arena: save_frame needs save_file", 0) end
+  local save_at = opts.save_file and (opts.save_frame or start + frames)
+  if save_at and not (math.type(save_at) == "integer" and save_at >= start and save_at <= start + frames) then
+    error(("arena: the save frame %s is not one of the frames %d..%d of this run"):format(
+      tostring(save_at), start, start + frames), 0)
+  end
 
   -- The arena grows with the population: about one entity per 160 square units.
   local W = math.max(512, math.floor(math.sqrt(target * 160) / 64 + 0.5) * 64)
@@ -104,7 +180,8 @@ function arena.run(opts)
   }
 
   local sim = {
-    world = world, W = W, H = H, frame = 0, frames = frames, target = target,
+    world = world, W = W, H = H, frame = start, frames = frames, target = target,
+    seed = seed, start_frame = start,
     grid = grid, PM = PM, queries = q,
     c = { Position = Position, Velocity = Velocity, Spin = Spin, Health = Health,
       Collider = Collider, Asteroid = Asteroid, Ship = Ship, Station = Station,
@@ -216,20 +293,24 @@ function arena.run(opts)
     return e
   end
 
-  -- The initial state: the station, named ships, drones, a first wave, asteroids.
-  local station = spawn_ship(DEF, 2, CX, CY, 20000, 0, RING, STATION_GUN)
-  N:set(station, "station")
-  for _, name in ipairs({ "hero", "wing-1", "wing-2", "wing-3" }) do spawn_defender(name) end
-  for _ = 1, drones do spawn_defender(nil) end
-  spawn_wave()
-  local monolith = world:create()
-  add_body(monolith, CX + W / 4, CY - H / 5, 40, AST, 0, 1e6)
-  Asteroid:add(monolith, 3)
-  Spin:add(monolith, 0, 0.1)
-  N:set(monolith, "monolith")
-  spawned.asteroid = spawned.asteroid + 1
-  spawn_asteroids(math.max(0, target - world:count()), false)
-  local asteroid_target = Asteroid:count()
+  -- The initial state: the station, named ships, drones, a first wave, asteroids
+  -- (a load puts back a saved state instead, below).
+  local station, monolith, asteroid_target
+  if not old then
+    station = spawn_ship(DEF, 2, CX, CY, 20000, 0, RING, STATION_GUN)
+    N:set(station, "station")
+    for _, name in ipairs({ "hero", "wing-1", "wing-2", "wing-3" }) do spawn_defender(name) end
+    for _ = 1, drones do spawn_defender(nil) end
+    spawn_wave()
+    monolith = world:create()
+    add_body(monolith, CX + W / 4, CY - H / 5, 40, AST, 0, 1e6)
+    Asteroid:add(monolith, 3)
+    Spin:add(monolith, 0, 0.1)
+    N:set(monolith, "monolith")
+    spawned.asteroid = spawned.asteroid + 1
+    spawn_asteroids(math.max(0, target - world:count()), false)
+    asteroid_target = Asteroid:count()
+  end
 
   ------------------------------------------------------------------ systems
   -- Native per-entity math: compiled once, run over the matches in C.
@@ -383,7 +464,11 @@ function arena.run(opts)
   end)
 
   -- The broad phase in C: bin every collider (Position + Collider columns).
+  -- The grid lives on into the next frame (ai and fire read it), so a save
+  -- keeps the world as it was at the build: grid_blob.
+  local grid_blob = saved and saved.grid or "" -- "": no build yet (frame 0)
   world:system("grid", q.colliders, function()
+    if sim.frame == save_at then grid_blob = world:snapshot() end
     grid:build(Position, Collider)
   end)
 
@@ -506,16 +591,102 @@ function arena.run(opts)
     end
   end)
 
+  ------------------------------------------------------------ save and load
+  local SIM_COUNTERS = { "looted", "waves", "peak", "hits", "splits", "collected", "respawns" }
+
+  -- Everything on the Lua side that lives from one frame to the next (the
+  -- rest of the closures' tables are scratch, empty or rewritten each frame).
+  local function lua_state()
+    local function wheel_ids(wheel)
+      local out = {}
+      for slot = 0, WHEEL - 1 do
+        local l = wheel[slot]
+        if #l > 0 then
+          local ids = {}
+          for i = 1, #l do ids[i] = ecs.id(l[i]) end
+          out[slot] = ids
+        end
+      end
+      return out
+    end
+    local state = { version = SAVE_VERSION, entities = target, seed = seed, frame = sim.frame,
+      rng = rng_state(), asteroid_target = asteroid_target, station = ecs.id(station),
+      monolith = ecs.id(monolith), spawned = spawned, destroyed = destroyed,
+      loot_ids = sim.loot_ids, bullet_wheel = wheel_ids(bullet_wheel),
+      pickup_wheel = wheel_ids(pickup_wheel) }
+    for _, k in ipairs(SIM_COUNTERS) do state[k] = sim[k] end
+    return state
+  end
+  sim.lua_state = lua_state
+
+  -- The world of a save: the grid as it was built, then the end of the frame.
+  -- The game that saves calls this too, on what it just wrote, and plays on
+  -- from there: a snapshot keeps only live records (in row order) and no gc
+  -- cursor, while the running world still holds dead records that its lazy
+  -- gc would later drop by moving the last row into their place (and a new
+  -- entity reusing an index would take its dead record's row). Row order
+  -- decides the order of ai, fire and the grid's answers, so without this the
+  -- loaded game and the game that saved would part ways within frames. With
+  -- it they are the same game; a game that never saves plays the same up to
+  -- the save frame, then its own (also deterministic) way.
+  local function restore_world(snapshot, grid_at)
+    if grid_at ~= "" then
+      world:restore(grid_at)
+      grid:build(Position, Collider)
+    end
+    world:restore(snapshot)
+  end
+
+  if old then
+    local ok, err = pcall(restore_world, saved.snapshot, saved.grid)
+    if not ok then -- "world:restore: what", without our file and line
+      err = "the snapshot does not load: " .. tostring(err):gsub("^[^\n]-%.lua:%d+: ", "")
+    else -- the state and the world must be of one game
+      local alive = 0
+      for _, k in ipairs(KINDS) do alive = alive + old.spawned[k] - old.destroyed[k] end
+      if N:find("monolith") ~= ecs.entity(old.monolith) or alive ~= world:count() then
+        ok, err = false, "the state does not match the world (not saved together)"
+      end
+    end
+    if not ok then
+      world:close()
+      error(("arena: %s: %s"):format(opts.load_file, tostring(err)), 0)
+    end
+    rng_state(old.rng)
+    sim.frame = old.frame
+    for _, k in ipairs(KINDS) do spawned[k], destroyed[k] = old.spawned[k], old.destroyed[k] end
+    for _, k in ipairs(SIM_COUNTERS) do sim[k] = old[k] end
+    sim.loot_ids = old.loot_ids
+    asteroid_target = old.asteroid_target
+    station, monolith = ecs.entity(old.station), ecs.entity(old.monolith)
+    for _, w in ipairs({ { bullet_wheel, old.bullet_wheel }, { pickup_wheel, old.pickup_wheel } }) do
+      for slot, ids in pairs(w[2]) do
+        local l = {}
+        for i = 1, #ids do l[i] = ecs.entity(ids[i]) end
+        w[1][slot] = l
+      end
+    end
+  end
+
+  local function save()
+    local snapshot = world:snapshot()
+    sim.save_bytes = write_save(opts.save_file, snapshot, grid_blob, lua_state())
+    sim.saved_frame = sim.frame
+    restore_world(snapshot, grid_blob) -- the same state a load starts from
+  end
+
   --------------------------------------------------------------- main loop
   local frame_seconds = 0
-  for f = 1, frames do
+  if save_at == start then save() end
+  for f = start + 1, start + frames do
     sim.frame = f
     local t0 = clock()
     world:update(DT)
     frame_seconds = frame_seconds + (clock() - t0)
     local c = world:count()
     if c > sim.peak then sim.peak = c end
-    if opts.progress then opts.progress(f, frames) end
+    if f == save_at then save() end
+    if opts.progress then opts.progress(f - start, frames) end
   end
   sim.frame_seconds = frame_seconds
   sim.stats = world:stats()
@@ -633,7 +804,7 @@ function arena.profile(sim)
   end
   local rest = sim.frame_seconds - sum
   rows[#rows + 1] = { name = "(gc, update)", kind = "c", ms = rest * 1e3,
-    ms_frame = rest * 1e3 / math.max(1, sim.frame), share = rest / sim.frame_seconds }
+    ms_frame = rest * 1e3 / math.max(1, sim.frame - sim.start_frame), share = rest / sim.frame_seconds }
   return rows
 end
 
@@ -646,12 +817,14 @@ function arena.report(sim, out)
     p("%-14s %-10s %10.1f %9.3f %11s %6.1f%%", r.name, r.kind, r.ms, r.ms_frame,
       r.ns_entity and ("%.1f"):format(r.ns_entity) or "-", 100 * r.share)
   end
+  local played = sim.frame - sim.start_frame
   p("%-14s %-10s %10.1f %9.3f %11s %6.1f%%", "frame", "", sim.frame_seconds * 1e3,
-    sim.frame_seconds * 1e3 / sim.frame, "", 100)
+    sim.frame_seconds * 1e3 / played, "", 100)
   p("")
   local census = arena.census(sim)
+  if sim.start_frame > 0 then p("continued from frame %d of a saved game", sim.start_frame) end
   p("%d frames, %.1f ms per frame (%.0f fps); %d entities at the end, %d at peak",
-    sim.frame, sim.frame_seconds * 1e3 / sim.frame, sim.frame / sim.frame_seconds,
+    played, sim.frame_seconds * 1e3 / played, played / sim.frame_seconds,
     sim.world:count(), sim.peak)
   p("alive: %d asteroids, %d raiders, %d defenders, %d turrets, %d bullets, %d pickups",
     census.asteroid, census.enemy, census.defender, census.turret, census.bullet, census.pickup)
@@ -669,10 +842,15 @@ usage: lua5.4 examples/arena.lua [options]
   --image FILE   write the final frame as a PNG
   --size PX      image side in pixels (default 768)
   --quiet        no progress bar, no minimap
+  --save FILE    write the game to FILE at the end of frame --save-frame
+  --save-frame F the frame to save at, counted from the start of the game
+                 (default: the last frame played)
+  --load FILE    continue the game saved in FILE for --frames more frames
+                 (its entities and seed are the file's)
   --help         this text]]
 
 local function parse(argv)
-  local o = { frames = 900, entities = 100000, seed = 1, size = 768 }
+  local o = { frames = 900, size = 768 } -- entities and seed: arena.run's defaults
   local i = 1
   local function int(name, lo)
     local v = math.tointeger(tonumber(argv[i + 1]))
@@ -689,14 +867,21 @@ local function parse(argv)
     elseif a == "--entities" then o.entities = int(a, 100)
     elseif a == "--seed" then o.seed = int(a, 0)
     elseif a == "--size" then o.size = int(a, 16)
-    elseif a == "--image" then
-      o.image = argv[i + 1]
-      if not o.image then io.stderr:write("arena: --image needs a file name\n"); os.exit(2) end
+    elseif a == "--save-frame" then o.save_frame = int(a, 0)
+    elseif a == "--image" or a == "--save" or a == "--load" then
+      local key = ({ ["--image"] = "image", ["--save"] = "save_file", ["--load"] = "load_file" })[a]
+      o[key] = argv[i + 1]
+      if not o[key] then io.stderr:write(("arena: %s needs a file name\n"):format(a)); os.exit(2) end
       i = i + 1
     elseif a == "--quiet" then o.quiet = true
     elseif a == "--help" or a == "-h" then print(USAGE); os.exit(0)
     else io.stderr:write(("arena: unknown option %s\n%s\n"):format(a, USAGE)); os.exit(2) end
     i = i + 1
+  end
+  local function refuse(msg) io.stderr:write("arena: ", msg, "\n", USAGE, "\n"); os.exit(2) end
+  if o.save_frame and not o.save_file then refuse("--save-frame needs --save FILE") end
+  if o.load_file and (o.entities or o.seed) then
+    refuse("--entities and --seed come from the save file with --load")
   end
   return o
 end
@@ -704,7 +889,11 @@ end
 local function main(argv)
   local o = parse(argv)
   local tty = not o.quiet and os.execute("test -t 2") == true
-  print(("arena: %d frames, %d entities, seed %d"):format(o.frames, o.entities, o.seed))
+  if o.load_file then
+    print(("arena: %d frames more of the game saved in %s"):format(o.frames, o.load_file))
+  else
+    print(("arena: %d frames, %d entities, seed %d"):format(o.frames, o.entities or 100000, o.seed or 1))
+  end
   local last = -1
   o.progress = tty and function(f, n)
     local pct = f * 100 // n
@@ -717,17 +906,29 @@ local function main(argv)
       if f == n then io.stderr:write("\r", string.rep(" ", w + 30), "\r") end
     end
   end or nil
-  local sim = arena.run(o)
+  -- save file errors ("arena: ...") are reported plainly, anything else with a traceback
+  local ok, sim = xpcall(arena.run, function(e)
+    if type(e) == "string" and e:match("^arena: ") then return e end
+    return debug.traceback(tostring(e), 2)
+  end, o)
+  if not ok then
+    if tty then io.stderr:write("\r", string.rep(" ", 70), "\r") end
+    io.stderr:write(sim, "\n")
+    os.exit(1)
+  end
   arena.report(sim)
+  if sim.saved_frame then
+    print(("saved frame %d to %s (%d bytes)"):format(sim.saved_frame, o.save_file, sim.save_bytes))
+  end
   if not o.quiet then print(""); print(arena.minimap(sim)) end
   if o.image then
     local png = require("png")
     local bytes = png.write(arena.render(sim, o.size), o.image)
     print(("wrote %s (%dx%d, %d bytes)"):format(o.image, o.size, o.size, bytes))
   end
-  local ok, err = sim.world:check()
+  local consistent, err = sim.world:check()
   sim.world:close()
-  if not ok then error("world inconsistent: " .. tostring(err)) end
+  if not consistent then error("world inconsistent: " .. tostring(err)) end
 end
 
 if ... == "arena" then return arena end -- require("arena")
