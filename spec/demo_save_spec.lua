@@ -18,15 +18,7 @@ local AT = 60 -- the save frame
 local COUNTERS = { "frame", "looted", "waves", "peak", "hits", "splits", "collected", "respawns" }
 
 -- The digest of spec/demo_spec.lua: counts and every collider's position.
-local function digest(sim)
-  local q = sim.queries.colliders
-  local sx, sy, n = 0, 0, 0
-  for m, x, y in q:columns("Position.x:in", "Position.y:in") do
-    for i = 1, m do sx = sx + x[i]; sy = sy + y[i] end
-    n = n + m
-  end
-  return ("%d %.6f %.6f %d %d %d"):format(n, sx, sy, sim.world:count(), sim.looted, sim.hits)
-end
+local digest = require("spec.support.arena_digest")
 
 -- Values as comparable data: entity handles become "e<id>".
 local function plain(...)
@@ -82,18 +74,8 @@ local function same_game(a, b)
   assert.is_true(sa.image == sb.image, "the images differ")
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, data)
-  local f = assert(io.open(path, "wb"))
-  f:write(data)
-  f:close()
-end
+local files = require("spec.support.files")
+local read, write = files.read, files.write
 
 -- The message arena.run / arena.read_save raise for a file (nil if none).
 local function load_error(path, opts)

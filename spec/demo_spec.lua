@@ -69,15 +69,7 @@ local function read_png(data)
 end
 
 -- A digest of the final state: counts and every collider's position.
-local function digest(sim)
-  local q = sim.queries.colliders
-  local sx, sy, n = 0, 0, 0
-  for m, x, y in q:columns("Position.x:in", "Position.y:in") do
-    for i = 1, m do sx = sx + x[i]; sy = sy + y[i] end
-    n = n + m
-  end
-  return ("%d %.6f %.6f %d %d %d"):format(n, sx, sy, sim.world:count(), sim.looted, sim.hits)
-end
+local digest = require("spec.support.arena_digest")
 
 local function tmpname()
   local t = os.tmpname()

@@ -8,24 +8,8 @@ the function table covers every public function.
 ]]
 local ecs = require("ecs")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local files = require("spec.support.files")
+local read, write, exists = files.read, files.write, files.exists
 
 local function quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
