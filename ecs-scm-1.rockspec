@@ -1,17 +1,42 @@
 rockspec_format = "3.0"
 package = "ecs"
 version = "scm-1"
+-- Copyright (c) 2026 the ecs authors. MIT license (LICENSE).
+--
+-- No public repository yet, so no URL to fetch the sources from: this
+-- rockspec builds the work tree it sits in.
+--   luarocks make ecs-scm-1.rockspec       install from the work tree
+--   luarocks make --pack-binary-rock ecs-scm-1.rockspec
+--                                          a binary rock, nothing installed
+--   luarocks pack ecs                      a binary rock of an installed ecs
+-- (each with --lua-version=5.4 where LuaRocks defaults to another Lua;
+-- `luarocks install ecs-scm-1.<arch>.rock` installs either binary rock
+-- without a compiler). A source rock (`luarocks pack ecs-scm-1.rockspec`) fetches
+-- source.url, which must then name a place luarocks can reach: an absolute
+-- file:// path of a tarball (`git archive --prefix=ecs-scm-1/ -o
+-- /abs/ecs-scm-1.tar.gz HEAD`; luarocks resolves a relative one in its
+-- temporary directory) or, once published, the repository.
 source = {
-  url = "git+file:///dev/null",
+  url = "git+file:///dev/null", -- no public repository yet
 }
 description = {
   summary = "A data-oriented Entity-Component-System with a C core for Lua 5.4",
   detailed = [[
     Entities are 30-bit ids packed in light userdata; component managers keep
     their data as structure-of-arrays in C; queries and systems run hot loops
-    in C or over plain Lua arrays.
+    in C or over plain Lua arrays (q:columns), or compile column arithmetic
+    once and run it in C (q:apply, expression systems). Built in: a transform
+    hierarchy, entity names, observers (on_add, on_remove, on_set), change
+    and addition queries, entity fields that clean up, spawning from
+    prefabs, phases and ordering for systems, snapshots with rollback in
+    place. C plugins (ecs.pointmass, ecs.mesh, ecs.grid, ecs.motion) are
+    modules of their own, built against the installed headers
+    (require("ecs").include_dir); LuaLS annotations of the whole Lua API
+    come along (ecs/types/ecs.lua in the Lua tree).
   ]],
+  -- homepage: none until the project is published (no public address yet)
   license = "MIT",
+  labels = { "ecs", "entity-component-system", "gamedev", "data-oriented" },
 }
 dependencies = {
   "lua >= 5.4, < 5.5",
@@ -99,6 +124,12 @@ build = {
       ["ecs.include.snapshot"] = "src/snapshot.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
+      -- the LuaLS annotations (---@meta ecs), beside the headers:
+      -- <lua dir>/ecs/types/ecs.lua; <lua dir>/ecs/types is the directory
+      -- to add to LuaLS's workspace.library (a tree's whole <lua dir> does
+      -- as well). Not copy_directories: that would stop LuaRocks copying
+      -- README.md, CHANGELOG.md and LICENSE into the rock's doc/
+      ["ecs.types.ecs"] = "types/ecs.lua",
     },
   },
 }

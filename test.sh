@@ -42,7 +42,7 @@ count_busted() {
 }
 
 echo "== luacheck (.luacheckrc): any warning fails the stage"
-lint_dirs=(lua spec examples bench test)
+lint_dirs=(lua spec examples bench test types)
 [ -d plugins ] && lint_dirs+=(plugins)
 if luacheck --no-color "${lint_dirs[@]}" 2>&1 | tee "$log"; then
   passed=$((passed + 1))
