@@ -87,14 +87,15 @@ fi
 # aggressive (spec/support/gc_stress.lua, RELIABILITY R26), sanitized:
 # generational mode over every spec; incremental mode with pause 0 over every
 # spec with step multiplier 100, and with 1000 (close to stop-the-world,
-# quadratic in the heap size) over every spec except the nine that hold
+# quadratic in the heap size) over every spec except the ten that hold
 # large tables or loops (apply, columns, system, component_diff: 100k
 # entities; each: thousands of entities per case, 3-4 minutes alone there;
-# snapshot: blobs of whole worlds, 2 minutes alone there;
+# snapshot: blobs of whole worlds, 2 minutes alone there; demo_save: arena
+# games of 5000 entities saved and loaded, over 20 minutes there;
 # query, grid, transform: thousands of pinned loops, hostile grid sweeps,
 # long chains: minutes each there).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|system|component_diff|query|grid|transform)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2
