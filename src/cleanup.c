@@ -49,64 +49,58 @@ ecs_cleanup ecs_component_cleanup(const ecs_component *c, uint32_t field) {
   return (ecs_cleanup)c->cleanup[field];
 }
 
-/*
-** The policy of field k for the holder at row i, whose value names a dead
-** entity. @return whether anything changed; *err keeps the first error.
-*/
-static bool apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
+/* The policy of field k for the holder at row i, whose value names a dead
+** entity; *err keeps the first listener error. */
+static void apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
                          uint32_t i, ecs_err *err) {
   ecs_entity holder = owners(c)[i];
-  ecs_err e = ECS_ERR_OK;
-  bool changed = false;
-  if (c->cleanup[k] == ECS_CLEANUP_CLEAR) {
+  ecs_err e;
+  bool gone;
+  switch (c->cleanup[k]) {
+  case ECS_CLEANUP_CLEAR:
     ((ecs_entity *)(void *)col(c, k))[i] = ECS_NULL;
     ecs_component_touch(w, c, i);
-    return true;
-  }
-  if (c->cleanup[k] == ECS_CLEANUP_REMOVE) {
+    return;
+  case ECS_CLEANUP_REMOVE:
     e = ecs_component_remove(w, c, holder, NULL);
-    /* a listener may have added it back: progress only if it is gone */
-    changed = ecs_component_lookup(w, c, holder) == ECS_NO_INSTANCE;
-  } else {
-    bool gone;
+    break;
+  default:
     /* a holder whose own destroy is reporting (dying) stays alive until
-    ** that ends: no progress here, and no endless loop */
+    ** that ends; the deaths, not this call, decide whether a pass follows */
     e = ecs_destroy_report(w, holder, &gone);
-    changed = !ecs_alive(w, holder);
+    break;
   }
   if (e != ECS_ERR_OK && *err == ECS_ERR_OK) *err = e;
-  return changed;
 }
 
 /*
-** One pass over c: every policy field of a live holder that names one of
-** the dead gets its policy. Column by column: a tight loop over the
-** values, the holder looked at only for a hit. A removal moves the last
-** row into row i, which is then looked at again (the removed holder is
-** gone from this column and the others; later columns of this pass see
-** the row that moved in). @return whether anything changed.
+** One pass over c: every policy field of a live holder that names a dead
+** entity gets its policy. Column by column: a tight loop over the values
+** (the column's address taken again only after a policy ran, since its
+** listeners may have moved it), the holder looked at only for a hit. A
+** removal moves the last row into row i, which is then looked at again.
+** Rows added during the pass (a listener's) wait for the next one, so a
+** listener that adds back what the sweep removes cannot keep a pass going.
 */
-static bool sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
-  bool changed = false;
+static void sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
   for (uint32_t k = 0; k < c->nfields; k++) {
-    /* rows added during the pass (a listener's) wait for the next one:
-    ** a listener that adds back what the sweep removes cannot keep one
-    ** pass going */
     uint32_t end = c->size;
-    if (c->cleanup[k] == ECS_CLEANUP_NONE) continue;
+    const ecs_entity *vals;
+    if (c->cleanup[k] == ECS_CLEANUP_NONE || end == 0) continue;
+    vals = (const ecs_entity *)(const void *)col(c, k);
     for (uint32_t i = 0; i < end && i < c->size; i++) {
-      ecs_entity v = ((const ecs_entity *)(const void *)col(c, k))[i], holder;
+      ecs_entity v = vals[i], holder;
       if (v == ECS_NULL || ecs_alive(w, v)) continue;
       holder = owners(c)[i];
       if (!ecs_alive(w, holder)) continue; /* a dead record: garbage */
-      if (apply_policy(w, c, k, i, err)) changed = true;
+      apply_policy(w, c, k, i, err);
+      vals = (const ecs_entity *)(const void *)col(c, k);
       if (i < c->size && owners(c)[i] != holder) { /* a row moved in */
         if (end > c->size) end = c->size; /* the last of them moved: seen */
         i--;
       }
     }
   }
-  return changed;
 }
 
 /*
@@ -124,7 +118,7 @@ static ecs_err sweep(ecs_world *w) {
       ecs_component *c;
       if (!ecs_component_is(w->manager[m].cls)) continue;
       c = (ecs_component *)w->manager[m].self;
-      if (c->ncleanup > 0) (void)sweep_component(w, c, &err);
+      if (c->ncleanup > 0) sweep_component(w, c, &err);
     }
   } while (w->cleanup_pending);
   w->cleanup_sweeping = false;
