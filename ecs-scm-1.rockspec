@@ -85,6 +85,7 @@ build = {
         "src/names.c",
         "src/query.c",
         "src/query_iter.c",
+        "src/query_changes.c",
         "src/query_run.c",
         "src/expr.c",
         "src/expr_compile.c",

@@ -39,8 +39,9 @@
 ** runs over them use the columns in place.
 **
 ** Files: this one keeps the lists; query_iter.c the pins and iterators
-** that read them; query_run.c native runs; query_private.h the structs
-** they share.
+** that read them; query_run.c native runs; query_changes.c the filtered
+** lists of queries with change terms; query_private.h the structs they
+** share.
 **
 ** Layer: query, above the managers, below expr (layers: alloc.h). expr.c
 ** keeps its programs in each query's extension slot; this file frees
@@ -225,7 +226,7 @@ static size_t snap_bytes(const ecs_query *q, uint32_t cap) {
 
 
 /* A new empty snapshot with room for need entries next to one of old. */
-static qsnap *snap_new(ecs_world *w, const ecs_query *q, uint32_t need,
+qsnap *ecsi_snap_new(ecs_world *w, const ecs_query *q, uint32_t need,
                        uint32_t old) {
   uint32_t cap = snap_capacity(need, old);
   size_t bytes = snap_bytes(q, cap);
@@ -271,7 +272,7 @@ static bool snap_writable(ecs_world *w, ecs_query *q, uint32_t need) {
   floor = need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need;
   fits = s->pins == 0 && s->cap >= need;
   if (fits && s->cap / 4u <= floor) return true;
-  ns = snap_new(w, q, need, s->cap);
+  ns = ecsi_snap_new(w, q, need, s->cap);
   if (ns == NULL) {
     if (fits) return true; /* the shrink only failed: keep it as it is */
     q->built = false;
@@ -288,7 +289,7 @@ static bool snap_writable(ecs_world *w, ecs_query *q, uint32_t need) {
 }
 
 /* Recompute cont[i] (nothing when i is past the end). */
-static void cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
+void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
   uint32_t k = 0;
   if (i >= s->count) return;
   if (i > 0)
@@ -343,7 +344,7 @@ static void list_append(ecs_world *w, ecs_query *q, ecs_entity e,
   s->entity[i] = e;
   for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + i] = rows[k];
   ecs_record_map_set(&q->pos, ecs_entity_index(e), i);
-  cont_fix(q, s, i);
+  ecsi_snap_cont_fix(q, s, i);
 }
 
 /* Swap-remove position p: the last entry moves into it. */
@@ -359,8 +360,8 @@ static void list_remove(ecs_world *w, ecs_query *q, uint32_t p) {
     for (uint32_t k = 0; k < q->nwith; k++)
       s->row[(size_t)k * s->cap + p] = s->row[(size_t)k * s->cap + last];
     ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), p);
-    cont_fix(q, s, p);
-    cont_fix(q, s, p + 1u);
+    ecsi_snap_cont_fix(q, s, p);
+    ecsi_snap_cont_fix(q, s, p + 1u);
   }
 }
 
@@ -371,8 +372,8 @@ static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
   if (!snap_writable(w, q, s->count)) return;
   s = q->cur;
   s->row[(size_t)k * s->cap + p] = row;
-  cont_fix(q, s, p);
-  cont_fix(q, s, p + 1u);
+  ecsi_snap_cont_fix(q, s, p);
+  ecsi_snap_cont_fix(q, s, p + 1u);
 }
 
 /*
@@ -506,7 +507,7 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   need = ecs_component_size(q->term[driver]);
   if (s == NULL || s->pins > 0 || s->cap < need ||
       s->cap / 4u > (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need)) {
-    qsnap *ns = snap_new(w, q, need, s != NULL ? s->cap : 0);
+    qsnap *ns = ecsi_snap_new(w, q, need, s != NULL ? s->cap : 0);
     if (ns == NULL) return ECS_ERR_NOMEM;
     snap_replace(w, q, ns);
     s = ns;
@@ -525,142 +526,23 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
     for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * cap + n] = rows[k];
     s->entity[n] = e;
     s->count = ++n;
-    cont_fix(q, s, n - 1u);
+    ecsi_snap_cont_fix(q, s, n - 1u);
   }
   q->built = true;
   return ECS_ERR_OK;
 }
 
-/*
-** The change terms' filter over snapshot s: flag[i] = 1 where position i
-** passes (change.c's rule), 0 elsewhere, in q->flag (kept between passes:
-** one byte per match). Run by run of consecutive rows (cont), so that each
-** term's stamps are read as one array and the compare loop vectorises;
-** bit kind of flag[i] collects "some term of that kind passed".
-** @return the number passing, or UINT32_MAX when the flags' memory ran
-** out.
-*/
-static uint32_t mark_passing(ecs_world *w, ecs_query *q, const qsnap *s) {
-  uint8_t *flag;
-  uint32_t n = 0, since = q->since, terms = 0;
-  bool first = true;
-  uint8_t need = (uint8_t)((q->changed_mask != 0 ? 1u : 0u) |
-                           (q->added_mask != 0 ? 2u : 0u));
-  if (s->count > q->flag_cap) {
-    void *p = ecsi_realloc(w, q->flag, q->flag_cap, s->count);
-    if (p == NULL) return UINT32_MAX;
-    q->flag = (uint8_t *)p;
-    q->flag_cap = s->count;
-  }
-  flag = q->flag;
-  if (s->count == 0) return 0;
-  for (uint32_t m = q->changed_mask; m != 0; m &= m - 1u) terms++;
-  for (uint32_t m = q->added_mask; m != 0; m &= m - 1u) terms++;
-  for (uint32_t kind = 0; kind < ECSI_TICK_KINDS; kind++) {
-    uint32_t mask = kind == ECSI_TICK_CHANGED ? q->changed_mask : q->added_mask;
-    /* one term in all: the flag is the answer (0 or 1) */
-    uint8_t bit = (uint8_t)(terms == 1 ? 1u : 1u << kind);
-    for (uint32_t k = 0; mask != 0; k++, mask >>= 1) {
-      const uint32_t *tick, *row = s->row + (size_t)k * s->cap;
-      if (!(mask & 1u)) continue;
-      tick = ecsi_ticks_of(q->term[k], (int)kind);
-      for (uint32_t i = 0; i < s->count;) {
-        const uint8_t *stop = i + 1u < s->count
-            ? (const uint8_t *)memchr(s->cont + i + 1u, 0, s->count - i - 1u)
-            : NULL;
-        uint32_t len = stop == NULL ? s->count - i
-                                    : (uint32_t)(stop - (s->cont + i));
-        const uint32_t *t = tick + row[i];
-        uint8_t *fl = flag + i;
-        if (first) /* the first term assigns: no clearing pass */
-          for (uint32_t j = 0; j < len; j++)
-            fl[j] = (uint8_t)((t[j] > since) ? bit : 0u);
-        else
-          for (uint32_t j = 0; j < len; j++)
-            fl[j] |= (uint8_t)((t[j] > since) ? bit : 0u);
-        i += len;
-      }
-      first = false;
-    }
-  }
-  if (terms == 1) {
-    for (uint32_t i = 0; i < s->count; i++) n += flag[i];
-    return n;
-  }
-  for (uint32_t i = 0; i < s->count; i++) {
-    uint8_t ok = (uint8_t)((flag[i] & need) == need);
-    flag[i] = ok;
-    n += ok;
-  }
-  return n;
-}
-
 /* With change terms (after a first pass): the matches the next pass
-** would visit, counted over the list (O(matches)). */
+** would visit (query_changes.c). */
 ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
   ecs_err err = ecs_query_refresh(w, q);
-  uint32_t n;
   *out = 0;
   if (err != ECS_ERR_OK) return err;
   if (q->since == 0 || (q->changed_mask | q->added_mask) == 0) {
     *out = q->cur->count;
     return err;
   }
-  if ((n = mark_passing(w, q, q->cur)) == UINT32_MAX) return ECS_ERR_NOMEM;
-  *out = n;
-  return err;
-}
-
-/*
-** The matches of the current snapshot (refreshed) that pass the change
-** terms, copied with their rows into a snapshot of their own, which pins
-** the current one (its basis: readers take the snapshot's rows as exact
-** while the basis is still current and built, as for the basis itself)
-** and is retired from the start, so that its last unpin frees it.
-**
-** Two steps, for speed when the passing matches are few and scattered:
-** the positions are collected first (the flags read 8 at a time, so that
-** unchanged stretches go by at 8 per step), into the room of the last
-** term's rows; then entities and rows are gathered by position in loops
-** with no branch, whose cache misses the processor overlaps (one miss
-** after the other, they cost 5x more at 1% of 1M matches). The last
-** term's rows are gathered in place, each slot read before it is written.
-*/
-qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q) {
-  qsnap *s = q->cur, *f;
-  uint32_t n = mark_passing(w, q, s), j = 0, *pos;
-  /* room for one more: the branchless collection may write pos[n] */
-  if (n == UINT32_MAX || (f = snap_new(w, q, n + 1u, 0)) == NULL) return NULL;
-  pos = f->row + (size_t)(q->nwith - 1u) * f->cap;
-  for (uint32_t i = 0; i < s->count && j < n;) {
-    uint64_t word;
-    if (i + 8u <= s->count) {
-      memcpy(&word, q->flag + i, 8);
-      if (word == 0) {
-        i += 8;
-        continue;
-      }
-      for (uint32_t b = 0; b < 8; b++) /* no branch: j moves by the flag */
-        pos[j] = i + b, j += q->flag[i + b];
-      i += 8;
-      continue;
-    }
-    pos[j] = i;
-    j += q->flag[i++];
-  }
-  for (j = 0; j < n; j++) f->entity[j] = s->entity[pos[j]];
-  for (uint32_t k = 0; k < q->nwith; k++) {
-    const uint32_t *from = s->row + (size_t)k * s->cap;
-    uint32_t *to = f->row + (size_t)k * f->cap;
-    for (j = 0; j < n; j++) to[j] = from[pos[j]];
-  }
-  f->count = n;
-  for (j = 0; j < n; j++) cont_fix(q, f, j);
-  f->basis = s;
-  s->pins++;
-  f->next_retired = q->retired;
-  q->retired = f;
-  return f;
+  return ecsi_query_count_passing(w, q, out);
 }
 
 void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {

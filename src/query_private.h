@@ -62,9 +62,16 @@ struct ecs_query {
 
 /* change.c: stop watching the stamps of q's change terms. */
 void ecsi_query_untrack(ecs_world *w, ecs_query *q);
-/* query.c: a filtered snapshot of q's current one (see qsnap.basis), for
-** one pass; NULL when memory ran out. */
+/* query.c: a new empty snapshot with room for need entries next to one
+** of old (NULL: no memory); the run flag of entry i (cont) recomputed. */
+qsnap *ecsi_snap_new(ecs_world *w, const ecs_query *q, uint32_t need,
+                     uint32_t old);
+void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i);
+/* query_changes.c: a filtered snapshot of q's current one (see
+** qsnap.basis), for one pass, NULL when memory ran out; the number of
+** matches that pass q's change terms (q->since != 0), or ECS_ERR_NOMEM. */
 qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q);
+ecs_err ecsi_query_count_passing(ecs_world *w, ecs_query *q, size_t *out);
 
 static inline void snap_free(ecs_world *w, qsnap *s) {
   if (s != NULL) ecsi_free(w, s, s->bytes);
