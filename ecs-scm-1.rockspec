@@ -63,6 +63,8 @@ build = {
         "src/lua/system.c",
         "src/lua/observer.c",
         "src/lua/snapshot.c",
+        "src/lua/plain.c",
+        "src/lua/journal.c",
         "src/lua/module.c",
         "src/alloc.c",
         "src/value.c",
@@ -93,6 +95,9 @@ build = {
         "src/system.c",
         "src/system_order.c",
         "src/snapshot.c",
+        "src/journal.c",
+        "src/journal_delta.c",
+        "src/delta.c",
       },
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)

@@ -41,6 +41,7 @@ local function fixture()
   x.N:set(x.e, "first")
   x.q = w:query(x.P, x.V)
   x.obs = x.P:on_set(function() end)
+  x.jour = w:journal()
   x.PM = pointmass.new(w)
   for _, e in ipairs(x.es) do x.PM:add(e, 1, 1, 2, 3, 0, 0, 0) end
   x.M = mesh.new(w)
@@ -97,6 +98,37 @@ local calls = {
     return x.w:restore(blob)
   end,
   ["world.find_component"] = function(x) return x.w:find_component("V") end,
+  ["world.journal"] = function(x)
+    x.jour:close()
+    local j = x.w:journal()
+    x.P:set(x.e, 4, 5, 6, x.es[3], { "j" })
+    return j:delta()
+  end,
+  ["world.apply_delta"] = function(x)
+    x.jour:delta()
+    local blob = x.w:snapshot()
+    x.P:set(x.e, 5, 6, 7, x.es[2], { "new" })
+    x.w:destroy(x.es[3])
+    x.P:add(x.w:create(), 1, 2, 3, x.e, { t = { 1, 2 } })
+    local d = x.jour:delta()
+    x.jour:close()
+    x.w:restore(blob)
+    return x.w:apply_delta(d)
+  end,
+  ["world.state_hash"] = function(x) return x.w:state_hash() end,
+  ["journal.delta"] = function(x)
+    x.P:set(x.e, 5, 6, 7, x.es[2], { "d" })
+    x.w:destroy(x.es[4])
+    return x.jour:delta()
+  end,
+  ["journal.undo"] = function(x)
+    x.P:set(x.e, 5, 6, 7, x.es[2], { "u" })
+    x.w:destroy(x.es[4])
+    x.V:add(x.w:create(), 1, 1)
+    return x.jour:undo()
+  end,
+  ["journal.close"] = function(x) return x.jour:close() end,
+  ["journal.active"] = function(x) return x.jour:active() end,
 
   ["component.add"] = function(x) return x.P:add(x.w:create(), 1, 2, 3, x.e, {}) end,
   ["component.count"] = function(x) return x.P:count() end,
@@ -340,6 +372,10 @@ local allocates = {
   ["world.update"] = true,
   ["world.snapshot"] = true,
   ["world.restore"] = true,
+  ["world.journal"] = true,
+  ["world.apply_delta"] = true,
+  ["journal.delta"] = true,
+  ["journal.undo"] = true,
 }
 
 local function closed_everywhere(x)

@@ -156,7 +156,9 @@ describe("text from Lua", function()
       "query.components", "query.count", "query.entities", "query.run", "query.programs",
       "world.memory", "world.managers",
       -- snapshots are bytes, not text: a zero byte is data there
-      "ecs.restore", "world.restore", "world.snapshot",
+      "ecs.restore", "world.restore", "world.snapshot", "world.apply_delta",
+      "world.journal", "world.state_hash",
+      "journal.delta", "journal.undo", "journal.close", "journal.active",
       "names.clear", "names.gc", "names.get",
       "component.on_add", "component.on_remove", "component.on_set",
       "names.on_add", "names.on_remove", "names.on_set",

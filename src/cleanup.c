@@ -58,6 +58,7 @@ static void apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
   bool gone;
   switch (c->cleanup[k]) {
   case ECS_CLEANUP_CLEAR:
+    ecs_component_prewrite(w, c, i);
     ((ecs_entity *)(void *)col(c, k))[i] = ECS_NULL;
     ecs_component_touch(w, c, i);
     return;

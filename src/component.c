@@ -41,7 +41,7 @@
 */
 #include <string.h>
 
-#include "component_private.h"
+#include "journal_private.h"
 
 _Static_assert(ECSI_ROWMAP_NONE == ECS_NO_INSTANCE,
                "the map's empty entry must read as no instance");
@@ -91,14 +91,23 @@ ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua) {
 
 /* From the end of the list: O(1) per call, and the order means nothing. */
 size_t ecs_drain_refs(ecs_world *w, uint32_t *buf, size_t max) {
-  size_t n = w->ref_len < max ? w->ref_len : max;
-  if (n == 0) return 0; /* ref_drop may be NULL: no memcpy from it */
-  w->ref_len -= n;
-  memcpy(buf, w->ref_drop + w->ref_len, n * sizeof(uint32_t));
-  return n;
+  size_t n = w->ref_len < max ? w->ref_len : max, m;
+  if (n > 0) { /* ref_drop may be NULL: no memcpy from it */
+    w->ref_len -= n;
+    memcpy(buf, w->ref_drop + w->ref_len, n * sizeof(uint32_t));
+  }
+  /* then the old values journals let go (journal.c) */
+  m = w->jref_len < max - n ? w->jref_len : max - n;
+  if (m > 0) {
+    w->jref_len -= m;
+    memcpy(buf + n, w->jref + w->jref_len, m * sizeof(uint32_t));
+  }
+  return n + m;
 }
 
-size_t ecs_dropped_refs(const ecs_world *w) { return w->ref_len; }
+size_t ecs_dropped_refs(const ecs_world *w) {
+  return w->ref_len + w->jref_len;
+}
 
 /* ------------------------------------------------------------------------
 ** Columns
@@ -276,7 +285,9 @@ void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i) {
   for (uint32_t k = 0; k < c->nlua; k++) {
     uint32_t *cell = (uint32_t *)(void *)col(c, c->lua_field[k]) + i;
     if (*cell != 0) {
-      w->ref_drop[w->ref_len++] = *cell; /* room reserved: see refs_reserve */
+      /* an old value the journal captured stays alive for it */
+      if (!ecsi_journal_claim_ref(w, *cell))
+        w->ref_drop[w->ref_len++] = *cell; /* room reserved: see refs_reserve */
       *cell = 0;
     }
   }
@@ -348,6 +359,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   }
   if ((err = ecsi_component_refs_reserve(w, c->nlua)) != ECS_ERR_OK) return err;
   if (i != ECS_NO_INSTANCE) {
+    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     /* a dead record of an older entity at this index: reuse it in place */
     ecsi_component_drop_refs(w, c, i);
     zero_fields(c, i);
@@ -356,6 +368,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     if ((err = ecsi_rowmap_reserve(w, &c->map, owners(c), index)) != ECS_ERR_OK ||
         (err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
       return err;
+    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     i = c->size++;
     owners(c)[i] = e;
     zero_fields(c, i);
@@ -396,6 +409,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
       rows[k] = i;
       continue;
     }
+    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     if (i != ECS_NO_INSTANCE) {
       ecsi_component_drop_refs(w, c, i);
       zero_fields(c, i);
@@ -498,8 +512,59 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
     i = ecs_component_lookup(w, c, e);
     if (i == ECS_NO_INSTANCE) return err;
   }
+  if (w->journal != NULL) ecsi_journal_capture(w, c, ecs_entity_index(e));
   remove_at(w, c, i);
   return err;
+}
+
+/*
+** The journal's and the delta's write: make the state of c at index the
+** given one, whatever it is now. Absent: any record at index goes (a dead
+** one too: a record must not outlive an entity undo takes back). Present:
+** the owner's record, reused in place or appended (room reserved), with
+** the packed values; lua cells take the references given, and the ones
+** they held are dropped unless they are the same.
+*/
+void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
+                        ecs_entity owner, const unsigned char *packed) {
+  uint32_t i = map_get(c, index);
+  bool fresh = false;
+  if (owner == 0) {
+    if (i != ECS_NO_INSTANCE) remove_at(w, c, i);
+    return;
+  }
+  if (i == ECS_NO_INSTANCE) {
+    i = c->size++;
+    owners(c)[i] = owner;
+    zero_fields(c, i);
+    ecsi_rowmap_insert(&c->map, owners(c), index, i);
+    w->ref_slots += c->nlua;
+    fresh = true;
+  } else if (owners(c)[i] != owner) {
+    ecsi_component_drop_refs(w, c, i);
+    zero_fields(c, i);
+    owners(c)[i] = owner;
+    fresh = true;
+  }
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    uint8_t *cell = col(c, k) + (size_t)i * c->elem[k];
+    if (c->field[k].type == ECS_LUA) {
+      uint32_t old, ref;
+      memcpy(&old, cell, sizeof old);
+      memcpy(&ref, packed, sizeof ref);
+      if (old != 0 && old != ref && !ecsi_journal_claim_ref(w, old))
+        w->ref_drop[w->ref_len++] = old; /* room: the cell's own */
+    }
+    memcpy(cell, packed, c->elem[k]);
+    packed += c->elem[k];
+  }
+  if (fresh) {
+    ecsi_ticks_stamp_new(w, c, i, 1);
+    c->version++;
+    if (c->nwatch != 0) tell_changed(w, c, owner, true);
+  } else {
+    ecs_component_touch(w, c, i);
+  }
 }
 
 uint32_t ecs_component_size(const ecs_component *c) { return c->size; }

@@ -285,6 +285,27 @@ void ecs_component_touch_range(ecs_world *w, ecs_component *c,
                                ecs_instance first, size_t n);
 
 /*
+** The journal (journal.h): call before writing the values of instance i
+** (rows[0..n), rows [first, first + n)), so that an open journal keeps
+** what they were. The core does it for its own write paths; whoever
+** writes the columns directly (the binding's set, a plugin) calls these
+** first, as it calls touch after. A world without a journal pays one test.
+*/
+void ecs_component_prewrite(ecs_world *w, ecs_component *c, ecs_instance i);
+void ecs_component_prewrite_n(ecs_world *w, ecs_component *c,
+                              const ecs_instance *rows, size_t n);
+void ecs_component_prewrite_range(ecs_world *w, ecs_component *c,
+                                  ecs_instance first, size_t n);
+
+/*
+** A lua cell of c let go of ref (overwritten by whoever writes the
+** columns directly): @return true when an open journal keeps it as an
+** old value (it comes back through ecs_drain_refs when the journal no
+** longer needs it), false when the caller releases it now.
+*/
+bool ecs_component_keep_ref(ecs_world *w, uint32_t ref);
+
+/*
 ** Move up to max dropped lua refs of w into buf (any order).
 ** @return how many were moved; call again while it returns max.
 */

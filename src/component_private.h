@@ -48,6 +48,7 @@ struct ecs_component {
   const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
   ecsi_ticks ticks;        /* change ticks, while watched (change.c) */
+  struct ecsi_jcomp *journal; /* captures of the open journal, or NULL */
   uint8_t *cleanup;        /* cleanup.c: policy per field, in the meta block */
   uint32_t ncleanup;       /* fields with a policy */
   uint32_t nwatch, watch_cap;

@@ -101,7 +101,12 @@ typedef uint32_t ecs_entity;
                     "world's")                                              \
   X(VERSION, "unsupported snapshot format version")                       \
   /* appended: systems */                                                  \
-  X(NO_SYSTEM, "no system with this name")
+  X(NO_SYSTEM, "no system with this name")                                 \
+  /* appended: the journal (journal.h) */                                  \
+  X(JOURNAL_OPEN, "a journal is already recording this world")            \
+  X(LOST, "the journal lost track of a change (out of memory, or a "        \
+          "restore since its mark): close it")                             \
+  X(BASE, "the world differs from the delta's base")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

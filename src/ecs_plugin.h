@@ -392,6 +392,13 @@ struct ecs_api {
   ecs_cleanup (*ecs_component_cleanup)(const ecs_component *c, uint32_t field);
   void (*ecs_cleanup_hold)(ecs_world *w);
   ecs_err (*ecs_cleanup_release)(ecs_world *w);
+  /* appended: the journal (component.h, journal.h) */
+  void (*ecs_component_prewrite)(ecs_world *w, ecs_component *c, ecs_instance i);
+  void (*ecs_component_prewrite_n)(ecs_world *w, ecs_component *c,
+                                   const ecs_instance *rows, size_t n);
+  void (*ecs_component_prewrite_range)(ecs_world *w, ecs_component *c,
+                                       ecs_instance first, size_t n);
+  bool (*ecs_component_keep_ref)(ecs_world *w, uint32_t ref);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -656,6 +663,10 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_touch (ecs_plugin_api->ecs_component_touch)
 #define ecs_component_touch_n (ecs_plugin_api->ecs_component_touch_n)
 #define ecs_component_touch_range (ecs_plugin_api->ecs_component_touch_range)
+#define ecs_component_prewrite (ecs_plugin_api->ecs_component_prewrite)
+#define ecs_component_prewrite_n (ecs_plugin_api->ecs_component_prewrite_n)
+#define ecs_component_prewrite_range (ecs_plugin_api->ecs_component_prewrite_range)
+#define ecs_component_keep_ref (ecs_plugin_api->ecs_component_keep_ref)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

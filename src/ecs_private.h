@@ -79,6 +79,12 @@ struct ecs_world {
   uint64_t destroy_epoch;
   /* change.c: the change clock (its tick is change_clock + 1) */
   uint32_t change_clock;
+  /* journal.c: the open journal, or NULL; references old values held by
+  ** journals no longer need (drained with ref_drop; room reserved when
+  ** each was captured, so releasing never allocates) */
+  struct ecs_journal *journal;
+  uint32_t *jref;
+  size_t jref_len, jref_cap;
   /* system.c: the systems in run order; updates in progress, and systems
   ** removed during them (freed when the outermost returns) */
   struct ecs_system **system;
@@ -124,6 +130,8 @@ ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out);
 ** ECS_ERR_NOMEM: nothing allocated, in->pos unchanged). */
 ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
                            ecsi_entity_table *t);
+/* Room for slots slots and a free queue of queue items (delta.c). */
+ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue);
 /* Trade the world's table for t (t gets the old one); never fails. */
 void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t);
 void ecsi_entities_table_free(ecs_world *w, ecsi_entity_table *t);

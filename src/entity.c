@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ecs_private.h"
+#include "journal_private.h"
 
 #define MIN_SLOTS 64u
 
@@ -95,13 +96,30 @@ static uint32_t queue_pop(ecs_world *w) {
   return i;
 }
 
+/* delta.c: room for slots slots and a queue of queue items. */
+ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue) {
+  void *p = w->head.slot;
+  ecs_err err = queue_reserve(w, slots > queue ? slots : queue);
+  if (err != ECS_ERR_OK) return err;
+  err = ecsi_grow(w, &p, &w->slot_cap, slots, sizeof(uint16_t), MIN_SLOTS);
+  if (err != ECS_ERR_OK) return err;
+  w->head.slot = (uint16_t *)p;
+  return ECS_ERR_OK;
+}
+
 /* Take one index by the reuse policy; room must have been reserved. */
 static ecs_entity take(ecs_world *w) {
   uint32_t i;
   if (w->free.len >= ECS_MINIMUM_FREE_INDICES || fresh_left(w) == 0) {
+    if (w->journal != NULL) { /* (journal.c) */
+      uint32_t next = w->free.item[w->free.head];
+      ecsi_journal_slot(w, next);
+      ecsi_journal_popped(w, next);
+    }
     i = queue_pop(w);
     w->head.slot[i] = (uint16_t)(w->head.slot[i] & ECS_GENERATION_MASK);
   } else {
+    if (w->journal != NULL) ecsi_journal_slot(w, w->head.slot_count);
     i = w->head.slot_count++;
     w->head.slot[i] = 0;
   }
@@ -169,6 +187,11 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
 static void kill(ecs_world *w, ecs_entity e) {
   ecsi_queue *q = &w->free;
   uint32_t i = ecs_entity_index(e), next;
+  if (w->journal != NULL) { /* (journal.c) */
+    ecsi_journal_dying(w, e);
+    ecsi_journal_slot(w, i);
+    ecsi_journal_pushed(w, i);
+  }
   next = (w->head.slot[i] + 1u) & ECS_GENERATION_MASK;
   w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE | next);
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */

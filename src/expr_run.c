@@ -313,6 +313,11 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
   ecsi_query_align(w, p->q);
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
+  /* an open journal keeps the targets' values before any is written */
+  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
+    if (m & 1u)
+      ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
+                               r.row + (size_t)t * r.stride, r.count);
   for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
     uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
     /* the run at i covers the whole block: every term's rows consecutive */

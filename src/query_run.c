@@ -148,6 +148,11 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   if (scratch == NULL) return ECS_ERR_NOMEM;
   ecsi_query_align(w, q);
   if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
+  /* an open journal keeps the rows' values before any is written */
+  for (uint32_t c = 0; c < ncols; c++)
+    if (first[c] == c && written[c])
+      ecs_component_prewrite_n(w, cols[c].c, r.row + (size_t)term[c] * r.stride,
+                               r.count);
   view.dt = dt;
   view.column = colp;
   view.out = outp;

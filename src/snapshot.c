@@ -38,6 +38,7 @@
 #include "component.h"
 #include "ecs_private.h"
 #include "snapshot.h"
+#include "journal_private.h"
 
 #define HEADER_SIZE 12u
 #define TRAILER_SIZE 16u
@@ -683,6 +684,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   ecsi_entities_table_free(w, &tab);
   swapped = false;
   ecsi_queries_invalidate(w);
+  ecsi_journal_restored(w); /* its captures describe another world now */
   in->pos = in->size;
 done:
   if (err != ECS_ERR_OK) {

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ecs_private.h"
+#include "journal_private.h"
 
 static const char *const error_text[] = {
 #define ECS__TEXT(name, msg) msg,
@@ -37,6 +38,7 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
 */
 void ecs_world_free(ecs_world *w) {
   if (w == NULL) return;
+  ecsi_journal_free(w); /* its captures point into managers */
   ecsi_systems_free(w); /* systems point to queries: first */
   ecsi_queries_free(w); /* queries point into managers: next */
   ecsi_managers_free(w);

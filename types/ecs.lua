@@ -261,6 +261,20 @@ function World:snapshot() end
 ---@param options? { migrate: boolean? }
 function World:restore(blob, options) end
 
+---Starts recording every change (one journal per world at a time).
+---@return ecs.Journal
+function World:journal() end
+
+---A world equal to the delta's base becomes equal to the journal's world
+---when the delta was made; any other world raises and is left unchanged.
+---@param delta string # from journal:delta()
+function World:apply_delta(delta) end
+
+---A 64-bit hash of the world's state: equal worlds have equal hashes,
+---whatever their row order.
+---@return integer
+function World:state_hash() end
+
 ------------------------------------------------------------------------
 -- ecs.Component
 ------------------------------------------------------------------------
@@ -582,6 +596,27 @@ function Observer:close() end
 
 ---@return boolean # not closed, and its world open
 function Observer:active() end
+
+------------------------------------------------------------------------
+-- ecs.Journal (world:journal())
+------------------------------------------------------------------------
+
+---@class ecs.Journal
+local Journal = {}
+
+---The changes since the journal's mark (its start or the last delta) as a
+---string for world:apply_delta; the mark moves to now.
+---@return string
+function Journal:delta() end
+
+---Takes the world back to the journal's mark.
+function Journal:undo() end
+
+---Stops recording (also `<close>` and collection); idempotent.
+function Journal:close() end
+
+---@return boolean # recording: not closed, and its world open
+function Journal:active() end
 
 ------------------------------------------------------------------------
 -- require("ecs.pointmass")

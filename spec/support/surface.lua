@@ -60,6 +60,9 @@ function surface.objects(w)
   list[#list + 1] = { "component", P }
   list[#list + 1] = { "query", w:query(P) }
   list[#list + 1] = { "observer", P:on_add(function() end) }
+  -- one journal per world: a world that has one already keeps it
+  local has_journal, j = pcall(w.journal, w)
+  if has_journal then list[#list + 1] = { "journal", j } end
   for _, field in ipairs({ "transform", "names" }) do
     list[#list + 1] = { field, w[field] }
   end

@@ -391,6 +391,12 @@ int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
 const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty, cvalue *o);
 
+/* journal.c */
+int ecsl_l_world_journal(lua_State *L);
+int ecsl_l_world_apply_delta(lua_State *L);
+int ecsl_l_world_state_hash(lua_State *L);
+void ecsl_open_journals(lua_State *L);
+
 /* snapshot.c */
 int ecsl_l_restore(lua_State *L);
 int ecsl_l_world_find_component(lua_State *L);

@@ -189,11 +189,13 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j])) {
         ecs_instance i = ecs_component_lookup(w, c, st->ent[j]);
+        ecs_component_prewrite(w, c, i);
         ecs_value_store_inline(base, s.type, i, in[j]);
         ecs_component_touch(w, c, i);
       }
     return;
   }
+  ecs_component_prewrite_n(w, c, rows, n);
   ecs_value_store_rows(base, s.type, rows, in, n, false);
   ecs_component_touch_n(w, c, rows, n);
 }

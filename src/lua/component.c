@@ -301,11 +301,13 @@ static int comp_write(lua_State *L, int is_add) {
       return comp_error(L, lc, fn, err);
     }
   }
+  ecs_component_prewrite(w, lc->c, i); /* an open journal keeps the old */
   for (uint32_t k = 0; k < nf; k++) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
       ecsl_write_value(lc, k, i, &val[k]);
-      if (old != 0) luaL_unref(L, refs, (int)old);
+      if (old != 0 && !ecs_component_keep_ref(w, old))
+        luaL_unref(L, refs, (int)old);
     } else {
       ecsl_write_value(lc, k, i, &val[k]);
     }
@@ -390,11 +392,14 @@ static int l_comp_set_field(lua_State *L) {
                           ECS_ERR_MISSING : ECS_ERR_DEAD);
       }
     }
-    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-    ecsl_write_value(lc, k, i, &v);
-    if (old != 0) luaL_unref(L, refs, (int)old);
     w = lc->lw->w; /* still open: looked up again after luaL_ref */
+    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
+    ecs_component_prewrite(w, lc->c, i);
+    ecsl_write_value(lc, k, i, &v);
+    if (old != 0 && !ecs_component_keep_ref(w, old))
+      luaL_unref(L, refs, (int)old);
   } else {
+    ecs_component_prewrite(w, lc->c, i);
     ecsl_write_value(lc, k, i, &v);
   }
   ecs_component_touch(w, lc->c, i);

@@ -148,9 +148,11 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     ecs_instance i;
     if (!(set & ((uint64_t)1 << r))) continue;
     if (current) {
+      ecs_component_prewrite(w, c, st->row[k]);
       ecs_value_store(st->base[k], st->spec[k].type, st->row[k], st->out[r]);
       ecs_component_touch(w, c, st->row[k]);
     } else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE) {
+      ecs_component_prewrite(w, c, i);
       ecs_value_store(ecs_component_column(c, st->spec[k].field),
                       st->spec[k].type, i, st->out[r]);
       ecs_component_touch(w, c, i);

@@ -171,13 +171,15 @@ static int l_set_many(lua_State *L) {
     refs = push_refs(L);
   }
   w = lc->lw->w;
+  ecs_component_prewrite_n(w, lc->c, rows, (size_t)n);
   for (lua_Integer i = 0; i < n; i++) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[rows[i]];
       fvalue v;
       v.ref = refv != NULL ? refv[i] : 0;
       ecsl_write_value(lc, k, rows[i], &v);
-      if (old != 0) luaL_unref(L, refs, (int)old);
+      if (old != 0 && !ecs_component_keep_ref(w, old))
+        luaL_unref(L, refs, (int)old);
     } else {
       ecsl_write_value(lc, k, rows[i], vals != NULL ? &vals[i] : &one);
     }

@@ -30,6 +30,9 @@ static const luaL_Reg world_methods[] = {
   {"snapshot", ecsl_l_world_snapshot},
   {"restore", ecsl_l_world_restore},
   {"find_component", ecsl_l_world_find_component},
+  {"journal", ecsl_l_world_journal},
+  {"apply_delta", ecsl_l_world_apply_delta},
+  {"state_hash", ecsl_l_world_state_hash},
   {NULL, NULL}
 };
 
@@ -95,6 +98,7 @@ ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
   ecsl_open_queries(L);
   ecsl_open_observers(L);
   ecsl_open_spawn(L);
+  ecsl_open_journals(L);
   luaL_newlib(L, module_functions);
   push_entity(L, ECS_NULL);
   lua_setfield(L, -2, "null");

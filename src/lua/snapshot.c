@@ -31,17 +31,13 @@
 
 #include "binding.h"
 #include "snapshot.h"
+#include "plain.h"
 
 #define LUA_LAYOUT 1u
-#define MAX_DEPTH 100 /* nesting of tables in one lua value */
 #define BUFFER_MT "ecs.SnapshotBuffer"
 #define FACTORIES_KEY "ecs.core.factories"
 
 static const char buffer_key = 0; /* the world's kept snapshot buffer */
-#define PLAIN "plain data is nil, booleans, numbers, strings, entity " \
-              "handles and tables of these without cycles or metatables"
-
-enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
 
 /* ======================================================================
 ** Buffers
@@ -106,121 +102,16 @@ static ecs_err lbuf_write(void *ud, const void *data, size_t size) {
 ** Lua values as plain data (the host section)
 ** ==================================================================== */
 
-/*
-** Writing values allocates nothing Lua's collector sees (the buffer's
-** blocks come from the allocator directly, the stack only grows), so no
-** finalizer can run while the section is written and then saved with the
-** core's part: the two describe the same moment. Cycles are found on the
-** path from the value to the table being written (at most MAX_DEPTH).
-*/
+/* Counts and references of the host section, through the plain writer. */
 typedef struct enc {
-  lua_State *L;
-  lbuf *b;
-  const void *path[MAX_DEPTH]; /* the tables being written, outermost first */
+  ecs_writer out;
   bool nomem;
 } enc;
-
-static void put(enc *e, const void *p, size_t n) {
-  if (!e->nomem && lbuf_write(e->b, p, n) != ECS_ERR_OK) e->nomem = true;
-}
 
 static void put_u32(enc *e, uint32_t v) {
   unsigned char b[4];
   for (int k = 0; k < 4; k++) b[k] = (unsigned char)(v >> (8 * k));
-  put(e, b, 4);
-}
-
-static void put_u64(enc *e, uint64_t v) {
-  unsigned char b[8];
-  for (int k = 0; k < 8; k++) b[k] = (unsigned char)(v >> (8 * k));
-  put(e, b, 8);
-}
-
-static void put_tag(enc *e, int tag) {
-  unsigned char t = (unsigned char)tag;
-  put(e, &t, 1);
-}
-
-/*
-** Write the value at idx (absolute). @return NULL, or what makes it not
-** plain data (the caller names the entity and field). May raise only a
-** memory error growing the stack.
-*/
-static const char *enc_value(enc *e, int idx, int depth) {
-  lua_State *L = e->L;
-  switch (lua_type(L, idx)) {
-    case LUA_TBOOLEAN:
-      put_tag(e, lua_toboolean(L, idx) ? T_TRUE : T_FALSE);
-      return NULL;
-    case LUA_TNUMBER:
-      if (lua_isinteger(L, idx)) {
-        put_tag(e, T_INT);
-        put_u64(e, (uint64_t)lua_tointeger(L, idx));
-      } else {
-        double d = (double)lua_tonumber(L, idx);
-        uint64_t bits;
-        memcpy(&bits, &d, sizeof bits);
-        put_tag(e, T_FLOAT);
-        put_u64(e, bits);
-      }
-      return NULL;
-    case LUA_TSTRING: {
-      size_t len;
-      const char *s = lua_tolstring(L, idx, &len);
-      if (len > UINT32_MAX) return "a string longer than 4 GB";
-      put_tag(e, T_STRING);
-      put_u32(e, (uint32_t)len);
-      put(e, s, len);
-      return NULL;
-    }
-    case LUA_TTABLE: {
-      uint32_t pairs = 0;
-      const char *bad = NULL;
-      if (lua_getmetatable(L, idx)) {
-        lua_pop(L, 1);
-        return "a table with a metatable is not plain data";
-      }
-      for (int k = 0; k < depth; k++)
-        if (e->path[k] == lua_topointer(L, idx))
-          return "a table that contains itself (a cycle) is not plain data";
-      if (depth >= MAX_DEPTH) return "tables nested too deeply (limit 100)";
-      e->path[depth] = lua_topointer(L, idx);
-      luaL_checkstack(L, 6, "lua value nested too deeply");
-      lua_pushnil(L);
-      while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        pairs++;
-      }
-      put_tag(e, T_TABLE);
-      put_u32(e, pairs);
-      lua_pushnil(L);
-      while (bad == NULL && lua_next(L, idx)) {  /* ..., k, v */
-        int top = lua_gettop(L);
-        bad = enc_value(e, top - 1, depth + 1);
-        if (bad == NULL) bad = enc_value(e, top, depth + 1);
-        lua_pop(L, 1);
-      }
-      if (bad != NULL) lua_pop(L, 1); /* the key */
-      return bad;
-    }
-    case LUA_TNIL:
-      return "nil is not a value here"; /* refs never hold nil */
-    case LUA_TFUNCTION:
-      return "a function is not plain data";
-    case LUA_TLIGHTUSERDATA:
-      if (ecs_lua_is_entity(L, idx)) {
-        put_tag(e, T_ENTITY);
-        put_u32(e, (uint32_t)ecs_lua_check_entity(L, idx));
-        return NULL;
-      }
-      return "a light userdata is not plain data";
-    case LUA_TUSERDATA:
-      return "a userdata is not plain data";
-    case LUA_TTHREAD:
-      return "a coroutine is not plain data";
-    default:
-      return "a value of this type is not plain data";
-  }
+  if (!e->nomem && ecs_write(&e->out, b, 4) != ECS_ERR_OK) e->nomem = true;
 }
 
 /*
@@ -235,8 +126,8 @@ static void save_lua_values(lua_State *L, int widx, lbuf *b, const char *fn) {
   int refs, top = lua_gettop(L);
   size_t count_at;
   uint32_t count = 0;
-  e.L = L;
-  e.b = b;
+  e.out.write = lbuf_write;
+  e.out.ud = b;
   e.nomem = false;
   put_u32(&e, LUA_LAYOUT);
   count_at = b->n;
@@ -256,15 +147,18 @@ static void save_lua_values(lua_State *L, int widx, lbuf *b, const char *fn) {
         for (uint32_t i = 0; i < ecs_component_size(c); i++) {
           ecs_entity owner = ecs_component_entities(c)[i];
           const char *bad;
+          bool nomem = false;
           if (cell[i] == 0 || !ecs_alive(w, owner)) continue;
           put_u32(&e, cell[i]);
           lua_rawgeti(L, refs, (lua_Integer)cell[i]);
-          bad = enc_value(&e, lua_gettop(L), 0);
+          if (!e.nomem) bad = ecsl_plain_encode(L, -1, &e.out, &nomem);
+          else bad = NULL;
+          e.nomem = e.nomem || nomem;
           if (bad != NULL)
             luaL_error(L, "%s: %s.%s of entity(%d.%d): %s (%s)", fn,
                        ecs_component_name(c), ecs_component_field(c, k)->name,
                        (int)ecs_entity_index(owner),
-                       (int)ecs_entity_generation(owner), bad, PLAIN);
+                       (int)ecs_entity_generation(owner), bad, ECSL_PLAIN_TEXT);
           lua_settop(L, refs);
           count++;
         }
@@ -275,78 +169,6 @@ static void save_lua_values(lua_State *L, int widx, lbuf *b, const char *fn) {
   if (e.nomem) ecsl_error(L, NULL, fn, ECS_ERR_NOMEM, NULL, 0);
   for (int k = 0; k < 4; k++)
     b->p[count_at + (size_t)k] = (unsigned char)(count >> (8 * k));
-}
-
-typedef struct dec {
-  const unsigned char *p;
-  size_t at, n;
-  const char *fn;
-} dec;
-
-static int dec_fail(lua_State *L, const dec *d) {
-  return luaL_error(L, "%s: %s (lua values)", d->fn,
-                    ecs_strerror(ECS_ERR_CORRUPT));
-}
-
-static uint64_t dec_uint(lua_State *L, dec *d, size_t size) {
-  uint64_t v = 0;
-  if (d->n - d->at < size) dec_fail(L, d);
-  for (size_t k = 0; k < size; k++) v |= (uint64_t)d->p[d->at + k] << (8 * k);
-  d->at += size;
-  return v;
-}
-
-/* Push the value at d; raises for anything save could not have written. */
-static void dec_value(lua_State *L, dec *d, int depth) {
-  int tag = (int)dec_uint(L, d, 1);
-  switch (tag) {
-    case T_FALSE: case T_TRUE:
-      lua_pushboolean(L, tag == T_TRUE);
-      return;
-    case T_INT:
-      lua_pushinteger(L, (lua_Integer)dec_uint(L, d, 8));
-      return;
-    case T_FLOAT: {
-      uint64_t bits = dec_uint(L, d, 8);
-      double v;
-      memcpy(&v, &bits, sizeof v);
-      lua_pushnumber(L, (lua_Number)v);
-      return;
-    }
-    case T_STRING: {
-      size_t len = (size_t)dec_uint(L, d, 4);
-      if (d->n - d->at < len) dec_fail(L, d);
-      lua_pushlstring(L, (const char *)d->p + d->at, len);
-      d->at += len;
-      return;
-    }
-    case T_ENTITY: {
-      uint32_t id = (uint32_t)dec_uint(L, d, 4);
-      if (id > ECS_ID_MASK) dec_fail(L, d);
-      push_entity(L, (ecs_entity)id);
-      return;
-    }
-    case T_TABLE: {
-      uint32_t pairs = (uint32_t)dec_uint(L, d, 4);
-      if (depth >= MAX_DEPTH || pairs > (d->n - d->at) / 2) dec_fail(L, d);
-      luaL_checkstack(L, 4, "lua value nested too deeply");
-      lua_createtable(L, 0, pairs < 64 ? (int)pairs : 64);
-      for (uint32_t k = 0; k < pairs; k++) {
-        dec_value(L, d, depth + 1);                      /* t, key */
-        if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1) &&
-            lua_tonumber(L, -1) != lua_tonumber(L, -1))
-          dec_fail(L, d);                                /* a NaN key */
-        dec_value(L, d, depth + 1);                      /* t, key, value */
-        lua_pushvalue(L, -2);
-        if (lua_rawget(L, -4) != LUA_TNIL) dec_fail(L, d); /* a key twice */
-        lua_pop(L, 1);
-        lua_rawset(L, -3);
-      }
-      return;
-    }
-    default:
-      dec_fail(L, d);
-  }
 }
 
 /* One entry of the reference map: the saved reference, the new one, the
@@ -412,7 +234,7 @@ static void unref_all(lua_State *L, int refs, refmap *m) {
 */
 static refmap *load_lua_values(lua_State *L, const unsigned char *p, size_t n,
                                const char *fn) {
-  dec d;
+  ecsl_plain_dec d;
   uint32_t count;
   refmap *m;
   d.p = p;
@@ -421,27 +243,27 @@ static refmap *load_lua_values(lua_State *L, const unsigned char *p, size_t n,
   d.fn = fn;
   count = 0; /* n == 0: a snapshot saved without the binding */
   if (n > 0) {
-    if (dec_uint(L, &d, 4) != LUA_LAYOUT) dec_fail(L, &d);
-    count = (uint32_t)dec_uint(L, &d, 4);
+    if (ecsl_plain_uint(L, &d, 4) != LUA_LAYOUT) ecsl_plain_fail(L, &d);
+    count = (uint32_t)ecsl_plain_uint(L, &d, 4);
   }
-  if (count > (d.n - d.at) / 5) dec_fail(L, &d); /* u32 ref + a tag each */
+  if (count > (d.n - d.at) / 5) ecsl_plain_fail(L, &d); /* u32 ref + a tag each */
   m = (refmap *)lua_newuserdatauv(L, sizeof *m + (size_t)count * sizeof m->e[0], 0);
   m->n = count;
   m->done = 0;
   lua_createtable(L, (int)count, 0);                     /* map, values */
   for (uint32_t k = 0; k < count; k++) {
-    m->e[k].old = (uint32_t)dec_uint(L, &d, 4);
+    m->e[k].old = (uint32_t)ecsl_plain_uint(L, &d, 4);
     m->e[k].slot = k + 1;
     m->e[k].used = 0;
     m->e[k].ref = 0;
-    if (m->e[k].old == 0) dec_fail(L, &d);
-    dec_value(L, &d, 0);
+    if (m->e[k].old == 0) ecsl_plain_fail(L, &d);
+    ecsl_plain_decode(L, &d);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
-  if (d.at != d.n) dec_fail(L, &d);
+  if (d.at != d.n) ecsl_plain_fail(L, &d);
   qsort(m->e, count, sizeof m->e[0], cmp_entry);
   for (uint32_t k = 1; k < count; k++)
-    if (m->e[k].old == m->e[k - 1].old) dec_fail(L, &d); /* one per cell */
+    if (m->e[k].old == m->e[k - 1].old) ecsl_plain_fail(L, &d); /* one per cell */
   return m;
 }
 

@@ -1,0 +1,569 @@
+/*
+** delta.c -- applying a delta written by a journal (journal.h; the format:
+** docs/persistence.md, "Deltas, byte by byte").
+**
+** All or nothing, in stages. open: the checksum, the framing and every
+** count against the bytes left, and every manager named present in the
+** world with its kind and schema; nothing changes. apply: (1) the world's
+** state hash must be the delta's base; (2) the entity part is checked
+** whole against the world -- its slot count, queue length and live count
+** are the base's, every slot it names is in range and named once, every
+** new slot is named, every index popped or pushed is a named slot, and
+** after the queue operations each named slot is queued exactly when it is
+** free (what the base's invariants then make true of every slot); (3) room
+** is reserved: slots, the queue, each component's records; (4) the entity
+** table is changed in place, keeping what undoes it; (5) every record is
+** checked against the new table (owner alive at its index, named once,
+** bool and entity values) and the managers kept whole are loaded into
+** twins; a failure there puts the table back; (6) commit, where nothing
+** fails: purges of indices whose generation wrapped, queries told of the
+** entities that died, records put, twins swapped in.
+**
+** The world's own journal, if it has one, records the delta's changes
+** like any others (a relay can pass them on).
+**
+** Layer: world (with journal.c).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal_private.h"
+#include "snapshot.h"
+
+typedef struct rd {
+  const unsigned char *p;
+  size_t at, n;
+} rd;
+
+static bool r32(rd *r, uint32_t *v) {
+  if (r->n - r->at < 4) return false;
+  *v = (uint32_t)r->p[r->at] | (uint32_t)r->p[r->at + 1] << 8 |
+       (uint32_t)r->p[r->at + 2] << 16 | (uint32_t)r->p[r->at + 3] << 24;
+  r->at += 4;
+  return true;
+}
+
+static bool r64(rd *r, uint64_t *v) {
+  uint32_t lo, hi;
+  if (!r32(r, &lo) || !r32(r, &hi)) return false;
+  *v = (uint64_t)hi << 32 | lo;
+  return true;
+}
+
+static bool rskip(rd *r, uint64_t n) {
+  if (r->n - r->at < n) return false;
+  r->at += (size_t)n;
+  return true;
+}
+
+static bool rtext(rd *r, const char **s, size_t *len) {
+  uint32_t n;
+  if (!r32(r, &n) || r->n - r->at < n) return false;
+  *s = (const char *)r->p + r->at;
+  *len = n;
+  r->at += n;
+  return true;
+}
+
+static int find_manager(const ecs_world *w, uint32_t ns, const char *name,
+                        size_t len) {
+  for (uint32_t m = 0; m < w->manager_count; m++)
+    if ((uint32_t)w->manager[m].ns == ns &&
+        strlen(w->manager[m].name) == len &&
+        memcmp(w->manager[m].name, name, len) == 0)
+      return (int)m;
+  return -1;
+}
+
+/* The entity part's fixed fields. */
+typedef struct ehead {
+  uint32_t old_count, new_count, old_qlen, new_qlen, old_live, new_live;
+  uint32_t nslot, npushed, npopped;
+  size_t slots_at, pushed_at;
+} ehead;
+
+static bool read_entities(rd *r, ehead *e) {
+  if (!r32(r, &e->old_count) || !r32(r, &e->new_count) ||
+      !r32(r, &e->old_qlen) || !r32(r, &e->new_qlen) ||
+      !r32(r, &e->old_live) || !r32(r, &e->new_live) || !r32(r, &e->nslot))
+    return false;
+  e->slots_at = r->at;
+  if (!rskip(r, (uint64_t)e->nslot * 8u) || !r32(r, &e->npushed)) return false;
+  e->pushed_at = r->at;
+  return rskip(r, (uint64_t)e->npushed * 4u) && r32(r, &e->npopped);
+}
+
+/* One manager's head; *m its position in w (checked: kind, mode, schema). */
+typedef struct mhead {
+  int m;
+  uint32_t mode, n; /* mode 0: n records; mode 1: n unused */
+  uint64_t size;    /* mode 1: the save's bytes */
+  size_t body_at;   /* records, or the save */
+} mhead;
+
+/* Bytes of record values of c in encoded form at r (lua cells: u32 length
+** and bytes), counting its lua cells. */
+static bool skip_values(rd *r, const ecs_component *c, uint32_t *nlua) {
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    if (c->field[k].type == ECS_LUA) {
+      uint32_t len;
+      if (!r32(r, &len) || !rskip(r, len)) return false;
+      (*nlua)++;
+    } else if (!rskip(r, c->elem[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
+                            mhead *h) {
+  uint32_t ns;
+  const char *name, *kind;
+  size_t nlen, klen;
+  const ecs_manager_class *cls;
+  if (!r32(r, &ns) || !rtext(r, &name, &nlen) || !rtext(r, &kind, &klen) ||
+      !r32(r, &h->mode) || h->mode > 1)
+    return ECS_ERR_CORRUPT;
+  d->bad_name = name;
+  d->bad_name_len = nlen;
+  if ((h->m = find_manager(w, ns, name, nlen)) < 0) return ECS_ERR_NO_MANAGER;
+  cls = w->manager[h->m].cls;
+  if (strlen(cls->kind) != klen || memcmp(cls->kind, kind, klen) != 0 ||
+      (h->mode == 0) != ecs_component_is(cls))
+    return ECS_ERR_SCHEMA_DIFFERS;
+  if (h->mode == 1) {
+    if (!r64(r, &h->size)) return ECS_ERR_CORRUPT;
+    h->body_at = r->at;
+    if (!rskip(r, h->size)) return ECS_ERR_CORRUPT;
+    if (cls->twin == NULL || cls->swap == NULL || cls->load == NULL)
+      return ECS_ERR_SCHEMA_DIFFERS;
+    return ECS_ERR_OK;
+  } else {
+    const ecs_component *c = (const ecs_component *)w->manager[h->m].self;
+    uint32_t nf, t;
+    if (!r32(r, &nf)) return ECS_ERR_CORRUPT;
+    if (nf != c->nfields) return ECS_ERR_SCHEMA_DIFFERS;
+    for (uint32_t k = 0; k < nf; k++) {
+      if (!r32(r, &t)) return ECS_ERR_CORRUPT;
+      if (t != (uint32_t)c->field[k].type) return ECS_ERR_SCHEMA_DIFFERS;
+    }
+    if (!r32(r, &h->n) || h->n > (r->n - r->at) / 8u) return ECS_ERR_CORRUPT;
+    h->body_at = r->at;
+    if (h->n > d->max_records) d->max_records = h->n;
+    for (uint32_t k = 0; k < h->n; k++) {
+      uint32_t index, owner;
+      if (!r32(r, &index) || !r32(r, &owner)) return ECS_ERR_CORRUPT;
+      if (owner != 0 && !skip_values(r, c, &d->nvalues)) return ECS_ERR_CORRUPT;
+    }
+    return ECS_ERR_OK;
+  }
+}
+
+ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
+                       size_t size) {
+  rd r;
+  ehead e;
+  uint32_t version;
+  uint64_t sum;
+  memset(d, 0, sizeof *d);
+  r.p = (const unsigned char *)data;
+  r.at = 0;
+  r.n = size;
+  if (size < 36 || memcmp(data, "ECSD", 4) != 0) return ECS_ERR_CORRUPT;
+  r.at = 4;
+  (void)r32(&r, &version);
+  if (version != ECS_DELTA_VERSION) return ECS_ERR_VERSION;
+  r.n = size - 8;
+  {
+    rd t = {r.p, size - 8, size};
+    (void)r64(&t, &sum);
+  }
+  if (sum != ecs_snapshot_hash(data, size - 8)) return ECS_ERR_CORRUPT;
+  if (!r32(&r, &d->flags) || d->flags != 0 || !r64(&r, &d->base) ||
+      !r64(&r, &d->result) || !read_entities(&r, &e) ||
+      !r32(&r, &d->nmanagers))
+    return ECS_ERR_CORRUPT;
+  d->data = (const unsigned char *)data;
+  d->size = size;
+  d->managers_at = r.at;
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
+    mhead h;
+    ecs_err err = read_manager(w, &r, d, &h);
+    if (err != ECS_ERR_OK) return err;
+  }
+  if (r.at != r.n) return ECS_ERR_CORRUPT;
+  d->bad_name = NULL;
+  d->bad_name_len = 0;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
+                             ecs_err (*fn)(void *ud, const unsigned char *p,
+                                           size_t len),
+                             void *ud) {
+  rd r;
+  ecs_delta tmp = *d;
+  r.p = d->data;
+  r.at = d->managers_at;
+  r.n = d->size - 8;
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
+    mhead h;
+    const ecs_component *c;
+    ecs_err err = read_manager(w, &r, &tmp, &h);
+    if (err != ECS_ERR_OK) return err;
+    if (h.mode != 0) continue;
+    c = (const ecs_component *)w->manager[h.m].self;
+    if (c->nlua == 0) continue;
+    r.at = h.body_at;
+    for (uint32_t n = 0; n < h.n; n++) {
+      uint32_t index, owner;
+      (void)r32(&r, &index);
+      (void)r32(&r, &owner);
+      if (owner == 0) continue;
+      for (uint32_t f = 0; f < c->nfields; f++) {
+        if (c->field[f].type == ECS_LUA) {
+          uint32_t len;
+          (void)r32(&r, &len);
+          if ((err = fn(ud, r.p + r.at, len)) != ECS_ERR_OK) return err;
+          r.at += len;
+        } else {
+          r.at += c->elem[f];
+        }
+      }
+    }
+  }
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Apply
+** --------------------------------------------------------------------- */
+
+static bool state_ok(uint32_t s) {
+  return s <= ECS_GENERATION_MASK ||
+         (s >= ECS_SLOT_FREE && s <= (ECS_SLOT_FREE | ECS_GENERATION_MASK));
+}
+
+static bool is_free(uint32_t s) { return s >= ECS_SLOT_FREE; }
+
+/* Where a state stands in an index's lap: live g at 2g + 1, free with next
+** generation n at 2n; a step back is a wrap (the lap ended: purge). */
+static uint32_t lap_pos(uint32_t s) {
+  return is_free(s) ? 2u * (s & ECS_GENERATION_MASK)
+                    : 2u * s + 1u;
+}
+
+typedef struct nslot {
+  uint32_t index, state, old, pos; /* pos: in the delta's list */
+  int32_t occ;                     /* queue occurrences, counted */
+} nslot;
+
+static int by_index(const void *a, const void *b) {
+  uint32_t x = ((const nslot *)a)->index, y = ((const nslot *)b)->index;
+  return x < y ? -1 : x > y;
+}
+
+static int by_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static nslot *find_slot(nslot *s, uint32_t n, uint32_t index) {
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s[mid].index < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && s[lo].index == index ? &s[lo] : NULL;
+}
+
+static uint32_t get32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* (2) the entity part against w; sorted gets the named slots by index,
+** popped the indices the pops take (first of the queue, then of pushed). */
+static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
+                              const ehead *e, nslot *sorted, uint32_t *popped) {
+  const unsigned char *sp = d->data + e->slots_at, *pp = d->data + e->pushed_at;
+  const ecsi_queue *q = &w->free;
+  uint32_t live = e->old_live, old_count = w->head.slot_count;
+  if (e->old_count != old_count || e->old_qlen != q->len ||
+      e->old_live != w->live)
+    return ECS_ERR_BASE;
+  if (e->new_count < old_count || e->new_count > ECS_MAX_ENTITIES + 1u ||
+      (e->new_count > 0 && e->new_count < 2u && old_count == 0) ||
+      e->nslot > e->new_count || e->npopped > (uint64_t)q->len + e->npushed ||
+      (uint64_t)e->new_qlen != (uint64_t)q->len + e->npushed - e->npopped)
+    return ECS_ERR_CORRUPT;
+  for (uint32_t k = 0; k < e->nslot; k++) {
+    nslot *s = &sorted[k];
+    s->index = get32(sp + 8u * k);
+    s->state = get32(sp + 8u * k + 4u);
+    s->pos = k;
+    if (s->index == 0 || s->index >= e->new_count || !state_ok(s->state))
+      return ECS_ERR_CORRUPT;
+    s->old = s->index < old_count ? w->head.slot[s->index] : ECS_SLOT_FREE;
+    /* queued now exactly when free (an index past the count is not) */
+    s->occ = s->index < old_count && is_free(s->old) ? 1 : 0;
+    live += (uint32_t)!is_free(s->state);
+    live -= (uint32_t)(s->index < old_count && !is_free(s->old));
+  }
+  if (live != e->new_live) return ECS_ERR_CORRUPT;
+  qsort(sorted, e->nslot, sizeof *sorted, by_index);
+  for (uint32_t k = 1; k < e->nslot; k++)
+    if (sorted[k].index == sorted[k - 1].index) return ECS_ERR_CORRUPT;
+  /* every new slot is named: the named ones past the old count number
+  ** new_count - old_count (minus index 0 of a world that had none) */
+  {
+    uint32_t fresh = 0, want = e->new_count - old_count;
+    for (uint32_t k = 0; k < e->nslot; k++) fresh += sorted[k].index >= old_count;
+    if (old_count == 0 && e->new_count > 0) want--; /* index 0 */
+    if (fresh != want) return ECS_ERR_CORRUPT;
+  }
+  for (uint32_t k = 0; k < e->npushed; k++) {
+    nslot *s = find_slot(sorted, e->nslot, get32(pp + 4u * k));
+    if (s == NULL) return ECS_ERR_CORRUPT;
+    s->occ++;
+  }
+  for (uint32_t k = 0; k < e->npopped; k++) {
+    uint32_t i = k < q->len ? q->item[(q->head + k) & (q->cap - 1u)]
+                            : get32(pp + 4u * (k - q->len));
+    nslot *s = find_slot(sorted, e->nslot, i);
+    if (s == NULL) return ECS_ERR_CORRUPT;
+    s->occ--;
+    popped[k] = i;
+  }
+  for (uint32_t k = 0; k < e->nslot; k++)
+    if (sorted[k].occ != (is_free(sorted[k].state) ? 1 : 0))
+      return ECS_ERR_CORRUPT;
+  return ECS_ERR_OK;
+}
+
+/* (4) the table in place; u keeps what puts it back. */
+typedef struct table_back {
+  uint32_t slot_count, live, head, len;
+} table_back;
+
+static void table_apply(ecs_world *w, const ecs_delta *d, const ehead *e,
+                        const nslot *sorted, table_back *u) {
+  ecsi_queue *q = &w->free;
+  uint32_t mask = q->cap - 1u;
+  const unsigned char *pp = d->data + e->pushed_at;
+  u->slot_count = w->head.slot_count;
+  u->live = w->live;
+  u->head = q->head;
+  u->len = q->len;
+  if (w->head.slot_count == 0 && e->new_count > 0) w->head.slot[0] = ECS_SLOT_FREE;
+  for (uint32_t k = 0; k < e->nslot; k++)
+    w->head.slot[sorted[k].index] = (uint16_t)sorted[k].state;
+  for (uint32_t k = 0; k < e->npushed; k++) /* into unused ring positions */
+    q->item[(q->head + q->len + k) & mask] = get32(pp + 4u * k);
+  q->head = (q->head + e->npopped) & mask;
+  q->len = e->new_qlen;
+  w->head.slot_count = e->new_count;
+  w->live = e->new_live;
+}
+
+static void table_restore(ecs_world *w, const ehead *e, const nslot *sorted,
+                          const table_back *u) {
+  for (uint32_t k = 0; k < e->nslot; k++)
+    if (sorted[k].index < u->slot_count)
+      w->head.slot[sorted[k].index] = (uint16_t)sorted[k].old;
+  w->free.head = u->head;
+  w->free.len = u->len;
+  w->head.slot_count = u->slot_count;
+  w->live = u->live;
+}
+
+/* Decode the encoded values of one record at r into packed (lua cells:
+** the next references); check bool and entity values. */
+static bool decode_values(rd *r, const ecs_component *c, unsigned char *packed,
+                          const uint32_t *refs, uint32_t *next) {
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    ecs_type t = c->field[k].type;
+    if (t == ECS_LUA) {
+      uint32_t len, ref = refs != NULL ? refs[*next] : 0;
+      (void)r32(r, &len);
+      r->at += len;
+      (*next)++;
+      memcpy(packed, &ref, 4);
+    } else {
+      memcpy(packed, r->p + r->at, c->elem[k]);
+      r->at += c->elem[k];
+      if (t == ECS_BOOL && packed[0] > 1u) return false;
+      if (t == ECS_ENTITY && (get32(packed) & ~ECS_ID_MASK) != 0) return false;
+    }
+    packed += c->elem[k];
+  }
+  return true;
+}
+
+/* (3, 5) the records of every component: owners alive at their index under
+** the new table, each index once, values well formed; room reserved. */
+static ecs_err check_records(ecs_world *w, const ecs_delta *d,
+                             const uint32_t *refs, uint32_t *scratch) {
+  rd r;
+  uint32_t next = 0;
+  ecs_err err = ECS_ERR_OK;
+  r.p = d->data;
+  r.at = d->managers_at;
+  r.n = d->size - 8;
+  for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
+    mhead h;
+    ecs_delta tmp = *d;
+    ecs_component *c;
+    uint32_t npresent = 0;
+    (void)read_manager(w, &r, &tmp, &h);
+    if (h.mode != 0) continue;
+    c = (ecs_component *)w->manager[h.m].self;
+    r.at = h.body_at;
+    for (uint32_t n = 0; n < h.n; n++) {
+      uint32_t index, owner;
+      unsigned char packed[ECS_MAX_FIELDS * 8];
+      (void)r32(&r, &index);
+      (void)r32(&r, &owner);
+      if (index == 0 || index >= w->head.slot_count) return ECS_ERR_CORRUPT;
+      scratch[n] = index;
+      if (owner == 0) continue;
+      if (!ecs_alive(w, owner) || ecs_entity_index(owner) != index ||
+          !decode_values(&r, c, packed, refs, &next))
+        return ECS_ERR_CORRUPT;
+      npresent++;
+    }
+    /* each index once: sort the list */
+    qsort(scratch, h.n, sizeof *scratch, by_u32);
+    for (uint32_t n = 1; n < h.n; n++)
+      if (scratch[n] == scratch[n - 1]) return ECS_ERR_CORRUPT;
+    (void)npresent;
+    err = ecs_component_reserve(w, c, scratch, h.n);
+  }
+  return err;
+}
+
+ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
+                        const ecs_journal_host *host, ecs_journal_bad *bad) {
+  rd r;
+  ehead e;
+  nslot *sorted = NULL;
+  uint32_t *popped = NULL, *scratch = NULL, nm = w->manager_count;
+  void **twin = NULL;
+  size_t sorted_size, popped_size, scratch_size, twin_size;
+  table_back u;
+  uint64_t h;
+  ecs_err err;
+  if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
+  if (h != d->base) return ECS_ERR_BASE;
+  r.p = d->data;
+  r.at = 28; /* magic, version, flags, base, result */
+  r.n = d->size - 8;
+  (void)read_entities(&r, &e);
+  sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
+  popped_size = (size_t)e.npopped * sizeof *popped + 1;
+  scratch_size = (size_t)d->max_records * sizeof *scratch + 1;
+  twin_size = (size_t)nm * sizeof *twin + 1;
+  sorted = (nslot *)ecsi_realloc(w, NULL, 0, sorted_size);
+  popped = (uint32_t *)ecsi_realloc(w, NULL, 0, popped_size);
+  scratch = (uint32_t *)ecsi_realloc(w, NULL, 0, scratch_size);
+  twin = (void **)ecsi_realloc(w, NULL, 0, twin_size);
+  if (sorted == NULL || popped == NULL || scratch == NULL || twin == NULL) {
+    err = ECS_ERR_NOMEM;
+    goto done;
+  }
+  memset(twin, 0, twin_size);
+  /* (2) the entity part; (3) room for the table */
+  if ((err = check_entities(w, d, &e, sorted, popped)) != ECS_ERR_OK ||
+      (err = ecsi_entities_reserve(w, e.new_count > 2u ? e.new_count : 2u,
+                                   w->free.len + e.npushed + 1u)) != ECS_ERR_OK)
+    goto done;
+  /* (4) the table, the world's own journal capturing first */
+  if (w->journal != NULL)
+    for (uint32_t k = 0; k < e.nslot; k++) {
+      const nslot *s = &sorted[k];
+      ecsi_journal_slot(w, s->index);
+      if (s->index < w->head.slot_count && !is_free(s->old) && s->state != s->old)
+        ecsi_journal_dying(w, ecs_make_entity(s->index, s->old));
+    }
+  table_apply(w, d, &e, sorted, &u);
+  /* (5) records and twins against the new table */
+  err = check_records(w, d, refs, scratch);
+  r.at = d->managers_at;
+  for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
+    mhead mh;
+    ecs_delta tmp = *d;
+    const ecs_manager_class *cls;
+    ecs_reader in;
+    (void)read_manager(w, &r, &tmp, &mh);
+    if (mh.mode != 1) continue;
+    cls = w->manager[mh.m].cls;
+    if (twin[mh.m] != NULL) { /* named twice */
+      err = ECS_ERR_CORRUPT;
+      break;
+    }
+    if ((twin[mh.m] = cls->twin(w, w->manager[mh.m].self)) == NULL) {
+      err = ECS_ERR_NOMEM;
+      break;
+    }
+    in.data = d->data + mh.body_at;
+    in.size = (size_t)mh.size;
+    in.pos = 0;
+    err = cls->load(w, twin[mh.m], &in);
+    if (err == ECS_ERR_OK && in.pos != in.size) err = ECS_ERR_CORRUPT;
+  }
+  if (err != ECS_ERR_OK) {
+    table_restore(w, &e, sorted, &u);
+    for (uint32_t m = 0; m < nm; m++)
+      if (twin[m] != NULL) w->manager[m].cls->free(w, twin[m]);
+    goto done;
+  }
+  /* (6) commit: nothing below fails */
+  for (uint32_t k = 0; k < e.nslot; k++) {
+    const nslot *s = &sorted[k];
+    if (s->index >= u.slot_count || s->state == s->old) continue;
+    if (lap_pos(s->state) < lap_pos(s->old)) ecsi_purge_index(w, s->index);
+    if (!is_free(s->old))
+      ecsi_queries_entity_died(w, ecs_make_entity(s->index, s->old));
+  }
+  if (w->journal != NULL) {
+    const unsigned char *pp = d->data + e.pushed_at;
+    for (uint32_t k = 0; k < e.npushed; k++) ecsi_journal_pushed(w, get32(pp + 4u * k));
+    for (uint32_t k = 0; k < e.npopped; k++) ecsi_journal_popped(w, popped[k]);
+  }
+  {
+    uint32_t next = 0;
+    r.at = d->managers_at;
+    for (uint32_t k = 0; k < d->nmanagers; k++) {
+      mhead mh;
+      ecs_delta tmp = *d;
+      ecs_component *c;
+      (void)read_manager(w, &r, &tmp, &mh);
+      if (mh.mode != 0) continue;
+      c = (ecs_component *)w->manager[mh.m].self;
+      r.at = mh.body_at;
+      for (uint32_t n = 0; n < mh.n; n++) {
+        uint32_t index, owner;
+        unsigned char packed[ECS_MAX_FIELDS * 8];
+        (void)r32(&r, &index);
+        (void)r32(&r, &owner);
+        if (owner != 0) (void)decode_values(&r, c, packed, refs, &next);
+        if (w->journal != NULL) ecsi_journal_capture(w, c, index);
+        ecsi_component_put(w, c, index, owner, owner != 0 ? packed : NULL);
+      }
+    }
+  }
+  for (uint32_t m = 0; m < nm; m++)
+    if (twin[m] != NULL) {
+      w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
+      w->manager[m].cls->free(w, twin[m]);
+    }
+  w->destroy_epoch++;
+done:
+  ecsi_free(w, sorted, sorted_size);
+  ecsi_free(w, popped, popped_size);
+  ecsi_free(w, scratch, scratch_size);
+  ecsi_free(w, twin, twin_size);
+  return err;
+}

@@ -1,0 +1,666 @@
+/*
+** journal.c -- recording a world's changes from a mark: captures, the
+** state hash, deltas and undo (journal.h; docs/persistence.md, "The
+** journal"). delta.c applies what this writes.
+**
+** Captures. Before the first change of a (generic component, entity
+** index) pair in the mark's interval, the pair's state is copied: absent,
+** or the live owner and its row packed field after field. A bitmap per
+** component (by index) makes every later change of the pair one bit test.
+** Lua cells are captured as their references: the journal keeps a set of
+** the references it captured, and when a cell drops one (overwritten,
+** removed, collected) the cell asks the journal first (ecsi_journal_claim_ref):
+** a captured reference stays alive until the mark moves, so undo puts back
+** the very value, and a delta made later hashes what it was.
+**
+** Entities: the old state of each slot changed, the indices popped from
+** the free queue and pushed onto it, in order; the slot count, live count
+** and queue length at the mark. Undo needs no allocation for them: the
+** queue at the mark is the popped indices, then the queue now without the
+** indices pushed since.
+**
+** Other managers (transform, names, plugins) are kept whole: their save
+** at the mark. A delta compares each with its save now and carries the
+** whole of the ones that differ; undo loads the saved bytes into a twin
+** and swaps it in.
+**
+** Errors while recording. A capture happens inside writes, destroys and
+** sweeps that cannot fail; when it cannot get memory, the journal is
+** marked lost instead, the write goes on, and the next delta or undo
+** reports ECS_ERR_LOST: never a delta that silently misses a change.
+**
+** Layer: world (with snapshot.c), above the managers.
+*/
+#include <string.h>
+
+#include "journal_private.h"
+#include "snapshot.h"
+
+/* ------------------------------------------------------------------------
+** Small buffers
+** --------------------------------------------------------------------- */
+
+ecs_err ecsi_jbuf_reserve(ecsi_jbuf *b, size_t more) {
+  size_t ncap;
+  void *p;
+  if (more <= b->cap - b->n) return ECS_ERR_OK;
+  if (more > SIZE_MAX / 4 - b->n) return ECS_ERR_NOMEM;
+  ncap = b->cap ? b->cap : 256;
+  while (ncap < b->n + more) ncap *= 2;
+  p = ecsi_realloc(b->w, b->p, b->cap, ncap);
+  if (p == NULL) return ECS_ERR_NOMEM;
+  b->p = (unsigned char *)p;
+  b->cap = ncap;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_jbuf_write(void *ud, const void *data, size_t size) {
+  ecsi_jbuf *b = (ecsi_jbuf *)ud;
+  if (size == 0) return ECS_ERR_OK;
+  if (ecsi_jbuf_reserve(b, size) != ECS_ERR_OK) return ECS_ERR_NOMEM;
+  memcpy(b->p + b->n, data, size);
+  b->n += size;
+  return ECS_ERR_OK;
+}
+
+void ecsi_jbuf_free(ecsi_jbuf *b) {
+  ecsi_free(b->w, b->p, b->cap);
+  b->p = NULL;
+  b->n = b->cap = 0;
+}
+
+/* Grow an array of u32-sized counts (ecsi_grow works on uint32_t caps). */
+static bool grow(ecs_world *w, void **p, uint32_t *cap, uint32_t need,
+                 size_t elem) {
+  return ecsi_grow(w, p, cap, need, elem, 16) == ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Held references
+** --------------------------------------------------------------------- */
+
+static uint32_t held_slot(const ecs_journal *j, uint32_t ref) {
+  uint32_t mask = j->heldcap - 1u, k = (uint32_t)ecsi_mix64(ref) & mask;
+  while (j->held[k] != 0 && j->held[k] != ref) k = (k + 1u) & mask;
+  return k;
+}
+
+/* Room for n more held references, in the set and in the world's list
+** of released ones (so that releasing never allocates). */
+static bool held_reserve(ecs_world *w, ecs_journal *j, uint32_t n) {
+  size_t need = w->jref_len + j->nheld + n;
+  if (need > w->jref_cap) {
+    size_t ncap = w->jref_cap ? w->jref_cap : 64u;
+    void *p;
+    while (ncap < need) ncap *= 2u;
+    p = ecsi_realloc(w, w->jref, w->jref_cap * sizeof(uint32_t),
+                     ncap * sizeof(uint32_t));
+    if (p == NULL) return false;
+    w->jref = (uint32_t *)p;
+    w->jref_cap = ncap;
+  }
+  if ((j->nheld + n) * 2u > j->heldcap) {
+    uint32_t ncap = j->heldcap ? j->heldcap : 64u, *oh = j->held, ocap = j->heldcap;
+    uint8_t *oo = j->orphan;
+    while ((j->nheld + n) * 2u > ncap) {
+      if (ncap > UINT32_MAX / 4u) return false;
+      ncap *= 2u;
+    }
+    j->held = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)ncap * sizeof(uint32_t));
+    j->orphan = (uint8_t *)ecsi_realloc(w, NULL, 0, ncap);
+    if (j->held == NULL || j->orphan == NULL) {
+      ecsi_free(w, j->held, (size_t)ncap * sizeof(uint32_t));
+      ecsi_free(w, j->orphan, ncap);
+      j->held = oh;
+      j->orphan = oo;
+      return false;
+    }
+    memset(j->held, 0, (size_t)ncap * sizeof(uint32_t));
+    j->heldcap = ncap;
+    for (uint32_t k = 0; k < ocap; k++)
+      if (oh[k] != 0) {
+        uint32_t s = held_slot(j, oh[k]);
+        j->held[s] = oh[k];
+        j->orphan[s] = oo[k];
+      }
+    ecsi_free(w, oh, (size_t)ocap * sizeof(uint32_t));
+    ecsi_free(w, oo, ocap);
+  }
+  return true;
+}
+
+static void held_add(ecs_journal *j, uint32_t ref) {
+  uint32_t s = held_slot(j, ref);
+  if (j->held[s] == ref) return;
+  j->held[s] = ref;
+  j->orphan[s] = 0;
+  j->nheld++;
+}
+
+bool ecsi_journal_claim_ref(ecs_world *w, uint32_t ref) {
+  ecs_journal *j = w->journal;
+  uint32_t s;
+  if (j == NULL || j->nheld == 0 || ref == 0) return false;
+  s = held_slot(j, ref);
+  if (j->held[s] != ref) return false;
+  j->orphan[s] = 1;
+  return true;
+}
+
+/* Forget every held reference; the ones no cell holds any more are
+** released to the world's list (room reserved when they were captured). */
+static void held_release(ecs_world *w, ecs_journal *j, bool release) {
+  for (uint32_t k = 0; k < j->heldcap && j->nheld > 0; k++) {
+    if (j->held[k] == 0) continue;
+    if (release && j->orphan[k]) w->jref[w->jref_len++] = j->held[k];
+    j->held[k] = 0;
+    j->nheld--;
+  }
+  j->nheld = 0;
+}
+
+/* ------------------------------------------------------------------------
+** Captures
+** --------------------------------------------------------------------- */
+
+static ecsi_jcomp *jcomp_of(ecs_world *w, ecs_journal *j, ecs_component *c) {
+  ecsi_jcomp *jc = c->journal;
+  if (jc != NULL) return jc;
+  if (j->ncomp == j->compcap &&
+      !grow(w, (void **)&j->comp, &j->compcap, j->ncomp + 1, sizeof *j->comp))
+    return NULL;
+  jc = (ecsi_jcomp *)ecsi_realloc(w, NULL, 0, sizeof *jc);
+  if (jc == NULL) return NULL;
+  memset(jc, 0, sizeof *jc);
+  jc->c = c;
+  j->comp[j->ncomp++] = jc;
+  c->journal = jc;
+  return jc;
+}
+
+static bool seen_test_set(ecs_world *w, uint32_t **bits, uint32_t *words,
+                          uint32_t index, bool *was) {
+  uint32_t word = index >> 5;
+  if (word >= *words) {
+    uint32_t old = *words, ncap = old;
+    void *p = *bits;
+    if (ecsi_grow(w, &p, &ncap, word + 1u, sizeof(uint32_t), 64) != ECS_ERR_OK)
+      return false;
+    *bits = (uint32_t *)p;
+    memset(*bits + old, 0, (size_t)(ncap - old) * sizeof(uint32_t));
+    *words = ncap;
+  }
+  *was = ((*bits)[word] >> (index & 31u) & 1u) != 0;
+  (*bits)[word] |= 1u << (index & 31u);
+  return true;
+}
+
+static void seen_clear(uint32_t *bits, uint32_t index) {
+  bits[index >> 5] &= ~(1u << (index & 31u));
+}
+
+void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
+  ecs_journal *j = w->journal;
+  ecsi_jcomp *jc;
+  ecsi_jcap *cap;
+  bool was;
+  uint32_t i;
+  if (j == NULL || j->lost) return;
+  jc = c->journal;
+  if (jc != NULL && (index >> 5) < jc->seen_words &&
+      (jc->seen[index >> 5] >> (index & 31u) & 1u))
+    return; /* the common case: captured already */
+  if ((jc = jcomp_of(w, j, c)) == NULL ||
+      (jc->n == jc->ncap &&
+       !grow(w, (void **)&jc->cap, &jc->ncap, jc->n + 1, sizeof *jc->cap)) ||
+      !held_reserve(w, j, c->nlua)) {
+    j->lost = true;
+    return;
+  }
+  i = map_get(c, index);
+  cap = &jc->cap[jc->n];
+  cap->index = index;
+  cap->owner = 0;
+  cap->at = j->nbytes;
+  if (i != ECS_NO_INSTANCE && ecs_alive(w, owners(c)[i])) {
+    size_t size = ecsi_packed_size(c);
+    ecsi_jbuf b;
+    b.w = w;
+    b.p = j->bytes;
+    b.n = j->nbytes;
+    b.cap = j->bytecap;
+    if (ecsi_jbuf_reserve(&b, size) != ECS_ERR_OK) {
+      j->lost = true;
+      return;
+    }
+    j->bytes = b.p;
+    j->bytecap = b.cap;
+    ecsi_pack_row(c, i, j->bytes + j->nbytes);
+    j->nbytes += size;
+    cap->owner = owners(c)[i];
+    for (uint32_t k = 0; k < c->nlua; k++) {
+      uint32_t ref = ((const uint32_t *)(const void *)col(c, c->lua_field[k]))[i];
+      if (ref != 0) held_add(j, ref);
+    }
+  }
+  if (!seen_test_set(w, &jc->seen, &jc->seen_words, index, &was)) {
+    j->nbytes = cap->at; /* (held refs stay held: harmless) */
+    j->lost = true;
+    return;
+  }
+  jc->n++;
+  j->captures++;
+}
+
+void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
+                       size_t n) {
+  if (w->journal == NULL) return;
+  for (size_t k = 0; k < n; k++)
+    if (rows[k] < c->size)
+      ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[rows[k]]));
+}
+
+void ecsi_journal_range(ecs_world *w, ecs_component *c, uint32_t first,
+                        size_t n) {
+  if (w->journal == NULL) return;
+  for (size_t k = 0; k < n && first + k < c->size; k++)
+    ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[first + k]));
+}
+
+void ecs_component_prewrite(ecs_world *w, ecs_component *c, ecs_instance i) {
+  if (w->journal != NULL && i < c->size)
+    ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[i]));
+}
+
+void ecs_component_prewrite_n(ecs_world *w, ecs_component *c,
+                              const ecs_instance *rows, size_t n) {
+  ecsi_journal_rows(w, c, rows, n);
+}
+
+void ecs_component_prewrite_range(ecs_world *w, ecs_component *c,
+                                  ecs_instance first, size_t n) {
+  ecsi_journal_range(w, c, first, n);
+}
+
+bool ecs_component_keep_ref(ecs_world *w, uint32_t ref) {
+  return ecsi_journal_claim_ref(w, ref);
+}
+
+void ecsi_journal_slot(ecs_world *w, uint32_t index) {
+  ecs_journal *j = w->journal;
+  bool was;
+  if (j == NULL || j->lost) return;
+  if ((index >> 5) < j->slot_words &&
+      (j->slot_seen[index >> 5] >> (index & 31u) & 1u))
+    return;
+  if ((j->nslot == j->slotcap &&
+       !grow(w, (void **)&j->slot, &j->slotcap, j->nslot + 1, sizeof *j->slot)) ||
+      !seen_test_set(w, &j->slot_seen, &j->slot_words, index, &was)) {
+    j->lost = true;
+    return;
+  }
+  j->slot[j->nslot].index = index;
+  j->slot[j->nslot].old = index < w->head.slot_count ? w->head.slot[index]
+                                                     : (uint16_t)ECS_SLOT_FREE;
+  j->nslot++;
+}
+
+static void log_index(ecs_world *w, uint32_t **a, uint32_t *n, uint32_t *cap,
+                      uint32_t index) {
+  ecs_journal *j = w->journal;
+  if (j == NULL || j->lost) return;
+  if (*n == *cap && !grow(w, (void **)a, cap, *n + 1, sizeof **a)) {
+    j->lost = true;
+    return;
+  }
+  (*a)[(*n)++] = index;
+}
+
+void ecsi_journal_popped(ecs_world *w, uint32_t index) {
+  if (w->journal != NULL)
+    log_index(w, &w->journal->popped, &w->journal->npopped,
+              &w->journal->poppedcap, index);
+}
+
+void ecsi_journal_pushed(ecs_world *w, uint32_t index) {
+  if (w->journal != NULL)
+    log_index(w, &w->journal->pushed, &w->journal->npushed,
+              &w->journal->pushedcap, index);
+}
+
+/* Every generic component holding a live record of e captures it: its
+** entity is about to die (a destroy does not visit the managers). */
+void ecsi_journal_dying(ecs_world *w, ecs_entity e) {
+  uint32_t index = ecs_entity_index(e);
+  if (w->journal == NULL) return;
+  for (uint32_t m = 0; m < w->manager_count; m++) {
+    ecs_component *c;
+    uint32_t i;
+    if (!ecs_component_is(w->manager[m].cls)) continue;
+    c = (ecs_component *)w->manager[m].self;
+    i = map_get(c, index);
+    if (i != ECS_NO_INSTANCE && owners(c)[i] == e)
+      ecsi_journal_capture(w, c, index);
+  }
+}
+
+void ecsi_journal_restored(ecs_world *w) {
+  if (w->journal != NULL) w->journal->lost = true;
+}
+
+void ecsi_journal_forget(ecs_world *w, ecs_component *c) {
+  ecs_journal *j = w->journal;
+  ecsi_jcomp *jc = c->journal;
+  if (jc == NULL) return;
+  ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
+  ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
+  if (j != NULL)
+    for (uint32_t k = 0; k < j->ncomp; k++)
+      if (j->comp[k] == jc) {
+        j->comp[k] = j->comp[--j->ncomp];
+        break;
+      }
+  ecsi_free(w, jc, sizeof *jc);
+  c->journal = NULL;
+}
+
+/* ------------------------------------------------------------------------
+** The mark
+** --------------------------------------------------------------------- */
+
+/* Forget every capture: the mark is now. Held references whose cells let
+** them go are released when release is set (undo put them all back). */
+void ecsi_journal_mark_reset(ecs_world *w, ecs_journal *j, bool release) {
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    ecsi_jcomp *jc = j->comp[k];
+    for (uint32_t n = 0; n < jc->n; n++) seen_clear(jc->seen, jc->cap[n].index);
+    jc->n = 0;
+  }
+  for (uint32_t n = 0; n < j->nslot; n++) seen_clear(j->slot_seen, j->slot[n].index);
+  j->nslot = j->npopped = j->npushed = 0;
+  j->nbytes = 0;
+  j->captures = 0;
+  held_release(w, j, release);
+  j->mark_slot_count = w->head.slot_count;
+  j->mark_live = w->live;
+  j->mark_qlen = w->free.len;
+}
+
+void ecsi_journal_whole_free(ecs_world *w, ecs_journal *j) {
+  for (uint32_t m = 0; m < j->nwhole; m++)
+    ecsi_free(w, j->whole[m].bytes, j->whole[m].cap);
+  ecsi_free(w, j->whole, (size_t)j->nwhole * sizeof *j->whole);
+  j->whole = NULL;
+  j->nwhole = 0;
+}
+
+/* The saves of the managers that are not generic components, now. */
+static ecs_err whole_save_all(ecs_world *w, ecsi_jwhole **out, uint32_t *nout) {
+  uint32_t n = w->manager_count;
+  ecsi_jwhole *a = NULL;
+  ecs_err err = ECS_ERR_OK;
+  if (n > 0) {
+    a = (ecsi_jwhole *)ecsi_realloc(w, NULL, 0, (size_t)n * sizeof *a);
+    if (a == NULL) return ECS_ERR_NOMEM;
+    memset(a, 0, (size_t)n * sizeof *a);
+  }
+  for (uint32_t m = 0; m < n && err == ECS_ERR_OK; m++) {
+    const ecs_manager_class *cls = w->manager[m].cls;
+    ecsi_jbuf b = {NULL, NULL, 0, 0};
+    a[m].self = w->manager[m].self;
+    if (ecs_component_is(cls) || cls->save == NULL) continue;
+    b.w = w;
+    err = ecsi_journal_save_whole(w, m, &b);
+    a[m].bytes = b.p;
+    a[m].size = b.n;
+    a[m].cap = b.cap;
+    a[m].hash = ecsi_hash_whole(ecsi_manager_name_hash(w, m), b.p, b.n);
+  }
+  if (err != ECS_ERR_OK) {
+    for (uint32_t m = 0; m < n; m++) ecsi_free(w, a[m].bytes, a[m].cap);
+    ecsi_free(w, a, (size_t)n * sizeof *a);
+    return err;
+  }
+  *out = a;
+  *nout = n;
+  return ECS_ERR_OK;
+}
+
+/* The mark's save of manager m, or NULL when it was registered later. */
+const ecsi_jwhole *ecsi_journal_mark_whole(const ecs_journal *j, uint32_t m,
+                                const void *self) {
+  if (m < j->nwhole && j->whole[m].self == self) return &j->whole[m];
+  return NULL;
+}
+
+ecs_err ecs_journal_open(ecs_world *w, const ecs_journal_host *host,
+                         ecs_journal **out, ecs_journal_bad *bad) {
+  ecs_journal *j;
+  ecs_err err;
+  if (w->journal != NULL) return ECS_ERR_JOURNAL_OPEN;
+  j = (ecs_journal *)ecsi_realloc(w, NULL, 0, sizeof *j);
+  if (j == NULL) return ECS_ERR_NOMEM;
+  memset(j, 0, sizeof *j);
+  j->w = w;
+  if ((err = ecsi_journal_full_hash(w, host, &j->hash, bad)) != ECS_ERR_OK ||
+      (err = whole_save_all(w, &j->whole, &j->nwhole)) != ECS_ERR_OK) {
+    ecsi_free(w, j, sizeof *j);
+    return err;
+  }
+  j->mark_qhash = ecsi_journal_queue_hash(w);
+  ecsi_journal_mark_reset(w, j, false);
+  w->journal = j;
+  *out = j;
+  return ECS_ERR_OK;
+}
+
+void ecs_journal_close(ecs_world *w, ecs_journal *j) {
+  if (j == NULL) return;
+  held_release(w, j, true);
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    ecsi_jcomp *jc = j->comp[k];
+    jc->c->journal = NULL;
+    ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
+    ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
+    ecsi_free(w, jc, sizeof *jc);
+  }
+  ecsi_free(w, j->comp, (size_t)j->compcap * sizeof *j->comp);
+  ecsi_free(w, j->bytes, j->bytecap);
+  ecsi_free(w, j->slot_seen, (size_t)j->slot_words * sizeof(uint32_t));
+  ecsi_free(w, j->slot, (size_t)j->slotcap * sizeof *j->slot);
+  ecsi_free(w, j->popped, (size_t)j->poppedcap * sizeof(uint32_t));
+  ecsi_free(w, j->pushed, (size_t)j->pushedcap * sizeof(uint32_t));
+  ecsi_free(w, j->held, (size_t)j->heldcap * sizeof(uint32_t));
+  ecsi_free(w, j->orphan, j->heldcap);
+  ecsi_journal_whole_free(w, j);
+  ecsi_journal_pending_free(w, j);
+  ecsi_jbuf_free(&j->out);
+  if (w->journal == j) w->journal = NULL;
+  ecsi_free(w, j, sizeof *j);
+}
+
+void ecsi_journal_free(ecs_world *w) {
+  ecs_journal_close(w, w->journal);
+  ecsi_free(w, w->jref, w->jref_cap * sizeof(uint32_t));
+  w->jref = NULL;
+  w->jref_len = w->jref_cap = 0;
+}
+
+ecs_journal *ecs_world_journal(const ecs_world *w) { return w->journal; }
+
+size_t ecs_journal_pending(const ecs_journal *j) {
+  return j->captures + j->nslot;
+}
+
+/* ------------------------------------------------------------------------
+** Undo
+** --------------------------------------------------------------------- */
+
+/* The entity table as it was at the mark, in place; saved gets what is
+** needed to put the present one back (slot states, the ring positions
+** written). */
+typedef struct table_undo {
+  uint16_t *state;   /* nslot: the states now */
+  uint32_t *ring;    /* npopped: the ring's items overwritten */
+  uint32_t slot_count, live, head, len;
+} table_undo;
+
+static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
+  ecsi_queue *q = &w->free;
+  uint32_t mask = q->cap - 1u, head;
+  u->slot_count = w->head.slot_count;
+  u->live = w->live;
+  u->head = q->head;
+  u->len = q->len;
+  for (uint32_t n = 0; n < j->nslot; n++) {
+    uint32_t i = j->slot[n].index;
+    u->state[n] = w->head.slot[i];
+    w->head.slot[i] = j->slot[n].old;
+  }
+  /* the queue at the mark: the popped indices, then the queue now without
+  ** the pushed ones (docs: the free queue is a FIFO) */
+  head = (q->head - j->npopped) & mask;
+  for (uint32_t n = 0; n < j->npopped; n++) {
+    u->ring[n] = q->item[(head + n) & mask];
+    q->item[(head + n) & mask] = j->popped[n];
+  }
+  q->head = head;
+  q->len = q->len + j->npopped - j->npushed;
+  w->head.slot_count = j->mark_slot_count;
+  w->live = j->mark_live;
+}
+
+static void table_back(ecs_world *w, const ecs_journal *j, const table_undo *u) {
+  ecsi_queue *q = &w->free;
+  uint32_t mask = q->cap - 1u;
+  for (uint32_t n = 0; n < j->npopped; n++)
+    q->item[(q->head + n) & mask] = u->ring[n];
+  q->head = u->head;
+  q->len = u->len;
+  w->head.slot_count = u->slot_count;
+  w->live = u->live;
+  for (uint32_t n = j->nslot; n-- > 0;)
+    w->head.slot[j->slot[n].index] = u->state[n];
+}
+
+/* Room for every instance undo puts back. */
+static ecs_err undo_reserve(ecs_world *w, const ecs_journal *j) {
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    const ecsi_jcomp *jc = j->comp[k];
+    uint32_t *idx, n = 0;
+    ecs_err err;
+    if (jc->n == 0) continue;
+    idx = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)jc->n * sizeof *idx);
+    if (idx == NULL) return ECS_ERR_NOMEM;
+    for (uint32_t c = 0; c < jc->n; c++)
+      if (jc->cap[c].owner != 0) idx[n++] = jc->cap[c].index;
+    err = ecs_component_reserve(w, jc->c, idx, n);
+    ecsi_free(w, idx, (size_t)jc->n * sizeof *idx);
+    if (err != ECS_ERR_OK) return err;
+  }
+  return ECS_ERR_OK;
+}
+
+/* Twins loaded with the mark's saves, for the managers kept whole whose
+** save changed; twins[m] NULL for the others. */
+static ecs_err undo_twins(ecs_world *w, const ecs_journal *j, void **twin) {
+  ecsi_jbuf now = {NULL, NULL, 0, 0};
+  ecs_err err = ECS_ERR_OK;
+  now.w = w;
+  for (uint32_t m = 0; m < w->manager_count && err == ECS_ERR_OK; m++) {
+    const ecs_manager_class *cls = w->manager[m].cls;
+    const ecsi_jwhole *old;
+    twin[m] = NULL;
+    if (ecs_component_is(cls) || cls->save == NULL) continue;
+    old = ecsi_journal_mark_whole(j, m, w->manager[m].self);
+    /* when slots go back, records of entities made since the mark may
+    ** linger as garbage in any manager: load the mark's records whole;
+    ** else only a manager whose records differ (compared under the mark's
+    ** table, as they will be read) */
+    if (j->nslot == 0) {
+      if ((err = ecsi_journal_save_whole(w, m, &now)) != ECS_ERR_OK) break;
+      if (old != NULL && old->size == now.n &&
+          (now.n == 0 || memcmp(old->bytes, now.p, now.n) == 0))
+        continue;
+    }
+    if (cls->twin == NULL || cls->swap == NULL || cls->load == NULL) {
+      err = ECS_ERR_INVALID; /* cannot be put back: refused, nothing done */
+      break;
+    }
+    if ((twin[m] = cls->twin(w, w->manager[m].self)) == NULL) {
+      err = ECS_ERR_NOMEM;
+      break;
+    }
+    if (old != NULL) {
+      ecs_reader in;
+      in.data = old->bytes;
+      in.size = old->size;
+      in.pos = 0;
+      err = cls->load(w, twin[m], &in);
+      if (err == ECS_ERR_OK && in.pos != in.size) err = ECS_ERR_CORRUPT;
+    }
+  }
+  ecsi_jbuf_free(&now);
+  return err;
+}
+
+static void twins_free(ecs_world *w, void **twin, uint32_t n) {
+  for (uint32_t m = 0; m < n; m++)
+    if (twin[m] != NULL) w->manager[m].cls->free(w, twin[m]);
+}
+
+ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
+  table_undo u;
+  void **twin = NULL;
+  uint32_t nm = w->manager_count;
+  size_t state_size = (size_t)j->nslot * sizeof *u.state + 1;
+  size_t ring_size = (size_t)j->npopped * sizeof *u.ring + 1;
+  size_t twin_size = (size_t)nm * sizeof *twin + 1;
+  ecs_err err;
+  if (j->lost) return ECS_ERR_LOST;
+  memset(&u, 0, sizeof u);
+  if ((err = undo_reserve(w, j)) != ECS_ERR_OK) return err;
+  u.state = (uint16_t *)ecsi_realloc(w, NULL, 0, state_size);
+  u.ring = (uint32_t *)ecsi_realloc(w, NULL, 0, ring_size);
+  twin = (void **)ecsi_realloc(w, NULL, 0, twin_size);
+  if (u.state == NULL || u.ring == NULL || twin == NULL) {
+    err = ECS_ERR_NOMEM;
+    goto done;
+  }
+  memset(twin, 0, (size_t)nm * sizeof *twin);
+  /* the twins load against the mark's entity table */
+  table_to_mark(w, j, &u);
+  if ((err = undo_twins(w, j, twin)) != ECS_ERR_OK) {
+    table_back(w, j, &u);
+    twins_free(w, twin, nm);
+    goto done;
+  }
+  /* commit: nothing below fails; the journal hears none of it */
+  w->journal = NULL;
+  /* an index whose slot goes back may hold records of entities made after
+  ** the mark (garbage not yet collected, in any manager): purge them, as a
+  ** wrap would; the records the mark had are put back below */
+  for (uint32_t n = 0; n < j->nslot; n++)
+    if (u.state[n] != j->slot[n].old) ecsi_purge_index(w, j->slot[n].index);
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    const ecsi_jcomp *jc = j->comp[k];
+    for (uint32_t c = 0; c < jc->n; c++)
+      ecsi_component_put(w, jc->c, jc->cap[c].index, jc->cap[c].owner,
+                         jc->cap[c].owner != 0 ? j->bytes + jc->cap[c].at : NULL);
+  }
+  for (uint32_t m = 0; m < nm; m++)
+    if (twin[m] != NULL) {
+      w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
+      w->manager[m].cls->free(w, twin[m]);
+    }
+  w->journal = j;
+  w->destroy_epoch++;
+  ecsi_queries_invalidate(w);
+  ecsi_journal_mark_reset(w, j, false); /* every held reference is in its cell again */
+done:
+  ecsi_free(w, u.state, state_size);
+  ecsi_free(w, u.ring, ring_size);
+  ecsi_free(w, twin, twin_size);
+  return err;
+}
+

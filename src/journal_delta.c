@@ -1,0 +1,531 @@
+/*
+** journal_delta.c -- the state hash and the writing of deltas (journal.h;
+** the format: docs/persistence.md, "Deltas, byte by byte"). journal.c
+** records the captures these read; delta.c applies what this writes.
+**
+** The state hash is a sum of 64-bit hashes, one per live instance of a
+** generic component (its component's name, its owner, its values with
+** lua cells as plain data), one per entity slot, one for the slot count,
+** one for the free queue (a polynomial in its order: sum of h(q_k) P^k,
+** P odd, so popping and pushing update it without a walk), one per other
+** manager (its save). Sums do not depend on row order, and each capture
+** updates them: the old instance's hash out, the new one's in.
+**
+** Layer: world (with journal.c).
+*/
+#include <string.h>
+
+#include "journal_private.h"
+#include "snapshot.h"
+
+/* ------------------------------------------------------------------------
+** Hashing (journal.h, "state hash")
+** --------------------------------------------------------------------- */
+
+uint64_t ecsi_mix64(uint64_t x) { /* splitmix64's finaliser: a bijection */
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBu;
+  x ^= x >> 31;
+  return x;
+}
+
+uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len) {
+  return ecsi_mix64(ecs_snapshot_hash(name, len) + (uint64_t)ns);
+}
+
+uint64_t ecsi_hash_slot(uint32_t index, uint32_t state) {
+  return ecsi_mix64(((uint64_t)index << 16 | state) ^ 0x51075107u);
+}
+
+uint64_t ecsi_hash_slot_count(uint32_t count) {
+  return ecsi_mix64((uint64_t)count ^ 0xC0C0C0C0C0C0u);
+}
+
+uint64_t ecsi_hash_queue_item(uint32_t index) {
+  return ecsi_mix64((uint64_t)index ^ 0xF4EE0000000u);
+}
+
+uint64_t ecsi_hash_whole(uint64_t name_hash, const void *bytes, size_t n) {
+  return ecsi_mix64(name_hash ^ ecs_snapshot_hash(bytes, n));
+}
+
+static uint64_t pow_p(uint64_t base, uint64_t e) {
+  uint64_t r = 1;
+  while (e != 0) {
+    if (e & 1u) r *= base;
+    base *= base;
+    e >>= 1;
+  }
+  return r;
+}
+
+static uint64_t inverse_p(void) { /* Newton: x = P^-1 mod 2^64 */
+  uint64_t p = ECSI_QUEUE_P, x = p;
+  for (int k = 0; k < 6; k++) x *= 2u - p * x;
+  return x;
+}
+
+size_t ecsi_packed_size(const ecs_component *c) {
+  /* bytes per instance over the fields (prefix[0]: the owner column's) */
+  return c->prefix[c->nfields] - c->prefix[0];
+}
+
+void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out) {
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    memcpy(out, col(c, k) + (size_t)i * c->elem[k], c->elem[k]);
+    out += c->elem[k];
+  }
+}
+
+static ecs_err count_bytes(void *ud, const void *data, size_t size) {
+  (void)data;
+  *(size_t *)ud += size;
+  return ECS_ERR_OK;
+}
+
+/* A lua cell as plain data: u32 length, then the host's bytes (encoded
+** twice, counting first, so that nothing is allocated for it). */
+static ecs_err encode_ref(const ecs_journal_host *host, uint32_t ref,
+                          ecs_writer *out) {
+  size_t len = 0;
+  ecs_writer counter;
+  ecs_err err;
+  if (ref == 0) return ecs_write_u32(out, 0);
+  counter.write = count_bytes;
+  counter.ud = &len;
+  if ((err = host->encode(host->ud, ref, &counter)) != ECS_ERR_OK) return err;
+  if (len == 0 || len > UINT32_MAX) return ECS_ERR_INVALID;
+  if ((err = ecs_write_u32(out, (uint32_t)len)) != ECS_ERR_OK) return err;
+  return host->encode(host->ud, ref, out);
+}
+
+ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
+                           const ecs_journal_host *host, ecs_writer *out,
+                           ecs_entity owner, ecs_journal_bad *bad) {
+  ecs_err err = ECS_ERR_OK;
+  for (uint32_t k = 0; k < c->nfields && err == ECS_ERR_OK; k++) {
+    if (c->field[k].type != ECS_LUA || host == NULL || host->encode == NULL) {
+      err = ecs_write(out, packed, c->elem[k]);
+    } else {
+      uint32_t ref;
+      memcpy(&ref, packed, sizeof ref);
+      err = encode_ref(host, ref, out);
+      if (err == ECS_ERR_INVALID && bad != NULL) {
+        bad->component = c->name;
+        bad->field = c->field[k].name;
+        bad->entity = owner;
+      }
+    }
+    packed += c->elem[k];
+  }
+  return err;
+}
+
+/* XXH64 over what is written, without keeping it. */
+typedef struct hasher {
+  unsigned char buf[256];
+  size_t n;
+  uint64_t acc;
+} hasher;
+
+static ecs_err hash_bytes(void *ud, const void *data, size_t size) {
+  hasher *h = (hasher *)ud;
+  const unsigned char *p = (const unsigned char *)data;
+  while (size > 0) {
+    size_t k = sizeof h->buf - h->n < size ? sizeof h->buf - h->n : size;
+    memcpy(h->buf + h->n, p, k);
+    h->n += k;
+    p += k;
+    size -= k;
+    if (h->n == sizeof h->buf) {
+      h->acc = ecsi_mix64(h->acc ^ ecs_snapshot_hash(h->buf, h->n));
+      h->n = 0;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
+                         uint64_t name_hash, ecs_entity owner,
+                         const unsigned char *packed,
+                         const ecs_journal_host *host, uint64_t *out,
+                         ecs_journal_bad *bad) {
+  hasher h;
+  ecs_writer wr;
+  ecs_err err;
+  (void)w;
+  h.n = 0;
+  h.acc = name_hash + (uint64_t)owner * 0x9E3779B97F4A7C15u;
+  if (c->nlua == 0 || host == NULL || host->encode == NULL) {
+    /* the common case: one hash of the packed bytes */
+    *out = ecsi_mix64(h.acc ^ ecs_snapshot_hash(packed, ecsi_packed_size(c)));
+    return ECS_ERR_OK;
+  }
+  wr.write = hash_bytes;
+  wr.ud = &h;
+  if ((err = ecsi_encode_packed(c, packed, host, &wr, owner, bad)) != ECS_ERR_OK)
+    return err;
+  *out = ecsi_mix64(h.acc ^ ecs_snapshot_hash(h.buf, h.n));
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** The state hash, whole (O(world))
+** --------------------------------------------------------------------- */
+
+uint64_t ecsi_journal_queue_hash(const ecs_world *w) {
+  const ecsi_queue *q = &w->free;
+  uint64_t h = 0, p = 1;
+  for (uint32_t k = 0; k < q->len; k++) {
+    h += ecsi_hash_queue_item(q->item[(q->head + k) & (q->cap - 1u)]) * p;
+    p *= ECSI_QUEUE_P;
+  }
+  return h;
+}
+
+static uint64_t entities_hash(const ecs_world *w) {
+  uint64_t h = ecsi_hash_slot_count(w->head.slot_count);
+  for (uint32_t i = 1; i < w->head.slot_count; i++)
+    h += ecsi_hash_slot(i, w->head.slot[i]);
+  return h;
+}
+
+uint64_t ecsi_manager_name_hash(const ecs_world *w, uint32_t m) {
+  return ecsi_hash_name(w->manager[m].ns, w->manager[m].name,
+                        strlen(w->manager[m].name));
+}
+
+/* The live instance of c at index: its row, or ECS_NO_INSTANCE. */
+static uint32_t live_row(const ecs_world *w, const ecs_component *c,
+                         uint32_t index) {
+  uint32_t i = map_get(c, index);
+  if (i == ECS_NO_INSTANCE || !ecs_alive(w, owners(c)[i])) return ECS_NO_INSTANCE;
+  return i;
+}
+
+static ecs_err row_hash(ecs_world *w, const ecs_component *c, uint64_t nh,
+                        uint32_t i, const ecs_journal_host *host, uint64_t *out,
+                        ecs_journal_bad *bad) {
+  unsigned char packed[ECS_MAX_FIELDS * 8];
+  ecsi_pack_row(c, i, packed);
+  return ecsi_hash_packed(w, c, nh, owners(c)[i], packed, host, out, bad);
+}
+
+ecs_err ecsi_journal_save_whole(ecs_world *w, uint32_t m, ecsi_jbuf *b) {
+  ecs_writer out;
+  out.write = ecsi_jbuf_write;
+  out.ud = b;
+  b->n = 0;
+  return w->manager[m].cls->save(w, w->manager[m].self, &out);
+}
+
+ecs_err ecsi_journal_full_hash(ecs_world *w, const ecs_journal_host *host,
+                         uint64_t *out, ecs_journal_bad *bad) {
+  uint64_t h = entities_hash(w) + ecsi_journal_queue_hash(w);
+  ecsi_jbuf b = {NULL, NULL, 0, 0};
+  ecs_err err = ECS_ERR_OK;
+  b.w = w;
+  for (uint32_t m = 0; m < w->manager_count && err == ECS_ERR_OK; m++) {
+    const ecs_manager_class *cls = w->manager[m].cls;
+    uint64_t nh = ecsi_manager_name_hash(w, m);
+    if (ecs_component_is(cls)) {
+      const ecs_component *c = (const ecs_component *)w->manager[m].self;
+      for (uint32_t i = 0; i < c->size && err == ECS_ERR_OK; i++) {
+        uint64_t r;
+        if (!ecs_alive(w, owners(c)[i])) continue;
+        if ((err = row_hash(w, c, nh, i, host, &r, bad)) == ECS_ERR_OK) h += r;
+      }
+    } else if (cls->save != NULL) {
+      if ((err = ecsi_journal_save_whole(w, m, &b)) == ECS_ERR_OK)
+        h += ecsi_hash_whole(nh, b.p, b.n);
+    }
+  }
+  ecsi_jbuf_free(&b);
+  if (err == ECS_ERR_OK) *out = h;
+  return err;
+}
+
+/* ------------------------------------------------------------------------
+** Deltas (the format: docs/persistence.md, "Deltas, byte by byte")
+** --------------------------------------------------------------------- */
+
+static void put_u32(unsigned char *b, uint32_t v) {
+  for (int k = 0; k < 4; k++) b[k] = (unsigned char)(v >> (8 * k));
+}
+
+static ecs_err w32(ecsi_jbuf *b, uint32_t v) {
+  unsigned char x[4];
+  put_u32(x, v);
+  return ecsi_jbuf_write(b, x, 4);
+}
+
+static ecs_err w64(ecsi_jbuf *b, uint64_t v) {
+  unsigned char x[8];
+  put_u32(x, (uint32_t)v);
+  put_u32(x + 4, (uint32_t)(v >> 32));
+  return ecsi_jbuf_write(b, x, 8);
+}
+
+static ecs_err wtext(ecsi_jbuf *b, const char *s) {
+  size_t n = strlen(s);
+  ecs_err err = w32(b, (uint32_t)n);
+  return err != ECS_ERR_OK ? err : ecsi_jbuf_write(b, s, n);
+}
+
+/* Q_now = drop k (Q_mark ++ pushed), k = the pops: its hash from the
+** mark's, in O(pops + pushes). */
+static uint64_t queue_hash_now(const ecs_journal *j) {
+  uint64_t h = j->mark_qhash, pk = 1, hl = 0, hp = 0;
+  for (uint32_t k = 0; k < j->npushed; k++) {
+    hl += ecsi_hash_queue_item(j->pushed[k]) * pk;
+    pk *= ECSI_QUEUE_P;
+  }
+  h += pow_p(ECSI_QUEUE_P, j->mark_qlen) * hl;
+  pk = 1;
+  for (uint32_t k = 0; k < j->npopped; k++) {
+    hp += ecsi_hash_queue_item(j->popped[k]) * pk;
+    pk *= ECSI_QUEUE_P;
+  }
+  return (h - hp) * pow_p(inverse_p(), j->npopped);
+}
+
+
+static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) {
+  ecsi_jbuf *b = k->out;
+  ecs_err err = ECS_ERR_OK;
+  k->hash += ecsi_hash_slot_count(w->head.slot_count) -
+             ecsi_hash_slot_count(j->mark_slot_count);
+  for (uint32_t n = 0; n < j->nslot; n++) {
+    uint32_t i = j->slot[n].index;
+    if (i < j->mark_slot_count) k->hash -= ecsi_hash_slot(i, j->slot[n].old);
+    if (i < w->head.slot_count) k->hash += ecsi_hash_slot(i, w->head.slot[i]);
+  }
+  k->qhash = queue_hash_now(j);
+  k->hash += k->qhash - j->mark_qhash;
+  if (b == NULL) return ECS_ERR_OK;
+  if ((err = w32(b, j->mark_slot_count)) != ECS_ERR_OK ||
+      (err = w32(b, w->head.slot_count)) != ECS_ERR_OK ||
+      (err = w32(b, j->mark_qlen)) != ECS_ERR_OK ||
+      (err = w32(b, w->free.len)) != ECS_ERR_OK ||
+      (err = w32(b, j->mark_live)) != ECS_ERR_OK ||
+      (err = w32(b, w->live)) != ECS_ERR_OK ||
+      (err = w32(b, j->nslot)) != ECS_ERR_OK)
+    return err;
+  for (uint32_t n = 0; n < j->nslot && err == ECS_ERR_OK; n++) {
+    uint32_t i = j->slot[n].index;
+    if ((err = w32(b, i)) == ECS_ERR_OK)
+      err = w32(b, i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE);
+  }
+  if (err == ECS_ERR_OK) err = w32(b, j->npushed);
+  for (uint32_t n = 0; n < j->npushed && err == ECS_ERR_OK; n++)
+    err = w32(b, j->pushed[n]);
+  if (err == ECS_ERR_OK) err = w32(b, j->npopped);
+  return err;
+}
+
+static ecs_err manager_head(ecsi_jbuf *b, const ecs_world *w, uint32_t m,
+                            uint32_t mode) {
+  ecs_err err;
+  if ((err = w32(b, (uint32_t)w->manager[m].ns)) != ECS_ERR_OK ||
+      (err = wtext(b, w->manager[m].name)) != ECS_ERR_OK ||
+      (err = wtext(b, w->manager[m].cls->kind)) != ECS_ERR_OK)
+    return err;
+  return w32(b, mode);
+}
+
+static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
+                              const ecs_journal_host *host, ecsi_jwalk *k,
+                              ecs_journal_bad *bad) {
+  ecs_component *c = (ecs_component *)w->manager[m].self;
+  const ecsi_jcomp *jc = c->journal;
+  uint64_t nh = ecsi_manager_name_hash(w, m);
+  ecsi_jbuf *b = k->out;
+  ecs_writer out;
+  ecs_err err = ECS_ERR_OK;
+  if (jc == NULL || jc->n == 0) return ECS_ERR_OK;
+  out.write = ecsi_jbuf_write;
+  out.ud = b;
+  if (b != NULL) {
+    if ((err = manager_head(b, w, m, 0)) != ECS_ERR_OK ||
+        (err = w32(b, c->nfields)) != ECS_ERR_OK)
+      return err;
+    for (uint32_t f = 0; f < c->nfields && err == ECS_ERR_OK; f++)
+      err = w32(b, (uint32_t)c->field[f].type);
+    if (err == ECS_ERR_OK) err = w32(b, jc->n);
+  }
+  for (uint32_t n = 0; n < jc->n && err == ECS_ERR_OK; n++) {
+    const ecsi_jcap *cap = &jc->cap[n];
+    uint32_t i = live_row(w, c, cap->index);
+    uint64_t h;
+    if (cap->owner != 0) {
+      err = ecsi_hash_packed(w, c, nh, cap->owner, j->bytes + cap->at, host,
+                             &h, bad);
+      k->hash -= h;
+    }
+    if (err == ECS_ERR_OK && i != ECS_NO_INSTANCE) {
+      unsigned char packed[ECS_MAX_FIELDS * 8];
+      ecsi_pack_row(c, i, packed);
+      err = ecsi_hash_packed(w, c, nh, owners(c)[i], packed, host, &h, bad);
+      k->hash += h;
+      if (err == ECS_ERR_OK && b != NULL &&
+          (err = w32(b, cap->index)) == ECS_ERR_OK &&
+          (err = w32(b, owners(c)[i])) == ECS_ERR_OK)
+        err = ecsi_encode_packed(c, packed, host, &out, owners(c)[i], bad);
+    } else if (err == ECS_ERR_OK && b != NULL &&
+               (err = w32(b, cap->index)) == ECS_ERR_OK) {
+      err = w32(b, 0);
+    }
+  }
+  return err;
+}
+
+/* A manager kept whole: included when its save differs from the mark's. */
+static ecs_err walk_whole(ecs_world *w, const ecs_journal *j, uint32_t m,
+                          ecsi_jwalk *k, uint32_t *nman) {
+  const ecsi_jwhole *old = ecsi_journal_mark_whole(j, m, w->manager[m].self);
+  ecsi_jbuf now = {NULL, NULL, 0, 0};
+  uint64_t h;
+  ecs_err err;
+  now.w = w;
+  if ((err = ecsi_journal_save_whole(w, m, &now)) != ECS_ERR_OK) {
+    ecsi_jbuf_free(&now);
+    return err;
+  }
+  if (old != NULL && old->size == now.n &&
+      (now.n == 0 || memcmp(old->bytes, now.p, now.n) == 0)) {
+    h = old->hash;
+  } else {
+    h = ecsi_hash_whole(ecsi_manager_name_hash(w, m), now.p, now.n);
+    k->hash += h - (old != NULL ? old->hash : 0);
+    if (k->out != NULL) {
+      (*nman)++;
+      if ((err = manager_head(k->out, w, m, 1)) != ECS_ERR_OK ||
+          (err = w64(k->out, now.n)) != ECS_ERR_OK ||
+          (err = ecsi_jbuf_write(k->out, now.p, now.n)) != ECS_ERR_OK) {
+        ecsi_jbuf_free(&now);
+        return err;
+      }
+    }
+  }
+  if (k->whole != NULL) {
+    k->whole[m].self = w->manager[m].self;
+    k->whole[m].bytes = now.p;
+    k->whole[m].size = now.n;
+    k->whole[m].cap = now.cap;
+    k->whole[m].hash = h;
+  } else {
+    ecsi_jbuf_free(&now);
+  }
+  return ECS_ERR_OK;
+}
+
+static ecs_err walk_all(ecs_world *w, const ecs_journal *j,
+                        const ecs_journal_host *host, ecsi_jwalk *k,
+                        ecs_journal_bad *bad) {
+  size_t count_at = 0;
+  uint32_t nman = 0;
+  ecs_err err;
+  k->hash = j->hash;
+  if ((err = walk_entities(w, j, k)) != ECS_ERR_OK) return err;
+  if (k->out != NULL) {
+    count_at = k->out->n;
+    if ((err = w32(k->out, 0)) != ECS_ERR_OK) return err;
+  }
+  for (uint32_t m = 0; m < w->manager_count && err == ECS_ERR_OK; m++) {
+    const ecs_manager_class *cls = w->manager[m].cls;
+    if (ecs_component_is(cls)) {
+      const ecs_component *c = (const ecs_component *)w->manager[m].self;
+      if (c->journal != NULL && c->journal->n > 0) nman++;
+      err = walk_component(w, j, m, host, k, bad);
+    } else if (cls->save != NULL) {
+      err = walk_whole(w, j, m, k, &nman);
+    }
+  }
+  if (err == ECS_ERR_OK && k->out != NULL) put_u32(k->out->p + count_at, nman);
+  return err;
+}
+
+static void walk_free(ecs_world *w, ecsi_jwalk *k) {
+  if (k->whole == NULL) return;
+  for (uint32_t m = 0; m < k->nwhole; m++)
+    ecsi_free(w, k->whole[m].bytes, k->whole[m].cap);
+  ecsi_free(w, k->whole, (size_t)k->nwhole * sizeof *k->whole);
+  k->whole = NULL;
+}
+
+void ecsi_journal_pending_free(ecs_world *w, ecs_journal *j) {
+  walk_free(w, &j->pending);
+  j->has_pending = false;
+}
+
+ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
+                          const ecs_journal_host *host, const void **data,
+                          size_t *size, ecs_journal_bad *bad) {
+  ecsi_jbuf *b = &j->out;
+  ecsi_jwalk *k = &j->pending;
+  ecs_err err;
+  if (j->lost) return ECS_ERR_LOST;
+  ecsi_journal_pending_free(w, j);
+  b->w = w;
+  b->n = 0;
+  memset(k, 0, sizeof *k);
+  k->out = b;
+  k->nwhole = w->manager_count;
+  if (k->nwhole > 0) {
+    k->whole = (ecsi_jwhole *)ecsi_realloc(w, NULL, 0, (size_t)k->nwhole * sizeof *k->whole);
+    if (k->whole == NULL) return ECS_ERR_NOMEM;
+    memset(k->whole, 0, (size_t)k->nwhole * sizeof *k->whole);
+  }
+  if ((err = ecsi_jbuf_write(b, "ECSD", 4)) == ECS_ERR_OK &&
+      (err = w32(b, ECS_DELTA_VERSION)) == ECS_ERR_OK &&
+      (err = w32(b, 0)) == ECS_ERR_OK &&
+      (err = w64(b, j->hash)) == ECS_ERR_OK &&
+      (err = w64(b, 0)) == ECS_ERR_OK) /* the result: patched below */
+    err = walk_all(w, j, host, k, bad);
+  if (err == ECS_ERR_OK) {
+    put_u32(b->p + 20, (uint32_t)k->hash);
+    put_u32(b->p + 24, (uint32_t)(k->hash >> 32));
+    err = w64(b, ecs_snapshot_hash(b->p, b->n));
+  }
+  k->out = NULL;
+  if (err != ECS_ERR_OK) {
+    walk_free(w, k);
+    return err;
+  }
+  j->has_pending = true;
+  j->pending_changes = ecs_journal_pending(j) + j->npopped + j->npushed;
+  *data = b->p;
+  *size = b->n;
+  return ECS_ERR_OK;
+}
+
+void ecs_journal_mark(ecs_world *w, ecs_journal *j) {
+  if (!j->has_pending) return;
+  if (j->pending_changes != ecs_journal_pending(j) + j->npopped + j->npushed) {
+    j->lost = true; /* something changed in between: never mark past it */
+    ecsi_journal_pending_free(w, j);
+    return;
+  }
+  ecsi_journal_whole_free(w, j);
+  j->whole = j->pending.whole;
+  j->nwhole = j->pending.nwhole;
+  j->pending.whole = NULL;
+  j->hash = j->pending.hash;
+  j->mark_qhash = j->pending.qhash;
+  j->has_pending = false;
+  ecsi_journal_mark_reset(w, j, true);
+}
+
+ecs_err ecs_world_state_hash(ecs_world *w, const ecs_journal_host *host,
+                             uint64_t *out, ecs_journal_bad *bad) {
+  ecs_journal *j = w->journal;
+  ecsi_jwalk k;
+  ecs_err err;
+  if (j == NULL || j->lost) return ecsi_journal_full_hash(w, host, out, bad);
+  memset(&k, 0, sizeof k);
+  if ((err = walk_all(w, j, host, &k, bad)) == ECS_ERR_OK) *out = k.hash;
+  return err;
+}
+

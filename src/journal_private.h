@@ -1,0 +1,166 @@
+/*
+** journal_private.h -- what journal.c (recording, deltas, undo),
+** delta.c (applying a delta) and the write paths of the core share. Not
+** installed.
+*/
+#ifndef ECS_JOURNAL_PRIVATE_H
+#define ECS_JOURNAL_PRIVATE_H
+
+#include "component_private.h"
+#include "journal.h"
+
+/* A captured (component, entity index): the state before the first
+** change of the mark's interval. owner 0: no live instance; else the row's
+** values packed field after field (lua cells as their references) at
+** bytes + at. */
+typedef struct ecsi_jcap {
+  uint32_t index;
+  ecs_entity owner;
+  size_t at;
+} ecsi_jcap;
+
+/* The captures of one generic component (ecs_component.journal). */
+typedef struct ecsi_jcomp {
+  ecs_component *c;
+  uint32_t *seen;       /* bitmap by entity index: captured */
+  uint32_t seen_words;
+  ecsi_jcap *cap;
+  uint32_t n, ncap;
+} ecsi_jcomp;
+
+/* The journal (journal.c records, journal_delta.c writes deltas). */
+typedef struct ecsi_jslot {
+  uint32_t index;
+  uint16_t old;
+} ecsi_jslot;
+
+typedef struct ecsi_jwhole {
+  void *self;
+  unsigned char *bytes; /* its save at the mark */
+  size_t size, cap;
+  uint64_t hash;        /* ecsi_hash_whole of it */
+} ecsi_jwhole;
+
+typedef struct ecsi_jbuf {
+  ecs_world *w;
+  unsigned char *p;
+  size_t n, cap;
+} ecsi_jbuf;
+
+typedef struct ecsi_jwalk {
+  ecsi_jbuf *out;        /* the delta being written, or NULL: hash only */
+  uint64_t hash;    /* the state hash now */
+  uint64_t qhash;   /* the queue's part of it */
+  ecsi_jwhole *whole;    /* the saves now (out only) */
+  uint32_t nwhole;
+} ecsi_jwalk;
+
+struct ecs_journal {
+  ecs_world *w;
+  ecsi_jcomp **comp;       /* components with captures (or a bitmap) */
+  uint32_t ncomp, compcap;
+  unsigned char *bytes;    /* the captured rows */
+  size_t nbytes, bytecap;
+  size_t captures;         /* pairs captured since the mark */
+  /* entities */
+  uint32_t *slot_seen, slot_words;
+  ecsi_jslot *slot;
+  uint32_t nslot, slotcap;
+  uint32_t *popped, npopped, poppedcap;
+  uint32_t *pushed, npushed, pushedcap;
+  uint32_t mark_slot_count, mark_live, mark_qlen;
+  uint64_t mark_qhash;
+  /* held references: open addressing, 0 empty; orphan[k]: its cell let go */
+  uint32_t *held;
+  uint8_t *orphan;
+  uint32_t heldcap, nheld;
+  /* the other managers, by registration position at the mark */
+  ecsi_jwhole *whole;
+  uint32_t nwhole;
+  uint64_t hash;           /* the world's state hash at the mark */
+  bool lost;
+  /* the last delta's bytes, and the mark it would move to (ecs_journal_mark) */
+  ecsi_jbuf out;
+  ecsi_jwalk pending;
+  bool has_pending;
+  size_t pending_changes;
+};
+
+
+/* journal.c and journal_delta.c */
+ecs_err ecsi_jbuf_reserve(ecsi_jbuf *b, size_t more);
+ecs_err ecsi_jbuf_write(void *ud, const void *data, size_t size);
+void ecsi_jbuf_free(ecsi_jbuf *b);
+uint64_t ecsi_journal_queue_hash(const ecs_world *w);
+ecs_err ecsi_journal_full_hash(ecs_world *w, const ecs_journal_host *host,
+                               uint64_t *out, ecs_journal_bad *bad);
+ecs_err ecsi_journal_save_whole(ecs_world *w, uint32_t m, ecsi_jbuf *b);
+const ecsi_jwhole *ecsi_journal_mark_whole(const ecs_journal *j, uint32_t m,
+                                           const void *self);
+void ecsi_journal_mark_reset(ecs_world *w, ecs_journal *j, bool release);
+void ecsi_journal_whole_free(ecs_world *w, ecs_journal *j);
+void ecsi_journal_pending_free(ecs_world *w, ecs_journal *j);
+uint64_t ecsi_manager_name_hash(const ecs_world *w, uint32_t m);
+
+/* The write paths: capture before changing the state of (c, index). */
+void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index);
+static inline void ecsi_journal_row(ecs_world *w, ecs_component *c,
+                                    uint32_t row) {
+  if (w->journal != NULL)
+    ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[row]));
+}
+void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
+                       size_t n);
+void ecsi_journal_range(ecs_world *w, ecs_component *c, uint32_t first,
+                        size_t n);
+/* entity.c: slot index is about to change (old: its state now); a queue
+** pop and a push. */
+void ecsi_journal_slot(ecs_world *w, uint32_t index);
+void ecsi_journal_popped(ecs_world *w, uint32_t index);
+void ecsi_journal_pushed(ecs_world *w, uint32_t index);
+/* entity.c: e is dying: capture its instances. */
+void ecsi_journal_dying(ecs_world *w, ecs_entity e);
+/* a cell drops ref: true when the journal keeps it (an old value). */
+bool ecsi_journal_claim_ref(ecs_world *w, uint32_t ref);
+/* snapshot.c: the world was loaded whole: the journal lost its base. */
+void ecsi_journal_restored(ecs_world *w);
+/* ecs_world_free */
+void ecsi_journal_free(ecs_world *w);
+/* component.c: a component being freed forgets its captures. */
+void ecsi_journal_forget(ecs_world *w, ecs_component *c);
+
+/* journal.c, for delta.c: hashing */
+uint64_t ecsi_mix64(uint64_t x);
+uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len);
+uint64_t ecsi_hash_slot(uint32_t index, uint32_t state);
+uint64_t ecsi_hash_slot_count(uint32_t count);
+uint64_t ecsi_hash_queue_item(uint32_t index);
+uint64_t ecsi_hash_whole(uint64_t name_hash, const void *bytes, size_t n);
+#define ECSI_QUEUE_P 0x9E3779B97F4A7C15u /* odd: invertible mod 2^64 */
+
+/* Bytes of one packed row (lua cells as 4-byte references). */
+size_t ecsi_packed_size(const ecs_component *c);
+/* Copy row i of c into packed form at out. */
+void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out);
+/* Write row values at packed (lua cells as references) as plain data
+** (lua cells as u32 length and the host's bytes) to out. */
+ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
+                           const ecs_journal_host *host, ecs_writer *out,
+                           ecs_entity owner, ecs_journal_bad *bad);
+/* Hash of an instance: its component's name hash, owner and encoded
+** values. */
+ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
+                         uint64_t name_hash, ecs_entity owner,
+                         const unsigned char *packed,
+                         const ecs_journal_host *host, uint64_t *out,
+                         ecs_journal_bad *bad);
+
+/* component.c: put the state of c at index: absent (owner 0: any record
+** at index removed), or owner's instance with the packed values (lua
+** cells as references the instance takes over; the ones it held are
+** dropped unless equal). Room must have been reserved (ecs_component_reserve
+** for index). Notifies no listener; tells queries; stamps changes. */
+void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
+                        ecs_entity owner, const unsigned char *packed);
+
+#endif
