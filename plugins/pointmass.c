@@ -541,7 +541,8 @@ static void put(void *col, ecs_type t, ecs_instance i, float v) {
 ** A system across two managers, in C: for every live point mass whose
 ** entity has the component, copy the position into its x, y (and z, if
 ** present) fields, which must be f32 or f64. Instances are found with the
-** batch lookup over the owner column (Open Sea), 256 at a time.
+** batch lookup over the owner column (Open Sea), 256 at a time. Writes
+** count as writes: change queries see them, a journal records them.
 */
 static int l_pm_copy_positions(lua_State *L) {
   ecs_world *w, *cw;
@@ -569,8 +570,12 @@ static int l_pm_copy_positions(lua_State *L) {
     ecs_component_lookup_n(w, c, pm->owner + base, inst, n);
     for (uint32_t j = 0; j < n; j++) {
       if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no component */
+      /* a write like any other: an open journal keeps the old values
+      ** first, change queries see it after */
+      ecs_component_prewrite(w, c, inst[j]);
       for (int k = 0; k < 3; k++)
         if (f[k] >= 0) put(col[k], type[k], inst[j], pm->col[PX + k][base + j]);
+      ecs_component_touch(w, c, inst[j]);
       done++;
     }
   }

@@ -541,8 +541,9 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     w->ref_slots += c->nlua;
     fresh = true;
   } else if (owners(c)[i] != owner) {
-    ecsi_component_drop_refs(w, c, i);
-    zero_fields(c, i);
+    /* a dead (or purged) record at the index, reused in place: every field
+    ** is written below, its lua cells dropped there unless they hold the
+    ** very references put back (a record undo revives) */
     owners(c)[i] = owner;
     fresh = true;
   }

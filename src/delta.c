@@ -106,7 +106,7 @@ typedef struct mhead {
 static bool skip_values(rd *r, const ecs_component *c, uint32_t *nlua) {
   for (uint32_t k = 0; k < c->nfields; k++) {
     if (c->field[k].type == ECS_LUA) {
-      uint32_t len;
+      uint32_t len = 0;
       if (!r32(r, &len) || !rskip(r, len)) return false;
       (*nlua)++;
     } else if (!rskip(r, c->elem[k])) {
@@ -152,7 +152,7 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     h->body_at = r->at;
     if (h->n > d->max_records) d->max_records = h->n;
     for (uint32_t k = 0; k < h->n; k++) {
-      uint32_t index, owner;
+      uint32_t index = 0, owner = 0;
       if (!r32(r, &index) || !r32(r, &owner)) return ECS_ERR_CORRUPT;
       if (owner != 0 && !skip_values(r, c, &d->nvalues)) return ECS_ERR_CORRUPT;
     }
@@ -217,13 +217,13 @@ ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
     if (c->nlua == 0) continue;
     r.at = h.body_at;
     for (uint32_t n = 0; n < h.n; n++) {
-      uint32_t index, owner;
+      uint32_t index = 0, owner = 0;
       (void)r32(&r, &index);
       (void)r32(&r, &owner);
       if (owner == 0) continue;
       for (uint32_t f = 0; f < c->nfields; f++) {
         if (c->field[f].type == ECS_LUA) {
-          uint32_t len;
+          uint32_t len = 0;
           (void)r32(&r, &len);
           if ((err = fn(ud, r.p + r.at, len)) != ECS_ERR_OK) return err;
           r.at += len;
@@ -386,7 +386,7 @@ static bool decode_values(rd *r, const ecs_component *c, unsigned char *packed,
   for (uint32_t k = 0; k < c->nfields; k++) {
     ecs_type t = c->field[k].type;
     if (t == ECS_LUA) {
-      uint32_t len, ref = refs != NULL ? refs[*next] : 0;
+      uint32_t len = 0, ref = refs != NULL ? refs[*next] : 0;
       (void)r32(r, &len);
       r->at += len;
       (*next)++;
@@ -422,7 +422,7 @@ static ecs_err check_records(ecs_world *w, const ecs_delta *d,
     c = (ecs_component *)w->manager[h.m].self;
     r.at = h.body_at;
     for (uint32_t n = 0; n < h.n; n++) {
-      uint32_t index, owner;
+      uint32_t index = 0, owner = 0;
       unsigned char packed[ECS_MAX_FIELDS * 8];
       (void)r32(&r, &index);
       (void)r32(&r, &owner);
@@ -461,6 +461,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   r.at = 28; /* magic, version, flags, base, result */
   r.n = d->size - 8;
   (void)read_entities(&r, &e);
+  /* the pops are a count, not bytes: bound it before sizing anything */
+  if ((uint64_t)e.npopped > (uint64_t)w->free.len + e.npushed) return ECS_ERR_CORRUPT;
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
   popped_size = (size_t)e.npopped * sizeof *popped + 1;
   scratch_size = (size_t)d->max_records * sizeof *scratch + 1;
@@ -544,7 +546,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       c = (ecs_component *)w->manager[mh.m].self;
       r.at = mh.body_at;
       for (uint32_t n = 0; n < mh.n; n++) {
-        uint32_t index, owner;
+        uint32_t index = 0, owner = 0;
         unsigned char packed[ECS_MAX_FIELDS * 8];
         (void)r32(&r, &index);
         (void)r32(&r, &owner);

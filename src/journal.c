@@ -214,13 +214,14 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
       (jc->n == jc->ncap &&
        !grow(w, (void **)&jc->cap, &jc->ncap, jc->n + 1, sizeof *jc->cap)) ||
       !held_reserve(w, j, c->nlua)) {
-    j->lost = true;
+    ecsi_journal_lose(j, true);
     return;
   }
   i = map_get(c, index);
   cap = &jc->cap[jc->n];
   cap->index = index;
   cap->owner = 0;
+  cap->row = i != ECS_NO_INSTANCE ? i : c->size; /* an add appends */
   cap->at = j->nbytes;
   if (i != ECS_NO_INSTANCE && ecs_alive(w, owners(c)[i])) {
     size_t size = ecsi_packed_size(c);
@@ -230,7 +231,7 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
     b.n = j->nbytes;
     b.cap = j->bytecap;
     if (ecsi_jbuf_reserve(&b, size) != ECS_ERR_OK) {
-      j->lost = true;
+      ecsi_journal_lose(j, true);
       return;
     }
     j->bytes = b.p;
@@ -245,7 +246,7 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   }
   if (!seen_test_set(w, &jc->seen, &jc->seen_words, index, &was)) {
     j->nbytes = cap->at; /* (held refs stay held: harmless) */
-    j->lost = true;
+    ecsi_journal_lose(j, true);
     return;
   }
   jc->n++;
@@ -296,7 +297,7 @@ void ecsi_journal_slot(ecs_world *w, uint32_t index) {
   if ((j->nslot == j->slotcap &&
        !grow(w, (void **)&j->slot, &j->slotcap, j->nslot + 1, sizeof *j->slot)) ||
       !seen_test_set(w, &j->slot_seen, &j->slot_words, index, &was)) {
-    j->lost = true;
+    ecsi_journal_lose(j, true);
     return;
   }
   j->slot[j->nslot].index = index;
@@ -310,7 +311,7 @@ static void log_index(ecs_world *w, uint32_t **a, uint32_t *n, uint32_t *cap,
   ecs_journal *j = w->journal;
   if (j == NULL || j->lost) return;
   if (*n == *cap && !grow(w, (void **)a, cap, *n + 1, sizeof **a)) {
-    j->lost = true;
+    ecsi_journal_lose(j, true);
     return;
   }
   (*a)[(*n)++] = index;
@@ -345,7 +346,17 @@ void ecsi_journal_dying(ecs_world *w, ecs_entity e) {
 }
 
 void ecsi_journal_restored(ecs_world *w) {
-  if (w->journal != NULL) w->journal->lost = true;
+  if (w->journal != NULL) ecsi_journal_lose(w->journal, false);
+}
+
+void ecsi_journal_lose(ecs_journal *j, bool nomem) {
+  if (!j->lost) j->lost_memory = nomem;
+  j->lost = true;
+}
+
+bool ecs_journal_lost(const ecs_journal *j, bool *memory) {
+  if (memory != NULL) *memory = j->lost && j->lost_memory;
+  return j->lost;
 }
 
 void ecsi_journal_forget(ecs_world *w, ecs_component *c) {

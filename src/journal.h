@@ -44,7 +44,7 @@ typedef struct ecs_journal ecs_journal;
 /*
 ** What the host (the Lua binding) does for values the core holds only as
 ** references (lua fields). Zeroed: references are hashed and carried as
-** the numbers they are (a world without lua fields needs nothing).
+** empty cells (a world without lua fields needs nothing).
 */
 typedef struct ecs_journal_host {
   /* Write the value of reference ref (never 0) as plain data to out.
@@ -53,6 +53,10 @@ typedef struct ecs_journal_host {
   ** component, field and entity: ecs_journal_bad_value). Must not call
   ** into the world. */
   ecs_err (*encode)(void *ud, uint32_t ref, ecs_writer *out);
+  /* The hash of that value, for the state hash: equal values (a table and
+  ** its copy, whatever order their pairs are stored in) hash alike.
+  ** @return ECS_ERR_OK, or ECS_ERR_INVALID as for encode. */
+  ecs_err (*hash)(void *ud, uint32_t ref, uint64_t *out);
   void *ud;
 } ecs_journal_host;
 
@@ -60,6 +64,7 @@ typedef struct ecs_journal_host {
 typedef struct ecs_journal_bad {
   const char *component, *field;
   ecs_entity entity;
+  bool lost_memory; /* (the binding's: ecs_journal_lost) */
 } ecs_journal_bad;
 
 /*
@@ -99,6 +104,10 @@ void ecs_journal_mark(ecs_world *w, ecs_journal *j);
 ** @return ECS_ERR_OK, ECS_ERR_NOMEM (nothing changed), ECS_ERR_LOST.
 */
 ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j);
+
+/* Has j lost track (ECS_ERR_LOST)? *memory: because a capture ran out of
+** memory (else a restore since the mark). May be NULL. */
+bool ecs_journal_lost(const ecs_journal *j, bool *memory);
 
 /* Changes recorded since the mark (captured instances and slots): 0 when
 ** nothing changed. */

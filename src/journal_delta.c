@@ -106,8 +106,10 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
                            ecs_entity owner, ecs_journal_bad *bad) {
   ecs_err err = ECS_ERR_OK;
   for (uint32_t k = 0; k < c->nfields && err == ECS_ERR_OK; k++) {
-    if (c->field[k].type != ECS_LUA || host == NULL || host->encode == NULL) {
+    if (c->field[k].type != ECS_LUA) {
       err = ecs_write(out, packed, c->elem[k]);
+    } else if (host == NULL || host->encode == NULL) {
+      err = ecs_write_u32(out, 0); /* no host, no values: an empty cell */
     } else {
       uint32_t ref;
       memcpy(&ref, packed, sizeof ref);
@@ -123,28 +125,21 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
   return err;
 }
 
-/* XXH64 over what is written, without keeping it. */
-typedef struct hasher {
-  unsigned char buf[256];
-  size_t n;
-  uint64_t acc;
-} hasher;
-
-static ecs_err hash_bytes(void *ud, const void *data, size_t size) {
-  hasher *h = (hasher *)ud;
-  const unsigned char *p = (const unsigned char *)data;
-  while (size > 0) {
-    size_t k = sizeof h->buf - h->n < size ? sizeof h->buf - h->n : size;
-    memcpy(h->buf + h->n, p, k);
-    h->n += k;
-    p += k;
-    size -= k;
-    if (h->n == sizeof h->buf) {
-      h->acc = ecsi_mix64(h->acc ^ ecs_snapshot_hash(h->buf, h->n));
-      h->n = 0;
-    }
+/* A row's bytes: a few words (the usual component) through the mixer,
+** more through XXH64. Both sides of a delta compute the same. */
+static uint64_t bytes_hash(const unsigned char *p, size_t n) {
+  uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u, v;
+  if (n > 64) return ecs_snapshot_hash(p, n);
+  for (; n >= 8; p += 8, n -= 8) {
+    memcpy(&v, p, 8); /* the machine's order: little-endian (snapshot.h) */
+    h = ecsi_mix64(h ^ v);
   }
-  return ECS_ERR_OK;
+  if (n > 0) {
+    v = 0;
+    memcpy(&v, p, n);
+    h = ecsi_mix64(h ^ v ^ 0xFF);
+  }
+  return h;
 }
 
 ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
@@ -152,22 +147,42 @@ ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
                          const unsigned char *packed,
                          const ecs_journal_host *host, uint64_t *out,
                          ecs_journal_bad *bad) {
-  hasher h;
-  ecs_writer wr;
-  ecs_err err;
+  uint64_t acc = name_hash + (uint64_t)owner * 0x9E3779B97F4A7C15u;
+  unsigned char buf[ECS_MAX_FIELDS * 8];
+  size_t n = 0;
   (void)w;
-  h.n = 0;
-  h.acc = name_hash + (uint64_t)owner * 0x9E3779B97F4A7C15u;
-  if (c->nlua == 0 || host == NULL || host->encode == NULL) {
-    /* the common case: one hash of the packed bytes */
-    *out = ecsi_mix64(h.acc ^ ecs_snapshot_hash(packed, ecsi_packed_size(c)));
+  if (c->nlua == 0) { /* the common case: one hash of the packed bytes */
+    *out = ecsi_mix64(acc ^ bytes_hash(packed, ecsi_packed_size(c)));
     return ECS_ERR_OK;
   }
-  wr.write = hash_bytes;
-  wr.ud = &h;
-  if ((err = ecsi_encode_packed(c, packed, host, &wr, owner, bad)) != ECS_ERR_OK)
-    return err;
-  *out = ecsi_mix64(h.acc ^ ecs_snapshot_hash(h.buf, h.n));
+  /* lua cells count by their values' hash (the host's: a table's does not
+  ** depend on the order its pairs are stored in), not their references */
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    if (c->field[k].type == ECS_LUA) {
+      uint32_t ref;
+      uint64_t v = 0;
+      memcpy(&ref, packed, sizeof ref);
+      if (ref != 0 && host != NULL && host->hash != NULL) {
+        ecs_err err = host->hash(host->ud, ref, &v);
+        if (err != ECS_ERR_OK) {
+          if (err == ECS_ERR_INVALID && bad != NULL) {
+            bad->component = c->name;
+            bad->field = c->field[k].name;
+            bad->entity = owner;
+          }
+          return err;
+        }
+        v |= 1u; /* never the empty cell's 0 */
+      }
+      memcpy(buf + n, &v, 8);
+      n += 8;
+    } else {
+      memcpy(buf + n, packed, c->elem[k]);
+      n += c->elem[k];
+    }
+    packed += c->elem[k];
+  }
+  *out = ecsi_mix64(acc ^ bytes_hash(buf, n));
   return ECS_ERR_OK;
 }
 
@@ -292,9 +307,27 @@ static uint64_t queue_hash_now(const ecs_journal *j) {
 }
 
 
+/*
+** Slot n of the journal's captures is as it was at the mark (captured by an
+** apply_delta that was refused, say): left out of a delta. Past both slot
+** counts it never existed; below them its state is the same -- unless the
+** free queue moved, when it could be an index that went round all 256
+** generations, which the queue's operations name: kept then.
+*/
+static bool slot_unchanged(const ecs_world *w, const ecs_journal *j,
+                           uint32_t n) {
+  uint32_t i = j->slot[n].index;
+  if (i >= w->head.slot_count && i >= j->mark_slot_count) return true;
+  return i < w->head.slot_count && i < j->mark_slot_count &&
+         w->head.slot[i] == j->slot[n].old && j->npushed == 0 &&
+         j->npopped == 0;
+}
+
 static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) {
   ecsi_jbuf *b = k->out;
   ecs_err err = ECS_ERR_OK;
+  size_t count_at;
+  uint32_t written = 0;
   k->hash += ecsi_hash_slot_count(w->head.slot_count) -
              ecsi_hash_slot_count(j->mark_slot_count);
   for (uint32_t n = 0; n < j->nslot; n++) {
@@ -310,14 +343,18 @@ static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) 
       (err = w32(b, j->mark_qlen)) != ECS_ERR_OK ||
       (err = w32(b, w->free.len)) != ECS_ERR_OK ||
       (err = w32(b, j->mark_live)) != ECS_ERR_OK ||
-      (err = w32(b, w->live)) != ECS_ERR_OK ||
-      (err = w32(b, j->nslot)) != ECS_ERR_OK)
+      (err = w32(b, w->live)) != ECS_ERR_OK)
     return err;
+  count_at = b->n;
+  if ((err = w32(b, j->nslot)) != ECS_ERR_OK) return err; /* patched below */
   for (uint32_t n = 0; n < j->nslot && err == ECS_ERR_OK; n++) {
     uint32_t i = j->slot[n].index;
+    if (slot_unchanged(w, j, n)) continue;
+    written++;
     if ((err = w32(b, i)) == ECS_ERR_OK)
       err = w32(b, i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE);
   }
+  if (err == ECS_ERR_OK) put_u32(b->p + count_at, written);
   if (err == ECS_ERR_OK) err = w32(b, j->npushed);
   for (uint32_t n = 0; n < j->npushed && err == ECS_ERR_OK; n++)
     err = w32(b, j->pushed[n]);
@@ -335,6 +372,43 @@ static ecs_err manager_head(ecsi_jbuf *b, const ecs_world *w, uint32_t m,
   return w32(b, mode);
 }
 
+/* Captured rows are scattered over the columns: the walk asks the memory
+** system for the next PREFETCH of them (owner, slot, every column) before
+** it reads the first, so that their cache misses overlap. */
+#define PREFETCH 16u
+
+static void prefetch_rows(const ecs_world *w, const ecs_component *c,
+                          const ecsi_jcap *cap, uint32_t left) {
+#if defined(__GNUC__)
+  uint32_t n = left < 2u * PREFETCH ? left : 2u * PREFETCH;
+  for (uint32_t k = PREFETCH < n ? PREFETCH : 0; k < n; k++) {
+    uint32_t r = cap[k].row;
+    if (r >= c->size) continue;
+    __builtin_prefetch(&owners(c)[r]);
+    __builtin_prefetch(&w->head.slot[cap[k].index]);
+    for (uint32_t f = 0; f < c->nfields; f++)
+      __builtin_prefetch(col(c, f) + (size_t)r * c->elem[f]);
+  }
+#else
+  (void)w;
+  (void)c;
+  (void)cap;
+  (void)left;
+#endif
+}
+
+/* Row i of c holds exactly the packed values (lua cells: the same
+** references). */
+static bool same_row(const ecs_component *c, uint32_t i,
+                     const unsigned char *packed) {
+  for (uint32_t k = 0; k < c->nfields; k++) {
+    if (memcmp(col(c, k) + (size_t)i * c->elem[k], packed, c->elem[k]) != 0)
+      return false;
+    packed += c->elem[k];
+  }
+  return true;
+}
+
 static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
                               const ecs_journal_host *host, ecsi_jwalk *k,
                               ecs_journal_bad *bad) {
@@ -342,6 +416,8 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
   const ecsi_jcomp *jc = c->journal;
   uint64_t nh = ecsi_manager_name_hash(w, m);
   ecsi_jbuf *b = k->out;
+  size_t size = ecsi_packed_size(c), count_at = 0;
+  uint32_t written = 0;
   ecs_writer out;
   ecs_err err = ECS_ERR_OK;
   if (jc == NULL || jc->n == 0) return ECS_ERR_OK;
@@ -353,12 +429,31 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       return err;
     for (uint32_t f = 0; f < c->nfields && err == ECS_ERR_OK; f++)
       err = w32(b, (uint32_t)c->field[f].type);
-    if (err == ECS_ERR_OK) err = w32(b, jc->n);
+    count_at = b->n;
+    if (err == ECS_ERR_OK) err = w32(b, jc->n); /* patched below */
+    /* room for every record (more for lua values, written as they come) */
+    if (err == ECS_ERR_OK &&
+        (size_t)jc->n > (SIZE_MAX / 4 - b->n) / (8 + size))
+      err = ECS_ERR_NOMEM;
+    if (err == ECS_ERR_OK) err = ecsi_jbuf_reserve(b, (size_t)jc->n * (8 + size));
   }
   for (uint32_t n = 0; n < jc->n && err == ECS_ERR_OK; n++) {
     const ecsi_jcap *cap = &jc->cap[n];
-    uint32_t i = live_row(w, c, cap->index);
+    uint32_t i = cap->row;
     uint64_t h;
+    /* the rows are scattered: ask for a batch ahead before using one */
+    if (n % PREFETCH == 0) prefetch_rows(w, c, jc->cap + n, jc->n - n);
+    /* where the capture saw the row, unless it moved since */
+    if (i >= c->size || ecs_entity_index(owners(c)[i]) != cap->index ||
+        !ecs_alive(w, owners(c)[i]))
+      i = live_row(w, c, cap->index);
+    /* written but not changed (a system that stores what was there, an
+    ** entity made and destroyed): nothing to carry, nothing to hash */
+    if (i == ECS_NO_INSTANCE ? cap->owner == 0
+                             : cap->owner == owners(c)[i] &&
+                                   same_row(c, i, j->bytes + cap->at))
+      continue;
+    written++;
     if (cap->owner != 0) {
       err = ecsi_hash_packed(w, c, nh, cap->owner, j->bytes + cap->at, host,
                              &h, bad);
@@ -369,15 +464,23 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       ecsi_pack_row(c, i, packed);
       err = ecsi_hash_packed(w, c, nh, owners(c)[i], packed, host, &h, bad);
       k->hash += h;
-      if (err == ECS_ERR_OK && b != NULL &&
-          (err = w32(b, cap->index)) == ECS_ERR_OK &&
-          (err = w32(b, owners(c)[i])) == ECS_ERR_OK)
-        err = ecsi_encode_packed(c, packed, host, &out, owners(c)[i], bad);
+      if (err == ECS_ERR_OK && b != NULL) {
+        if (c->nlua == 0 && b->cap - b->n >= 8 + size) { /* room reserved */
+          put_u32(b->p + b->n, cap->index);
+          put_u32(b->p + b->n + 4, owners(c)[i]);
+          memcpy(b->p + b->n + 8, packed, size);
+          b->n += 8 + size;
+        } else if ((err = w32(b, cap->index)) == ECS_ERR_OK &&
+                   (err = w32(b, owners(c)[i])) == ECS_ERR_OK) {
+          err = ecsi_encode_packed(c, packed, host, &out, owners(c)[i], bad);
+        }
+      }
     } else if (err == ECS_ERR_OK && b != NULL &&
                (err = w32(b, cap->index)) == ECS_ERR_OK) {
       err = w32(b, 0);
     }
   }
+  if (err == ECS_ERR_OK && b != NULL) put_u32(b->p + count_at, written);
   return err;
 }
 
@@ -504,7 +607,7 @@ ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
 void ecs_journal_mark(ecs_world *w, ecs_journal *j) {
   if (!j->has_pending) return;
   if (j->pending_changes != ecs_journal_pending(j) + j->npopped + j->npushed) {
-    j->lost = true; /* something changed in between: never mark past it */
+    ecsi_journal_lose(j, false); /* a change in between: never mark past it */
     ecsi_journal_pending_free(w, j);
     return;
   }

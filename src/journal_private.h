@@ -16,6 +16,7 @@
 typedef struct ecsi_jcap {
   uint32_t index;
   ecs_entity owner;
+  uint32_t row;  /* where the instance was (or would go): a hint, checked */
   size_t at;
 } ecsi_jcap;
 
@@ -78,7 +79,7 @@ struct ecs_journal {
   ecsi_jwhole *whole;
   uint32_t nwhole;
   uint64_t hash;           /* the world's state hash at the mark */
-  bool lost;
+  bool lost, lost_memory;   /* ecsi_journal_lose */
   /* the last delta's bytes, and the mark it would move to (ecs_journal_mark) */
   ecsi_jbuf out;
   ecsi_jwalk pending;
@@ -122,6 +123,9 @@ void ecsi_journal_pushed(ecs_world *w, uint32_t index);
 void ecsi_journal_dying(ecs_world *w, ecs_entity e);
 /* a cell drops ref: true when the journal keeps it (an old value). */
 bool ecsi_journal_claim_ref(ecs_world *w, uint32_t ref);
+/* The journal can no longer describe the changes since its mark (nomem:
+** a capture found no memory). */
+void ecsi_journal_lose(ecs_journal *j, bool nomem);
 /* snapshot.c: the world was loaded whole: the journal lost its base. */
 void ecsi_journal_restored(ecs_world *w);
 /* ecs_world_free */

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(ops lua restore)
+[ ${#targets[@]} -gt 0 ] || targets=(ops lua restore delta)
 src=${FUZZ_SRC:-$PWD}
 build=${FUZZ_BUILD:-build-fuzz}
 jobs=${FUZZ_JOBS:-1}

@@ -53,6 +53,23 @@ static ecs_err encode(void *ud, uint32_t ref, ecs_writer *out) {
   return ECS_ERR_OK;
 }
 
+static ecs_err hash(void *ud, uint32_t ref, uint64_t *out) {
+  lhost *h = (lhost *)ud;
+  bool nomem = false;
+  const char *bad;
+  if (h->refs == 0) return ECS_ERR_INVALID;
+  if (!lua_checkstack(h->L, 4)) return ECS_ERR_NOMEM;
+  lua_rawgeti(h->L, h->refs, (lua_Integer)ref);
+  bad = ecsl_plain_hash(h->L, -1, out, &nomem);
+  lua_pop(h->L, 1);
+  if (nomem) return ECS_ERR_NOMEM;
+  if (bad != NULL) {
+    h->why = bad;
+    return ECS_ERR_INVALID;
+  }
+  return ECS_ERR_OK;
+}
+
 /* Fill host for the world at widx (pushes the refs table or nil). */
 static ecs_journal_host *push_host(lua_State *L, int widx, lhost *h,
                                    ecs_journal_host *host) {
@@ -61,6 +78,7 @@ static ecs_journal_host *push_host(lua_State *L, int widx, lhost *h,
   h->refs = ecsl_push_state_field(L, widx, &ecsl_refs_key) == LUA_TTABLE
                 ? lua_gettop(L) : 0;
   host->encode = encode;
+  host->hash = hash;
   host->ud = h;
   return host;
 }
@@ -68,6 +86,9 @@ static ecs_journal_host *push_host(lua_State *L, int widx, lhost *h,
 /* Raise for err; ECS_ERR_INVALID names the component, field and entity. */
 static int journal_error(lua_State *L, const char *fn, ecs_err err,
                          const ecs_journal_bad *bad, const lhost *h) {
+  if (err == ECS_ERR_LOST && bad != NULL && bad->lost_memory)
+    return luaL_error(L, "%s: %s (the journal could not record a change: "
+                      "close it)", fn, ecs_strerror(ECS_ERR_NOMEM));
   if (err == ECS_ERR_INVALID && bad->component != NULL)
     return luaL_error(L, "%s: %s.%s of entity(%d.%d): %s (%s)", fn,
                       bad->component, bad->field,
@@ -148,13 +169,17 @@ static int l_journal_delta(lua_State *L) {
   ecs_err err;
   lua_settop(L, 1);
   lua_getiuservalue(L, 1, 1);                               /* j, world */
+  /* values released earlier are unref'd now, before anything changes:
+  ** nothing after the mark moves may raise */
+  ecs_lua_drain_refs(L, 2);
+  if ((w = ecsl_self(L, ljournal)->h.lw->w) == NULL) return ecsl_closed(L);
   memset(&bad, 0, sizeof bad);
   push_host(L, 2, &h, &host);                               /* j, world, refs */
   err = ecs_journal_delta(w, j, &host, &data, &size, &bad);
+  (void)ecs_journal_lost(j, &bad.lost_memory);
   if (err != ECS_ERR_OK) return journal_error(L, "journal:delta", err, &bad, &h);
   if (!push_string_quietly(L, data, size)) return lua_error(L); /* unmarked */
-  ecs_journal_mark(w, j);
-  ecs_lua_drain_refs(L, 2); /* old values the journal let go */
+  ecs_journal_mark(w, j); /* the old values it let go: drained next time */
   return 1;
 }
 
@@ -165,10 +190,16 @@ static int l_journal_undo(lua_State *L) {
   ecs_err err;
   lua_settop(L, 1);
   lua_getiuservalue(L, 1, 1);                               /* j, world */
+  ecs_lua_drain_refs(L, 2); /* before: nothing after the undo may raise */
+  if ((w = ecsl_self(L, ljournal)->h.lw->w) == NULL) return ecsl_closed(L);
   err = ecs_journal_undo(w, j);
-  if (err != ECS_ERR_OK) return ecsl_error(L, NULL, "journal:undo", err, NULL, 0);
-  ecs_lua_drain_refs(L, 2); /* the values undone */
-  return 0;
+  if (err != ECS_ERR_OK) {
+    ecs_journal_bad bad;
+    memset(&bad, 0, sizeof bad);
+    (void)ecs_journal_lost(j, &bad.lost_memory);
+    return journal_error(L, "journal:undo", err, &bad, NULL);
+  }
+  return 0; /* the values undone wait in the drop list for the next drain */
 }
 
 /* Stop j (idempotent; nothing to do once its world closed: the world's
@@ -289,6 +320,8 @@ int ecsl_l_world_apply_delta(lua_State *L) {
   ecs_err err;
   if (lua_type(L, 2) != LUA_TSTRING) return luaL_typeerror(L, 2, "string");
   lua_settop(L, 2);
+  ecs_lua_drain_refs(L, 1); /* before: nothing after the apply may raise */
+  if ((w = lw->w) == NULL) return ecsl_closed(L);
   data = lua_tolstring(L, 2, &len);
   if ((err = ecs_delta_open(w, &d, data, len)) != ECS_ERR_OK)
     return ecsl_error(L, NULL, fn, err, delta_error_text(L, err, &d), 0);
@@ -327,9 +360,7 @@ int ecsl_l_world_apply_delta(lua_State *L) {
     if (err == ECS_ERR_INVALID) return journal_error(L, fn, err, &bad, &h);
     return ecsl_error(L, NULL, fn, err, NULL, 0);
   }
-  ecs_lua_drain_refs(L, 1); /* the values replaced */
-  ecsl_charge(L, lw);
-  return 0;
+  return 0; /* the values replaced wait in the drop list for the next drain */
 }
 
 /* world:state_hash() -> integer: equal worlds have equal hashes */

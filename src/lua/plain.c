@@ -11,6 +11,7 @@
 */
 #include "binding.h"
 #include "plain.h"
+#include "snapshot.h" /* ecs_snapshot_hash: XXH64 */
 
 enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
 
@@ -144,6 +145,109 @@ const char *ecsl_plain_encode(lua_State *L, int idx, ecs_writer *out,
   bad = enc_value(&e, lua_absindex(L, idx), 0);
   *nomem = e.nomem;
   return e.nomem ? NULL : bad;
+}
+
+/* ----------------------------------------------------------------------
+** Hashing: like encoding, the same walk, a sum for tables
+** ------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBu;
+  x ^= x >> 31;
+  return x;
+}
+
+typedef struct hsh {
+  lua_State *L;
+  const void *path[ECSL_PLAIN_DEPTH];
+  bool nomem;
+} hsh;
+
+static const char *hash_value(hsh *h, int idx, int depth, uint64_t *out) {
+  lua_State *L = h->L;
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      *out = mix(lua_toboolean(L, idx) ? T_TRUE : T_FALSE);
+      return NULL;
+    case LUA_TNUMBER: {
+      uint64_t bits;
+      if (lua_isinteger(L, idx)) {
+        bits = (uint64_t)lua_tointeger(L, idx);
+        *out = mix(bits ^ ((uint64_t)T_INT << 56) ^ 0x1111);
+      } else {
+        double d = (double)lua_tonumber(L, idx);
+        memcpy(&bits, &d, sizeof bits);
+        *out = mix(mix(bits) ^ T_FLOAT);
+      }
+      return NULL;
+    }
+    case LUA_TSTRING: {
+      size_t len;
+      const char *p = lua_tolstring(L, idx, &len);
+      *out = mix(ecs_snapshot_hash(p, len) ^ T_STRING);
+      return NULL;
+    }
+    case LUA_TTABLE: {
+      uint64_t sum = 0;
+      const char *bad = NULL;
+      if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        return "a table with a metatable is not plain data";
+      }
+      for (int k = 0; k < depth; k++)
+        if (h->path[k] == lua_topointer(L, idx))
+          return "a table that contains itself (a cycle) is not plain data";
+      if (depth >= ECSL_PLAIN_DEPTH) return "tables nested too deeply (limit 100)";
+      h->path[depth] = lua_topointer(L, idx);
+      if (!lua_checkstack(L, 6)) {
+        h->nomem = true;
+        return NULL;
+      }
+      lua_pushnil(L);
+      while (bad == NULL && !h->nomem && lua_next(L, idx)) { /* ..., k, v */
+        int top = lua_gettop(L);
+        uint64_t hk = 0, hv = 0;
+        bad = hash_value(h, top - 1, depth + 1, &hk);
+        if (bad == NULL) bad = hash_value(h, top, depth + 1, &hv);
+        sum += mix(hk * 0x9E3779B97F4A7C15u + hv); /* order-free: a sum */
+        lua_pop(L, 1);
+      }
+      if (bad != NULL || h->nomem) lua_pop(L, 1); /* the key */
+      *out = mix(sum ^ T_TABLE);
+      return bad;
+    }
+    case LUA_TLIGHTUSERDATA:
+      if (ecs_lua_is_entity(L, idx)) {
+        *out = mix((uint64_t)(uint32_t)ecs_lua_check_entity(L, idx) ^
+                   ((uint64_t)T_ENTITY << 40));
+        return NULL;
+      }
+      return "a light userdata is not plain data";
+    case LUA_TNIL:
+      return "nil is not a value here";
+    case LUA_TFUNCTION:
+      return "a function is not plain data";
+    case LUA_TUSERDATA:
+      return "a userdata is not plain data";
+    case LUA_TTHREAD:
+      return "a coroutine is not plain data";
+    default:
+      return "a value of this type is not plain data";
+  }
+}
+
+const char *ecsl_plain_hash(lua_State *L, int idx, uint64_t *out, bool *nomem) {
+  hsh h;
+  const char *bad;
+  h.L = L;
+  h.nomem = false;
+  *out = 0;
+  bad = hash_value(&h, lua_absindex(L, idx), 0, out);
+  *nomem = h.nomem;
+  return h.nomem ? NULL : bad;
 }
 
 int ecsl_plain_fail(lua_State *L, const ecsl_plain_dec *d) {

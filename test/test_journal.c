@@ -1,0 +1,348 @@
+/*
+** test_journal.c -- the journal, deltas and undo, on the core directly
+** (journal.h): random changes of a base world (journal_base.h) carried to
+** a replica by deltas, undo back to the mark, the state hash against a
+** fresh computation, damaged and forged deltas, and out of memory in
+** delta, apply and undo.
+**
+** With ECS_WRITE_DELTA_SEEDS=dir it also writes the seeds of the delta
+** fuzz corpus (test/fuzz/delta/): deltas of jb_change against the base.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecs_private.h" /* w->journal: the hash from scratch */
+#include "harness.h"
+#include "journal_base.h"
+#include "membuf.h"
+#include "snapshot.h"
+
+static uint64_t state_hash(ecs_world *w) {
+  uint64_t h = 0;
+  if (ecs_world_state_hash(w, NULL, &h, NULL) != ECS_ERR_OK) abort();
+  return h;
+}
+
+/* The hash from scratch: no journal in the way. */
+static uint64_t full_hash(ecs_world *w) {
+  ecs_journal *j = w->journal; /* (test only: the struct is the core's) */
+  uint64_t h;
+  w->journal = NULL;
+  h = state_hash(w);
+  w->journal = j;
+  return h;
+}
+
+static ecs_err delta(ecs_world *w, ecs_journal *j, membuf *out) {
+  const void *p;
+  size_t n;
+  ecs_err err = ecs_journal_delta(w, j, NULL, &p, &n, NULL);
+  if (err != ECS_ERR_OK) return err;
+  out->n = 0;
+  if (membuf_write(out, p, n) != ECS_ERR_OK) abort();
+  ecs_journal_mark(w, j);
+  return ECS_ERR_OK;
+}
+
+static ecs_err apply(ecs_world *w, const membuf *d) {
+  ecs_delta dd;
+  ecs_err err = ecs_delta_open(w, &dd, d->p, d->n);
+  if (err != ECS_ERR_OK) return err;
+  return ecs_delta_apply(w, &dd, NULL, NULL, NULL);
+}
+
+static void snap(const ecs_world *w, membuf *b) {
+  ecs_writer out = membuf_writer(b);
+  b->n = 0;
+  if (ecs_world_save(w, &out) != ECS_ERR_OK) abort();
+}
+
+TEST(Journal_deltas_carry_random_changes_to_a_replica) {
+  jb_world a, r;
+  ecs_journal *j;
+  membuf d = {0};
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  CHECK(state_hash(a.w) == state_hash(r.w));
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL) == ECS_ERR_JOURNAL_OPEN, 1);
+  for (uint32_t round = 1; round <= 60; round++) {
+    CHECK_EQ_INT(jb_change(&a, round, 1 + (int)(round % 7) * 15), ECS_ERR_OK);
+    CHECK(state_hash(a.w) == full_hash(a.w)); /* the incremental hash */
+    CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+    CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    CHECK(state_hash(r.w) == state_hash(a.w));
+    CHECK_WORLD(r.w);
+    /* the same delta again: the replica is no longer its base (unless the
+    ** changes left the state as it was: then base and result are equal) */
+    if (memcmp(d.p + 12, d.p + 20, 8) != 0)
+      CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_BASE);
+    { /* the same next ids (asked without creating) */
+      uint32_t na[4], nr[4];
+      CHECK_EQ_INT(ecs_next_indices(a.w, na, 4), ECS_ERR_OK);
+      CHECK_EQ_INT(ecs_next_indices(r.w, nr, 4), ECS_ERR_OK);
+      CHECK(memcmp(na, nr, sizeof na) == 0);
+    }
+  }
+  CHECK_WORLD(a.w);
+  ecs_journal_close(a.w, j);
+  free(d.p);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+}
+
+TEST(Journal_undo_returns_to_the_mark) {
+  jb_world a;
+  ecs_journal *j;
+  membuf before = {0}, after = {0}, d = {0};
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  for (uint32_t round = 1; round <= 40; round++) {
+    uint64_t h = state_hash(a.w);
+    ecs_entity e1, e2;
+    snap(a.w, &before);
+    CHECK_EQ_INT(jb_change(&a, 100 + round, 5 + (int)round * 3), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_OK);
+    CHECK_WORLD(a.w);
+    CHECK(state_hash(a.w) == h);
+    CHECK(full_hash(a.w) == h);
+    CHECK_EQ_INT(ecs_journal_pending(j), 0);
+    /* the same next ids as before the changes: compare with a restore */
+    {
+      ecs_world *c = ecs_world_new(NULL, NULL);
+      jb_world cb;
+      ecs_reader in;
+      CHECK_EQ_INT(jb_build(&cb, NULL, NULL), ECS_ERR_OK);
+      in.data = before.p;
+      in.size = before.n;
+      in.pos = 0;
+      CHECK_EQ_INT(ecs_world_load(cb.w, &in), ECS_ERR_OK);
+      CHECK_EQ_INT(ecs_create(cb.w, &e1), ECS_ERR_OK);
+      CHECK_EQ_INT(ecs_create(a.w, &e2), ECS_ERR_OK);
+      CHECK(e1 == e2);
+      ecs_world_free(cb.w);
+      ecs_world_free(c);
+    }
+    /* keep going from here: a delta moves the mark */
+    CHECK_EQ_INT(jb_change(&a, 200 + round, 10), ECS_ERR_OK);
+    CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  }
+  /* an undo with nothing changed changes nothing */
+  snap(a.w, &before);
+  CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_OK);
+  snap(a.w, &after);
+  CHECK(before.n == after.n && memcmp(before.p, after.p, before.n) == 0);
+  ecs_journal_close(a.w, j);
+  free(before.p);
+  free(after.p);
+  free(d.p);
+  ecs_world_free(a.w);
+}
+
+/* Every cut and every changed byte of a delta: an error, and the replica
+** as it was. */
+TEST(Journal_damaged_deltas_change_nothing) {
+  jb_world a, r;
+  ecs_journal *j;
+  membuf d = {0}, bad = {0}, s0 = {0}, s1 = {0};
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_change(&a, 7, 12), ECS_ERR_OK);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  snap(r.w, &s0);
+  for (size_t cut = 0; cut < d.n; cut++) {
+    bad.n = 0;
+    CHECK_EQ_INT(membuf_write(&bad, d.p, cut), ECS_ERR_OK);
+    CHECK(apply(r.w, &bad) != ECS_ERR_OK);
+  }
+  for (size_t at = 0; at < d.n; at++) {
+    bad.n = 0;
+    CHECK_EQ_INT(membuf_write(&bad, d.p, d.n), ECS_ERR_OK);
+    bad.p[at] ^= 0x5a;
+    CHECK(apply(r.w, &bad) != ECS_ERR_OK);
+    /* sealed again: the checks behind the checksum */
+    if (at + 8 < d.n) {
+      uint64_t h = ecs_snapshot_hash(bad.p, bad.n - 8);
+      for (int k = 0; k < 8; k++) bad.p[bad.n - 8 + (size_t)k] = (unsigned char)(h >> (8 * k));
+      (void)apply(r.w, &bad); /* may apply (a forged but valid delta) */
+      CHECK_WORLD(r.w);
+      /* back to the base for the next byte */
+      {
+        ecs_reader in;
+        in.data = s0.p;
+        in.size = s0.n;
+        in.pos = 0;
+        CHECK_EQ_INT(ecs_world_load(r.w, &in), ECS_ERR_OK);
+      }
+    }
+  }
+  snap(r.w, &s1);
+  CHECK(s0.n == s1.n && memcmp(s0.p, s1.p, s0.n) == 0);
+  CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+  CHECK(state_hash(r.w) == state_hash(a.w));
+  ecs_journal_close(a.w, j);
+  free(d.p);
+  free(bad.p);
+  free(s0.p);
+  free(s1.p);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+}
+
+/* Out of memory at each allocation of a delta, an apply and an undo: the
+** call fails whole (the mark, the replica, the world as they were). */
+TEST(Journal_out_of_memory_fails_whole) {
+  for (long n = 1; n < 400; n++) {
+    test_alloc ta = {0, 0, 0, 0, 1};
+    jb_world a, r;
+    ecs_journal *j;
+    membuf d = {0}, s0 = {0}, s1 = {0};
+    uint64_t ha, hr;
+    ecs_err err;
+    bool failed = false;
+    CHECK_EQ_INT(jb_build(&a, test_allocf, &ta), ECS_ERR_OK);
+    CHECK_EQ_INT(jb_build(&r, test_allocf, &ta), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+    CHECK_EQ_INT(jb_change(&a, 11, 30), ECS_ERR_OK);
+    ha = state_hash(a.w);
+    hr = state_hash(r.w);
+    ta.fail_at = ta.calls + n;
+    err = delta(a.w, j, &d);
+    if (err == ECS_ERR_OK) err = apply(r.w, &d);
+    ta.fail_at = 0;
+    if (err != ECS_ERR_OK) {
+      failed = true;
+      CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+      CHECK(state_hash(r.w) == hr);
+      /* the mark did not move when the delta failed: a new one applies */
+      if (d.n == 0) CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+      CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    }
+    CHECK(state_hash(r.w) == ha);
+    CHECK_WORLD(r.w);
+    /* undo */
+    snap(a.w, &s0);
+    CHECK_EQ_INT(jb_change(&a, 12, 30), ECS_ERR_OK);
+    snap(a.w, &s1);
+    ta.fail_at = ta.calls + n;
+    err = ecs_journal_undo(a.w, j);
+    ta.fail_at = 0;
+    CHECK_WORLD(a.w);
+    if (err != ECS_ERR_OK) {
+      membuf s2 = {0};
+      failed = true;
+      CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+      snap(a.w, &s2);
+      CHECK(s2.n == s1.n && memcmp(s2.p, s1.p, s1.n) == 0);
+      free(s2.p);
+      CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_OK);
+    }
+    CHECK(state_hash(a.w) == ha);
+    ecs_journal_close(a.w, j);
+    ecs_world_free(a.w);
+    ecs_world_free(r.w);
+    CHECK_EQ_INT(ta.blocks, 0);
+    free(d.p);
+    free(s0.p);
+    free(s1.p);
+    if (!failed) { /* nothing failed: every allocation point was swept */
+      CHECK(n > 20);
+      break;
+    }
+  }
+}
+
+/* Captures that find no memory lose the journal, never a change. */
+TEST(Journal_lost_captures_are_reported) {
+  test_alloc ta = {0, 0, 0, 0, 0};
+  jb_world a;
+  ecs_journal *j;
+  bool memory = false;
+  membuf d = {0};
+  CHECK_EQ_INT(jb_build(&a, test_allocf, &ta), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  ta.fail_at = ta.calls + 1;
+  ta.sticky = 1;
+  (void)jb_change(&a, 3, 20);
+  ta.fail_at = 0;
+  CHECK(ecs_journal_lost(j, &memory));
+  CHECK(memory);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_LOST);
+  CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_LOST);
+  CHECK_WORLD(a.w);
+  ecs_journal_close(a.w, j);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK(!ecs_journal_lost(j, NULL));
+  ecs_journal_close(a.w, j);
+  ecs_world_free(a.w);
+  CHECK_EQ_INT(ta.blocks, 0);
+  free(d.p);
+}
+
+/* A restore while recording loses the journal. */
+TEST(Journal_a_restore_loses_the_journal) {
+  jb_world a;
+  ecs_journal *j;
+  membuf s = {0}, d = {0};
+  ecs_reader in;
+  bool memory = true;
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  snap(a.w, &s);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_change(&a, 5, 10), ECS_ERR_OK);
+  in.data = s.p;
+  in.size = s.n;
+  in.pos = 0;
+  CHECK_EQ_INT(ecs_world_load(a.w, &in), ECS_ERR_OK);
+  CHECK(ecs_journal_lost(j, &memory));
+  CHECK(!memory);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_LOST);
+  CHECK_WORLD(a.w);
+  ecs_journal_close(a.w, j);
+  ecs_world_free(a.w);
+  free(s.p);
+  free(d.p);
+}
+
+/* ECS_WRITE_DELTA_SEEDS=dir: the fuzz corpus's seeds (mode byte, delta). */
+static void write_seeds(const char *dir) {
+  for (uint32_t seed = 1; seed <= 24; seed++) {
+    jb_world a;
+    ecs_journal *j;
+    membuf d = {0};
+    char path[512];
+    FILE *f;
+    unsigned char mode = (unsigned char)(seed % 4u);
+    if (jb_build(&a, NULL, NULL) != ECS_ERR_OK ||
+        ecs_journal_open(a.w, NULL, &j, NULL) != ECS_ERR_OK ||
+        jb_change(&a, seed, (int)(seed * 5u)) != ECS_ERR_OK ||
+        delta(a.w, j, &d) != ECS_ERR_OK)
+      abort();
+    snprintf(path, sizeof path, "%s/seed_%02u", dir, (unsigned)seed);
+    if ((f = fopen(path, "wb")) == NULL) abort();
+    fwrite(&mode, 1, 1, f);
+    fwrite(d.p, 1, d.n, f);
+    fclose(f);
+    ecs_journal_close(a.w, j);
+    ecs_world_free(a.w);
+    free(d.p);
+  }
+}
+
+static const test_case cases[] = {
+    CASE(Journal_deltas_carry_random_changes_to_a_replica),
+    CASE(Journal_undo_returns_to_the_mark),
+    CASE(Journal_damaged_deltas_change_nothing),
+    CASE(Journal_out_of_memory_fails_whole),
+    CASE(Journal_lost_captures_are_reported),
+    CASE(Journal_a_restore_loses_the_journal),
+};
+
+int main(void) {
+  const char *seeds = getenv("ECS_WRITE_DELTA_SEEDS");
+  if (seeds != NULL) write_seeds(seeds);
+  return test_run(cases, sizeof cases / sizeof cases[0]);
+}
