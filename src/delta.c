@@ -164,8 +164,8 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
                        size_t size) {
   rd r;
   ehead e;
-  uint32_t version;
-  uint64_t sum;
+  uint32_t version = 0;
+  uint64_t sum = 0;
   memset(d, 0, sizeof *d);
   r.p = (const unsigned char *)data;
   r.at = 0;
