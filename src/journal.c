@@ -236,7 +236,7 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
     }
     j->bytes = b.p;
     j->bytecap = b.cap;
-    ecsi_pack_row(c, i, j->bytes + j->nbytes);
+    if (size > 0) ecsi_pack_row(c, i, j->bytes + j->nbytes);
     j->nbytes += size;
     cap->owner = owners(c)[i];
     for (uint32_t k = 0; k < c->nlua; k++) {
@@ -425,7 +425,7 @@ static ecs_err whole_save_all(ecs_world *w, ecsi_jwhole **out, uint32_t *nout) {
     a[m].bytes = b.p;
     a[m].size = b.n;
     a[m].cap = b.cap;
-    a[m].hash = ecsi_hash_whole(ecsi_manager_name_hash(w, m), b.p, b.n);
+    a[m].hash = ecsi_whole_term(w, m, b.p, b.n);
   }
   if (err != ECS_ERR_OK) {
     for (uint32_t m = 0; m < n; m++) ecsi_free(w, a[m].bytes, a[m].cap);
@@ -512,9 +512,18 @@ size_t ecs_journal_pending(const ecs_journal *j) {
 ** written). */
 typedef struct table_undo {
   uint16_t *state;   /* nslot: the states now */
-  uint32_t *ring;    /* npopped: the ring's items overwritten */
+  uint32_t *ring;    /* the ring's items overwritten: npopped of them, or
+                     ** the whole ring (full) */
   uint32_t slot_count, live, head, len;
+  bool full;
 } table_undo;
+
+/* Does putting the popped indices back in front overflow the ring (more
+** pops since the mark than room beside the queue now)? Then undo rebuilds
+** the ring whole. */
+static bool ring_overflows(const ecs_world *w, const ecs_journal *j) {
+  return (uint64_t)j->npopped + w->free.len > w->free.cap;
+}
 
 static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
   ecsi_queue *q = &w->free;
@@ -523,20 +532,31 @@ static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
   u->live = w->live;
   u->head = q->head;
   u->len = q->len;
+  u->full = ring_overflows(w, j);
   for (uint32_t n = 0; n < j->nslot; n++) {
     uint32_t i = j->slot[n].index;
     u->state[n] = w->head.slot[i];
     w->head.slot[i] = j->slot[n].old;
   }
-  /* the queue at the mark: the popped indices, then the queue now without
-  ** the pushed ones (docs: the free queue is a FIFO) */
-  head = (q->head - j->npopped) & mask;
-  for (uint32_t n = 0; n < j->npopped; n++) {
-    u->ring[n] = q->item[(head + n) & mask];
-    q->item[(head + n) & mask] = j->popped[n];
+  /* the queue at the mark: the first mark_qlen of the popped indices then
+  ** the queue now (the free queue is a FIFO: the mark's queue followed by
+  ** the pushes is the pops followed by the queue now) */
+  if (u->full) {
+    memcpy(u->ring, q->item, (size_t)q->cap * sizeof *u->ring);
+    for (uint32_t k = 0; k < j->mark_qlen; k++)
+      q->item[k] = k < j->npopped ? j->popped[k]
+                                  : u->ring[(u->head + k - j->npopped) & mask];
+    q->head = 0;
+    q->len = j->mark_qlen;
+  } else {
+    head = (q->head - j->npopped) & mask;
+    for (uint32_t n = 0; n < j->npopped; n++) {
+      u->ring[n] = q->item[(head + n) & mask];
+      q->item[(head + n) & mask] = j->popped[n];
+    }
+    q->head = head;
+    q->len = q->len + j->npopped - j->npushed;
   }
-  q->head = head;
-  q->len = q->len + j->npopped - j->npushed;
   w->head.slot_count = j->mark_slot_count;
   w->live = j->mark_live;
 }
@@ -544,8 +564,12 @@ static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
 static void table_back(ecs_world *w, const ecs_journal *j, const table_undo *u) {
   ecsi_queue *q = &w->free;
   uint32_t mask = q->cap - 1u;
-  for (uint32_t n = 0; n < j->npopped; n++)
-    q->item[(q->head + n) & mask] = u->ring[n];
+  if (u->full) {
+    memcpy(q->item, u->ring, (size_t)q->cap * sizeof *u->ring);
+  } else {
+    for (uint32_t n = 0; n < j->npopped; n++)
+      q->item[(u->head - j->npopped + n) & mask] = u->ring[n];
+  }
   q->head = u->head;
   q->len = u->len;
   w->head.slot_count = u->slot_count;
@@ -625,7 +649,8 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
   void **twin = NULL;
   uint32_t nm = w->manager_count;
   size_t state_size = (size_t)j->nslot * sizeof *u.state + 1;
-  size_t ring_size = (size_t)j->npopped * sizeof *u.ring + 1;
+  size_t ring_size = (size_t)(ring_overflows(w, j) ? w->free.cap : j->npopped) *
+                         sizeof *u.ring + 1;
   size_t twin_size = (size_t)nm * sizeof *twin + 1;
   ecs_err err;
   if (j->lost) return ECS_ERR_LOST;
@@ -657,7 +682,7 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
     const ecsi_jcomp *jc = j->comp[k];
     for (uint32_t c = 0; c < jc->n; c++)
       ecsi_component_put(w, jc->c, jc->cap[c].index, jc->cap[c].owner,
-                         jc->cap[c].owner != 0 ? j->bytes + jc->cap[c].at : NULL);
+                         jc->cap[c].owner != 0 ? ecsi_captured(j, jc->cap[c].at) : NULL);
   }
   for (uint32_t m = 0; m < nm; m++)
     if (twin[m] != NULL) {

@@ -51,6 +51,21 @@ uint64_t ecsi_hash_whole(uint64_t name_hash, const void *bytes, size_t n) {
   return ecsi_mix64(name_hash ^ ecs_snapshot_hash(bytes, n));
 }
 
+/* A manager kept whole counts by its save, and not at all while it holds
+** no live record: a world that registered an empty one is no other state
+** than one that did not. */
+uint64_t ecsi_whole_term(const ecs_world *w, uint32_t m, const void *bytes,
+                         size_t n) {
+  const ecs_manager_class *cls = w->manager[m].cls;
+  if (cls->stats != NULL) {
+    ecs_manager_stats st;
+    memset(&st, 0, sizeof st);
+    cls->stats(w, w->manager[m].self, &st);
+    if (st.live == 0) return 0;
+  }
+  return ecsi_hash_whole(ecsi_manager_name_hash(w, m), bytes, n);
+}
+
 static uint64_t pow_p(uint64_t base, uint64_t e) {
   uint64_t r = 1;
   while (e != 0) {
@@ -254,7 +269,7 @@ ecs_err ecsi_journal_full_hash(ecs_world *w, const ecs_journal_host *host,
       }
     } else if (cls->save != NULL) {
       if ((err = ecsi_journal_save_whole(w, m, &b)) == ECS_ERR_OK)
-        h += ecsi_hash_whole(nh, b.p, b.n);
+        h += ecsi_whole_term(w, m, b.p, b.n);
     }
   }
   ecsi_jbuf_free(&b);
@@ -411,12 +426,12 @@ static bool same_row(const ecs_component *c, uint32_t i,
 
 static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
                               const ecs_journal_host *host, ecsi_jwalk *k,
-                              ecs_journal_bad *bad) {
+                              uint32_t *nman, ecs_journal_bad *bad) {
   ecs_component *c = (ecs_component *)w->manager[m].self;
   const ecsi_jcomp *jc = c->journal;
   uint64_t nh = ecsi_manager_name_hash(w, m);
   ecsi_jbuf *b = k->out;
-  size_t size = ecsi_packed_size(c), count_at = 0;
+  size_t size = ecsi_packed_size(c), count_at = 0, head_at = 0;
   uint32_t written = 0;
   ecs_writer out;
   ecs_err err = ECS_ERR_OK;
@@ -424,6 +439,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
   out.write = ecsi_jbuf_write;
   out.ud = b;
   if (b != NULL) {
+    head_at = b->n;
     if ((err = manager_head(b, w, m, 0)) != ECS_ERR_OK ||
         (err = w32(b, c->nfields)) != ECS_ERR_OK)
       return err;
@@ -451,11 +467,11 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     ** entity made and destroyed): nothing to carry, nothing to hash */
     if (i == ECS_NO_INSTANCE ? cap->owner == 0
                              : cap->owner == owners(c)[i] &&
-                                   same_row(c, i, j->bytes + cap->at))
+                                   same_row(c, i, ecsi_captured(j, cap->at)))
       continue;
     written++;
     if (cap->owner != 0) {
-      err = ecsi_hash_packed(w, c, nh, cap->owner, j->bytes + cap->at, host,
+      err = ecsi_hash_packed(w, c, nh, cap->owner, ecsi_captured(j, cap->at), host,
                              &h, bad);
       k->hash -= h;
     }
@@ -480,7 +496,13 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       err = w32(b, 0);
     }
   }
-  if (err == ECS_ERR_OK && b != NULL) put_u32(b->p + count_at, written);
+  if (err == ECS_ERR_OK && b != NULL) {
+    /* a component with nothing to carry is not named: a replica made
+    ** before it was registered need not have it */
+    if (written == 0) b->n = head_at;
+    else put_u32(b->p + count_at, written);
+  }
+  if (written > 0) (*nman)++;
   return err;
 }
 
@@ -496,11 +518,14 @@ static ecs_err walk_whole(ecs_world *w, const ecs_journal *j, uint32_t m,
     ecsi_jbuf_free(&now);
     return err;
   }
-  if (old != NULL && old->size == now.n &&
-      (now.n == 0 || memcmp(old->bytes, now.p, now.n) == 0)) {
-    h = old->hash;
+  if ((old != NULL && old->size == now.n &&
+       (now.n == 0 || memcmp(old->bytes, now.p, now.n) == 0)) ||
+      (old == NULL && ecsi_whole_term(w, m, now.p, now.n) == 0)) {
+    /* unchanged; or registered since the mark and still empty: a replica
+    ** need not have it */
+    h = old != NULL ? old->hash : 0;
   } else {
-    h = ecsi_hash_whole(ecsi_manager_name_hash(w, m), now.p, now.n);
+    h = ecsi_whole_term(w, m, now.p, now.n);
     k->hash += h - (old != NULL ? old->hash : 0);
     if (k->out != NULL) {
       (*nman)++;
@@ -539,9 +564,7 @@ static ecs_err walk_all(ecs_world *w, const ecs_journal *j,
   for (uint32_t m = 0; m < w->manager_count && err == ECS_ERR_OK; m++) {
     const ecs_manager_class *cls = w->manager[m].cls;
     if (ecs_component_is(cls)) {
-      const ecs_component *c = (const ecs_component *)w->manager[m].self;
-      if (c->journal != NULL && c->journal->n > 0) nman++;
-      err = walk_component(w, j, m, host, k, bad);
+      err = walk_component(w, j, m, host, k, &nman, bad);
     } else if (cls->save != NULL) {
       err = walk_whole(w, j, m, k, &nman);
     }

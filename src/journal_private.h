@@ -88,6 +88,13 @@ struct ecs_journal {
 };
 
 
+/* The captured values at offset at (a tag's are no bytes at all: never
+** an offset from a NULL block). */
+static inline const unsigned char *ecsi_captured(const ecs_journal *j,
+                                                 size_t at) {
+  return j->bytes != NULL ? j->bytes + at : (const unsigned char *)"";
+}
+
 /* journal.c and journal_delta.c */
 ecs_err ecsi_jbuf_reserve(ecsi_jbuf *b, size_t more);
 ecs_err ecsi_jbuf_write(void *ud, const void *data, size_t size);
@@ -140,6 +147,8 @@ uint64_t ecsi_hash_slot(uint32_t index, uint32_t state);
 uint64_t ecsi_hash_slot_count(uint32_t count);
 uint64_t ecsi_hash_queue_item(uint32_t index);
 uint64_t ecsi_hash_whole(uint64_t name_hash, const void *bytes, size_t n);
+uint64_t ecsi_whole_term(const ecs_world *w, uint32_t m, const void *bytes,
+                         size_t n);
 #define ECSI_QUEUE_P 0x9E3779B97F4A7C15u /* odd: invertible mod 2^64 */
 
 /* Bytes of one packed row (lua cells as 4-byte references). */

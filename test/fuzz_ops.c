@@ -14,7 +14,8 @@
 ** while the world changes and every compare rebuilds them, free), and
 ** the manager interface (ecs.h, ecs_manager_class) of every manager, a
 ** component, the transform or names, called through the class it
-** registered. Op 12 is the entity walk; the other ops with op % 16 == 12
+** registered, and the journal (journal_step: every 8th op a replica
+** takes the world's delta and must hash alike). Op 12 is the entity walk; the other ops with op % 16 == 12
 ** (0x1C .. 0xEC) pick a manager with the next byte and, by op >> 4
 ** (mod 7), do:
 **   0, 6  save, then load into the same manager, with up to three bytes
@@ -108,6 +109,8 @@
 #include "names.h"
 #include "query.h"
 #include "transform.h"
+#include "journal.h"
+#include "snapshot.h"
 #include "membuf.h" /* membuf: a growing buffer behind an ecs_writer (not the
                        ** world's memory: saving never meets the armed allocation) */
 
@@ -219,6 +222,10 @@ typedef struct state {
   uint8_t ref_comp[MAX_REFS]; /* the component whose instance got it */
   listener_model lis[MAX_LISTENERS];
   membuf buf[3]; /* saved, corrupted and saved-again streams */
+  /* journal_step: a journal of w and the replica its deltas keep equal */
+  ecs_journal *j;
+  ecs_world *rep;
+  size_t rep_nman; /* managers the replica has */
 } state;
 
 static const char *const names[] = {"a", "b", "player", "", "a\0b", "long-name-0123456789"};
@@ -1679,12 +1686,113 @@ static void op_inspect(state *st, int m) {
   ENSURE(!cls->has(st->w, self, ecs_make_entity(ECS_MAX_ENTITIES, 7)));
 }
 
+/* ---------------------------------------------------------------------
+** The journal (journal.h), the differential step for deltas: every 8th
+** op, a replica of the world -- the same managers, loaded from its
+** snapshot -- takes the journal's delta and must then have the world's
+** state hash and pass its check. The step starts over (a new snapshot)
+** when the world gains a manager (the replica lacks it), when a
+** manager is loaded or cleared through its own hooks (bulk changes that,
+** like listeners, the journal does not hear: world loads are what it
+** hears), and when an armed allocation failure made the journal lose
+** track. While a component has a lua field it stays off: the model
+** checks when each ref is drained, and a journal keeps old ones longer.
+** ------------------------------------------------------------------ */
+static void journal_stop(state *st) {
+  if (st->j != NULL) ecs_journal_close(st->w, st->j);
+  if (st->rep != NULL) ecs_world_free(st->rep);
+  st->j = NULL;
+  st->rep = NULL;
+}
+
+static bool journal_allowed(const state *st) {
+  for (size_t k = 0; k < st->ncomp; k++)
+    for (uint32_t f = 0; f < st->comp[k].nf; f++)
+      if (st->comp[k].ftype[f] == ECS_LUA) return false;
+  return true;
+}
+
+/* A world with the managers of w, in w's order, loaded from w's snapshot. */
+static ecs_world *replica_of(state *st) {
+  ecs_world *r = ecs_world_new(NULL, NULL);
+  ecs_writer out = membuf_writer(&st->buf[0]);
+  ecs_reader in;
+  ENSURE(r != NULL);
+  for (size_t i = 0; i < ecs_manager_count(st->w); i++) {
+    const ecs_manager_class *cls = NULL;
+    const char *name = NULL;
+    void *self = ecs_manager_at(st->w, i, &name, &cls);
+    if (ecs_component_is(cls)) {
+      const ecs_component *c = (const ecs_component *)self;
+      ecs_field_def defs[8];
+      ecs_component *made;
+      uint32_t nf = ecs_component_field_count(c);
+      ENSURE(nf <= 8);
+      for (uint32_t f = 0; f < nf; f++) defs[f] = *ecs_component_field(c, f);
+      ENSURE(ecs_component_new(r, name, nf ? defs : NULL, nf, &made) == ECS_ERR_OK);
+    } else if (self == (void *)st->tr) {
+      ENSURE(ecs_transform_new(r, NULL) == ECS_ERR_OK);
+    } else {
+      ENSURE(self == (void *)st->nm && ecs_names_new(r, NULL) == ECS_ERR_OK);
+    }
+  }
+  st->buf[0].n = 0;
+  ENSURE(ecs_world_save(st->w, &out) == ECS_ERR_OK);
+  in.data = st->buf[0].p;
+  in.size = st->buf[0].n;
+  in.pos = 0;
+  ENSURE(ecs_world_load(r, &in) == ECS_ERR_OK);
+  return r;
+}
+
+static void journal_step(state *st) {
+  const void *p;
+  size_t n;
+  ecs_delta d;
+  uint64_t hw, hr;
+  ecs_err err;
+  if (!journal_allowed(st) || (st->j != NULL && st->rep_nman != ecs_manager_count(st->w))) {
+    journal_stop(st);
+    return;
+  }
+  if (st->j == NULL) {
+    st->rep = replica_of(st);
+    st->rep_nman = ecs_manager_count(st->w);
+    ENSURE(ecs_journal_open(st->w, NULL, &st->j, NULL) == ECS_ERR_OK);
+    return;
+  }
+  err = ecs_journal_delta(st->w, st->j, NULL, &p, &n, NULL);
+  if (err == ECS_ERR_LOST) { /* an armed failure hit a capture */
+    journal_stop(st);
+    return;
+  }
+  ENSURE(err == ECS_ERR_OK);
+  err = ecs_delta_open(st->rep, &d, p, n);
+  if (err != ECS_ERR_OK) fprintf(stderr, "fuzz_ops: delta_open: %s\n", ecs_strerror(err));
+  ENSURE(err == ECS_ERR_OK);
+  err = ecs_delta_apply(st->rep, &d, NULL, NULL, NULL);
+  if (err != ECS_ERR_OK) fprintf(stderr, "fuzz_ops: delta_apply: %s\n", ecs_strerror(err));
+  ENSURE(err == ECS_ERR_OK);
+  ecs_journal_mark(st->w, st->j);
+  ENSURE(ecs_world_state_hash(st->w, NULL, &hw, NULL) == ECS_ERR_OK);
+  ENSURE(ecs_world_state_hash(st->rep, NULL, &hr, NULL) == ECS_ERR_OK);
+  ENSURE(hw == hr);
+  ENSURE(ecs_world_check(st->rep) == NULL);
+  /* the same next ids */
+  {
+    uint32_t a[3], b[3];
+    ENSURE(ecs_next_indices(st->w, a, 3) == ecs_next_indices(st->rep, b, 3));
+    ENSURE(ecs_next_indices(st->w, a, 3) != ECS_ERR_OK || memcmp(a, b, sizeof a) == 0);
+  }
+}
+
 /* Op 12 is the entity walk; the other ops with op % 16 == 12 (0x1C ..
 ** 0xEC) use the manager interface of a manager chosen by the next byte,
 ** op >> 4 saying how. */
 static void op_manager(state *st, input *in, uint8_t op) {
   int m = pick_manager(st, in);
   if (m < 0) return;
+  if ((op >> 4) % 7 >= 1 && (op >> 4) % 7 <= 3) journal_stop(st); /* see there */
   switch ((op >> 4) % 7) {
   case 1: op_corrupt_load(st, in, m, 0); break;
   case 2: op_corrupt_load(st, in, m, 1); break;
@@ -1733,7 +1841,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     st->alloc.fail_at = 0;
     compare(st);
+    if (st->ops % 8 == 0) journal_step(st);
   }
+  journal_stop(st);
   for (size_t i = 0; i < MAX_ITERS; i++) iter_end(st, i);
   /* Everything destroyed and swept: every ref drained exactly once. */
   for (size_t i = 0; i < st->nt; i++)
