@@ -517,15 +517,21 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   return t;
 }
 
+bool ecsi_component_twin_keeps_rows(const void *twin) {
+  return ((const ecs_component *)twin)->defer_owners != NULL;
+}
+
 void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
   ecs_component *c = (ecs_component *)self, *t = (ecs_component *)twin;
   ecs_component old = *c;
   if (t->defer_owners != NULL) {
+    /* the same owners in the same rows: only values change, so the
+    ** queries' match lists (entities and rows) still hold; iterations in
+    ** progress see the version move and look their rows up again */
     swap_deferred(c, t);
     ecsi_ticks_stamp_new(w, c, 0, c->size);
     c->gc_cursor = 0;
     c->version++;
-    ecsi_component_tell_stale(c);
     return;
   }
   c->data = t->data;

@@ -118,5 +118,8 @@ ecs_err ecsi_component_save(const ecs_world *w, const void *self,
 ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in);
 void *ecsi_component_twin(ecs_world *w, const void *self);
 void ecsi_component_swap(ecs_world *w, void *self, void *twin);
+/* A twin loaded the same owners in the same rows as its component's: its
+** swap changes values only (queries stay as they are). */
+bool ecsi_component_twin_keeps_rows(const void *twin);
 
 #endif

@@ -557,7 +557,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   void **twin = NULL;      /* snapshot entry -> its twin, or NULL */
   uint8_t *matched = NULL; /* world manager -> held by the snapshot */
   size_t scratch = 0;
-  bool swapped = false;
+  bool swapped = false, rows_kept = true;
   ecs_err err;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
   if (opts != NULL && opts->opened != NULL &&
@@ -670,20 +670,28 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     if (err != ECS_ERR_OK) goto done; /* its load left it as it was */
     bad = UINT32_MAX;
   }
-  /* (6) commit: nothing below fails */
+  /* (6) commit: nothing below fails. Queries are made stale, unless every
+  ** component keeps its owners in their rows and none is emptied (a
+  ** rollback that only changed values): then their lists still hold. */
   for (uint32_t i = 0; i < n; i++) {
     const ecsi_manager *x = &w->manager[which[i]];
     if (twin[i] == NULL) continue;
+    if (ecs_component_is(x->cls) && !ecsi_component_twin_keeps_rows(twin[i]))
+      rows_kept = false;
     x->cls->swap(w, x->self, twin[i]);
     x->cls->free(w, twin[i]);
     twin[i] = NULL;
   }
   for (uint32_t j = 0; j < nw; j++)
-    if (!matched[j] && w->manager[j].cls->clear != NULL)
+    if (!matched[j] && w->manager[j].cls->clear != NULL) {
+      if (ecs_component_is(w->manager[j].cls) &&
+          ecs_component_size((const ecs_component *)w->manager[j].self) > 0)
+        rows_kept = false;
       w->manager[j].cls->clear(w, w->manager[j].self);
+    }
   ecsi_entities_table_free(w, &tab);
   swapped = false;
-  ecsi_queries_invalidate(w);
+  if (!rows_kept) ecsi_queries_invalidate(w);
   ecsi_journal_restored(w); /* its captures describe another world now */
   in->pos = in->size;
 done:

@@ -77,7 +77,9 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
 ** all or nothing. Every manager the snapshot holds must be registered in
 ** w under its namespace and name, with its kind and schema; w's managers
 ** the snapshot does not hold are emptied (their clear hook). Every query
-** of w is made stale; component, query and system objects stay valid.
+** of w is made stale (unless every component kept the same owners in the
+** same rows: then the match lists still hold); component, query and
+** system objects stay valid.
 ** Listeners are not notified.
 ** @param failed when not NULL, receives the directory position
 **        (ecs_snapshot_manager_at) of the manager an error is about, or
