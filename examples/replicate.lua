@@ -7,13 +7,13 @@ apply every delta, and check every K frames that their world's state
 hash equals the server's.
 
   lua5.4 examples/replicate.lua demo [--clients N] [--frames F] [--check-every K]
-        [--entities E] [--seed S] [--tamper-at FRAME] [--unpatched-thrust] [--timeout SEC]
+        [--entities E] [--seed S] [--tamper-at FRAME] [--timeout SEC]
       the server in this process and N client processes (default 2) it
       starts itself (the same interpreter and script, on a free port);
       reports each client's result; exit status 0 when every client saw
       every hash equal. --tamper-at is passed to client 1 only.
   lua5.4 examples/replicate.lua server --port P [--clients N] [--frames F]
-        [--check-every K] [--entities E] [--seed S] [--unpatched-thrust] [--timeout SEC]
+        [--check-every K] [--entities E] [--seed S] [--timeout SEC]
       listens on 127.0.0.1:P (0: any free port; the first line printed
       names it), waits for N clients (default 1), plays F frames (default
       300) and prints a summary: bytes sent, average delta vs snapshot size
@@ -66,10 +66,6 @@ Integers are little-endian (string.pack "<I4", "<i8"). Frames are sent
 whole: a short send or receive is continued until the frame is complete;
 every frame must arrive within the timeout or the peer is given up
 (a server carries on with its other clients).
-
-The library bug found on the way, and its workaround: see
-examples/lib/replicate_arena.lua ("The thrust patch"); --unpatched-thrust
-runs without it, and the clients then fail within a few dozen frames.
 ]]
 local has_socket, socket = pcall(require, "socket")
 if not has_socket then
@@ -317,9 +313,9 @@ end
 
 local USAGE = [[
 usage: lua5.4 examples/replicate.lua demo   [--clients N] [--frames F] [--check-every K] [--entities E]
-                                            [--seed S] [--tamper-at F] [--unpatched-thrust] [--timeout SEC]
+                                            [--seed S] [--tamper-at F] [--timeout SEC]
        lua5.4 examples/replicate.lua server --port P [--clients N] [--frames F] [--check-every K]
-                                            [--entities E] [--seed S] [--unpatched-thrust] [--timeout SEC]
+                                            [--entities E] [--seed S] [--timeout SEC]
        lua5.4 examples/replicate.lua client --port P [--tamper-at F] [--timeout SEC] [--connect-timeout SEC]
 (see the header of examples/replicate.lua for the wire format)]]
 
@@ -334,7 +330,6 @@ local OPTIONS = {
   ["--tamper-at"] = { "tamper_at", "int", 1, { client = true, demo = true } },
   ["--timeout"] = { "timeout", "num", 0.1, { server = true, client = true, demo = true } },
   ["--connect-timeout"] = { "connect_timeout", "num", 0.1, { client = true } },
-  ["--unpatched-thrust"] = { "unpatched_thrust", "flag", nil, { server = true, demo = true } },
 }
 
 local function parse(argv)
@@ -356,18 +351,13 @@ local function parse(argv)
     if a == "--help" or a == "-h" then print(USAGE); os.exit(0) end
     if not spec then usage("unknown option " .. a) end
     if not spec[4][mode] then usage(a .. " is not an option of " .. mode) end
-    if spec[2] == "flag" then
-      o[spec[1]] = true
-    else
-      local v = tonumber(argv[i + 1])
-      if spec[2] == "int" then v = math.tointeger(v) end
-      if not v or v < spec[3] then
-        usage(("%s needs %s >= %s"):format(a, spec[2] == "int" and "an integer" or "a number", spec[3]))
-      end
-      o[spec[1]] = v
-      i = i + 1
+    local v = tonumber(argv[i + 1])
+    if spec[2] == "int" then v = math.tointeger(v) end
+    if not v or v < spec[3] then
+      usage(("%s needs %s >= %s"):format(a, spec[2] == "int" and "an integer" or "a number", spec[3]))
     end
-    i = i + 1
+    o[spec[1]] = v
+    i = i + 2
   end
   if mode ~= "demo" and o.port == nil then usage(mode .. " needs --port P") end
   return o

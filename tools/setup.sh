@@ -23,8 +23,9 @@ ecs_install_deps() {
     command -v luarocks >/dev/null 2>&1 || need+=(luarocks)
     command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # test.sh (reliability)
     command -v luacheck >/dev/null 2>&1 || need+=(lua-check) # test.sh (lint)
-    lua5.4 -e 'require("socket")' >/dev/null 2>&1 || need+=(lua-socket) # examples/replicate.lua (its spec)
   fi
+  # examples/replicate.lua (./demo.sh replicate, and its spec)
+  lua5.4 -e 'require("socket")' >/dev/null 2>&1 || need+=(lua-socket)
   if [ "${#need[@]}" -gt 0 ]; then
     echo "installing: ${need[*]}"
     local sudo=""
