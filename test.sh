@@ -93,9 +93,11 @@ fi
 # snapshot: blobs of whole worlds, 2 minutes alone there; demo_save: arena
 # games of 5000 entities saved and loaded, over 20 minutes there;
 # query, grid, transform: thousands of pinned loops, hostile grid sweeps,
-# long chains: minutes each there).
+# long chains: minutes each there; journal: a 2000-operation model with
+# replicas and deltas of whole worlds, about a minute under stress without
+# the sanitizers).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|journal)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2
