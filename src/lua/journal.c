@@ -36,14 +36,17 @@ typedef struct lhost {
   const char *why;   /* what made the last value not plain data */
 } lhost;
 
-static ecs_err encode(void *ud, uint32_t ref, ecs_writer *out) {
-  lhost *h = (lhost *)ud;
+/* Run encode or hash (one of out, hout) over the value of ref: the
+** core's hooks, which never raise. */
+static ecs_err with_value(lhost *h, uint32_t ref, ecs_writer *out,
+                          uint64_t *hout) {
   bool nomem = false;
   const char *bad;
   if (h->refs == 0) return ECS_ERR_INVALID;
   if (!lua_checkstack(h->L, 4)) return ECS_ERR_NOMEM;
   lua_rawgeti(h->L, h->refs, (lua_Integer)ref);
-  bad = ecsl_plain_encode(h->L, -1, out, &nomem);
+  bad = out != NULL ? ecsl_plain_encode(h->L, -1, out, &nomem)
+                    : ecsl_plain_hash(h->L, -1, hout, &nomem);
   lua_pop(h->L, 1);
   if (nomem) return ECS_ERR_NOMEM;
   if (bad != NULL) {
@@ -53,21 +56,12 @@ static ecs_err encode(void *ud, uint32_t ref, ecs_writer *out) {
   return ECS_ERR_OK;
 }
 
+static ecs_err encode(void *ud, uint32_t ref, ecs_writer *out) {
+  return with_value((lhost *)ud, ref, out, NULL);
+}
+
 static ecs_err hash(void *ud, uint32_t ref, uint64_t *out) {
-  lhost *h = (lhost *)ud;
-  bool nomem = false;
-  const char *bad;
-  if (h->refs == 0) return ECS_ERR_INVALID;
-  if (!lua_checkstack(h->L, 4)) return ECS_ERR_NOMEM;
-  lua_rawgeti(h->L, h->refs, (lua_Integer)ref);
-  bad = ecsl_plain_hash(h->L, -1, out, &nomem);
-  lua_pop(h->L, 1);
-  if (nomem) return ECS_ERR_NOMEM;
-  if (bad != NULL) {
-    h->why = bad;
-    return ECS_ERR_INVALID;
-  }
-  return ECS_ERR_OK;
+  return with_value((lhost *)ud, ref, NULL, out);
 }
 
 /* Fill host for the world at widx (pushes the refs table or nil). */

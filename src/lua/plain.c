@@ -22,6 +22,24 @@ enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
 ** core's part: the two describe the same moment. Cycles are found on the
 ** path from the value to the table being written (at most MAX_DEPTH).
 */
+/* The checks of a table about to be walked at depth (path: the tables
+** above it): NULL, or what makes it not plain data; *nomem when the stack
+** cannot take its pairs. */
+static const char *enter_table(lua_State *L, int idx, const void **path,
+                               int depth, bool *nomem) {
+  if (lua_getmetatable(L, idx)) {
+    lua_pop(L, 1);
+    return "a table with a metatable is not plain data";
+  }
+  for (int k = 0; k < depth; k++)
+    if (path[k] == lua_topointer(L, idx))
+      return "a table that contains itself (a cycle) is not plain data";
+  if (depth >= ECSL_PLAIN_DEPTH) return "tables nested too deeply (limit 100)";
+  path[depth] = lua_topointer(L, idx);
+  if (!lua_checkstack(L, 6)) *nomem = true;
+  return NULL;
+}
+
 typedef struct enc {
   lua_State *L;
   ecs_writer *out;
@@ -85,19 +103,9 @@ static const char *enc_value(enc *e, int idx, int depth) {
     case LUA_TTABLE: {
       uint32_t pairs = 0;
       const char *bad = NULL;
-      if (lua_getmetatable(L, idx)) {
-        lua_pop(L, 1);
-        return "a table with a metatable is not plain data";
-      }
-      for (int k = 0; k < depth; k++)
-        if (e->path[k] == lua_topointer(L, idx))
-          return "a table that contains itself (a cycle) is not plain data";
-      if (depth >= ECSL_PLAIN_DEPTH) return "tables nested too deeply (limit 100)";
-      e->path[depth] = lua_topointer(L, idx);
-      if (!lua_checkstack(L, 6)) {
-        e->nomem = true;
-        return NULL;
-      }
+      if ((bad = enter_table(L, idx, e->path, depth, &e->nomem)) != NULL ||
+          e->nomem)
+        return bad;
       lua_pushnil(L);
       while (lua_next(L, idx)) {
         lua_pop(L, 1);
@@ -193,19 +201,9 @@ static const char *hash_value(hsh *h, int idx, int depth, uint64_t *out) {
     case LUA_TTABLE: {
       uint64_t sum = 0;
       const char *bad = NULL;
-      if (lua_getmetatable(L, idx)) {
-        lua_pop(L, 1);
-        return "a table with a metatable is not plain data";
-      }
-      for (int k = 0; k < depth; k++)
-        if (h->path[k] == lua_topointer(L, idx))
-          return "a table that contains itself (a cycle) is not plain data";
-      if (depth >= ECSL_PLAIN_DEPTH) return "tables nested too deeply (limit 100)";
-      h->path[depth] = lua_topointer(L, idx);
-      if (!lua_checkstack(L, 6)) {
-        h->nomem = true;
-        return NULL;
-      }
+      if ((bad = enter_table(L, idx, h->path, depth, &h->nomem)) != NULL ||
+          h->nomem)
+        return bad;
       lua_pushnil(L);
       while (bad == NULL && !h->nomem && lua_next(L, idx)) { /* ..., k, v */
         int top = lua_gettop(L);
