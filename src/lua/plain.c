@@ -174,6 +174,15 @@ typedef struct hsh {
   bool nomem;
 } hsh;
 
+/* A value that is not plain data counts by what it is, not by what it
+** holds: only within this Lua state, which is all that needs it (such a
+** value cannot be carried by a snapshot or a delta, so no other world can
+** be equal). */
+static uint64_t identity(lua_State *L, int idx) {
+  return mix((uint64_t)(uintptr_t)lua_topointer(L, idx) ^
+             ((uint64_t)lua_type(L, idx) << 48));
+}
+
 static const char *hash_value(hsh *h, int idx, int depth, uint64_t *out) {
   lua_State *L = h->L;
   switch (lua_type(L, idx)) {
@@ -201,9 +210,11 @@ static const char *hash_value(hsh *h, int idx, int depth, uint64_t *out) {
     case LUA_TTABLE: {
       uint64_t sum = 0;
       const char *bad = NULL;
-      if ((bad = enter_table(L, idx, h->path, depth, &h->nomem)) != NULL ||
-          h->nomem)
-        return bad;
+      if (enter_table(L, idx, h->path, depth, &h->nomem) != NULL) {
+        *out = identity(L, idx); /* a metatable, a cycle, too deep */
+        return NULL;
+      }
+      if (h->nomem) return NULL;
       lua_pushnil(L);
       while (bad == NULL && !h->nomem && lua_next(L, idx)) { /* ..., k, v */
         int top = lua_gettop(L);
@@ -223,17 +234,11 @@ static const char *hash_value(hsh *h, int idx, int depth, uint64_t *out) {
                    ((uint64_t)T_ENTITY << 40));
         return NULL;
       }
-      return "a light userdata is not plain data";
-    case LUA_TNIL:
-      return "nil is not a value here";
-    case LUA_TFUNCTION:
-      return "a function is not plain data";
-    case LUA_TUSERDATA:
-      return "a userdata is not plain data";
-    case LUA_TTHREAD:
-      return "a coroutine is not plain data";
-    default:
-      return "a value of this type is not plain data";
+      *out = identity(L, idx);
+      return NULL;
+    default: /* functions, userdata, coroutines: by identity */
+      *out = identity(L, idx);
+      return NULL;
   }
 }
 

@@ -17,8 +17,10 @@ const char *ecsl_plain_encode(lua_State *L, int idx, ecs_writer *out,
 
 /* The hash of the value at idx: equal plain values hash alike (a table's
 ** does not depend on the order of its pairs; integers and floats differ,
-** as they are kept apart). @return NULL, or what makes it not plain data;
-** *nomem when the stack could not grow. Never raises. */
+** as they are kept apart); anything else (a function, a table with a
+** metatable or a cycle) by its identity. @return NULL (the result is a
+** char * for symmetry with encode); *nomem when the stack could not grow.
+** Never raises. */
 const char *ecsl_plain_hash(lua_State *L, int idx, uint64_t *out, bool *nomem);
 
 typedef struct ecsl_plain_dec {
