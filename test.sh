@@ -95,9 +95,11 @@ fi
 # query, grid, transform: thousands of pinned loops, hostile grid sweeps,
 # long chains: minutes each there; journal: a 2000-operation model with
 # replicas and deltas of whole worlds, about a minute under stress without
-# the sanitizers).
+# the sanitizers; errors: the argument sweep calls every method of every
+# object with every junk value, over 25 minutes there, the longest stage
+# of CI).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|journal)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|journal|errors)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2
