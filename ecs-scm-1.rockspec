@@ -97,6 +97,7 @@ build = {
         "src/snapshot.c",
         "src/journal.c",
         "src/journal_delta.c",
+        "src/journal_undo.c",
         "src/delta.c",
       },
       incdirs = { "src" },

@@ -1,0 +1,211 @@
+/*
+** journal_undo.c -- taking a world back to its journal's mark (journal.h,
+** ecs_journal_undo): the entity table in place (slots, the free queue,
+** counts), every captured (component, entity) state put back, the
+** managers kept whole reloaded from their saves at the mark. All or
+** nothing: everything that can fail (room for the instances, the twins
+** loaded against the mark's table) comes before the commit.
+**
+** Layer: world (with journal.c, which records what this reads).
+*/
+#include <string.h>
+
+#include "journal_private.h"
+
+/* ------------------------------------------------------------------------
+** Undo
+** --------------------------------------------------------------------- */
+
+/* The entity table as it was at the mark, in place; saved gets what is
+** needed to put the present one back (slot states, the ring positions
+** written). */
+typedef struct table_undo {
+  uint16_t *state;   /* nslot: the states now */
+  uint32_t *ring;    /* the ring's items overwritten: npopped of them, or
+                     ** the whole ring (full) */
+  uint32_t slot_count, live, head, len;
+  bool full;
+} table_undo;
+
+/* Does putting the popped indices back in front overflow the ring (more
+** pops since the mark than room beside the queue now)? Then undo rebuilds
+** the ring whole. */
+static bool ring_overflows(const ecs_world *w, const ecs_journal *j) {
+  return (uint64_t)j->npopped + w->free.len > w->free.cap;
+}
+
+static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
+  ecsi_queue *q = &w->free;
+  uint32_t mask = q->cap - 1u, head;
+  u->slot_count = w->head.slot_count;
+  u->live = w->live;
+  u->head = q->head;
+  u->len = q->len;
+  u->full = ring_overflows(w, j);
+  for (uint32_t n = 0; n < j->nslot; n++) {
+    uint32_t i = j->slot[n].index;
+    u->state[n] = w->head.slot[i];
+    w->head.slot[i] = j->slot[n].old;
+  }
+  /* the queue at the mark: the first mark_qlen of the popped indices then
+  ** the queue now (the free queue is a FIFO: the mark's queue followed by
+  ** the pushes is the pops followed by the queue now) */
+  if (u->full) {
+    memcpy(u->ring, q->item, (size_t)q->cap * sizeof *u->ring);
+    for (uint32_t k = 0; k < j->mark_qlen; k++)
+      q->item[k] = k < j->npopped ? j->popped[k]
+                                  : u->ring[(u->head + k - j->npopped) & mask];
+    q->head = 0;
+    q->len = j->mark_qlen;
+  } else {
+    head = (q->head - j->npopped) & mask;
+    for (uint32_t n = 0; n < j->npopped; n++) {
+      u->ring[n] = q->item[(head + n) & mask];
+      q->item[(head + n) & mask] = j->popped[n];
+    }
+    q->head = head;
+    q->len = q->len + j->npopped - j->npushed;
+  }
+  w->head.slot_count = j->mark_slot_count;
+  w->live = j->mark_live;
+}
+
+static void table_back(ecs_world *w, const ecs_journal *j, const table_undo *u) {
+  ecsi_queue *q = &w->free;
+  uint32_t mask = q->cap - 1u;
+  if (u->full) {
+    memcpy(q->item, u->ring, (size_t)q->cap * sizeof *u->ring);
+  } else {
+    for (uint32_t n = 0; n < j->npopped; n++)
+      q->item[(u->head - j->npopped + n) & mask] = u->ring[n];
+  }
+  q->head = u->head;
+  q->len = u->len;
+  w->head.slot_count = u->slot_count;
+  w->live = u->live;
+  for (uint32_t n = j->nslot; n-- > 0;)
+    w->head.slot[j->slot[n].index] = u->state[n];
+}
+
+/* Room for every instance undo puts back. */
+static ecs_err undo_reserve(ecs_world *w, const ecs_journal *j) {
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    const ecsi_jcomp *jc = j->comp[k];
+    uint32_t *idx, n = 0;
+    ecs_err err;
+    if (jc->n == 0) continue;
+    idx = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)jc->n * sizeof *idx);
+    if (idx == NULL) return ECS_ERR_NOMEM;
+    for (uint32_t c = 0; c < jc->n; c++)
+      if (jc->cap[c].owner != 0) idx[n++] = jc->cap[c].index;
+    err = ecs_component_reserve(w, jc->c, idx, n);
+    ecsi_free(w, idx, (size_t)jc->n * sizeof *idx);
+    if (err != ECS_ERR_OK) return err;
+  }
+  return ECS_ERR_OK;
+}
+
+/* Twins loaded with the mark's saves, for the managers kept whole whose
+** save changed; twins[m] NULL for the others. */
+static ecs_err undo_twins(ecs_world *w, const ecs_journal *j, void **twin) {
+  ecsi_jbuf now = {NULL, NULL, 0, 0};
+  ecs_err err = ECS_ERR_OK;
+  now.w = w;
+  for (uint32_t m = 0; m < w->manager_count && err == ECS_ERR_OK; m++) {
+    const ecs_manager_class *cls = w->manager[m].cls;
+    const ecsi_jwhole *old;
+    twin[m] = NULL;
+    if (ecs_component_is(cls) || cls->save == NULL) continue;
+    old = ecsi_journal_mark_whole(j, m, w->manager[m].self);
+    /* when slots go back, records of entities made since the mark may
+    ** linger as garbage in any manager: load the mark's records whole;
+    ** else only a manager whose records differ (compared under the mark's
+    ** table, as they will be read) */
+    if (j->nslot == 0) {
+      if ((err = ecsi_journal_save_whole(w, m, &now)) != ECS_ERR_OK) break;
+      if (old != NULL && old->size == now.n &&
+          (now.n == 0 || memcmp(old->bytes, now.p, now.n) == 0))
+        continue;
+    }
+    if (cls->twin == NULL || cls->swap == NULL || cls->load == NULL) {
+      err = ECS_ERR_INVALID; /* cannot be put back: refused, nothing done */
+      break;
+    }
+    if ((twin[m] = cls->twin(w, w->manager[m].self)) == NULL) {
+      err = ECS_ERR_NOMEM;
+      break;
+    }
+    if (old != NULL) {
+      ecs_reader in;
+      in.data = old->bytes;
+      in.size = old->size;
+      in.pos = 0;
+      err = cls->load(w, twin[m], &in);
+      if (err == ECS_ERR_OK && in.pos != in.size) err = ECS_ERR_CORRUPT;
+    }
+  }
+  ecsi_jbuf_free(&now);
+  return err;
+}
+
+static void twins_free(ecs_world *w, void **twin, uint32_t n) {
+  for (uint32_t m = 0; m < n; m++)
+    if (twin[m] != NULL) w->manager[m].cls->free(w, twin[m]);
+}
+
+ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
+  table_undo u;
+  void **twin = NULL;
+  uint32_t nm = w->manager_count;
+  size_t state_size = (size_t)j->nslot * sizeof *u.state + 1;
+  size_t ring_size = (size_t)(ring_overflows(w, j) ? w->free.cap : j->npopped) *
+                         sizeof *u.ring + 1;
+  size_t twin_size = (size_t)nm * sizeof *twin + 1;
+  ecs_err err;
+  if (j->lost) return ECS_ERR_LOST;
+  memset(&u, 0, sizeof u);
+  if ((err = undo_reserve(w, j)) != ECS_ERR_OK) return err;
+  u.state = (uint16_t *)ecsi_realloc(w, NULL, 0, state_size);
+  u.ring = (uint32_t *)ecsi_realloc(w, NULL, 0, ring_size);
+  twin = (void **)ecsi_realloc(w, NULL, 0, twin_size);
+  if (u.state == NULL || u.ring == NULL || twin == NULL) {
+    err = ECS_ERR_NOMEM;
+    goto done;
+  }
+  memset(twin, 0, (size_t)nm * sizeof *twin);
+  /* the twins load against the mark's entity table */
+  table_to_mark(w, j, &u);
+  if ((err = undo_twins(w, j, twin)) != ECS_ERR_OK) {
+    table_back(w, j, &u);
+    twins_free(w, twin, nm);
+    goto done;
+  }
+  /* commit: nothing below fails; the journal hears none of it */
+  w->journal = NULL;
+  /* an index whose slot goes back may hold records of entities made after
+  ** the mark (garbage not yet collected, in any manager): purge them, as a
+  ** wrap would; the records the mark had are put back below */
+  for (uint32_t n = 0; n < j->nslot; n++)
+    if (u.state[n] != j->slot[n].old) ecsi_purge_index(w, j->slot[n].index);
+  for (uint32_t k = 0; k < j->ncomp; k++) {
+    const ecsi_jcomp *jc = j->comp[k];
+    for (uint32_t c = 0; c < jc->n; c++)
+      ecsi_component_put(w, jc->c, jc->cap[c].index, jc->cap[c].owner,
+                         jc->cap[c].owner != 0 ? ecsi_captured(j, jc->cap[c].at) : NULL);
+  }
+  for (uint32_t m = 0; m < nm; m++)
+    if (twin[m] != NULL) {
+      w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
+      w->manager[m].cls->free(w, twin[m]);
+    }
+  w->journal = j;
+  w->destroy_epoch++;
+  ecsi_queries_invalidate(w);
+  ecsi_journal_mark_reset(w, j, false); /* every held reference is in its cell again */
+done:
+  ecsi_free(w, u.state, state_size);
+  ecsi_free(w, u.ring, ring_size);
+  ecsi_free(w, twin, twin_size);
+  return err;
+}
+
