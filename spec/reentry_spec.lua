@@ -97,6 +97,15 @@ local calls = {
     x.w:destroy(x.es[6])
     return x.w:restore(blob)
   end,
+  ["world.component migrate"] = function(x)
+    return x.w:component("P", { "any:lua", "x:f32", "y:f64", "i:f64", "ref:lua", "nw:i8" },
+                         { migrate = true })
+  end,
+  ["world.restore migrate"] = function(x)
+    local blob = x.w:snapshot()
+    x.w:component("V", { "extra:lua", "dy:f32", "dx:f32" }, { migrate = true })
+    return x.w:restore(blob, { migrate = true })
+  end,
   ["world.find_component"] = function(x) return x.w:find_component("V") end,
   ["world.journal"] = function(x)
     x.jour:close()
@@ -372,6 +381,8 @@ local allocates = {
   ["world.update"] = true,
   ["world.snapshot"] = true,
   ["world.restore"] = true,
+  ["world.component migrate"] = true,
+  ["world.restore migrate"] = true,
   ["world.journal"] = true,
   ["world.apply_delta"] = true,
   ["journal.delta"] = true,

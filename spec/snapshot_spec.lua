@@ -343,8 +343,11 @@ describe("snapshots", function()
                      err_of(function() return w:restore(5) end))
       assert.matches("bad argument #2 to 'restore' %(table expected, got string%)",
                      err_of(function() return w:restore(blob, "x") end))
-      assert.matches("world:restore: unknown option 'fast'", err_of(w.restore, w, blob, { fast = true }))
-      assert.matches("world:restore: migrate is not supported yet", err_of(w.restore, w, blob, { migrate = true }))
+      assert.matches("world:restore: bad argument #3 %(unknown option 'fast'%)",
+                     err_of(w.restore, w, blob, { fast = true }))
+      assert.matches("world:restore: bad option 'migrate' %(true or a table expected, got number%)",
+                     err_of(w.restore, w, blob, { migrate = 1 }))
+      w:restore(blob, { migrate = true })
       assert.matches("bad argument #1 to '[%w.]*restore' %(string expected, got no value%)", err_of(ecs.restore))
       w:restore(blob, {})
       w:close()

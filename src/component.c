@@ -637,6 +637,7 @@ static void component_free(ecs_world *w, void *self) {
   ecsi_free(w, c->data, c->stride * c->cap);
   ecsi_free(w, c->watch, c->watch_cap * sizeof *c->watch);
   ecsi_ticks_free(w, c);
+  ecsi_free(w, c->schema_block, c->schema_size);
   w->cleanup_fields -= c->ncleanup;
   w->ref_slots -= (size_t)c->size * c->nlua;
   ecsi_free(w, c, c->meta_size);

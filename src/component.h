@@ -49,6 +49,7 @@
 #define ECS_COMPONENT_H
 
 #include "ecs.h"
+#include "value.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,6 +97,47 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
 ecs_err ecs_component_check_schema(const char *name,
                                    const ecs_field_def *fields,
                                    uint32_t nfields, uint32_t *at);
+
+/* A field of a redefinition that takes no old field's values (zero). */
+#define ECS_NO_FIELD UINT32_MAX
+
+/*
+** The value of new field k at row i of a redefinition, for a field whose
+** type changes (ecs_component_redefine): the host converts the old value
+** (it read and checked them all before the call: this cannot fail).
+*/
+typedef ecs_scalar (*ecs_component_convert_fn)(void *ud, uint32_t k,
+                                               uint32_t i);
+
+/*
+** Redefine c in place with the schema defs[0 .. n) (hot reload: docs/
+** persistence.md, "Migration and hot reload"). New field k takes the
+** values of old field from[k] (ECS_NO_FIELD: zero; each old field at most
+** once): copied when the type is the same, else from convert, called for
+** every row whose owner is alive (dead records get zero). The manager
+** keeps its identity, rows, map and change stamps; lua references of old
+** fields dropped or converted go to the drop list; cleanup policies are
+** cleared (set them again with ecs_component_set_cleanup); the compiled
+** programs of its queries are forgotten and their lists made stale; an
+** open journal loses track (ECS_ERR_LOST at its next use). Rows do not
+** move, so iterations in progress go on, but column pointers and field
+** numbers taken before the call are stale.
+** @param msg receives the reason on failure (may be NULL when msgsize is 0).
+** @return ECS_ERR_OK; the codes of ecs_component_check_schema;
+**         ECS_ERR_LOCKED while a program from ecs_program_compile is held
+**         over a query of c (it would name old fields);
+**         ECS_ERR_UNKNOWN_FIELD, ECS_ERR_NOT_NUMERIC, ECS_ERR_LUA_FIELD
+**         when a system's expression or native columns name a field the
+**         new schema drops or makes unfit (msg names the system);
+**         ECS_ERR_INVALID for a bad from[] (out of range, repeated, or a
+**         type change without convert); ECS_ERR_NOMEM. On error nothing
+**         changed.
+*/
+ecs_err ecs_component_redefine(ecs_world *w, ecs_component *c,
+                               const ecs_field_def *defs, uint32_t n,
+                               const uint32_t *from,
+                               ecs_component_convert_fn convert, void *ud,
+                               char *msg, size_t msgsize);
 
 /*
 ** Parse one schema entry of the text form "field:type" (or "field", an

@@ -41,7 +41,7 @@ void ecsi_component_stats(const ecs_world *w, const void *self,
   const ecs_component *c = (const ecs_component *)self;
   out->records = c->size;
   out->live = ecs_component_count(w, c);
-  out->bytes = c->meta_size + c->stride * c->cap + ecsi_rowmap_bytes(&c->map) +
+  out->bytes = c->meta_size + c->schema_size + c->stride * c->cap + ecsi_rowmap_bytes(&c->map) +
                c->watch_cap * sizeof *c->watch + ecsi_ticks_bytes(c);
 }
 
@@ -502,6 +502,8 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   if (t == NULL) return NULL;
   *t = *c;
   t->meta_size = sizeof *t;
+  t->schema_block = NULL; /* c's, read through: c frees it */
+  t->schema_size = 0;
   t->data = NULL;
   t->size = t->cap = t->gc_cursor = 0;
   memset(&t->map, 0, sizeof t->map);

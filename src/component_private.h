@@ -28,8 +28,9 @@ typedef struct ecsi_ticks {
 
 /*
 ** One manager. The schema (name, fields, element sizes, lua fields,
-** column prefixes) lives in the meta block with this struct and never
-** changes; data, size, cap, the map and version change with instances.
+** column prefixes) lives in the meta block with this struct, or after a
+** redefinition (component_migrate.c) in a schema block of its own; data,
+** size, cap, the map and version change with instances.
 */
 struct ecs_component {
   char *name;              /* in the meta block */
@@ -38,6 +39,8 @@ struct ecs_component {
   uint32_t *lua_field;     /* indices of the nlua "lua" fields */
   uint32_t *prefix;        /* bytes per instance before column k (k <= nfields) */
   size_t meta_size;        /* bytes of the meta block (this struct first) */
+  void *schema_block;      /* the schema after a redefinition, or NULL */
+  size_t schema_size;
   uint32_t nfields, nlua;
   size_t stride;           /* bytes per instance over all columns */
   void *data;              /* the one block of columns */

@@ -399,6 +399,12 @@ struct ecs_api {
   void (*ecs_component_prewrite_range)(ecs_world *w, ecs_component *c,
                                        ecs_instance first, size_t n);
   bool (*ecs_component_keep_ref)(ecs_world *w, uint32_t ref);
+  /* appended: hot reload (component.h) */
+  ecs_err (*ecs_component_redefine)(ecs_world *w, ecs_component *c,
+                                    const ecs_field_def *defs, uint32_t n,
+                                    const uint32_t *from,
+                                    ecs_component_convert_fn convert, void *ud,
+                                    char *msg, size_t msgsize);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -667,6 +673,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_prewrite_n (ecs_plugin_api->ecs_component_prewrite_n)
 #define ecs_component_prewrite_range (ecs_plugin_api->ecs_component_prewrite_range)
 #define ecs_component_keep_ref (ecs_plugin_api->ecs_component_keep_ref)
+#define ecs_component_redefine (ecs_plugin_api->ecs_component_redefine)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

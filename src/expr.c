@@ -48,6 +48,23 @@ void ecsi_expr_programs_free(ecs_world *w, ecs_query *q) {
   set_programs(q, NULL);
 }
 
+ecs_err ecsi_expr_check(ecs_world *w, ecs_query *q, const char *src,
+                        size_t len, char *msg, size_t msgsize) {
+  ecs_program *p;
+  ecs_err err = ecsi_expr_compile(w, q, src, len, false, &p, msg, msgsize);
+  if (err == ECS_ERR_OK) program_free(w, p);
+  return err;
+}
+
+void ecsi_expr_forget(ecs_world *w, ecs_query *q) {
+  ecs_program *p = programs_of(q);
+  while (p != NULL) {
+    ecs_program *next = p->next;
+    if (p->cached) program_free(w, p); /* unlinks itself */
+    p = next;
+  }
+}
+
 ecs_err ecs_program_compile(ecs_world *w, ecs_query *q, const char *src,
                             size_t len, ecs_program **out, char *msg,
                             size_t msgsize) {

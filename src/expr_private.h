@@ -84,5 +84,10 @@ ecs_err ecsi_expr_compile(ecs_world *w, ecs_query *q, const char *src,
 
 /* expr.c: the query's free hook, set by compile with the first program. */
 void ecsi_expr_programs_free(ecs_world *w, ecs_query *q);
+/* component_migrate.c: does src compile for q (nothing kept)? Forget the
+** programs ecs_query_program compiled for q (a schema changed). */
+ecs_err ecsi_expr_check(ecs_world *w, ecs_query *q, const char *src,
+                        size_t len, char *msg, size_t msgsize);
+void ecsi_expr_forget(ecs_world *w, ecs_query *q);
 
 #endif

@@ -592,6 +592,10 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     walk_next(&s, &dw, &m);
     bad = i;
     if ((j = find_manager(w, &m)) < 0) {
+      if (opts != NULL && opts->skip_unknown && m.ns == ECS_NS_COMPONENT) {
+        which[i] = UINT32_MAX; /* skipped: its part is not read */
+        continue;
+      }
       err = ECS_ERR_NO_MANAGER;
       goto done;
     }
@@ -635,9 +639,11 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   walk_start(&s, &dw);
   for (uint32_t i = 0; i < n; i++) {
     ecs_snapshot_manager m;
-    const ecsi_manager *x = &w->manager[which[i]];
+    const ecsi_manager *x;
     ecs_reader r;
     walk_next(&s, &dw, &m);
+    if (which[i] == UINT32_MAX) continue; /* skipped */
+    x = &w->manager[which[i]];
     if (!staged(x->cls)) continue;
     bad = i;
     if ((twin[i] = x->cls->twin(w, x->self)) == NULL) {
@@ -674,8 +680,9 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   ** component keeps its owners in their rows and none is emptied (a
   ** rollback that only changed values): then their lists still hold. */
   for (uint32_t i = 0; i < n; i++) {
-    const ecsi_manager *x = &w->manager[which[i]];
+    const ecsi_manager *x;
     if (twin[i] == NULL) continue;
+    x = &w->manager[which[i]];
     if (ecs_component_is(x->cls) && !ecsi_component_twin_keeps_rows(twin[i]))
       rows_kept = false;
     x->cls->swap(w, x->self, twin[i]);

@@ -61,6 +61,11 @@ typedef struct ecs_snapshot_opts {
   ** opened them to create managers first), so that the checksum is not
   ** computed twice; ignored unless its data and size are the reader's. */
   const struct ecs_snapshot *opened;
+  /* load: a generic component (ECS_NS_COMPONENT) of the snapshot that the
+  ** world has not registered is skipped instead of failing the load with
+  ** ECS_ERR_NO_MANAGER (migration: the Lua binding empties such components
+  ** first, so that no lua reference of theirs reaches refs_done). */
+  bool skip_unknown;
 } ecs_snapshot_opts;
 
 /*

@@ -9,6 +9,11 @@
 **   mode 2  expressions: q:apply(piece, params) and world:system(name, q,
 **           piece) over a fixed query (only once world:query exists)
 **   mode 3  column specs: for ... in q:columns(pieces...) (same)
+**   mode 4  migration (byte 0 >= 200): a populated component with an
+**           expression system redefined with { migrate = ... } to the
+**           pieces as its schema, a piece "old=new" a rename; then the
+**           system, reads, columns, and a restore of the old snapshot
+**           with { migrate = ... }
 ** Every call runs under lua_pcall: it must succeed or raise a string error.
 ** After each call the world must pass world:check() and still create
 ** entities; after lua_close no block may be left.
@@ -91,6 +96,29 @@ static const char *const driver =
   "    try('set_field', C.set_field, C, e, p, 1)\n"
   "    try('add by name', C.add, C, e, { [p] = 1 })\n"
   "  end\n"
+  "elseif MODE == 4 then\n"
+  "  local C = W:component('C', { 'x:f32', 'y:i8', 's:lua', 'b:bool', 'e:entity', 'n:f64' })\n"
+  "  local es = W:create(6)\n"
+  "  for i, e in ipairs(es) do C:add(e, i + 0.5, i, i % 2 == 0 and i or 'v', true, e, i) end\n"
+  "  W:destroy(es[6])\n"
+  "  local q = W:query(C)\n"
+  "  W:system('sx', q, 'C.x = C.x + 1')\n"
+  "  local blob = W:snapshot()\n"
+  "  local fields, rename = {}, {}\n"
+  "  for _, p in ipairs(PIECES) do\n"
+  "    local a, b = p:match('^(.-)=(.*)$')\n"
+  "    if a then rename[a] = b else fields[#fields + 1] = p end\n"
+  "  end\n"
+  "  try('redefine', W.component, W, 'C', fields, { migrate = { rename = rename } })\n"
+  "  try('update', W.update, W, 0.1)\n"
+  "  try('get', function() for _, e in ipairs(es) do if C:has(e) then C:get(e) end end end)\n"
+  "  try('columns', function()\n"
+  "    for _, f in ipairs(C:fields()) do\n"
+  "      pcall(function() for _ in q:columns('C.' .. f:match('^[^:!]*')) do end end)\n"
+  "    end\n"
+  "  end)\n"
+  "  try('restore', W.restore, W, blob, { migrate = { rename = { C = rename } } })\n"
+  "  try('update', W.update, W, 0.1)\n"
   "elseif W.query ~= nil then\n"
   "  local P = W:component('Position', { 'x:f32', 'y:f64', 'n:i32' })\n"
   "  local V = W:component('Velocity', { 'dx:f32', 'dy:f32', 'k:u8' })\n"
@@ -123,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   luaL_requiref(L, "ecs.core", luaopen_ecs_core, 0); /* ecs */
   if (luaL_loadbuffer(L, driver, strlen(driver), "=driver") != LUA_OK) abort();
   lua_insert(L, -2);                                 /* driver, ecs */
-  lua_pushinteger(L, data[0] % 4);
+  lua_pushinteger(L, data[0] >= 200 ? 4 : data[0] % 4);
   lua_newtable(L);                                   /* driver, ecs, mode, pieces */
   for (start = i = 1; i <= size; i++) {
     if (i == size || data[i] == '\n') {

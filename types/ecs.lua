@@ -184,7 +184,10 @@ function World:close() end
 ---"!destroy" for fields that clean up). No fields: a tag.
 ---@param name string
 ---@param fields? string[]
----@param options? table # no option is known yet: any key is an error
+---With `{ migrate = true }` (or `{ migrate = { rename = { old = "new" } } }`)
+---an existing component is redefined in place (hot reload): the same object
+---is returned, values kept by field name and converted as set_field would.
+---@param options? { migrate: boolean|{ rename: table<string, string>? }? }
 ---@return ecs.Component
 function World:component(name, fields, options) end
 
@@ -258,7 +261,10 @@ function World:snapshot() end
 ---Rollback in place: the world becomes equal to the blob; its components,
 ---queries and systems stay valid.
 ---@param blob string
----@param options? { migrate: boolean? }
+---With `{ migrate = true }` the blob's components may have other schemas:
+---each is converted into the live one of its name (fields by name; rename
+---per component: `{ migrate = { rename = { P = { old = "new" } } } }`).
+---@param options? { migrate: boolean|{ rename: table<string, table<string, string>>? }? }
 function World:restore(blob, options) end
 
 ---Starts recording every change (one journal per world at a time).

@@ -52,6 +52,7 @@
 #include "query.h"
 #include "value.h"
 #include "system.h"
+#include "snapshot.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecsl_check_entity
@@ -101,6 +102,7 @@ struct lworld {
   ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
   unsigned busy;     /* calls in progress */
   uint64_t charged;  /* the core's allocation total already charged (ecsl_charge) */
+  uint32_t schema_gen; /* counts component redefinitions (migrate.c) */
 };
 
 /*
@@ -118,8 +120,10 @@ typedef struct lcomponent {
   lworld *lw;          /* == h.lw */
   ecs_component *c;    /* NULL until registered */
   uint32_t nfields, nlua;
-  uint8_t type[];      /* nfields: each field's ecs_type (a schema never
-                       ** changes), read without a call into the core */
+  uint32_t gen;        /* redefinitions of this manager (migrate.c) */
+  uint8_t type[];      /* nfields (room for ECS_MAX_FIELDS): each field's
+                       ** ecs_type, read without a call into the core;
+                       ** changed only by a redefinition */
 } lcomponent;
 
 /* A converted field value, before it is written to its column. */
@@ -167,6 +171,7 @@ typedef struct lquery {
   lworld *lw; /* == h.lw */
   ecs_query *q;
   uint32_t nwith;
+  uint32_t schema_gen; /* lw->schema_gen its cached specs were resolved at */
 } lquery;
 
 /* Cache slots in user value 2 of a query */
@@ -194,6 +199,7 @@ typedef struct lcolumns {
   int active;
   uint32_t n;        /* rows of the chunk waiting for write-back (0: none) */
   uint32_t ncols, cap_cols;
+  uint32_t schema_gen; /* lw->schema_gen at the loop's start (migrate.c) */
   colspec col[MAX_COLUMNS];
   ecs_entity *ent;   /* COLUMNS_CHUNK */
   uint32_t *rows;    /* nwith * COLUMNS_CHUNK */
@@ -301,6 +307,15 @@ void ecsl_components_world_closed(lua_State *L, int widx);
 int ecsl_is_comp(lua_State *L, int idx);
 int ecsl_l_world_component(lua_State *L);
 int ecsl_l_world_components(lua_State *L);
+
+/* migrate.c (and the loops that must stop when a component of theirs is
+** redefined: q:columns, q:each) */
+#define ECSL_REDEFINED_TEXT "a component was redefined during the loop"
+
+int ecsl_component_redefine(lua_State *L, int comp, const ecs_field_def *defs,
+                            uint32_t n, const uint8_t *cleanup, int index,
+                            int opts);
+void ecsl_restore_migrate(lua_State *L);
 void ecsl_need_state_field(lua_State *L, int widx, const void *key);
 void ecsl_open_components(lua_State *L);
 int ecsl_push_state_field(lua_State *L, int widx, const void *key);
@@ -399,6 +414,10 @@ void ecsl_open_journals(lua_State *L);
 
 /* snapshot.c */
 int ecsl_l_restore(lua_State *L);
+void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
+                        const char *fn);
+void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
+                       const char *fn, bool skip_unknown);
 int ecsl_l_world_find_component(lua_State *L);
 int ecsl_l_world_restore(lua_State *L);
 int ecsl_l_world_snapshot(lua_State *L);

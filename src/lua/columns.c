@@ -32,6 +32,13 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   ecs_component *c = NULL;
   ecs_err err;
   check_text(L, idx, NULL, fn);
+  if (lq->schema_gen != lq->lw->schema_gen) { /* a component was redefined */
+    lua_getiuservalue(L, qidx, 2);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, QC_SPECS);
+    lua_pop(L, 1);
+    lq->schema_gen = lq->lw->schema_gen;
+  }
   ecsl_push_query_cache(L, qidx, QC_SPECS);                    /* specs */
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);                                      /* specs, packed */
@@ -214,6 +221,11 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
   bool current;
   int arrays;
   if (n == 0) return;
+  if (st->schema_gen != st->lq->lw->schema_gen) { /* the specs are stale */
+    st->n = 0;
+    if (quiet) return;
+    luaL_error(L, "q:columns: " ECSL_REDEFINED_TEXT " (its writes are lost)");
+  }
   lua_getiuservalue(L, sidx, 2);                          /* arrays */
   arrays = lua_gettop(L);
   for (uint32_t k = 0; k < st->ncols; k++) {
@@ -321,6 +333,8 @@ static int l_columns_next(lua_State *L) {
     return ecsl_closed(L);
   lua_settop(L, 1);
   columns_write_back(L, st, 1, false);
+  if (st->schema_gen != st->lq->lw->schema_gen)
+    return luaL_error(L, "q:columns: " ECSL_REDEFINED_TEXT);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
     columns_end(st);
@@ -406,6 +420,7 @@ int ecsl_l_query_columns(lua_State *L) {
   for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
   st->ncols = (uint32_t)nspec;
   st->n = 0;
+  st->schema_gen = lq->lw->schema_gen;
   if (lq->lw->w == NULL) return ecsl_closed(L);
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);

@@ -52,6 +52,7 @@ int ecsl_l_world_component(lua_State *L) {
   lcomponent *lc;
   lua_Integer slot;
   ecs_err err;
+  int migrate = 0;
   name = check_text(L, 2, &len, "world:component");
   /* "Position.x" must stay unambiguous in queries: the core's rule */
   if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK)
@@ -61,19 +62,31 @@ int ecsl_l_world_component(lua_State *L) {
     ecsl_check_keys(L, 3, 3, "world:component", NULL, true);
     n = (size_t)lua_rawlen(L, 3);
   }
-  if (!lua_isnoneornil(L, 4)) { /* options: none known yet */
+  if (!lua_isnoneornil(L, 4)) { /* options: migrate */
+    static const char *const known[] = {"migrate", NULL};
     luaL_checktype(L, 4, LUA_TTABLE);
-    ecsl_check_keys(L, 4, 4, "world:component", NULL, false);
+    ecsl_check_keys(L, 4, 4, "world:component", known, false);
+    lua_pushliteral(L, "migrate");
+    lua_rawget(L, 4); /* raw: no metamethod runs before the redefinition */
+    migrate = lua_toboolean(L, -1);
+    if (lua_type(L, -1) == LUA_TTABLE) {
+      static const char *const mkeys[] = {"rename", NULL};
+      ecsl_check_keys(L, -1, 4, "world:component", mkeys, false);
+    } else if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
+      return luaL_error(L, "world:component: bad option 'migrate' (true or a "
+                        "table expected, got %s)", luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
   }
-  lua_settop(L, 3);
+  lua_settop(L, 4);
   if (n > ECS_MAX_FIELDS)
     return ecsl_error(L, "world", "component", ECS_ERR_TOO_MANY_FIELDS, NULL,
                       0);
-  if (ecs_component_find(w, name) != NULL)
+  if (ecs_component_find(w, name) != NULL && !migrate)
     return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
-  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 4 */
-  lua_createtable(L, (int)n, 0);                          /* 5: field names */
-  lua_createtable(L, 0, (int)n);                          /* 6: name -> k */
+  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 5 */
+  lua_createtable(L, (int)n, 0);                          /* 6: field names */
+  lua_createtable(L, 0, (int)n);                          /* 7: name -> k */
   for (size_t k = 0; k < n; k++) {
     size_t slen, flen, at;
     const char *s;
@@ -118,10 +131,10 @@ int ecsl_l_world_component(lua_State *L) {
     lua_pushlstring(L, s, flen);                          /* entry, fname */
     lua_pushvalue(L, -1);
     lua_pushinteger(L, (lua_Integer)k);
-    lua_rawset(L, 6);                                     /* names[f] = k */
-    defs[k].name = lua_tostring(L, -1);  /* kept alive by table 5 */
+    lua_rawset(L, 7);                                     /* names[f] = k */
+    defs[k].name = lua_tostring(L, -1);  /* kept alive by table 6 */
     defs[k].type = type;
-    lua_rawseti(L, 5, (lua_Integer)k + 1);
+    lua_rawseti(L, 6, (lua_Integer)k + 1);
     lua_pop(L, 1);
   }
   {
@@ -131,44 +144,50 @@ int ecsl_l_world_component(lua_State *L) {
       return luaL_error(L, "world:component: %s '%s'", ecs_strerror(err),
                         defs[at].name);
   }
-  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc + n, 2); /* 7: manager */
+  if (migrate && ecs_component_find(w, name) != NULL) {
+    lua_pushvalue(L, 2);
+    return ecsl_component_redefine(L, lua_gettop(L), defs, (uint32_t)n,
+                                   cleanup, 7, 4);
+  }
+  lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc + ECS_MAX_FIELDS, 2); /* 8: manager */
   lc->lw = ecsl_to_lworld(L, 1);
   ecsl_init_head(&lc->h, &ecsl_comp_tag, lc->lw);
   lc->c = NULL;
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
+  lc->gen = 0;
   for (size_t k = 0; k < n; k++) {
     lc->nlua += defs[k].type == ECS_LUA;
     lc->type[k] = (uint8_t)defs[k].type;
   }
   push_comp_metatable(L, name);
-  lua_setmetatable(L, 7);
+  lua_setmetatable(L, 8);
   lua_pushvalue(L, 1);
-  lua_setiuservalue(L, 7, 1);
-  lua_pushvalue(L, 6);
-  lua_setiuservalue(L, 7, 2);
+  lua_setiuservalue(L, 8, 1);
+  lua_pushvalue(L, 7);
+  lua_setiuservalue(L, 8, 2);
   if (lc->nlua > 0) {
     ecsl_need_state_field(L, 1, &ecsl_refs_key);
     lua_pop(L, 1);
   }
-  ecsl_need_state_field(L, 1, &ecsl_components_key);                /* 8: registry */
-  slot = (lua_Integer)lua_rawlen(L, 8) + 1;
-  lua_pushvalue(L, 7);
-  lua_rawseti(L, 8, slot);    /* the last thing that may raise */
+  ecsl_need_state_field(L, 1, &ecsl_components_key);                /* 9: registry */
+  slot = (lua_Integer)lua_rawlen(L, 9) + 1;
+  lua_pushvalue(L, 8);
+  lua_rawseti(L, 9, slot);    /* the last thing that may raise */
   /* the allocations above may have run finalizers: the world may be gone */
   if ((w = lc->lw->w) == NULL) return ecsl_closed(L);
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);
   if (err != ECS_ERR_OK) {
     lc->c = NULL;
     lua_pushnil(L);
-    lua_rawseti(L, 8, slot);  /* an existing key: no allocation */
+    lua_rawseti(L, 9, slot);  /* an existing key: no allocation */
     return ecs_lua_error(L, "world:component", err);
   }
   for (size_t k = 0; k < n; k++) /* checked above: cannot fail */
     if (cleanup[k] != ECS_CLEANUP_NONE)
       (void)ecs_component_set_cleanup(w, lc->c, (uint32_t)k,
                                       (ecs_cleanup)cleanup[k]);
-  lua_pushvalue(L, 7);
+  lua_pushvalue(L, 8);
   ecsl_charge(L, lc->lw);
   return 1;
 }

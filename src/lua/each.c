@@ -41,6 +41,7 @@ typedef struct leach {
   ecs_query_iter it;
   int active;
   uint32_t nspec, nwrite;
+  uint32_t schema_gen;               /* lw->schema_gen at the start */
   colspec spec[MAX_COLUMNS];
   ecs_component *comp[MAX_COLUMNS];  /* of spec k (NULL: "entity") */
   void *base[MAX_COLUMNS];           /* its column, valid with the rows */
@@ -197,8 +198,11 @@ static int each_body(lua_State *L) {
       }
       lua_call(L, (int)nspec + 1, LUA_MULTRET);
       visited++;
-      /* fn may have closed the world or changed the structure */
+      /* fn may have closed the world, changed the structure, or
+      ** redefined a component (the specs then name other fields) */
       if ((w = lw->w) == NULL) return ecsl_closed(L);
+      if (st->schema_gen != lw->schema_gen)
+        return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
       if (current) current = ecs_query_iter_current(w, &st->it);
       nres = lua_gettop(L) - 2;
       if (nres > 0) {
@@ -245,6 +249,7 @@ int ecsl_l_query_each(lua_State *L) {
   if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L); /* by a finalizer */
   st->nspec = (uint32_t)nspec;
   st->nwrite = 0;
+  st->schema_gen = lw->schema_gen;
   for (int k = 0; k < nspec; k++) {
     st->spec[k] = spec[k];
     st->comp[k] = spec[k].term == ENTITY_TERM ? NULL

@@ -162,6 +162,7 @@ static const struct ecs_api api = {
   .ecs_component_prewrite_n = ecs_component_prewrite_n,
   .ecs_component_prewrite_range = ecs_component_prewrite_range,
   .ecs_component_keep_ref = ecs_component_keep_ref,
+  .ecs_component_redefine = ecs_component_redefine,
   .ecs_query_track_changes = ecs_query_track_changes,
   .ecs_query_complete = ecs_query_complete,
   .ecs_query_tracks_changes = ecs_query_tracks_changes,

@@ -196,6 +196,7 @@ int ecsl_l_world_query(lua_State *L) {
   lq->lw = lw;
   lq->q = NULL;
   lq->nwith = nwith;
+  lq->schema_gen = lq->lw->schema_gen;
   luaL_setmetatable(L, ECS_LUA_QUERY);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);

@@ -288,8 +288,8 @@ static const char *load_error_text(lua_State *L, const ecs_snapshot *s,
 ** The world at widx becomes equal to the snapshot (string) at bidx, or
 ** raises with the world unchanged. The snapshot was opened into *s.
 */
-static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
-                         const char *fn) {
+void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
+                       const char *fn, bool skip_unknown) {
   size_t len;
   const char *blob = lua_tolstring(L, bidx, &len);
   lworld *lw = ecsl_to_lworld(L, widx);
@@ -322,6 +322,7 @@ static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s
   opts.refs_done = refs_done;
   opts.ud = m;
   opts.opened = s; /* checked by open_snapshot: not hashed again */
+  opts.skip_unknown = skip_unknown;
   in.data = (const unsigned char *)blob;
   in.size = len;
   in.pos = 0;
@@ -334,8 +335,8 @@ static void restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s
   lua_settop(L, top);
 }
 
-static void open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
-                          const char *fn) {
+void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
+                        const char *fn) {
   size_t len;
   const char *blob;
   if (lua_type(L, bidx) != LUA_TSTRING) luaL_typeerror(L, bidx, "string");
@@ -347,22 +348,28 @@ static void open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
 /* world:restore(blob [, options]) -- the world becomes equal to blob */
 int ecsl_l_world_restore(lua_State *L) {
   ecs_snapshot s;
+  int migrate = 0;
   check_world(L, 1);
-  open_snapshot(L, 2, &s, "world:restore");
+  ecsl_open_snapshot(L, 2, &s, "world:restore");
   if (!lua_isnoneornil(L, 3)) {
+    static const char *const known[] = {"migrate", NULL};
     luaL_checktype(L, 3, LUA_TTABLE);
-    lua_pushnil(L);
-    if (lua_next(L, 3)) {
-      if (lua_type(L, -2) == LUA_TSTRING &&
-          strcmp(lua_tostring(L, -2), "migrate") == 0)
-        return luaL_error(L, "world:restore: migrate is not supported yet "
-                          "(the snapshot's schemas must be the world's)");
-      return luaL_error(L, "world:restore: unknown option '%s'",
-                        luaL_tolstring(L, -2, NULL));
-    }
+    ecsl_check_keys(L, 3, 3, "world:restore", known, false);
+    lua_pushliteral(L, "migrate");
+    lua_rawget(L, 3);
+    if (!lua_isnil(L, -1) && !lua_isboolean(L, -1) && !lua_istable(L, -1))
+      return luaL_error(L, "world:restore: bad option 'migrate' (true or a "
+                        "table expected, got %s)", luaL_typename(L, -1));
+    migrate = lua_toboolean(L, -1);
+    lua_replace(L, 3);
   }
-  lua_settop(L, 2);
-  restore_into(L, 1, 2, &s, "world:restore");
+  if (migrate) {
+    lua_settop(L, 3);
+    ecsl_restore_migrate(L); /* 3: the migrate option */
+  } else {
+    lua_settop(L, 2);
+    ecsl_restore_into(L, 1, 2, &s, "world:restore", false);
+  }
   ecsl_charge(L, self_lworld(L));
   return 0;
 }
@@ -456,13 +463,13 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
 int ecsl_l_restore(lua_State *L) {
   ecs_snapshot s;
   int widx;
-  open_snapshot(L, 1, &s, "ecs.restore");
+  ecsl_open_snapshot(L, 1, &s, "ecs.restore");
   lua_settop(L, 1);
   lua_pushcfunction(L, ecsl_l_world_new);
   lua_call(L, 0, 1);                                     /* blob, world */
   widx = lua_gettop(L);
   create_managers(L, widx, &s);
-  restore_into(L, widx, 1, &s, "ecs.restore");
+  ecsl_restore_into(L, widx, 1, &s, "ecs.restore", false);
   ecsl_charge(L, ecsl_to_lworld(L, widx));
   return 1;
 }

@@ -34,7 +34,7 @@ typedef struct lprefab {
   lhead h; /* h.lw: the world the prefab was made for */
 } lprefab;
 
-enum { E_COMP = 1, E_VALS, E_POS };
+enum { E_COMP = 1, E_VALS, E_POS, E_GEN };
 
 /* ----------------------------------------------------------------------
 ** Values
@@ -207,13 +207,16 @@ static void read_fields(lua_State *L, int cidx, const lcomponent *lc, int vidx,
 
 /* Push a new entry { component at cidx, vals at vidx, pos }. */
 static void push_entry(lua_State *L, int cidx, int vidx, lua_Integer pos) {
-  lua_createtable(L, 3, 0);
+  lua_createtable(L, 4, 0);
   lua_pushvalue(L, cidx);
   lua_rawseti(L, -2, E_COMP);
   lua_pushvalue(L, vidx);
   lua_rawseti(L, -2, E_VALS);
   lua_pushinteger(L, pos);
   lua_rawseti(L, -2, E_POS);
+  /* the schema its field numbers follow (migrate.c: a redefinition) */
+  lua_pushinteger(L, ((const lcomponent *)lua_touserdata(L, cidx))->gen);
+  lua_rawseti(L, -2, E_GEN);
 }
 
 /*
@@ -268,6 +271,12 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     lua_rawgeti(L, pidx, j);                              /* entry */
     top = lua_gettop(L);
     lua_rawgeti(L, top, E_COMP);
+    lua_rawgeti(L, top, E_GEN);
+    if (lua_tointeger(L, -1) != ((const lcomponent *)lua_touserdata(L, -2))->gen)
+      luaL_error(L, "world:spawn: the prefab was made before %s was redefined: "
+                 "make it again", ecs_component_name(
+                     ((const lcomponent *)lua_touserdata(L, -2))->c));
+    lua_pop(L, 1);
     lua_newtable(L);                                      /* entry, comp, vals */
     lua_rawgeti(L, top, E_VALS);
     lua_pushnil(L);
