@@ -311,6 +311,11 @@ int ecsl_l_world_components(lua_State *L);
 /* migrate.c (and the loops that must stop when a component of theirs is
 ** redefined: q:columns, q:each) */
 #define ECSL_REDEFINED_TEXT "a component was redefined during the loop"
+/* Raise "<Comp>:<fn>: <Comp> was redefined during the call ...": a
+** finalizer, run by an allocation between reading values and writing
+** them, redefined the component (the values follow the old schema). */
+int ecsl_redefined(lua_State *L, const char *cls, const char *fn,
+                   const lcomponent *lc);
 
 int ecsl_component_redefine(lua_State *L, int comp, const ecs_field_def *defs,
                             uint32_t n, const uint8_t *cleanup, int index,

@@ -381,6 +381,9 @@ int ecsl_l_query_columns(lua_State *L) {
   colspec spec[MAX_COLUMNS];
   lcolumns *st;
   ecs_err err;
+  /* the schemas the specs are resolved under: a finalizer run by any
+  ** allocation below may redefine a component (the loop then stops) */
+  uint32_t gen = lq->lw->schema_gen;
   if (nspec < 1) return luaL_argerror(L, 2, "column spec expected");
   if (nspec > MAX_COLUMNS)
     return luaL_error(L, "q:columns: too many columns (limit %d)", MAX_COLUMNS);
@@ -420,7 +423,7 @@ int ecsl_l_query_columns(lua_State *L) {
   for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
   st->ncols = (uint32_t)nspec;
   st->n = 0;
-  st->schema_gen = lq->lw->schema_gen;
+  st->schema_gen = gen;
   if (lq->lw->w == NULL) return ecsl_closed(L);
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);

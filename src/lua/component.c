@@ -203,7 +203,7 @@ static int comp_write(lua_State *L, int is_add) {
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   int top = lua_gettop(L), refs = 0, tform;
-  uint32_t nf = lc->nfields;
+  uint32_t nf = lc->nfields, gen = lc->gen;
   fvalue val[ECS_MAX_FIELDS];
   int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
   ecs_instance i = ECS_NO_INSTANCE;
@@ -283,11 +283,14 @@ static int comp_write(lua_State *L, int is_add) {
     ** the world (or close it): look everything up again */
     err = ECS_ERR_OK;
     if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
+    else if (lc->gen != gen) err = ECS_ERR_SCHEMA;
     else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
     else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
       err = ECS_ERR_MISSING;
     if (err != ECS_ERR_OK) {
       for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
+      if (err == ECS_ERR_SCHEMA)
+        return ecsl_redefined(L, ecs_component_name(lc->c), fn, lc);
       return comp_error(L, lc, fn, err);
     }
     w = lc->lw->w;
@@ -377,13 +380,19 @@ static int l_comp_set_field(lua_State *L) {
   if (i == ECS_NO_INSTANCE) return comp_error(L, lc, "set_field", ECS_ERR_MISSING);
   ecsl_check_value(L, 4, lc, "set_field", k, &v);
   if (lc->type[k] == ECS_LUA) {
+    uint32_t gen = lc->gen;
     int refs = push_comp_refs(L, 1);
     uint32_t old;
     v.ref = 0;
+    if (lc->gen != gen) return ecsl_redefined(L, ecs_component_name(lc->c), "set_field", lc);
     if (!lua_isnil(L, 4)) {
       lua_pushvalue(L, 4);
       v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
       /* a GC step during luaL_ref may have run finalizers: look again */
+      if (lc->gen != gen) {
+        luaL_unref(L, refs, (int)v.ref);
+        return ecsl_redefined(L, ecs_component_name(lc->c), "set_field", lc);
+      }
       if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
           (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
         luaL_unref(L, refs, (int)v.ref);

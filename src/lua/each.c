@@ -174,6 +174,8 @@ static int each_body(lua_State *L) {
     uint32_t n;
     bool current = true;
     if (w == NULL) return ecsl_closed(L);
+    if (st->schema_gen != lw->schema_gen)
+      return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
     n = ecs_query_iter_chunk(w, &st->it, EACH_CHUNK, st->ent, st->rows);
     if (n == 0) break;
     for (uint32_t k = 0; k < nspec; k++)
@@ -226,6 +228,7 @@ int ecsl_l_query_each(lua_State *L) {
   colspec spec[MAX_COLUMNS];
   leach *st;
   lworld *lw = lq->lw;
+  uint32_t gen = lw->schema_gen; /* as q:columns: the specs' schemas */
   ecs_err err;
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (nspec > MAX_COLUMNS)
@@ -249,7 +252,7 @@ int ecsl_l_query_each(lua_State *L) {
   if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L); /* by a finalizer */
   st->nspec = (uint32_t)nspec;
   st->nwrite = 0;
-  st->schema_gen = lw->schema_gen;
+  st->schema_gen = gen;
   for (int k = 0; k < nspec; k++) {
     st->spec[k] = spec[k];
     st->comp[k] = spec[k].term == ENTITY_TERM ? NULL

@@ -45,10 +45,11 @@ static int l_get_many(lua_State *L) {
   ecs_entity *es;
   ecs_instance *rows;
   lua_Integer n;
-  uint32_t k;
+  uint32_t k, gen;
   int refs = 0, out;
   if (lc->c == NULL || lc->lw->w == NULL) return ecsl_closed(L);
   k = ecsl_check_field(L, lc, 3, "get_many");
+  gen = lc->gen; /* see ecsl_redefined */
   n = read_list(L, 2, lc, "get_many", &es);
   rows = (ecs_instance *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *rows, 0);
   if (lc->type[k] == ECS_LUA) refs = push_refs(L);
@@ -59,6 +60,7 @@ static int l_get_many(lua_State *L) {
   /* the allocations above may have run a finalizer that closed the world;
   ** none below allocates but the pushes, which run no Lua code */
   if (lc->lw->w == NULL) return ecsl_closed(L);
+  if (lc->gen != gen) return ecsl_redefined(L, ecs_component_name(lc->c), "get_many", lc);
   ecs_component_lookup_n(lc->lw->w, lc->c, es, rows, (size_t)n);
   for (lua_Integer i = 0; i < n; i++) {
     if (rows[i] == ECS_NO_INSTANCE) continue;
@@ -116,13 +118,14 @@ static int l_set_many(lua_State *L) {
   ecs_entity *es;
   ecs_instance *rows;
   fvalue one, *vals = NULL;
-  uint32_t k, *refv = NULL;
+  uint32_t k, gen, *refv = NULL;
   lua_Integer n;
   int refs = 0;
   ecs_world *w;
   ecs_err err = ECS_ERR_OK;
   if (lc->c == NULL || lc->lw->w == NULL) return ecsl_closed(L);
   k = ecsl_check_field(L, lc, 3, "set_many");
+  gen = lc->gen; /* checked again before writing: see ecsl_redefined */
   lua_settop(L, 4);
   n = read_list(L, 2, lc, "set_many", &es);                   /* 5 */
   rows = (ecs_instance *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *rows, 0);
@@ -157,6 +160,7 @@ static int l_set_many(lua_State *L) {
     refv = (uint32_t *)lua_newuserdatauv(L, (size_t)n * sizeof *refv, 0);
     if (!ecsl_ref_n(L, refs, 4, refv, n)) return lua_error(L);
     if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
+    else if (lc->gen != gen) err = ECS_ERR_SCHEMA;
     else {
       ecs_component_lookup_n(lc->lw->w, lc->c, es, rows, (size_t)n);
       for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++)
@@ -165,11 +169,15 @@ static int l_set_many(lua_State *L) {
     if (err != ECS_ERR_OK) {
       for (lua_Integer i = 0; i < n; i++) luaL_unref(L, refs, (int)refv[i]);
       if (err == ECS_ERR_CLOSED) return ecsl_closed(L);
+      if (err == ECS_ERR_SCHEMA)
+        return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
       return ecsl_error(L, ecs_component_name(lc->c), "set_many", err, NULL, 0);
     }
   } else if (lc->type[k] == ECS_LUA) {
     refs = push_refs(L);
   }
+  if (lc->gen != gen)
+    return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
   w = lc->lw->w;
   ecs_component_prewrite_n(w, lc->c, rows, (size_t)n);
   for (lua_Integer i = 0; i < n; i++) {

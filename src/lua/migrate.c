@@ -21,6 +21,13 @@
 
 #include "binding.h"
 
+int ecsl_redefined(lua_State *L, const char *cls, const char *fn,
+                   const lcomponent *lc) {
+  return luaL_error(L, "%s:%s: %s was redefined during the call (by a "
+                    "finalizer): nothing was done", cls, fn,
+                    ecs_component_name(lc->c));
+}
+
 /* The values of the fields that change type, row by row. */
 typedef struct convert_buf {
   ecs_scalar *v;           /* nconv * size */
@@ -221,11 +228,17 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   convert_buf *b;
   lcomponent *lc;
   ref_make m;
+  uint32_t gen;
+  uint64_t version;
   int comp, ridx = 0, refs, top;
   char msg[256];
   ecs_err err;
   lc = push_manager(L, 1, c);
   comp = lua_gettop(L);
+  gen = lc->gen;
+  /* the rows the buffer below follows: a finalizer run by an allocation
+  ** may add, remove or move instances (checked before the core's call) */
+  version = ecs_component_version(c);
   /* raw reads: no metamethod of the caller's tables runs in between */
   lua_pushliteral(L, "migrate");
   if (lua_rawget(L, opts) == LUA_TTABLE) {
@@ -304,10 +317,12 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
       return lua_error(L);
     }
   }
-  if ((w = lc->lw->w) == NULL) {
+  if ((w = lc->lw->w) == NULL || lc->gen != gen ||
+      ecs_component_version(c) != version) {
     m.done_k = n;
     unmake_lua_values(L, refs, &m);
-    return ecsl_closed(L);
+    if (w == NULL) return ecsl_closed(L);
+    return ecsl_redefined(L, "world", "component", lc);
   }
   err = ecs_component_redefine(w, c, defs, n, from, take_converted, b, msg,
                                sizeof msg);

@@ -205,8 +205,10 @@ static void read_fields(lua_State *L, int cidx, const lcomponent *lc, int vidx,
   lua_pop(L, 1);                                          /* vals */
 }
 
-/* Push a new entry { component at cidx, vals at vidx, pos }. */
-static void push_entry(lua_State *L, int cidx, int vidx, lua_Integer pos) {
+/* Push a new entry { component at cidx, vals at vidx, pos, gen }: gen is
+** the component's generation (lcomponent.gen) its vals were read under. */
+static void push_entry(lua_State *L, int cidx, int vidx, lua_Integer pos,
+                       uint32_t gen) {
   lua_createtable(L, 4, 0);
   lua_pushvalue(L, cidx);
   lua_rawseti(L, -2, E_COMP);
@@ -215,7 +217,7 @@ static void push_entry(lua_State *L, int cidx, int vidx, lua_Integer pos) {
   lua_pushinteger(L, pos);
   lua_rawseti(L, -2, E_POS);
   /* the schema its field numbers follow (migrate.c: a redefinition) */
-  lua_pushinteger(L, ((const lcomponent *)lua_touserdata(L, cidx))->gen);
+  lua_pushinteger(L, (lua_Integer)gen);
   lua_rawseti(L, -2, E_GEN);
 }
 
@@ -231,8 +233,13 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     int top = lua_gettop(L);
     lua_Integer pos = key_position(L, list, top - 1, fn);
     const lcomponent *lc = push_component(L, list, pos);  /* key, v, comp */
+    uint32_t gen = lc->gen;
     read_fields(L, top + 1, lc, top, arrays, fn);         /* key, v, comp, vals */
+    if (lc->gen != gen) ecsl_redefined(L, "world", fn + 6, lc);
     if (lua_rawgeti(L, by, pos) == LUA_TTABLE) {          /* ..., entry */
+      lua_rawgeti(L, -1, E_GEN);
+      if ((uint32_t)lua_tointeger(L, -1) != gen) ecsl_redefined(L, "world", fn + 6, lc);
+      lua_pop(L, 1);
       lua_rawgeti(L, -1, E_VALS);                         /* ..., entry, old */
       lua_pushnil(L);
       while (lua_next(L, top + 2)) {                      /* ..., k, v */
@@ -241,7 +248,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
         lua_rawset(L, -4);
       }
     } else {
-      push_entry(L, top + 1, top + 2, pos);
+      push_entry(L, top + 1, top + 2, pos, gen);
       lua_rawseti(L, by, pos);
     }
     lua_settop(L, top - 1);                               /* key */
@@ -287,7 +294,8 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     }
     lua_pop(L, 1);
     lua_rawgeti(L, top, E_POS);
-    push_entry(L, top + 1, top + 2, lua_tointeger(L, -1));
+    push_entry(L, top + 1, top + 2, lua_tointeger(L, -1),
+               ((const lcomponent *)lua_touserdata(L, top + 1))->gen); /* checked above */
     lua_rawseti(L, by, lua_tointeger(L, -2));
     lua_settop(L, top - 1);
   }
@@ -316,6 +324,8 @@ enum { ZERO, ONE, ARRAY, REF };
 
 typedef struct scomp {
   lcomponent *lc;
+  uint32_t gen;     /* the schema the plan's field numbers follow */
+  uint32_t nfields; /* f[0 .. nfields) are in use */
   sfield f[ECS_MAX_FIELDS];
 } scomp;
 
@@ -324,8 +334,8 @@ typedef struct scomp {
 static void unref_all(lua_State *L, int refs, scomp *sc, int ncomp,
                       lua_Integer n) {
   for (int j = 0; j < ncomp; j++)
-    for (uint32_t k = 0; k < sc[j].lc->nfields; k++)
-      if (sc[j].f[k].mode == REF)
+    for (uint32_t k = 0; k < sc[j].nfields; k++)
+      if (sc[j].f[k].mode == REF && sc[j].f[k].ref != NULL)
         for (lua_Integer i = 0; i < n; i++)
           if (sc[j].f[k].ref[i] != 0) luaL_unref(L, refs, (int)sc[j].f[k].ref[i]);
 }
@@ -380,17 +390,21 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
     lua_rawgeti(L, -1, E_VALS);
     lua_rawgeti(L, -2, E_COMP);
     sc[j].lc = (lcomponent *)lua_touserdata(L, -1);
-    lua_pop(L, 1);
+    sc[j].nfields = sc[j].lc->nfields;
+    lua_rawgeti(L, -3, E_GEN);
+    sc[j].gen = (uint32_t)lua_tointeger(L, -1);
+    lua_pop(L, 2);
     lua_remove(L, -2);                                    /* ..., vals_j */
   }
   /* values: checked and converted, before anything changes */
   for (int j = 0; j < m; j++) {
     const lcomponent *lc = sc[j].lc;
     int vals = keep + 1 + j;
-    for (uint32_t k = 0; k < lc->nfields; k++) {
+    for (uint32_t k = 0; k < sc[j].nfields; k++) {
       sfield *f = &sc[j].f[k];
       int t = lua_rawgeti(L, vals, (lua_Integer)k + 1), at = lua_gettop(L);
       f->mode = ZERO;
+      f->ref = NULL;
       if (lc->type[k] == ECS_LUA) {
         if (t != LUA_TNIL) f->mode = REF;
       } else if (t == LUA_TTABLE) {
@@ -420,7 +434,7 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
   }
   /* refs of lua fields: n each; all or none */
   for (int j = 0; j < m; j++)
-    for (uint32_t k = 0; k < sc[j].lc->nfields; k++) {
+    for (uint32_t k = 0; k < sc[j].nfields; k++) {
       sfield *f = &sc[j].f[k];
       uint32_t *ref;
       if (f->mode != REF) continue;
@@ -453,6 +467,11 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
   ** are in (a finalizer may have closed the world above: look again) */
   w = lw->w;
   if (w == NULL) err = ECS_ERR_CLOSED;
+  for (int j = 0; j < m && err == ECS_ERR_OK; j++) /* see ecsl_redefined */
+    if (sc[j].lc->gen != sc[j].gen) {
+      if (refs != 0) unref_all(L, refs, sc, m, n);
+      ecsl_redefined(L, "world", fn + 6, sc[j].lc);
+    }
   if (err == ECS_ERR_OK) err = ecs_next_indices(w, idx, (size_t)n);
   for (int j = 0; j < m && err == ECS_ERR_OK; j++)
     err = ecs_component_reserve(w, sc[j].lc->c, idx, (size_t)n);
@@ -582,19 +601,21 @@ int ecsl_l_world_clone(lua_State *L) {
   for (lua_Integer pos = 1, m = 0; pos <= nc; pos++) {
     lcomponent *lc = push_component(L, list, pos);        /* comp */
     int cidx = lua_gettop(L);
+    uint32_t gen;
     ecs_instance i;
     if (lc == NULL || lc->c == NULL || lc->lw->w == NULL ||
         (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
       lua_pop(L, 1);
       continue;
     }
+    gen = lc->gen; /* the final check of spawn_plan compares it */
     lua_createtable(L, (int)lc->nfields, 0);              /* comp, vals */
     for (uint32_t k = 0; k < lc->nfields; k++) {
       /* pushing may allocate; no Lua code runs until the spawn, so i holds */
       ecsl_push_field(L, lc, k, i, refs);
       lua_rawseti(L, -2, (lua_Integer)k + 1);
     }
-    push_entry(L, cidx, cidx + 1, pos);
+    push_entry(L, cidx, cidx + 1, pos, gen);
     lua_rawseti(L, plan, ++m);
     lua_settop(L, cidx - 1);
   }

@@ -38,6 +38,7 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
   ecs_column_ref cols[MAX_COLUMNS];
   size_t done;
   ecs_err err;
+  uint32_t gen = lq->lw->schema_gen; /* checked after the specs' lookups */
   luaL_checkstack(L, 4, NULL);
   lua_getiuservalue(L, nidx, 1);                          /* specs */
   for (int k = 0; k < nv->nspec; k++) {
@@ -54,6 +55,9 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
   }
   lua_pop(L, 1);
   if (lq->lw->w == NULL) ecsl_closed(L);
+  if (lq->lw->schema_gen != gen)
+    luaL_error(L, "%s: a component was redefined while its columns were looked up "
+               "(by a finalizer)", fn);
   err = ecs_query_run(lq->lw->w, lq->q, cols, (uint32_t)nv->nspec, dt, nv->fn,
                       nv->ud, &done);
   if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
@@ -318,7 +322,9 @@ static int define_system(lua_State *L, bool replacing) {
   char msg[256];
   ecs_err err;
   int map;
+  uint32_t gen; /* the schemas native columns are resolved under */
   check_world(L, 1);
+  gen = self_lworld(L)->schema_gen;
   check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
   if (lua_type(L, 3) == LUA_TFUNCTION &&
@@ -425,8 +431,14 @@ static int define_system(lua_State *L, bool replacing) {
   w = check_world(L, 1);
   d.name = lua_tostring(L, 2);
   d.query = lq != NULL ? lq->q : NULL;
-  err = replacing ? ecs_system_replace(w, &d, &s, msg, sizeof msg)
-                  : ecs_system_add(w, &d, &s, msg, sizeof msg);
+  if (d.kind == ECS_SYSTEM_NATIVE && self_lworld(L)->schema_gen != gen) {
+    err = ECS_ERR_SCHEMA; /* a finalizer redefined a component: stale columns */
+    snprintf(msg, sizeof msg, "a component was redefined while the columns "
+             "were looked up (by a finalizer)");
+  } else {
+    err = replacing ? ecs_system_replace(w, &d, &s, msg, sizeof msg)
+                    : ecs_system_add(w, &d, &s, msg, sizeof msg);
+  }
   if (err != ECS_ERR_OK) {
     lua_pushvalue(L, 2); /* let go of the key held, unless in use */
     if (lua_rawget(L, map) == LUA_TBOOLEAN) {
