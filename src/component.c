@@ -705,48 +705,31 @@ static size_t align_up(size_t n) {
 ecs_err ecs_component_new(ecs_world *w, const char *name,
                           const ecs_field_def *fields, uint32_t nfields,
                           ecs_component **out) {
-  size_t names = strlen(name != NULL ? name : "") + 1, size, off_field,
-         off_elem, off_lua, off_prefix, off_str;
+  size_t off_schema, off_name, size;
   ecs_component *c;
-  char *str;
+  ecsi_schema s;
   ecs_err err = ecs_component_check_schema(name, fields, nfields, NULL);
   if (err != ECS_ERR_OK) return err;
   if (ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) != NULL)
     return ECS_ERR_EXISTS;
-  for (uint32_t k = 0; k < nfields; k++) names += strlen(fields[k].name) + 1;
-  off_field = align_up(sizeof *c);
-  off_elem = off_field + (size_t)nfields * sizeof(ecs_field_def);
-  /* elem[nfields], then cleanup[nfields] (cleanup.c's policies) */
-  off_lua = align_up(off_elem + 2u * (size_t)nfields);
-  off_prefix = off_lua + (size_t)nfields * sizeof(uint32_t);
-  off_str = off_prefix + ((size_t)nfields + 1) * sizeof(uint32_t);
-  size = off_str + names;
+  off_schema = align_up(sizeof *c);
+  off_name = off_schema + ecsi_schema_size(fields, nfields);
+  size = off_name + strlen(name) + 1;
   c = (ecs_component *)ecsi_realloc(w, NULL, 0, size);
   if (c == NULL) return ECS_ERR_NOMEM;
   memset(c, 0, size);
   c->meta_size = size;
-  c->field = (ecs_field_def *)(void *)((char *)c + off_field);
-  c->elem = (uint8_t *)c + off_elem;
-  c->cleanup = c->elem + nfields; /* zero: no policy */
-  c->lua_field = (uint32_t *)(void *)((char *)c + off_lua);
-  c->prefix = (uint32_t *)(void *)((char *)c + off_prefix);
-  str = (char *)c + off_str;
-  c->nfields = nfields;
-  c->stride = sizeof(ecs_entity);
-  for (uint32_t k = 0; k < nfields; k++) {
-    size_t len = strlen(fields[k].name) + 1;
-    memcpy(str, fields[k].name, len);
-    c->field[k].name = str;
-    c->field[k].type = fields[k].type;
-    c->elem[k] = (uint8_t)ecs_type_size(fields[k].type);
-    c->prefix[k] = (uint32_t)c->stride;
-    c->stride += c->elem[k];
-    if (fields[k].type == ECS_LUA) c->lua_field[c->nlua++] = k;
-    str += len;
-  }
-  c->prefix[nfields] = (uint32_t)c->stride;
-  memcpy(str, name, strlen(name) + 1);
-  c->name = str;
+  ecsi_schema_fill((char *)c + off_schema, fields, nfields, &s);
+  c->field = s.field;
+  c->elem = s.elem;
+  c->cleanup = s.cleanup;
+  c->lua_field = s.lua_field;
+  c->prefix = s.prefix;
+  c->nfields = s.nfields;
+  c->nlua = s.nlua;
+  c->stride = s.stride;
+  c->name = (char *)c + off_name;
+  memcpy(c->name, name, strlen(name) + 1);
   err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
                                 c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;

@@ -32,54 +32,18 @@
 #include "system_private.h"
 #include "value.h"
 
-/* The arrays of a schema, in one block: field definitions, element sizes,
-** cleanup policies, lua field indices, prefixes, then the field names. */
-typedef struct schema {
-  void *block;
-  size_t size;
-  ecs_field_def *field;
-  uint8_t *elem, *cleanup;
-  uint32_t *lua_field, *prefix;
-  uint32_t nfields, nlua;
-  size_t stride;
-} schema;
+typedef ecsi_schema schema;
 
-static size_t align8(size_t n) { return (n + 7u) / 8u * 8u; }
-
+/* A schema in a block of its own. */
 static ecs_err schema_make(ecs_world *w, const ecs_field_def *defs,
                            uint32_t n, schema *s) {
-  size_t names = 0, off_elem, off_lua, off_prefix, off_str;
-  char *str;
-  for (uint32_t k = 0; k < n; k++) names += strlen(defs[k].name) + 1;
-  off_elem = align8((size_t)n * sizeof(ecs_field_def));
-  off_lua = align8(off_elem + 2u * (size_t)n);
-  off_prefix = off_lua + (size_t)n * sizeof(uint32_t);
-  off_str = off_prefix + ((size_t)n + 1) * sizeof(uint32_t);
-  memset(s, 0, sizeof *s);
-  s->size = off_str + names;
-  s->block = ecsi_realloc(w, NULL, 0, s->size);
-  if (s->block == NULL) return ECS_ERR_NOMEM;
-  memset(s->block, 0, s->size);
-  s->field = (ecs_field_def *)s->block;
-  s->elem = (uint8_t *)s->block + off_elem;
-  s->cleanup = s->elem + n;
-  s->lua_field = (uint32_t *)(void *)((char *)s->block + off_lua);
-  s->prefix = (uint32_t *)(void *)((char *)s->block + off_prefix);
-  str = (char *)s->block + off_str;
-  s->nfields = n;
-  s->stride = sizeof(ecs_entity);
-  for (uint32_t k = 0; k < n; k++) {
-    size_t len = strlen(defs[k].name) + 1;
-    memcpy(str, defs[k].name, len);
-    s->field[k].name = str;
-    s->field[k].type = defs[k].type;
-    s->elem[k] = (uint8_t)ecs_type_size(defs[k].type);
-    s->prefix[k] = (uint32_t)s->stride;
-    s->stride += s->elem[k];
-    if (defs[k].type == ECS_LUA) s->lua_field[s->nlua++] = k;
-    str += len;
-  }
-  s->prefix[n] = (uint32_t)s->stride;
+  size_t size = ecsi_schema_size(defs, n);
+  void *block = ecsi_realloc(w, NULL, 0, size);
+  if (block == NULL) return ECS_ERR_NOMEM;
+  memset(block, 0, size);
+  ecsi_schema_fill(block, defs, n, s);
+  s->block = block;
+  s->size = size;
   return ECS_ERR_OK;
 }
 

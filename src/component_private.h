@@ -86,6 +86,29 @@ static inline uint32_t map_get(const ecs_component *c, uint32_t index) {
   return ecsi_rowmap_get(&c->map, owners(c), index);
 }
 
+/*
+** schema.c: a schema's arrays laid out in one span of bytes: field
+** definitions, element sizes, cleanup policies (zero), lua field indices,
+** column prefixes, then the field names. ecs_component_new puts the span
+** after the struct in the meta block; a redefinition (component_migrate.c)
+** in a block of its own (block, size).
+*/
+typedef struct ecsi_schema {
+  void *block;
+  size_t size;
+  ecs_field_def *field;
+  uint8_t *elem, *cleanup;
+  uint32_t *lua_field, *prefix;
+  uint32_t nfields, nlua;
+  size_t stride;
+} ecsi_schema;
+/* Bytes of the span for defs[0 .. n) (a multiple of 8 before the names). */
+size_t ecsi_schema_size(const ecs_field_def *defs, uint32_t n);
+/* Lay the span out at at (8-aligned, ecsi_schema_size bytes, zeroed) and
+** describe it in *s (block and size left NULL and 0). */
+void ecsi_schema_fill(void *at, const ecs_field_def *defs, uint32_t n,
+                      ecsi_schema *s);
+
 /* component.c: room in the world's drop list for nlua more lua cells; the
 ** refs of instance i to that list; every watching query made stale. */
 ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);

@@ -5,11 +5,60 @@
 **
 ** Managers layer, beside component.c (layers: alloc.h): the rules are the
 ** core's, so that the binding checks nothing of its own, and they need
-** nothing of a manager, so they stand apart from its storage.
+** nothing of a manager, so they stand apart from its storage. Also the
+** layout of a schema's arrays (component_private.h, ecsi_schema), shared
+** by a new manager and a redefined one.
 */
 #include <string.h>
 
-#include "component.h"
+#include "component_private.h"
+
+static size_t align8(size_t n) { return (n + 7u) / 8u * 8u; }
+
+/* Offsets in the span: element sizes (then cleanup), lua fields, prefixes,
+** names. */
+static void schema_offsets(uint32_t n, size_t *elem, size_t *lua,
+                           size_t *prefix, size_t *str) {
+  *elem = align8((size_t)n * sizeof(ecs_field_def));
+  *lua = align8(*elem + 2u * (size_t)n);
+  *prefix = *lua + (size_t)n * sizeof(uint32_t);
+  *str = *prefix + ((size_t)n + 1) * sizeof(uint32_t);
+}
+
+size_t ecsi_schema_size(const ecs_field_def *defs, uint32_t n) {
+  size_t elem, lua, prefix, str, names = 0;
+  schema_offsets(n, &elem, &lua, &prefix, &str);
+  for (uint32_t k = 0; k < n; k++) names += strlen(defs[k].name) + 1;
+  return str + names;
+}
+
+void ecsi_schema_fill(void *at, const ecs_field_def *defs, uint32_t n,
+                      ecsi_schema *s) {
+  size_t off_elem, off_lua, off_prefix, off_str;
+  char *str;
+  schema_offsets(n, &off_elem, &off_lua, &off_prefix, &off_str);
+  memset(s, 0, sizeof *s);
+  s->field = (ecs_field_def *)at;
+  s->elem = (uint8_t *)at + off_elem;
+  s->cleanup = s->elem + n; /* zero: no policy */
+  s->lua_field = (uint32_t *)(void *)((char *)at + off_lua);
+  s->prefix = (uint32_t *)(void *)((char *)at + off_prefix);
+  str = (char *)at + off_str;
+  s->nfields = n;
+  s->stride = sizeof(ecs_entity);
+  for (uint32_t k = 0; k < n; k++) {
+    size_t len = strlen(defs[k].name) + 1;
+    memcpy(str, defs[k].name, len);
+    s->field[k].name = str;
+    s->field[k].type = defs[k].type;
+    s->elem[k] = (uint8_t)ecs_type_size(defs[k].type);
+    s->prefix[k] = (uint32_t)s->stride;
+    s->stride += s->elem[k];
+    if (defs[k].type == ECS_LUA) s->lua_field[s->nlua++] = k;
+    str += len;
+  }
+  s->prefix[n] = (uint32_t)s->stride;
+}
 
 static bool ident_char(char c, bool first) {
   return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -423,6 +423,8 @@ void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
                         const char *fn);
 void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
                        const char *fn, bool skip_unknown);
+void ecsl_call_method(lua_State *L, int oidx, const char *method, int nargs,
+                      int nresults);
 int ecsl_l_world_find_component(lua_State *L);
 int ecsl_l_world_restore(lua_State *L);
 int ecsl_l_world_snapshot(lua_State *L);

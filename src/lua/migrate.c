@@ -374,16 +374,6 @@ static bool same_fields(const ecs_component *c, const ecs_component *d) {
   return true;
 }
 
-/* Call obj:method(...) with nargs arguments on top; leaves nres results. */
-static void call_method(lua_State *L, int oidx, const char *method, int nargs,
-                        int nres) {
-  lua_getfield(L, oidx, method);
-  lua_insert(L, -1 - nargs);
-  lua_pushvalue(L, oidx);
-  lua_insert(L, -1 - nargs);
-  lua_call(L, nargs + 1, nres);
-}
-
 /* Protected: 1 the live world, 2 the scratch world, 3 the renames by
 ** component name. */
 static int migrate_into(lua_State *L) {
@@ -391,7 +381,7 @@ static int migrate_into(lua_State *L) {
   lua_Integer n;
   bool skip = false;
   ecs_snapshot s;
-  call_method(L, 2, "components", 0, 1);                  /* 4: list */
+  ecsl_call_method(L, 2, "components", 0, 1);                  /* 4: list */
   n = (lua_Integer)lua_rawlen(L, 4);
   for (lua_Integer k = 1; k <= n; k++) {
     lcomponent *lc;
@@ -415,8 +405,8 @@ static int migrate_into(lua_State *L) {
       if (rename || !same_fields(mine, lc->c)) {
         lua_pushstring(L, ecs_component_name(lc->c));     /* 7: name */
         lua_pushvalue(L, 7);
-        call_method(L, 1, "find_component", 1, 1);        /* 8: live comp */
-        call_method(L, 8, "fields", 0, 1);                /* 9: its fields */
+        ecsl_call_method(L, 1, "find_component", 1, 1);        /* 8: live comp */
+        ecsl_call_method(L, 8, "fields", 0, 1);                /* 9: its fields */
         lua_pushvalue(L, 7);                              /* 10: name */
         lua_pushvalue(L, 9);                              /* 11: fields */
         lua_createtable(L, 0, 1);                         /* 12: opts */
@@ -424,14 +414,14 @@ static int migrate_into(lua_State *L) {
         lua_pushvalue(L, 6);
         lua_setfield(L, 13, "rename");
         lua_setfield(L, 12, "migrate");
-        call_method(L, 2, "component", 3, 0);
+        ecsl_call_method(L, 2, "component", 3, 0);
       }
     }
     lua_settop(L, 4);
     live = ecsl_to_lworld(L, 1)->w;
     tmp = ecsl_to_lworld(L, 2)->w;
   }
-  call_method(L, 2, "snapshot", 0, 1);                    /* 5: its blob */
+  ecsl_call_method(L, 2, "snapshot", 0, 1);                    /* 5: its blob */
   ecsl_open_snapshot(L, 5, &s, "world:restore");
   ecsl_restore_into(L, 1, 5, &s, "world:restore", skip);
   return 0;
@@ -477,7 +467,7 @@ void ecsl_restore_migrate(lua_State *L) {
     lua_pushvalue(L, 4);
     lua_pushvalue(L, 3);
     status = lua_pcall(L, 3, 0, 0);                       /* 5: error? */
-    call_method(L, 4, "close", 0, 0);
+    ecsl_call_method(L, 4, "close", 0, 0);
   }
   if (status != LUA_OK) { /* the messages name world:restore */
     const char *msg = lua_tostring(L, -1);

@@ -397,13 +397,13 @@ void ecs_lua_plugin_factory(lua_State *L, const char *manager,
   lua_pop(L, 1);
 }
 
-/* Call world:<method>(...) on the world at widx with nargs arguments on
-** the stack; leaves nresults. */
-static void call_method(lua_State *L, int widx, const char *method, int nargs,
-                        int nresults) {
-  lua_getfield(L, widx, method);
+/* Call obj:<method>(...) on the object at oidx with nargs arguments on
+** the stack; leaves nresults (migrate.c uses it too). */
+void ecsl_call_method(lua_State *L, int oidx, const char *method, int nargs,
+                      int nresults) {
+  lua_getfield(L, oidx, method);
   lua_insert(L, -1 - nargs);
-  lua_pushvalue(L, widx);
+  lua_pushvalue(L, oidx);
   lua_insert(L, -1 - nargs);
   lua_call(L, nargs + 1, nresults);
 }
@@ -436,7 +436,7 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
         lua_remove(L, -2);
         lua_rawseti(L, -2, (lua_Integer)k + 1);
       }
-      call_method(L, widx, "component", 2, 0);
+      ecsl_call_method(L, widx, "component", 2, 0);
     } else {
       const char *name = lua_tostring(L, -1);
       if (ecs_manager_find(w, name, NULL) != NULL) { /* transform, names */
