@@ -66,6 +66,7 @@ build = {
         "src/lua/snapshot.c",
         "src/lua/plain.c",
         "src/lua/journal.c",
+        "src/lua/inspect.c",
         "src/lua/module.c",
         "src/alloc.c",
         "src/value.c",

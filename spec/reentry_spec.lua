@@ -125,6 +125,11 @@ local calls = {
     return x.w:apply_delta(d)
   end,
   ["world.state_hash"] = function(x) return x.w:state_hash() end,
+  -- runs with the collector stopped: no finalizer inside it (only in the
+  -- options table the recipe makes before the call)
+  ["world.inspect"] = function(x)
+    return x.w:inspect(x.e), x.w:inspect(x.es[2], { table = true }), x.w:inspect(x.es[4])
+  end,
   ["journal.delta"] = function(x)
     x.P:set(x.e, 5, 6, 7, x.es[2], { "d" })
     x.w:destroy(x.es[4])

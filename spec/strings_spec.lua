@@ -154,7 +154,7 @@ describe("text from Lua", function()
       "component.count", "component.entities", "component.fields", "component.gc",
       "component.get", "component.has", "component.remove", "component.size",
       "query.components", "query.count", "query.entities", "query.run", "query.programs",
-      "world.memory", "world.managers",
+      "world.memory", "world.managers", "world.inspect",
       -- snapshots are bytes, not text: a zero byte is data there
       "ecs.restore", "world.restore", "world.snapshot", "world.apply_delta",
       "world.journal", "world.state_hash",

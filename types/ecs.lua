@@ -161,6 +161,20 @@ function World:memory() end
 ---@return ecs.ManagerInfo[] # one per manager, in registration order
 function World:managers() end
 
+---What e has, for reading while debugging: its handle and name, then one
+---line per component (creation order) with its values, its transform and
+---each plugin manager that has it. A dead or null e gives one line
+---("entity(5.1) (dead)", "entity(0.0) (null)"), not an error. With
+---`{ table = true }`: two tables, components by name ({ field = value },
+---as get gives them) and the other managers by name (names = the name,
+---transform = { position=, rotation=, scale=, parent=, world_position= },
+---true for a plugin's); nil for a dead or null e.
+---@param e ecs.Entity
+---@param options? { table: boolean? }
+---@return string|table<string, table<string, any>>?
+---@return table<string, any>? managers # with `{ table = true }`
+function World:inspect(e, options) end
+
 ---Iterator over live entities, in index order: `for e in world:entities() do`.
 ---@return fun(world: ecs.World, last: ecs.Entity?): ecs.Entity?
 ---@return ecs.World

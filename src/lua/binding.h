@@ -430,6 +430,9 @@ int ecsl_l_world_restore(lua_State *L);
 int ecsl_l_world_snapshot(lua_State *L);
 void ecsl_snapshot_world_closed(lua_State *L, int widx);
 
+/* inspect.c */
+int ecsl_l_world_inspect(lua_State *L);
+
 /* each.c */
 int ecsl_l_query_each(lua_State *L);
 

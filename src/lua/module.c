@@ -33,6 +33,7 @@ static const luaL_Reg world_methods[] = {
   {"journal", ecsl_l_world_journal},
   {"apply_delta", ecsl_l_world_apply_delta},
   {"state_hash", ecsl_l_world_state_hash},
+  {"inspect", ecsl_l_world_inspect},
   {NULL, NULL}
 };
 
