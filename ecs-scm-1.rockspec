@@ -9,15 +9,19 @@ version = "scm-1"
 --   luarocks make --pack-binary-rock ecs-scm-1.rockspec
 --                                          a binary rock, nothing installed
 --   luarocks pack ecs                      a binary rock of an installed ecs
+--   tools/pack.sh [DIR]                    a source rock, DIR/ecs-scm-1.src.rock
 -- (each with --lua-version=5.4 where LuaRocks defaults to another Lua;
 -- `luarocks install ecs-scm-1.<arch>.rock` installs either binary rock
--- without a compiler). A source rock (`luarocks pack ecs-scm-1.rockspec`) fetches
--- source.url, which must then name a place luarocks can reach: an absolute
--- file:// path of a tarball (`git archive --prefix=ecs-scm-1/ -o
--- /abs/ecs-scm-1.tar.gz HEAD`; luarocks resolves a relative one in its
--- temporary directory) or, once published, the repository.
+-- without a compiler, `luarocks build ecs-scm-1.src.rock` builds the source
+-- rock). `luarocks pack ecs-scm-1.rockspec` fetches source.url from a
+-- temporary directory of its own, where a relative path resolves, and a
+-- rockspec cannot name its own location: no URL written here reaches the
+-- sources from every clone. tools/pack.sh runs `luarocks lint` and
+-- `luarocks pack` on a copy of this file whose url is the absolute file://
+-- URL of a `git archive` tarball, with its md5. Once the repository is
+-- published, its URL goes here and the plain command works.
 source = {
-  url = "git+file:///dev/null", -- no public repository yet
+  url = "git+file:///dev/null", -- no public repository yet (tools/pack.sh)
 }
 description = {
   summary = "A data-oriented Entity-Component-System with a C core for Lua 5.4",
@@ -34,7 +38,8 @@ description = {
     (require("ecs").include_dir); LuaLS annotations of the whole Lua API
     come along (ecs/types/ecs.lua in the Lua tree).
   ]],
-  -- homepage: none until the project is published (no public address yet)
+  -- homepage: none until the project is published (no public address yet);
+  -- optional for `luarocks lint`, which requires only the license
   license = "MIT",
   labels = { "ecs", "entity-component-system", "gamedev", "data-oriented" },
 }

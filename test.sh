@@ -5,7 +5,8 @@
 #   1. builds with AddressSanitizer + UBSan and runs the C tests (ctest)
 #      and the busted specs against that build;
 #   2. installs the rock with `luarocks make` into a local tree and runs the
-#      specs again against the installed module;
+#      specs again against the installed module; lints the rockspec and packs
+#      a source rock (tools/pack.sh: `luarocks lint`, `luarocks pack`);
 #   3. re-runs the specs with the garbage collector at its most aggressive
 #      (both modes) and, beside them in the background, the C tests and the
 #      specs under valgrind (docs/reliability.md).
@@ -82,6 +83,20 @@ else
   echo "luarocks make failed"
   failed=$((failed + 1))
 fi
+
+echo "== luarocks lint, and luarocks pack of a source rock (tools/pack.sh)"
+if luarocks lint ecs-scm-1.rockspec 2>&1 | tee "$log"; then
+  passed=$((passed + 1))
+else
+  echo "luarocks lint failed"; failed=$((failed + 1))
+fi
+pack_dir=$(mktemp -d)
+if tools/pack.sh "$pack_dir" 2>&1 | tee "$log"; then
+  passed=$((passed + 1))
+else
+  echo "tools/pack.sh failed"; failed=$((failed + 1))
+fi
+rm -rf "$pack_dir"
 
 # (reliability) valgrind over a plain build (RELIABILITY R7): every ctest
 # runs under valgrind (CMAKE_CROSSCOMPILING_EMULATOR), then every spec.

@@ -3,7 +3,7 @@
 # Usage: . tools/setup.sh; ecs_install_deps [test|demo]; ecs_build DIR [cmake args...]
 #   ecs_install_deps       (or "test") what test.sh and .ci/run need: the demo's
 #                          set and the test tools (busted, luarocks, valgrind,
-#                          luacheck)
+#                          luacheck, git)
 #   ecs_install_deps demo  what demo.sh needs to build and run an example: a C
 #                          compiler, CMake, Lua 5.4 and its headers
 
@@ -23,6 +23,7 @@ ecs_install_deps() {
     command -v luarocks >/dev/null 2>&1 || need+=(luarocks)
     command -v valgrind >/dev/null 2>&1 || need+=(valgrind) # test.sh (reliability)
     command -v luacheck >/dev/null 2>&1 || need+=(lua-check) # test.sh (lint)
+    command -v git >/dev/null 2>&1 || need+=(git) # test.sh (tools/pack.sh)
   fi
   # examples/replicate.lua (./demo.sh replicate, and its spec)
   lua5.4 -e 'require("socket")' >/dev/null 2>&1 || need+=(lua-socket)
