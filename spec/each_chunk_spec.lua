@@ -25,8 +25,22 @@ local function prng(seed)
   end
 end
 
+-- The first k for which ok(k, es[k]) is false, or nil: checks of every
+-- entity with one assertion, not one per entity (whose allocations make the
+-- collector-stress runs of test.sh slow).
+local function first_bad(es, ok)
+  for k, e in ipairs(es) do
+    if not ok(k, e) then return k end
+  end
+  return nil
+end
+
 describe("q:each_chunk", function()
   local w, P, V, q
+  -- every entity's Position.x is want(k), k its number
+  local function x_is(es, want)
+    assert.is_nil(first_bad(es, function(k, e) return P:field(e, "x") == want(k) end))
+  end
   -- Position.id is the entity's number (1..n), so that rows can be told apart.
   local function populate(n)
     local es = w:create(n)
@@ -66,7 +80,7 @@ describe("q:each_chunk", function()
       assert.same(want, got)
       local seen = {}
       for _, c in ipairs(got) do for i = 1, c.n do seen[c.e[i]] = true end end
-      for _, e in ipairs(es) do assert.is_true(seen[e]) end
+      assert.is_nil(first_bad(es, function(_, e) return seen[e] end))
     end)
 
     it("writes the writable columns back after each call", function()
@@ -77,7 +91,10 @@ describe("q:each_chunk", function()
         for i = 1, n do x[i] = x[i] + dx[i] * 0.5; y[i] = y[i] + dy[i] end
       end, "Position.x", "Position.y", "Velocity.dx:in", "Velocity.dy:in")
       assert.equals(3, calls)
-      for k, e in ipairs(es) do assert.same({ k * 1.5 + k * 0.5, -k + 2 * k, k }, { P:get(e) }) end
+      assert.is_nil(first_bad(es, function(k, e)
+        local x, y, id = P:get(e)
+        return x == k * 1.5 + k * 0.5 and y == -k + 2 * k and id == k
+      end))
     end)
 
     it("writes each chunk back before the next call", function()
@@ -97,10 +114,10 @@ describe("q:each_chunk", function()
       q:each_chunk(function(n, dx, e, x)
         for i = 1, n do dx[i] = "junk"; e[i] = {}; x[i] = 7 end
       end, "Velocity.dx:in", "entity", "Position.x")
-      for k, e in ipairs(es) do
-        assert.same({ k, 2 * k }, { V:get(e) })
-        assert.equals(7, P:field(e, "x"))
-      end
+      assert.is_nil(first_bad(es, function(k, e)
+        local dx, dy = V:get(e)
+        return dx == k and dy == 2 * k and P:field(e, "x") == 7
+      end))
     end)
 
     it("ignores fn's results", function()
@@ -109,7 +126,7 @@ describe("q:each_chunk", function()
         for i = 1, n do x[i] = 3 end
         return 1, "two", {}, nil, false
       end, "Position.x")
-      for _, e in ipairs(es) do assert.equals(3, P:field(e, "x")) end
+      x_is(es, function() return 3 end)
     end)
 
     it("returns 0 and never calls fn for an empty query", function()
@@ -123,7 +140,7 @@ describe("q:each_chunk", function()
         for i = 1, 1024 do x[i] = "past n" end
         for i = 1, n do x[i] = 9 end
       end, "Position.x")
-      for _, e in ipairs(es) do assert.equals(9, P:field(e, "x")) end
+      x_is(es, function() return 9 end)
     end)
 
     it("takes up to 64 specs, and refuses 65", function()
@@ -137,7 +154,7 @@ describe("q:each_chunk", function()
         for i = 1, n do last[i] = 4 end
       end, table.unpack(specs))
       assert.equals(64, width)
-      for _, e in ipairs(es) do assert.equals(4, P:field(e, "x")) end
+      x_is(es, function() return 4 end)
       specs[65] = "Position.x"
       assert.equals("q:each_chunk: too many columns (limit 64)",
                     msg(err_of(q.each_chunk, q, function() end, table.unpack(specs))))
@@ -195,11 +212,10 @@ describe("q:each_chunk", function()
         comps[c] = W:component("C" .. c, decl)
         schema[c] = fields
       end
-      local es = W:create(200 + rnd(2400))
+      local es, vals = W:create(200 + rnd(2400)), {}
       for _, e in ipairs(es) do
         for c, C in ipairs(comps) do
           if c == 1 or rnd(4) > 1 then
-            local vals = {}
             for f, fd in ipairs(schema[c]) do vals[f] = value(rnd, fd.type, es) end
             C:add(e, table.unpack(vals, 1, #schema[c]))
           end
@@ -254,6 +270,7 @@ describe("q:each_chunk", function()
       end
     end
 
+    -- Every value of every live entity (to show where two worlds differ).
     local function dump(x)
       local d = {}
       for e in x.w:entities() do
@@ -270,7 +287,7 @@ describe("q:each_chunk", function()
       return d
     end
 
-    for seed = 1, 24 do
+    for seed = 1, 20 do
       it("seed " .. seed, function()
         local a, b = build(seed), build(seed)
         local before = a.w:state_hash()
@@ -287,7 +304,7 @@ describe("q:each_chunk", function()
         local total = 0
         for _, n in ipairs(na) do total = total + n end
         assert.equals(total, visited)
-        assert.same(dump(a), dump(b))
+        if a.w:state_hash() ~= b.w:state_hash() then assert.same(dump(a), dump(b)) end
         assert.equals(a.w:state_hash(), b.w:state_hash())
         assert.is_false(a.w:state_hash() == before, "nothing was written")
         assert.equals(a.watch:count(), b.watch:count())
@@ -325,13 +342,11 @@ describe("q:each_chunk", function()
         assert.is_true(rawequal(err, eo[2]), "error object changed: " .. tostring(err))
         assert.equals(2, calls)
         -- chunk 1 whole, chunk 2 up to the error, chunk 3 not reached
-        for k, e in ipairs(es) do
-          assert.equals(k < 1024 + 500 and -1 or k * 1.5, P:field(e, "x"), "entity " .. k)
-        end
+        x_is(es, function(k) return k < 1024 + 500 and -1 or k * 1.5 end)
         assert.is_true(w:check())
         -- usable: a full pass runs, and the same loop again
         assert.equals(2500, q:each_chunk(function(n, x) for i = 1, n do x[i] = 0 end end, "Position.x"))
-        for _, e in ipairs(es) do assert.equals(0, P:field(e, "x")) end
+        x_is(es, function() return 0 end)
         assert.equals(2500, q:count())
       end)
     end
@@ -348,9 +363,7 @@ describe("q:each_chunk", function()
         end
       end, "Position.x")
       assert.equals("mine", err)
-      for k, e in ipairs(es) do
-        assert.equals(k <= 1024 and 5 or k * 1.5, P:field(e, "x"))
-      end
+      x_is(es, function(k) return k <= 1024 and 5 or k * 1.5 end)
       assert.is_true(w:check())
     end)
 
@@ -365,7 +378,7 @@ describe("q:each_chunk", function()
       assert.equals("q:each_chunk: bad value for Position.x at row 3 (number expected, got string)",
                     msg(err))
       assert.equals(2, calls)
-      for k, e in ipairs(es) do assert.equals(k <= 1024 and k or k * 1.5, P:field(e, "x")) end
+      x_is(es, function(k) return k <= 1024 and k or k * 1.5 end)
       local cases = {
         { "Position.id", 1.5, "integer expected, got 1.5" },
         { "Position.id", 2 ^ 31, "i32 expected, got 2147483648.0" },
@@ -431,7 +444,7 @@ describe("q:each_chunk", function()
       assert.is_false(ok2)
       assert.matches("attempt to yield across a C%-call boundary", err)
       assert.same({ true, "finished" }, { coroutine.resume(co) })
-      for k, e in ipairs(es) do assert.equals(k <= 1024 and 7 or k * 1.5, P:field(e, "x")) end
+      x_is(es, function(k) return k <= 1024 and 7 or k * 1.5 end)
       assert.equals(2500, q:each_chunk(function() end, "Position.x"))
       assert.is_true(w:check())
     end)
@@ -460,10 +473,10 @@ describe("q:each_chunk", function()
           w:destroy(es[id[i]])
         end
       end, "Position.x", "Position.id:in")
-      for k, e in ipairs(es) do
-        if destroyed[k] then assert.is_false(w:alive(e))
-        else assert.equals(k + 0.5, P:field(e, "x")) end
-      end
+      assert.is_nil(first_bad(es, function(k, e)
+        if destroyed[k] then return not w:alive(e) end
+        return P:field(e, "x") == k + 0.5
+      end))
     end)
 
     it("skips rows of entities that lost a component or gained an excluded one, even when rows moved", function()
@@ -477,18 +490,19 @@ describe("q:each_chunk", function()
         Frozen:add(es[id[3]]); lost[id[3]] = "Frozen"
         P:gc(); V:gc()
       end, "Position.x", "Position.id:in")
-      for k, e in ipairs(es) do
-        if lost[k] == "P" then assert.is_false(P:has(e))
-        elseif lost[k] then assert.equals(k * 1.5, P:field(e, "x"), lost[k])
-        else assert.equals(k * 2, P:field(e, "x")) end
-      end
+      assert.is_nil(first_bad(es, function(k, e)
+        if lost[k] == "P" then return not P:has(e) end
+        return P:field(e, "x") == (lost[k] and k * 1.5 or k * 2)
+      end))
     end)
 
     it("fills later chunks from the current state", function()
       local calls, total, dead = 0, 0, {}
       local visited = q:each_chunk(function(n, id)
         calls = calls + 1
-        for i = 1, n do assert.is_nil(dead[id[i]], "a destroyed entity came in a later chunk") end
+        local back = false
+        for i = 1, n do back = back or dead[id[i]] == true end
+        assert.is_false(back, "a destroyed entity came in a later chunk")
         total = total + n
         if calls == 1 then
           for k = 3, 3000, 3 do
@@ -512,7 +526,7 @@ describe("q:each_chunk", function()
       end, "Position.x", "Position.id:in")
       assert.equals(3000, visited)
       assert.equals(3000 + made, q:count())
-      for k, e in ipairs(es) do assert.equals(k, P:field(e, "x")) end
+      x_is(es, function(k) return k end)
       assert.is_true(w:check())
     end)
   end)
@@ -540,7 +554,10 @@ describe("q:each_chunk", function()
         for i = 1, n do x[i] = id[i] end
       end, "Position.x", "Position.id:in")
       assert.equals(3, outer)
-      for k, e in ipairs(es) do assert.same({ k, -k + 3, k }, { P:get(e) }) end
+      assert.is_nil(first_bad(es, function(k, e)
+        local x, y, id = P:get(e)
+        return x == k and y == -k + 3 and id == k
+      end))
       -- the outer loop's cached state is reused afterwards
       local a, b
       q:each_chunk(function(_, x) a = x end, "Position.x")
@@ -554,7 +571,10 @@ describe("q:each_chunk", function()
         q:each_chunk(function(m, y) for i = 1, m do y[i] = 1 end end, "Position.y")
         for i = 1, n do x[i] = 2 end
       end
-      for k, e in ipairs(es) do assert.same({ 2, 1, k }, { P:get(e) }) end
+      assert.is_nil(first_bad(es, function(k, e)
+        local x, y, id = P:get(e)
+        return x == 2 and y == 1 and id == k
+      end))
     end)
   end)
 
@@ -600,58 +620,53 @@ describe("q:each_chunk", function()
   end)
 
   describe("journal", function()
-    local function values()
-      local out = {}
-      for e in w:entities() do out[#out + 1] = { ecs.tostring(e), { P:get(e) }, { V:get(e) } } end
-      return out
-    end
+    -- (state hashes compare whole worlds: equal worlds, equal hashes)
     local function move(n, x, y, dx)
       for i = 1, n do x[i] = x[i] + dx[i]; y[i] = y[i] * 2 end
     end
 
     it("captures its writes: a delta carries them to a replica, undo takes them back", function()
-      populate(2500)
+      local es = populate(1100)
       local j = w:journal()
       local replica = ecs.restore(w:snapshot())
-      local h0, v0 = w:state_hash(), values()
-      assert.equals(2500, q:each_chunk(move, "Position.x", "Position.y", "Velocity.dx:in"))
-      local h1, v1 = w:state_hash(), values()
+      local h0 = w:state_hash()
+      assert.equals(1100, q:each_chunk(move, "Position.x", "Position.y", "Velocity.dx:in"))
+      local h1 = w:state_hash()
       assert.is_false(h0 == h1)
       replica:apply_delta(j:delta())
       assert.equals(h1, replica:state_hash())
       replica:close()
       q:each_chunk(function(n, x) for i = 1, n do x[i] = -x[i] end end, "Position.x")
+      assert.is_false(h1 == w:state_hash())
       j:undo() -- to the mark the delta moved
       assert.equals(h1, w:state_hash())
-      assert.same(v1, values())
+      assert.equals(1100 * 1.5 + 1100, P:field(es[1100], "x"))
       j:close()
       j = w:journal()
       q:each_chunk(move, "Position.x", "Position.y", "Velocity.dx:in")
       j:undo()
-      assert.same(v1, values())
+      assert.equals(h1, w:state_hash())
       j:close()
-      assert.is_false(rawequal(v0, v1))
     end)
 
     it("captures the writes of a loop that fn ended with an error", function()
-      local es = populate(2500)
+      local es = populate(1100)
       local j = w:journal()
       local replica = ecs.restore(w:snapshot())
-      local h0, v0 = w:state_hash(), values()
-      local calls = 0
+      local h0 = w:state_hash()
       err_of(q.each_chunk, q, function(n, x)
-        calls = calls + 1
         for i = 1, n do x[i] = 1000 end
-        if calls == 2 then error("half way") end
+        error("in the first chunk")
       end, "Position.x")
-      assert.equals(1000, P:field(es[2048], "x"))
-      assert.equals(2049 * 1.5, P:field(es[2049], "x"))
+      assert.equals(1000, P:field(es[1024], "x"))
+      assert.equals(1025 * 1.5, P:field(es[1025], "x"))
       replica:apply_delta(j:delta())
       assert.equals(w:state_hash(), replica:state_hash())
       replica:close()
       j:close()
       j = w:journal()
       local h1 = w:state_hash()
+      assert.is_false(h0 == h1)
       err_of(q.each_chunk, q, function(n, x)
         for i = 1, n do x[i] = -1 end
         error("again")
@@ -660,8 +675,6 @@ describe("q:each_chunk", function()
       j:undo()
       assert.equals(h1, w:state_hash())
       j:close()
-      assert.is_false(h0 == h1)
-      assert.equals(2500, #v0)
     end)
   end)
 
@@ -682,13 +695,17 @@ describe("q:each_chunk", function()
       assert.equals("q:each_chunk: a component was redefined during the loop (its writes are lost)",
                     msg(err))
       assert.equals(2, calls)
-      for k, e in ipairs(es) do
-        assert.same({ 0, k <= 1024 and 99 or k, 1 }, { B:get(e) })
-      end
+      assert.is_nil(first_bad(es, function(k, e)
+        local pad, x, vx = B:get(e)
+        return pad == 0 and x == (k <= 1024 and 99 or k) and vx == 1
+      end))
       assert.is_true(w:check())
       -- the specs resolve under the new schema afterwards
       assert.equals(2500, qb:each_chunk(function(n, x) for i = 1, n do x[i] = 1 end end, "Body.x"))
-      for _, e in ipairs(es) do assert.same({ 0, 1, 1 }, { B:get(e) }) end
+      assert.is_nil(first_bad(es, function(_, e)
+        local pad, x, vx = B:get(e)
+        return pad == 0 and x == 1 and vx == 1
+      end))
     end)
 
     it("keeps fn's own error when fn also redefined", function()
@@ -777,21 +794,24 @@ describe("q:each_chunk", function()
         calls = calls + 1
         for _ = 1, 3 do collectgarbage() end
         local junk = {}
-        for i = 1, n do junk[i] = { i }; x[i] = x[i] + 1; e[i] = es[n - i + 1] end
+        for i = 1, n do
+          if i % 16 == 0 then junk[#junk + 1] = { i } end
+          x[i] = x[i] + 1; e[i] = es[n - i + 1]
+        end
         collectgarbage()
-        assert.equals(n, #junk)
+        assert.equals(n // 16, #junk)
       end, "C.x", "C.e", "entity")
       assert.equals(2500, visited)
       assert.equals(3, calls)
       collectgarbage()
-      local C, k = made.C, 0
+      local C, k, bad = made.C, 0, 0
       for e in C:entities() do
         k = k + 1
         local x, other = C:get(e)
-        assert.equals(want[e], x)
-        assert.is_true(ecs.is_entity(other))
+        if x ~= want[e] or not ecs.is_entity(other) or other == e then bad = bad + 1 end
       end
       assert.equals(2500, k)
+      assert.equals(0, bad)
     end)
 
     it("holds under a generational and an aggressive incremental collector", function()
@@ -800,16 +820,19 @@ describe("q:each_chunk", function()
         local old = collectgarbage(mode)
         local pause = collectgarbage("setpause", 0)
         local mul = collectgarbage("setstepmul", 1000)
-        for r = 1, 3 do
+        for r = 1, 2 do
           q:each_chunk(function(n, x, id)
-            for i = 1, n do x[i] = id[i] + r; local _ = { i } end
+            for i = 1, n do
+              x[i] = id[i] + r
+              if i % 64 == 0 then local _ = { i } end
+            end
             collectgarbage("step")
           end, "Position.x", "Position.id:in")
         end
         collectgarbage("setpause", pause)
         collectgarbage("setstepmul", mul)
         collectgarbage(old)
-        for k, e in ipairs(es) do assert.equals(k + 3, P:field(e, "x")) end
+        x_is(es, function(k) return k + 2 end)
       end
     end)
   end)
