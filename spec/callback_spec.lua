@@ -1,9 +1,9 @@
 --[[
 callback_spec.lua -- errors and yields inside callbacks (RELIABILITY R22,
 R24). For every function that calls back into Lua -- message handlers
-(lua/ecs/message.lua), Lua systems run by world:update, q:each's function,
-and the loops q:entities(), q:columns(), world:entities(), component:entities(),
-transform:children() -- an error raised at the first, middle and last
+(lua/ecs/message.lua), Lua systems run by world:update, the functions of
+q:each and q:each_chunk, and the loops q:entities(), q:columns(),
+world:entities(), component:entities(), transform:children() -- an error raised at the first, middle and last
 entity comes out as the original error object (a string, a table with
 __tostring, nil), and the world is usable afterwards: consistent, not
 locked, the same query iterates fully. A coroutine.yield inside a callback
@@ -126,6 +126,10 @@ describe("errors inside callbacks", function()
     q:each(function(_, x) i = i + 1 raise(i) return x + 1 end, "P.x")
   end)
 
+  each_case("q:each_chunk function, inside the chunk", function(_, _, _, q, raise)
+    q:each_chunk(function(n, x) for i = 1, n do x[i] = -1 raise(i) end end, "P.x")
+  end)
+
   each_case("Lua system over a query (world:update)", function(w, _, _, q, raise)
     w:system("s", q, function(dt, sq)
       assert(dt == 0.5)
@@ -205,6 +209,27 @@ describe("coroutine.yield inside callbacks", function()
     assert.is_false(ok2)
     assert.matches(YIELD, err)
     assert.same({ true, "finished" }, { coroutine.resume(co) })
+    usable(w, P, q)
+    w:close()
+  end)
+
+  it("inside q:each_chunk (fn called from C) fails cleanly and the coroutine goes on", function()
+    local w, P = fixture()
+    local q = w:query(P)
+    local co = coroutine.create(function()
+      local ok, err = pcall(q.each_chunk, q, function(n, x)
+        for i = 1, n do x[i] = 7 end
+        coroutine.yield(n)
+      end, "P.x")
+      coroutine.yield(ok, err)
+      return "finished"
+    end)
+    local ok, ok2, err = coroutine.resume(co)
+    assert.is_true(ok)
+    assert.is_false(ok2)
+    assert.matches(YIELD, err)
+    assert.same({ true, "finished" }, { coroutine.resume(co) })
+    for e in P:entities() do assert.equals(7, (P:get(e))) end -- written back before the error
     usable(w, P, q)
     w:close()
   end)

@@ -100,6 +100,24 @@ describe("closing a world", function()
     w:close()
   end)
 
+  it("makes a q:each_chunk loop raise when its fn closed the world", function()
+    local w2 = ecs.world()
+    local objs2 = surface.objects(w2)
+    local P2, q2 = objs2[2][2], objs2[3][2]
+    for _ = 1, 3 do P2:add(w2:create(), 1, 2) end
+    local calls = 0
+    local ok, err = pcall(q2.each_chunk, q2, function(n, x)
+      calls = calls + 1
+      for i = 1, n do x[i] = 5 end
+      w2:close()
+    end, "JunkPosition.x")
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find(CLOSED, 1, true), tostring(err))
+    assert.equals(1, calls)
+    raises_closed(q2.each_chunk, q2, function() end, "JunkPosition.x")
+    w2:close() -- idempotent
+  end)
+
   it("is idempotent through close, __close and __gc, which never raise", function()
     local w, objs = populated()
     local mt = debug.getmetatable(w)

@@ -192,6 +192,14 @@ local calls = {
       return px + dx, i + 1
     end, "P.x", "V.dx:in", "P.i")
   end,
+  ["query.each_chunk"] = function(x)
+    return x.q:each_chunk(function(n, px, dx, es)
+      for r = 1, n do
+        x.P:set_field(es[r], "any", { r })
+        px[r] = px[r] + dx[r]
+      end
+    end, "P.x", "V.dx:in", "entity")
+  end,
   ["query.count"] = function(x) return x.q:count() end,
   ["query.programs"] = function(x)
     x.q:apply("P.y = 1")
@@ -362,6 +370,7 @@ local allocates = {
   ["query.columns"] = true,
   ["query.components"] = true,
   ["query.each"] = true,
+  ["query.each_chunk"] = true,
   ["query.entities"] = true,
   ["query.programs"] = true,
   ["query.run"] = true,

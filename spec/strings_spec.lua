@@ -41,6 +41,10 @@ local cases = {
   { "q:columns", "entity", function(c, s) for _ in c.q:columns("P.i", s) do end end },
   { "q:each", "P.d", function(c, s) c.q:each(function(_, d) return d + 1 end, s) end },
   { "q:each", "entity", function(c, s) c.q:each(function() end, "P.i:in", s) end },
+  { "q:each_chunk", "P.d", function(c, s)
+    c.q:each_chunk(function(n, d) for i = 1, n do d[i] = d[i] + 1 end end, s)
+  end },
+  { "q:each_chunk", "entity", function(c, s) c.q:each_chunk(function() end, "P.i:in", s) end },
   { "world:system", "move", function(c, s) c.w:system(s, c.q, "P.d = 1") end },
   { "world:system", "P.d += dt * k", function(c, s) c.w:system("move", c.q, s, { k = 1 }) end },
   { "world:system", "tick", function(c, s) c.w:system(s, function() end) end },
@@ -132,6 +136,7 @@ describe("text from Lua", function()
     -- the same names as the surface spells them
     local takes_text = {
       ["query.apply"] = "q:apply", ["query.columns"] = "q:columns", ["query.each"] = "q:each",
+      ["query.each_chunk"] = "q:each_chunk",
       ["world.system"] = "world:system", ["world.remove_system"] = "world:remove_system",
       ["world.replace_system"] = "world:replace_system",
       ["world.enable_system"] = "world:enable_system",

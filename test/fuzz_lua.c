@@ -8,7 +8,8 @@
 **           C:set_field(e, p, 1) and C:add(e, { [p] = 1 }) for each piece
 **   mode 2  expressions: q:apply(piece, params) and world:system(name, q,
 **           piece) over a fixed query (only once world:query exists)
-**   mode 3  column specs: for ... in q:columns(pieces...) (same)
+**   mode 3  column specs: for ... in q:columns(pieces...) and
+**           q:each_chunk(fn, pieces...) (same)
 **   mode 4  migration (byte 0 >= 200): a populated component with an
 **           expression system redefined with { migrate = ... } to the
 **           pieces as its schema, a piece "old=new" a rename; then the
@@ -136,6 +137,9 @@ static const char *const driver =
   "        if type(a) == 'table' then for i = 1, n do a[i] = a[i] end end\n"
   "      end\n"
   "    end)\n"
+  "    try('each_chunk', q.each_chunk, q, function(n, a)\n"
+  "      if type(a) == 'table' then for i = 1, n do a[i] = a[i] end end\n"
+  "    end, table.unpack(PIECES, 1, math.min(#PIECES, 20)))\n"
   "  end\n"
   "end\n"
   "W:close()\n";

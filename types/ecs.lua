@@ -409,6 +409,16 @@ function Query:columns(spec, ...) end
 ---@return integer # entities visited
 function Query:each(fn, ...) end
 
+---q:columns as a callback: fn(n, a1, a2, ...) once per chunk with the
+---arrays q:columns yields for the same specs; the writable ones are
+---written back after each call, also when fn raises (the error then goes
+---on unchanged). fn's results are ignored.
+---@param fn fun(n: integer, ...: table) # n (1..1024), then one array per spec
+---@param spec string # "Component.field", ":in" for read-only, or "entity"
+---@param ... string
+---@return integer # entities visited (the sum of n)
+function Query:each_chunk(fn, spec, ...) end
+
 ---Runs an expression over every match in C.
 ---@param expr string # e.g. "Position.x += Velocity.dx * dt"
 ---@param params? table<string, number>

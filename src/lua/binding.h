@@ -175,7 +175,7 @@ typedef struct lquery {
 } lquery;
 
 /* Cache slots in user value 2 of a query */
-enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_EACH = 4 };
+enum { QC_ITER = 1, QC_COLUMNS = 2, QC_SPECS = 3, QC_EACH = 4, QC_CHUNK = 5 };
 
 typedef struct lqiter {
   lhead h;
@@ -200,6 +200,7 @@ typedef struct lcolumns {
   uint32_t n;        /* rows of the chunk waiting for write-back (0: none) */
   uint32_t ncols, cap_cols;
   uint32_t schema_gen; /* lw->schema_gen at the loop's start (migrate.c) */
+  const char *fname;   /* "q:columns" or "q:each_chunk", for messages */
   colspec col[MAX_COLUMNS];
   ecs_entity *ent;   /* COLUMNS_CHUNK */
   uint32_t *rows;    /* nwith * COLUMNS_CHUNK */
@@ -409,6 +410,7 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn);
 int ecsl_l_columns_close(lua_State *L);
 int ecsl_l_columns_gc(lua_State *L);
 int ecsl_l_query_columns(lua_State *L);
+int ecsl_l_query_each_chunk(lua_State *L);
 const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty, cvalue *o);
 
 /* journal.c */

@@ -89,7 +89,8 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
 ** (lcolumns, reused between loops; a new one for a nested loop) holds the
 ** pinned iteration, the chunk's entities and rows, and scratch for the
 ** converted values of a write-back (checked whole before any is stored).
-** User value 1: the query; 2: the list of Lua arrays.
+** User value 1: the query; 2: the list of Lua arrays. q:each_chunk (at the
+** end) runs its loop with the same state, fill and write-back.
 ** ------------------------------------------------------------------- */
 
 
@@ -100,12 +101,12 @@ static int columns_bad(lua_State *L, lcolumns *st, uint32_t k, uint32_t j,
   ecs_component *c = ecs_query_with(st->lq->q, st->col[k].term);
   st->n = 0; /* nothing of this chunk is written back */
   if (lua_type(L, -1) == LUA_TNUMBER)
-    return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
-                      "expected, got %s)", ecs_component_name(c),
+    return luaL_error(L, "%s: bad value for %s.%s at row %d (%s "
+                      "expected, got %s)", st->fname, ecs_component_name(c),
                       ecs_component_field(c, st->col[k].field)->name,
                       (int)j + 1, expect, lua_tostring(L, -1));
-  return luaL_error(L, "q:columns: bad value for %s.%s at row %d (%s "
-                    "expected, got %s)", ecs_component_name(c),
+  return luaL_error(L, "%s: bad value for %s.%s at row %d (%s "
+                    "expected, got %s)", st->fname, ecs_component_name(c),
                     ecs_component_field(c, st->col[k].field)->name, (int)j + 1,
                     expect, ecsl_value_type_name(L, -1));
 }
@@ -224,7 +225,8 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
   if (st->schema_gen != st->lq->lw->schema_gen) { /* the specs are stale */
     st->n = 0;
     if (quiet) return;
-    luaL_error(L, "q:columns: " ECSL_REDEFINED_TEXT " (its writes are lost)");
+    luaL_error(L, "%s: " ECSL_REDEFINED_TEXT " (its writes are lost)",
+               st->fname);
   }
   lua_getiuservalue(L, sidx, 2);                          /* arrays */
   arrays = lua_gettop(L);
@@ -322,6 +324,25 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
 #undef COLUMNS_FILL
 }
 
+/*
+** Fill the arrays of the state at sidx with the chunk's n rows, and push
+** n and the arrays (ncols + 1 values). st->n is left to the caller: while
+** it is 0, a memory error here writes nothing back.
+*/
+static void columns_push_chunk(lua_State *L, lcolumns *st, int sidx,
+                               uint32_t n) {
+  int arrays;
+  luaL_checkstack(L, (int)st->ncols + 4, "too many columns");
+  lua_getiuservalue(L, sidx, 2);                          /* arrays */
+  arrays = lua_gettop(L);
+  lua_pushinteger(L, (lua_Integer)n);                     /* arrays, n */
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    lua_rawgeti(L, arrays, (lua_Integer)k + 1);
+    columns_fill(L, st, k, lua_gettop(L), n);
+  }
+  lua_remove(L, arrays);                                  /* n, arrays... */
+}
+
 /* The iterator: write back the last chunk, fill the next -> n, arrays... */
 static int l_columns_next(lua_State *L) {
   lcolumns *st = (lcolumns *)ecsl_test_object(L, 1, &ecsl_columns_tag);
@@ -334,27 +355,26 @@ static int l_columns_next(lua_State *L) {
   lua_settop(L, 1);
   columns_write_back(L, st, 1, false);
   if (st->schema_gen != st->lq->lw->schema_gen)
-    return luaL_error(L, "q:columns: " ECSL_REDEFINED_TEXT);
+    return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
     columns_end(st);
     ecs_query_complete(w, st->lq->q); /* the pass ran to its end */
     return 0;
   }
-  luaL_checkstack(L, (int)st->ncols + 4, "too many columns");
-  lua_getiuservalue(L, 1, 2);                             /* st, arrays */
-  lua_pushinteger(L, (lua_Integer)n);                     /* st, arrays, n */
-  /* st->n is 0 here: a memory error while filling writes nothing back */
-  for (uint32_t k = 0; k < st->ncols; k++) {
-    lua_rawgeti(L, 2, (lua_Integer)k + 1);
-    columns_fill(L, st, k, lua_gettop(L), n);
-  }
+  columns_push_chunk(L, st, 1, n);                        /* st, n, arrays... */
   st->n = n;
   return (int)st->ncols + 1;
 }
 
-/* A columns state for nwith terms and at least ncols columns. */
-static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols) {
+/*
+** A columns state for at least ncols columns over lq, of class tag (named
+** fname in messages), pushed. Only q:columns' states (ecsl_columns_tag)
+** are handed to Lua and get the metatable (__close, __gc); q:each_chunk's
+** stay inside its call, which ends their iteration itself.
+*/
+static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols,
+                             const void *tag, const char *fname) {
   uint32_t cap = ncols < 8u ? 8u : ncols;
   size_t head = (sizeof(lcolumns) + 7u) & ~(size_t)7u;
   size_t bytes = head + (size_t)cap * COLUMNS_CHUNK * sizeof(cvalue) +
@@ -362,53 +382,22 @@ static lcolumns *new_columns(lua_State *L, lquery *lq, uint32_t ncols) {
                  (size_t)lq->nwith * COLUMNS_CHUNK * sizeof(uint32_t);
   lcolumns *st = (lcolumns *)lua_newuserdatauv(L, bytes, 2);
   memset(st, 0, sizeof *st);
-  ecsl_init_head(&st->h, &ecsl_columns_tag, lq->lw);
+  ecsl_init_head(&st->h, tag, lq->lw);
   st->lq = lq;
+  st->fname = fname;
   st->cap_cols = cap;
   st->scratch = (cvalue *)(void *)((char *)st + head);
   st->ent = (ecs_entity *)(void *)(st->scratch + (size_t)cap * COLUMNS_CHUNK);
   st->rows = st->ent + COLUMNS_CHUNK;
-  luaL_setmetatable(L, ECS_LUA_COLUMNS);
+  if (tag == &ecsl_columns_tag) luaL_setmetatable(L, ECS_LUA_COLUMNS);
   lua_createtable(L, (int)cap, 0);
   lua_setiuservalue(L, -2, 2);
   return st;
 }
 
-/* q:columns(spec, ...) -> next, state, nil, state */
-int ecsl_l_query_columns(lua_State *L) {
-  lquery *lq = ecsl_check_query(L, 1);
-  int nspec = lua_gettop(L) - 1, sidx;
-  colspec spec[MAX_COLUMNS];
-  lcolumns *st;
-  ecs_err err;
-  /* the schemas the specs are resolved under: a finalizer run by any
-  ** allocation below may redefine a component (the loop then stops) */
-  uint32_t gen = lq->lw->schema_gen;
-  if (nspec < 1) return luaL_argerror(L, 2, "column spec expected");
-  if (nspec > MAX_COLUMNS)
-    return luaL_error(L, "q:columns: too many columns (limit %d)", MAX_COLUMNS);
-  for (int k = 0; k < nspec; k++) spec[k] = ecsl_check_spec(L, 1, k + 2, "q:columns");
-  lua_getiuservalue(L, 1, 2);                             /* ..., cache */
-  if (lua_rawgeti(L, -1, QC_COLUMNS) == LUA_TUSERDATA &&
-      !((lcolumns *)lua_touserdata(L, -1))->active &&
-      ((lcolumns *)lua_touserdata(L, -1))->cap_cols >= (uint32_t)nspec) {
-    st = (lcolumns *)lua_touserdata(L, -1);
-  } else {
-    lua_pop(L, 1);
-    st = new_columns(L, lq, (uint32_t)nspec);
-    lua_pushvalue(L, 1);
-    lua_setiuservalue(L, -2, 1);                          /* keeps q alive */
-    if (lua_rawgeti(L, -2, QC_COLUMNS) != LUA_TUSERDATA ||
-        !((lcolumns *)lua_touserdata(L, -1))->active) {
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);
-      lua_rawseti(L, -3, QC_COLUMNS);                     /* cache it */
-    } else {
-      lua_pop(L, 1);
-    }
-  }
-  sidx = lua_gettop(L);
-  /* arrays 1..nspec, preallocated so that filling never resizes */
+/* Arrays 1..nspec of the state at sidx, preallocated so that filling
+** never resizes them. */
+static void columns_arrays(lua_State *L, int sidx, int nspec) {
   lua_getiuservalue(L, sidx, 2);
   for (int k = 1; k <= nspec; k++) {
     if (lua_rawgeti(L, -1, k) != LUA_TTABLE) {
@@ -420,10 +409,84 @@ int ecsl_l_query_columns(lua_State *L) {
     }
   }
   lua_pop(L, 1);
+}
+
+/*
+** Push an idle state of class tag for nspec columns over the query lq
+** (argument 1), its arrays made: the one in cache slot `slot` when it is
+** idle and has room, else a new one, cached unless the slot holds a busy
+** one (a nested loop's state is its own). Making the arrays may run a
+** finalizer that starts a loop on the cached state: it is then busy, and
+** a new one is taken. Nothing after the new one is cached allocates.
+*/
+static lcolumns *columns_state(lua_State *L, lquery *lq, int slot,
+                               const void *tag, const char *fname,
+                               int nspec) {
+  lcolumns *st, *cached;
+  int cache;
+  lua_getiuservalue(L, 1, 2);                             /* cache */
+  cache = lua_gettop(L);
+  lua_rawgeti(L, cache, slot);                            /* cache, st? */
+  st = (lcolumns *)ecsl_test_object(L, -1, tag);
+  if (st != NULL && !st->active && st->cap_cols >= (uint32_t)nspec) {
+    columns_arrays(L, cache + 1, nspec);
+    if (!st->active) {
+      lua_remove(L, cache);                               /* st */
+      return st;
+    }
+  }
+  lua_pop(L, 1);                                          /* cache */
+  st = new_columns(L, lq, (uint32_t)nspec, tag, fname);   /* cache, st */
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);                            /* keeps q alive */
+  columns_arrays(L, cache + 1, nspec);
+  lua_rawgeti(L, cache, slot);
+  cached = (lcolumns *)ecsl_test_object(L, -1, tag);
+  lua_pop(L, 1);
+  if (cached == NULL || !cached->active) {
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, cache, slot);                          /* cache it */
+  }
+  lua_remove(L, cache);                                   /* st */
+  return st;
+}
+
+/* Check the specs (arguments first .. top) of the method fn into spec
+** -> how many. */
+static int columns_specs(lua_State *L, int first, colspec *spec,
+                         const char *fn) {
+  int nspec = lua_gettop(L) - first + 1;
+  if (nspec < 1) luaL_argerror(L, first, "column spec expected");
+  if (nspec > MAX_COLUMNS)
+    luaL_error(L, "%s: too many columns (limit %d)", fn, MAX_COLUMNS);
+  for (int k = 0; k < nspec; k++)
+    spec[k] = ecsl_check_spec(L, 1, first + k, fn);
+  return nspec;
+}
+
+/* Set the loop's columns into st (the schemas they were resolved under:
+** gen). */
+static void columns_setup(lcolumns *st, const colspec *spec, int nspec,
+                          uint32_t gen) {
   for (int k = 0; k < nspec; k++) st->col[k] = spec[k];
   st->ncols = (uint32_t)nspec;
   st->n = 0;
   st->schema_gen = gen;
+}
+
+/* q:columns(spec, ...) -> next, state, nil, state */
+int ecsl_l_query_columns(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  colspec spec[MAX_COLUMNS];
+  lcolumns *st;
+  ecs_err err;
+  /* the schemas the specs are resolved under: a finalizer run by any
+  ** allocation below may redefine a component (the loop then stops) */
+  uint32_t gen = lq->lw->schema_gen;
+  int nspec = columns_specs(L, 2, spec, "q:columns"), sidx;
+  st = columns_state(L, lq, QC_COLUMNS, &ecsl_columns_tag, "q:columns", nspec);
+  sidx = lua_gettop(L);
+  columns_setup(st, spec, nspec, gen);
   if (lq->lw->w == NULL) return ecsl_closed(L);
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);
@@ -436,3 +499,87 @@ int ecsl_l_query_columns(lua_State *L) {
   return 4;
 }
 
+/* ----------------------------------------------------------------------
+** q:each_chunk(fn, spec, ...): the callback form of q:columns, with no
+** to-be-closed value: fn(n, arrays...) once per chunk, the arrays filled
+** and written back by the same code as q:columns' (docs/queries.md).
+**
+** The loop runs in a protected call (each_chunk_body under lua_pcall), as
+** q:each's does, so that whatever ends it (fn's error, a bad value at
+** write-back, a memory error, a closed world, a redefinition) unpins the
+** snapshot and uncounts the call before the error goes on, unchanged. fn
+** itself runs in a protected call of its own, so that the chunk it was
+** given is written back (quietly: a chunk with a bad value is dropped
+** whole) before its error goes on, as q:columns' __close does.
+**
+** The state is a columns state of its own class, kept in its own cache
+** slot: it is never handed to Lua, so no Lua code can step or close the
+** loop it runs.
+** ------------------------------------------------------------------- */
+
+/* Class tag of q:each_chunk's states. */
+static const char chunk_tag = 'k';
+
+/* st, fn -> (protected) entities visited */
+static int each_chunk_body(lua_State *L) {
+  lcolumns *st = (lcolumns *)lua_touserdata(L, 1);
+  lquery *lq = st->lq;
+  lworld *lw = lq->lw;
+  lua_Integer visited = 0;
+  for (;;) {
+    uint32_t n;
+    int status;
+    if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L);
+    if (st->schema_gen != lw->schema_gen)
+      return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
+    n = ecs_query_iter_chunk(lw->w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
+    if (n == 0) break;
+    lua_pushvalue(L, 2);                                  /* st, fn, fn */
+    columns_push_chunk(L, st, 1, n);                      /* ..., n, arrays... */
+    st->n = n;
+    status = lua_pcall(L, (int)st->ncols + 1, 0, 0);      /* st, fn [, err] */
+    if (lw->w == NULL || lq->q == NULL)
+      st->n = 0; /* fn closed the world: nothing to write to */
+    /* a redefinition by fn drops the chunk: raised when fn returned */
+    columns_write_back(L, st, 1, status != LUA_OK);
+    if (status != LUA_OK) return lua_error(L);            /* fn's error */
+    visited += (lua_Integer)n;
+  }
+  lua_pushinteger(L, visited);
+  return 1;
+}
+
+/* q:each_chunk(fn, spec, ...) -> entities visited */
+int ecsl_l_query_each_chunk(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  lworld *lw = lq->lw;
+  colspec spec[MAX_COLUMNS];
+  lcolumns *st;
+  ecs_err err;
+  uint32_t gen = lw->schema_gen; /* as q:columns: the specs' schemas */
+  int nspec, status;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  nspec = columns_specs(L, 3, spec, "q:each_chunk");
+  lua_settop(L, 2);                                       /* q, fn */
+  st = columns_state(L, lq, QC_CHUNK, &chunk_tag, "q:each_chunk", nspec);
+  columns_setup(st, spec, nspec, gen);                    /* q, fn, st */
+  lua_pushcfunction(L, each_chunk_body);
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 2);                          /* q, fn, st, body, st, fn */
+  /* anything above may have run a finalizer: check the world last */
+  if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L);
+  err = ecs_query_iter_begin(lw->w, lq->q, &st->it);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "each_chunk", err);
+  st->active = 1;
+  status = lua_pcall(L, 2, 1, 0);                         /* q, fn, st, r */
+  columns_end(st);
+  if (status != LUA_OK) {
+    /* uncount this call, which its error skips (object.c), then raise */
+    if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
+    return lua_error(L);
+  }
+  if (lw->w != NULL && lq->q != NULL)
+    ecs_query_complete(lw->w, lq->q); /* the pass ran to its end */
+  ecsl_charge(L, lw); /* fn may run any Lua */
+  return 1;
+}

@@ -9,7 +9,8 @@
 ** A query is a full userdata of class ECS_LUA_QUERY (lquery) with user
 ** values: 1 the world userdata (keeps it alive; closed check), 2 a cache
 ** table (resolved column specs, one reusable iterator and one reusable
-** columns state; compiled programs live in the core query), 3 the list of its
+** state each for q:columns, q:each and q:each_chunk; compiled programs
+** live in the core query), 3 the list of its
 ** managers (keeps them alive; q:components()). The core query (query.h)
 ** belongs to the core world, which frees it at close; the userdata frees
 ** it on __gc while the world is open.

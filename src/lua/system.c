@@ -652,6 +652,7 @@ static const luaL_Reg query_methods[] = {
   {"entities", ecsl_l_query_entities},
   {"columns", ecsl_l_query_columns},
   {"each", ecsl_l_query_each},
+  {"each_chunk", ecsl_l_query_each_chunk},
   {"apply", ecsl_l_query_apply},
   {"programs", ecsl_l_query_programs},
   {"run", l_query_run},

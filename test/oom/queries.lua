@@ -1,7 +1,7 @@
 -- queries.lua -- queries and systems: creation (with exclusion), count,
--- q:entities loops with changes inside, q:columns with write-back, q:apply
--- (compilation and run), Lua and expression systems run by world:update,
--- native systems, remove_system, stats.
+-- q:entities loops with changes inside, q:columns and q:each_chunk with
+-- write-back, q:apply (compilation and run), Lua and expression systems
+-- run by world:update, native systems, remove_system, stats.
 return {
   run = function(ecs, W)
     local P = W:component("Position", { "x:f32", "y:f64" })
@@ -26,6 +26,11 @@ return {
     for n, x, y, dx in movers:columns("Position.x", "Position.y", "Velocity.dx:in") do
       for i = 1, n do x[i] = x[i] + dx[i]; y[i] = y[i] * 2 end
     end
+    local visited = movers:each_chunk(function(n, x, dx, ids)
+      for i = 1, n do x[i] = x[i] - dx[i] end
+      if n > 2 then W:destroy(ids[2]) end -- a write dropped, the rest kept
+    end, "Position.x", "Velocity.dx:in", "entity")
+    assert(visited > 0)
     movers:apply("Position.x += Velocity.dx * dt; Position.y = clamp(Position.y, -10, 10)", { dt = 0.5 })
     W:system("move", movers, "Position.x += Velocity.dx * dt")
     W:system("lua", free, function(dt, q)
