@@ -104,7 +104,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     return ECS_ERR_KEEP_WORLD;
   ecsi_transform_unlink_row(t, c);
   if (p != NONE) ecsi_transform_link_row(t, c, p);
-  if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
+  if (keep_world) put_local_row(t, c, &l); /* world kept exactly */
   else ecsi_transform_propagate(t, c);
   if (p != NONE && t->parent_first && c < p) ecsi_transform_swap_rows(t, c, p);
   return notify(t, child, ECS_EVENT_SET);
