@@ -145,3 +145,9 @@ const char *ecsi_owned_check(const ecs_world *w, const ecs_component *c,
       return "owned component: a row's owner differs from its owner's row";
   return ecsi_component_check(w, c);
 }
+
+uint32_t *ecsi_owned_changed(const ecs_world *w, ecs_component *c,
+                             uint32_t *now) {
+  *now = ecsi_clock_now(w);
+  return c->ticks.at[ECSI_TICK_CHANGED];
+}

@@ -74,6 +74,11 @@ const char *ecsi_owned_check(const ecs_world *w, const ecs_component *c,
                              const ecs_entity *rows, uint32_t n);
 /* Field k's column as doubles (an f64 field). */
 double *ecsi_owned_f64(ecs_component *c, uint32_t k);
+/* The change stamps of the rows (NULL while no query watches changes)
+** and the stamp of a write now: an owner that writes its rows itself
+** stamps them, as ecs_component_touch would. */
+uint32_t *ecsi_owned_changed(const ecs_world *w, ecs_component *c,
+                             uint32_t *now);
 /* The owners column (row i's entity). */
 ecs_entity *ecsi_owned_owners(ecs_component *c);
 

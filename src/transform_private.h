@@ -101,11 +101,14 @@ enum {
 
 typedef struct trs_cols {
   double *v[TC_FIELDS];
+  uint32_t *changed; /* the rows' change stamps, or NULL */
+  uint32_t now;
 } trs_cols;
 
 /* The column bases, valid until the component's rows next grow or move. */
 static inline void trs_cols_of(const ecs_transform *t, trs_cols *k) {
   for (int f = 0; f < TC_FIELDS; f++) k->v[f] = ecsi_owned_f64(t->c, (uint32_t)f);
+  k->changed = ecsi_owned_changed(t->w, t->c, &k->now);
 }
 
 static inline void trs_load(const trs_cols *k, uint32_t i, ecs_trs *l) {
@@ -115,6 +118,7 @@ static inline void trs_load(const trs_cols *k, uint32_t i, ecs_trs *l) {
 }
 
 static inline void trs_store(const trs_cols *k, uint32_t i, const ecs_trs *l) {
+  if (k->changed != NULL) k->changed[i] = k->now;
   for (int f = 0; f < 3; f++) k->v[TC_PX + f][i] = l->position[f];
   for (int f = 0; f < 4; f++) k->v[TC_QX + f][i] = l->rotation[f];
   for (int f = 0; f < 3; f++) k->v[TC_SX + f][i] = l->scale[f];

@@ -101,6 +101,7 @@ static void update_world(ecs_transform *t, const trs_cols *k, uint32_t i) {
   k->v[TC_WX][i] = m[12];
   k->v[TC_WY][i] = m[13];
   k->v[TC_WZ][i] = m[14];
+  if (k->changed != NULL) k->changed[i] = k->now; /* its world moved */
 }
 
 /*
@@ -259,6 +260,7 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
     uint32_t i = inst[k];
     repair(t, i);
     trs_cols_of(t, &c);
+    if (c.changed != NULL) c.changed[i] = c.now;
     c.v[TC_PX][i] = xyz[3 * k];
     c.v[TC_PY][i] = xyz[3 * k + 1];
     c.v[TC_PZ][i] = xyz[3 * k + 2];

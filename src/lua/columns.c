@@ -74,6 +74,10 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
     ecsl_error(L, NULL, fn, ECS_ERR_LUA_FIELD,
                lua_pushfstring(L, "column '%s': %s", s,
                                ecs_strerror(ECS_ERR_LUA_FIELD)), 0);
+  if (write && ecs_component_readonly(c, f))
+    ecsl_error(L, NULL, fn, ECS_ERR_READONLY_FIELD,
+               lua_pushfstring(L, "column '%s': %s (read it with '%s:in')", s,
+                               ecs_strerror(ECS_ERR_READONLY_FIELD), s), 0);
   packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, f)->type << 1 |
            (lua_Integer)f << 9 | (lua_Integer)k << 17;
   ecsl_push_query_cache(L, qidx, QC_SPECS);
