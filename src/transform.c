@@ -239,6 +239,21 @@ ecs_err ecsi_transform_columns_new(ecs_world *w, ecs_transform *t) {
 
 ecs_component *ecs_transform_columns(const ecs_transform *t) { return t->c; }
 
+/*
+** e died (entity.c calls this from the destroy itself): its children
+** become roots now, their world kept and their local its decomposition,
+** so that the columns hold what ecs_transform_get_local reports. Moves
+** no row and allocates nothing.
+*/
+static void died(ecs_world *w, void *self, ecs_entity e) {
+  ecs_transform *t = (ecs_transform *)self;
+  uint32_t i = ecsi_sparse_get(&t->map, ecs_entity_index(e));
+  (void)w;
+  if (i == NONE || t->entity[i] != e) return;
+  while (t->first_child[i] != NONE)
+    ecsi_transform_orphan_row(t, t->first_child[i]);
+}
+
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   ecs_transform *t;
   ecs_err err;
@@ -254,6 +269,7 @@ ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   }
   err = ecs_manager_register(w, "transform", &ecsi_transform_class, t);
   if (err != ECS_ERR_OK) return err; /* t freed by the registry */
+  ecsi_world_on_death(w, died, t);
   if (out != NULL) *out = t;
   return ECS_ERR_OK;
 }

@@ -289,22 +289,25 @@ static double finite_or(double v) {
 }
 
 static void clean_row(const trs_cols *k, uint32_t i) {
-  double q[4], n2 = 0;
-  for (int f = TC_PX; f <= TC_PZ; f++) k->v[f][i] = finite_or(k->v[f][i]);
-  for (int f = TC_SX; f <= TC_SZ; f++) k->v[f][i] = finite_or(k->v[f][i]);
-  for (int f = 0; f < 4; f++) {
-    q[f] = k->v[TC_QX + f][i];
-    n2 += q[f] * q[f];
+  ecs_trs l;
+  bool bad_rotation = false;
+  trs_load(k, i, &l);
+  for (int f = 0; f < 3; f++) {
+    l.position[f] = finite_or(l.position[f]);
+    l.scale[f] = finite_or(l.scale[f]);
   }
-  if (n2 == 1.0) return;
-  if (!(n2 > 0.0) || !isfinite(n2)) {
-    q[0] = q[1] = q[2] = 0.0;
-    q[3] = 1.0;
-  } else {
-    double inv = 1.0 / sqrt(n2);
-    for (int f = 0; f < 4; f++) q[f] *= inv;
+  for (int f = 0; f < 4; f++) bad_rotation |= !isfinite(l.rotation[f]);
+  if (bad_rotation) {
+    l.rotation[0] = l.rotation[1] = l.rotation[2] = 0.0;
+    l.rotation[3] = 1.0;
   }
-  for (int f = 0; f < 4; f++) k->v[TC_QX + f][i] = q[f];
+  /* the setters' normalization, bit for bit; only a zero rotation is left
+  ** for it to refuse */
+  if (ecsi_transform_clean_trs(&l, &l) != ECS_ERR_OK) {
+    l.rotation[0] = l.rotation[1] = l.rotation[2] = 0.0;
+    l.rotation[3] = 1.0;
+  }
+  trs_store(k, i, &l);
 }
 
 /*
