@@ -80,6 +80,7 @@ build = {
         "src/registry.c",
         "src/stream.c",
         "src/component.c",
+        "src/component_owned.c",
         "src/component_migrate.c",
         "src/component_hooks.c",
         "src/schema.c",

@@ -26,6 +26,7 @@
 */
 #include <string.h>
 
+#include "component_owned.h"
 #include "component_private.h"
 #include "query_private.h"
 
@@ -146,27 +147,40 @@ void ecsi_ticks_permute(ecs_world *w, ecs_component *c, const uint32_t *dest,
 ** Writes (component.h)
 ** --------------------------------------------------------------------- */
 
+/* An owned component's owner hears of every bulk write (component_owned.h). */
+static void tell_owner(ecs_world *w, ecs_component *c, const ecs_instance *rows,
+                       ecs_instance first, size_t n) {
+  if (c->owner != NULL && n > 0)
+    c->owner->written(w, c->owner_ud, c, rows, first, n);
+}
+
 void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED];
   if (a != NULL && i < c->size) a[i] = ecsi_clock_now(w);
+  if (i < c->size) tell_owner(w, c, NULL, i, 1);
 }
 
 void ecs_component_touch_n(ecs_world *w, ecs_component *c,
                            const ecs_instance *rows, size_t n) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
-  if (a == NULL) return;
-  now = ecsi_clock_now(w);
-  for (size_t j = 0; j < n; j++)
-    if (rows[j] < c->size) a[rows[j]] = now;
+  if (a != NULL) {
+    now = ecsi_clock_now(w);
+    for (size_t j = 0; j < n; j++)
+      if (rows[j] < c->size) a[rows[j]] = now;
+  }
+  tell_owner(w, c, rows, 0, n);
 }
 
 void ecs_component_touch_range(ecs_world *w, ecs_component *c,
                                ecs_instance first, size_t n) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
-  if (a == NULL || first >= c->size) return;
+  if (first >= c->size) return;
   if (n > c->size - first) n = c->size - first;
-  now = ecsi_clock_now(w);
-  for (size_t j = 0; j < n; j++) a[first + j] = now;
+  if (a != NULL) {
+    now = ecsi_clock_now(w);
+    for (size_t j = 0; j < n; j++) a[first + j] = now;
+  }
+  tell_owner(w, c, NULL, first, n);
 }
 
 const uint32_t *ecsi_ticks_of(const ecs_component *c, int kind) {

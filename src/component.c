@@ -117,7 +117,8 @@ size_t ecs_dropped_refs(const ecs_world *w) {
 ** Grow the block so that it holds at least need instances. On failure
 ** nothing changed.
 */
-static ecs_err data_reserve(ecs_world *w, ecs_component *c, uint32_t need) {
+ecs_err ecsi_component_data_reserve(ecs_world *w, ecs_component *c,
+                                    uint32_t need) {
   uint32_t ocap = c->cap, ncap;
   void *p;
   if (need <= ocap) return ECS_ERR_OK;
@@ -209,9 +210,16 @@ static void ticks_drop(ecs_world *w, const ecs_component *c, uint32_t **t) {
       ecsi_free(w, t[k], (size_t)c->ticks.cap[k] * sizeof(uint32_t));
 }
 
+/* Owned components' rows follow their owner's (component_owned.h). */
 bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
                             const ecs_entity *first, uint32_t n,
                             const struct ecs_query *keep) {
+  return c->owner == NULL && ecsi_component_reorder_rows(w, c, first, n, keep);
+}
+
+bool ecsi_component_reorder_rows(ecs_world *w, ecs_component *c,
+                                 const ecs_entity *first, uint32_t n,
+                                 const struct ecs_query *keep) {
   const ecs_entity *own = owners(c);
   uint32_t *dest, next = n, *ticks[ECSI_TICK_KINDS];
   uint8_t *nd;
@@ -293,7 +301,7 @@ void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i) {
   }
 }
 
-static void zero_fields(ecs_component *c, uint32_t i) {
+void ecsi_component_zero_row(ecs_component *c, uint32_t i) {
   for (uint32_t k = 0; k < c->nfields; k++)
     memset(col(c, k) + (size_t)i * c->elem[k], 0, c->elem[k]);
 }
@@ -310,7 +318,7 @@ static void zero_fields(ecs_component *c, uint32_t i) {
 ** (queries rebuild their rows from it). The refs are dropped first,
 ** while cell i still holds them; the moved instance's refs move with it.
 */
-static void remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
+void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
   ecs_entity gone = own[i];
@@ -362,16 +370,16 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     /* a dead record of an older entity at this index: reuse it in place */
     ecsi_component_drop_refs(w, c, i);
-    zero_fields(c, i);
+    ecsi_component_zero_row(c, i);
     owners(c)[i] = e;
   } else {
     if ((err = ecsi_rowmap_reserve(w, &c->map, owners(c), index)) != ECS_ERR_OK ||
-        (err = data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
+        (err = ecsi_component_data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
       return err;
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     i = c->size++;
     owners(c)[i] = e;
-    zero_fields(c, i);
+    ecsi_component_zero_row(c, i);
     ecsi_rowmap_insert(&c->map, owners(c), index, i);
     w->ref_slots += c->nlua;
   }
@@ -391,7 +399,7 @@ ecs_err ecs_component_reserve(ecs_world *w, ecs_component *c,
   if ((err = ecsi_component_refs_reserve(w, n * c->nlua)) != ECS_ERR_OK ||
       (err = ecsi_rowmap_reserve_n(w, &c->map, owners(c), index, n)) != ECS_ERR_OK)
     return err;
-  return data_reserve(w, c, c->size + (uint32_t)n > ECS_MAX_ENTITIES
+  return ecsi_component_data_reserve(w, c, c->size + (uint32_t)n > ECS_MAX_ENTITIES
                                 ? ECS_MAX_ENTITIES
                                 : c->size + (uint32_t)n);
 }
@@ -412,7 +420,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
     if (i != ECS_NO_INSTANCE) {
       ecsi_component_drop_refs(w, c, i);
-      zero_fields(c, i);
+      ecsi_component_zero_row(c, i);
       owners(c)[i] = e;
     } else {
       i = c->size++;
@@ -513,7 +521,7 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
     if (i == ECS_NO_INSTANCE) return err;
   }
   if (w->journal != NULL) ecsi_journal_capture(w, c, ecs_entity_index(e));
-  remove_at(w, c, i);
+  ecsi_component_remove_at(w, c, i);
   return err;
 }
 
@@ -530,13 +538,13 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
   uint32_t i = map_get(c, index);
   bool fresh = false;
   if (owner == 0) {
-    if (i != ECS_NO_INSTANCE) remove_at(w, c, i);
+    if (i != ECS_NO_INSTANCE) ecsi_component_remove_at(w, c, i);
     return;
   }
   if (i == ECS_NO_INSTANCE) {
     i = c->size++;
     owners(c)[i] = owner;
-    zero_fields(c, i);
+    ecsi_component_zero_row(c, i);
     ecsi_rowmap_insert(&c->map, owners(c), index, i);
     w->ref_slots += c->nlua;
     fresh = true;
@@ -589,13 +597,13 @@ void *ecs_component_column(ecs_component *c, uint32_t field) {
 uint64_t ecs_component_version(const ecs_component *c) { return c->version; }
 
 /* The instances as ecsi_lazy_gc sees them: owners, and swap-remove
-** (remove_at, which drops the refs and bumps the version). */
+** (ecsi_component_remove_at, which drops the refs and bumps the version). */
 static ecs_entity gc_owner(const void *self, uint32_t i) {
   return owners((const ecs_component *)self)[i];
 }
 
 static void gc_drop(ecs_world *w, void *self, uint32_t i) {
-  remove_at(w, (ecs_component *)self, i);
+  ecsi_component_remove_at(w, (ecs_component *)self, i);
 }
 
 static const ecsi_records gc_records = {gc_owner, gc_drop};
@@ -631,7 +639,7 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
 ** ref_slots is lowered all the same, so the world's count stays exact
 ** while the managers registered before this one are freed.
 */
-static void component_free(ecs_world *w, void *self) {
+void ecsi_component_free(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
   ecsi_rowmap_free(w, &c->map);
   ecsi_free(w, c->data, c->stride * c->cap);
@@ -643,7 +651,7 @@ static void component_free(ecs_world *w, void *self) {
   ecsi_free(w, c, c->meta_size);
 }
 
-static const char *component_check(const ecs_world *w, const void *self) {
+const char *ecsi_component_check(const ecs_world *w, const void *self) {
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
   if (c->size > c->cap) return "component: size exceeds capacity";
@@ -670,8 +678,8 @@ static const char *component_check(const ecs_world *w, const void *self) {
 static const ecs_manager_class component_class = {
   .kind = ECS_COMPONENT_KIND,
   .gc = component_gc,
-  .check = component_check,
-  .free = component_free,
+  .check = ecsi_component_check,
+  .free = ecsi_component_free,
   .purge = component_purge,
   .has = ecsi_component_has,
   .clear = ecsi_component_clear,
@@ -682,6 +690,10 @@ static const ecs_manager_class component_class = {
   .twin = ecsi_component_twin,
   .swap = ecsi_component_swap,
 };
+
+bool ecs_component_readonly(const ecs_component *c, uint32_t field) {
+  return field < 64u && (c->readonly >> field & 1u) != 0;
+}
 
 bool ecs_component_is(const ecs_manager_class *cls) {
   return cls == &component_class;
@@ -702,16 +714,14 @@ static size_t align_up(size_t n) {
 ** every name share one "meta" block, so a manager is three kinds of
 ** allocation: meta, the column block, and map pages.
 */
-ecs_err ecs_component_new(ecs_world *w, const char *name,
-                          const ecs_field_def *fields, uint32_t nfields,
-                          ecs_component **out) {
+ecs_err ecsi_component_make(ecs_world *w, const char *name,
+                            const ecs_field_def *fields, uint32_t nfields,
+                            ecs_component **out) {
   size_t off_schema, off_name, size;
   ecs_component *c;
   ecsi_schema s;
   ecs_err err = ecs_component_check_schema(name, fields, nfields, NULL);
   if (err != ECS_ERR_OK) return err;
-  if (ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) != NULL)
-    return ECS_ERR_EXISTS;
   off_schema = align_up(sizeof *c);
   off_name = off_schema + ecsi_schema_size(fields, nfields);
   size = off_name + strlen(name) + 1;
@@ -730,6 +740,20 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   c->stride = s.stride;
   c->name = (char *)c + off_name;
   memcpy(c->name, name, strlen(name) + 1);
+  *out = c;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecs_component_new(ecs_world *w, const char *name,
+                          const ecs_field_def *fields, uint32_t nfields,
+                          ecs_component **out) {
+  ecs_component *c;
+  ecs_err err = ecs_component_check_schema(name, fields, nfields, NULL);
+  if (err != ECS_ERR_OK) return err;
+  if (ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) != NULL)
+    return ECS_ERR_EXISTS;
+  if ((err = ecsi_component_make(w, name, fields, nfields, &c)) != ECS_ERR_OK)
+    return err;
   err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
                                 c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;

@@ -165,6 +165,11 @@ uint32_t ecs_component_field_count(const ecs_component *c);
 /* @return field i's definition; i must be below the field count. */
 const ecs_field_def *ecs_component_field(const ecs_component *c, uint32_t i);
 
+/* True when no bulk path may write field k (q:apply and expression
+** systems, native systems' writable columns, q:columns): the fields an
+** owning manager computes itself, such as the transform's world position. */
+bool ecs_component_readonly(const ecs_component *c, uint32_t field);
+
 /* @return the index of the field named by the first len bytes of name, or
 **         -1. A linear search: resolve names once, not per access. */
 int ecs_component_field_index(const ecs_component *c, const char *name,

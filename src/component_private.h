@@ -61,6 +61,11 @@ struct ecs_component {
   const struct ecs_component *of;
   const unsigned char *defer_owners, *defer_cols;
   uint32_t defer_count;
+  /* an owned component (component_owned.c): the manager that drives its
+  ** rows and hears of bulk writes, or NULL; fields no bulk path writes */
+  const struct ecsi_owner *owner;
+  void *owner_ud;
+  uint64_t readonly; /* bit k: field k (k < 64) */
 };
 
 /*
@@ -114,6 +119,22 @@ void ecsi_schema_fill(void *at, const ecs_field_def *defs, uint32_t n,
 ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);
 void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i);
 void ecsi_component_tell_stale(ecs_component *c);
+/* component.c, for component_owned.c: swap-remove instance i (drops its
+** refs, tells the watching queries); a manager made but not registered
+** (ecs_component_new's first half: schema checked, name copied); free. */
+void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i);
+ecs_err ecsi_component_make(ecs_world *w, const char *name,
+                            const ecs_field_def *fields, uint32_t nfields,
+                            ecs_component **out);
+void ecsi_component_free(ecs_world *w, void *self);
+const char *ecsi_component_check(const ecs_world *w, const void *self);
+ecs_err ecsi_component_data_reserve(ecs_world *w, ecs_component *c,
+                                    uint32_t need);
+void ecsi_component_zero_row(ecs_component *c, uint32_t i);
+/* ecsi_component_reorder for owned components too (their owner's call) */
+bool ecsi_component_reorder_rows(ecs_world *w, ecs_component *c,
+                                 const ecs_entity *first, uint32_t n,
+                                 const struct ecs_query *keep);
 
 /* change.c: the stamp arrays (see ecsi_ticks). */
 ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap);

@@ -106,7 +106,9 @@ typedef uint32_t ecs_entity;
   X(JOURNAL_OPEN, "a journal is already recording this world")            \
   X(LOST, "the journal lost track of a change (out of memory, or a "        \
           "restore or a component redefined since its mark): close it")                             \
-  X(BASE, "the world differs from the delta's base")
+  X(BASE, "the world differs from the delta's base")                      \
+  /* appended: fields only their manager writes (component.h) */           \
+  X(READONLY_FIELD, "the field is read-only")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

@@ -405,6 +405,9 @@ struct ecs_api {
                                     const uint32_t *from,
                                     ecs_component_convert_fn convert, void *ud,
                                     char *msg, size_t msgsize);
+  /* appended: transforms in queries (component.h, transform.h) */
+  bool (*ecs_component_readonly)(const ecs_component *c, uint32_t field);
+  ecs_component *(*ecs_transform_columns)(const ecs_transform *t);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -674,6 +677,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_prewrite_range (ecs_plugin_api->ecs_component_prewrite_range)
 #define ecs_component_keep_ref (ecs_plugin_api->ecs_component_keep_ref)
 #define ecs_component_redefine (ecs_plugin_api->ecs_component_redefine)
+#define ecs_component_readonly (ecs_plugin_api->ecs_component_readonly)
+#define ecs_transform_columns (ecs_plugin_api->ecs_transform_columns)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

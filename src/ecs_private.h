@@ -97,6 +97,10 @@ struct ecs_world {
   uint64_t system_seq;
   uint32_t system_cap_scratch;
   bool system_unordered;
+  /* transform.c: the manager told of every death at once (its children's
+  ** rows become roots there and then), or NULL */
+  void (*died_fn)(ecs_world *w, void *self, ecs_entity e);
+  void *died_self;
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */

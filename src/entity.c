@@ -198,8 +198,16 @@ static void kill(ecs_world *w, ecs_entity e) {
   q->len++;
   w->live--;
   w->destroy_epoch++; /* rows handed out by query iterators may be stale */
+  if (w->died_fn != NULL) w->died_fn(w, w->died_self, e);
   if (w->queries != NULL) ecsi_queries_entity_died(w, e);
   if (next == 0) ecsi_purge_index(w, i);
+}
+
+void ecsi_world_on_death(ecs_world *w,
+                         void (*fn)(ecs_world *w, void *self, ecs_entity e),
+                         void *self) {
+  w->died_fn = fn;
+  w->died_self = self;
 }
 
 static bool dying(const ecs_world *w, ecs_entity e) {

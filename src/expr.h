@@ -39,7 +39,9 @@ typedef struct ecs_program ecs_program;
 **        ("unknown field 'Position.z' at position 12"); msgsize >= 1.
 ** @return ECS_ERR_OK; ECS_ERR_UNKNOWN_COMPONENT, ECS_ERR_EXCLUDED,
 **         ECS_ERR_UNKNOWN_FIELD (the resolver's, ecs_query_resolve_field),
-**         ECS_ERR_NOT_NUMERIC (an entity or lua field), ECS_ERR_EXPRESSION
+**         ECS_ERR_NOT_NUMERIC (an entity or lua field),
+**         ECS_ERR_READONLY_FIELD (a statement stores into a field
+**         ecs_component_readonly names), ECS_ERR_EXPRESSION
 **         (any other mistake: syntax, unknown function, a limit);
 **         ECS_ERR_NOMEM.
 */

@@ -490,6 +490,13 @@ static void statement(parser *p) {
     return;
   }
   if (!field_ref(p, &t, &f)) return;
+  if (ecs_component_readonly(ecs_query_with(p->q, t), f)) {
+    const char *cn = ecs_component_name(ecs_query_with(p->q, t));
+    const char *fn = ecs_component_field(ecs_query_with(p->q, t), f)->name;
+    fail_as(p, at, ECS_ERR_READONLY_FIELD, "field '%.*s.%.*s' is read-only",
+            cn, (int)strlen(cn), fn, (int)strlen(fn));
+    return;
+  }
   p->written |= 1u << t; /* t < ECS_QUERY_MAX_TERMS (32) */
   c = peek(p);
   if ((c == '+' || c == '-' || c == '*' || c == '/') && p->pos + 1 < p->len &&

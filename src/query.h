@@ -227,8 +227,10 @@ typedef void (*ecs_system_fn)(ecs_world *w, const ecs_view *view, void *ud);
 ** @return ECS_ERR_TOO_MANY_COLUMNS (more than ECS_QUERY_MAX_TERMS),
 **         ECS_ERR_UNKNOWN_COMPONENT (a column's manager is not a "with"
 **         term), ECS_ERR_UNKNOWN_FIELD (its field is out of range),
-**         ECS_ERR_LUA_FIELD (a lua field), ECS_ERR_INVALID (cols or a
-**         column's manager NULL); ECS_ERR_NOMEM (then fn was not
+**         ECS_ERR_LUA_FIELD (a lua field), ECS_ERR_READONLY_FIELD (a
+**         writable column of a field ecs_component_readonly names),
+**         ECS_ERR_INVALID (cols or a column's manager NULL);
+**         ECS_ERR_NOMEM (then fn was not
 **         called); in debug builds
 **         ECS_ERR_READONLY when fn changed a read-only column that no
 **         writable column names (the run stops after that chunk).

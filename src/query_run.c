@@ -108,6 +108,9 @@ ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
     /* a lua field holds references the binding resolves: no numbers */
     if (ecs_component_field(cols[c].c, cols[c].field)->type == ECS_LUA)
       return ECS_ERR_LUA_FIELD;
+    /* a field its manager computes (the transform's world position) */
+    if (cols[c].write && ecs_component_readonly(cols[c].c, cols[c].field))
+      return ECS_ERR_READONLY_FIELD;
   }
   return ECS_ERR_OK;
 }

@@ -39,16 +39,13 @@
 
 /* Byte size of a buffer of rows rows; column order keeps doubles aligned. */
 static size_t row_bytes(void) {
-  return sizeof(double[16]) + sizeof(ecs_trs) + sizeof(ecs_entity) +
-         5 * sizeof(uint32_t);
+  return sizeof(double[16]) + sizeof(ecs_entity) + 5 * sizeof(uint32_t);
 }
 
 static void set_columns(ecs_transform *t, void *buf, uint32_t rows) {
   char *p = (char *)buf;
   t->world = (double (*)[16])(void *)p;
   p += (size_t)rows * sizeof(double[16]);
-  t->local = (ecs_trs *)(void *)p;
-  p += (size_t)rows * sizeof(ecs_trs);
   t->entity = (ecs_entity *)(void *)p;
   p += (size_t)rows * sizeof(ecs_entity);
   t->parent = (uint32_t *)(void *)p;
@@ -59,14 +56,17 @@ static void set_columns(ecs_transform *t, void *buf, uint32_t rows) {
 }
 
 /*
-** Make room for need rows: a new buffer, each column copied, the old one
-** freed. On failure nothing changed.
+** Make room for need rows: the component's first, then a new buffer, each
+** column copied, the old one freed. On failure nothing changed (the
+** component may have more room, which is harmless).
 */
 ecs_err ecsi_transform_reserve_rows(ecs_transform *t, uint32_t need) {
   uint32_t ncap = t->cap ? t->cap : MIN_ROWS;
   size_t size;
   void *nb;
   ecs_transform old = *t;
+  ecs_err err = ecsi_owned_reserve(t->w, t->c, need, UINT32_MAX);
+  if (err != ECS_ERR_OK) return err;
   if (need <= t->cap) return ECS_ERR_OK;
   while (ncap < need) {
     if (ncap > (UINT32_MAX - 2u) / 2u) return ECS_ERR_NOMEM;
@@ -80,7 +80,6 @@ ecs_err ecsi_transform_reserve_rows(ecs_transform *t, uint32_t need) {
   if (old.n > 0) {
     size_t n = old.n;
     memcpy(t->world, old.world, n * sizeof *t->world);
-    memcpy(t->local, old.local, n * sizeof *t->local);
     memcpy(t->entity, old.entity, n * sizeof *t->entity);
     memcpy(t->parent, old.parent, n * sizeof(uint32_t));
     memcpy(t->first_child, old.first_child, n * sizeof(uint32_t));
@@ -140,7 +139,6 @@ void ecsi_transform_unlink_row(ecs_transform *t, uint32_t c) {
 static void move_row(ecs_transform *t, uint32_t s, uint32_t d) {
   uint32_t p, ch, ix;
   memcpy(t->world[d], t->world[s], sizeof t->world[d]);
-  t->local[d] = t->local[s];
   t->entity[d] = t->entity[s];
   t->parent[d] = t->parent[s];
   t->first_child[d] = t->first_child[s];
@@ -165,15 +163,19 @@ static void move_row(ecs_transform *t, uint32_t s, uint32_t d) {
   if (ecsi_sparse_get(&t->map, ix) == s) ecsi_sparse_set(&t->map, ix, d);
 }
 
+/* The component's rows are swapped alike (component_owned.h). */
 void ecsi_transform_swap_rows(ecs_transform *t, uint32_t a, uint32_t b) {
   move_row(t, a, t->cap); /* the scratch row */
   move_row(t, b, a);
   move_row(t, t->cap, b);
+  ecsi_owned_swap(t->w, t->c, a, b);
 }
 
 /* Make c a real root: world kept exactly, local = its decomposition. */
 void ecsi_transform_orphan_row(ecs_transform *t, uint32_t c) {
-  ecsi_transform_decompose(t->world[c], &t->local[c]);
+  ecs_trs l;
+  ecsi_transform_decompose(t->world[c], &l);
+  put_local_row(t, c, &l);
   ecsi_transform_unlink_row(t, c);
 }
 
@@ -186,6 +188,7 @@ static void drop_row(ecs_transform *t, uint32_t i) {
   if (ecsi_sparse_get(&t->map, ix) == i) ecsi_sparse_set(&t->map, ix, NONE);
   if (i != last) move_row(t, last, i);
   t->n--;
+  ecsi_owned_remove_at(t->w, t->c, i); /* the same swap-remove */
 }
 
 /* }==================================================================== */
@@ -220,6 +223,37 @@ size_t ecs_transform_gc(ecs_transform *t, size_t budget) {
 
 static const ecs_trs identity = {{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}};
 
+/* The columns (transform_private.h, TC_*): f64 each, world xyz read-only. */
+static const ecs_field_def column_defs[TC_FIELDS] = {
+  {"px", ECS_F64}, {"py", ECS_F64}, {"pz", ECS_F64}, {"qx", ECS_F64},
+  {"qy", ECS_F64}, {"qz", ECS_F64}, {"qw", ECS_F64}, {"sx", ECS_F64},
+  {"sy", ECS_F64}, {"sz", ECS_F64}, {"wx", ECS_F64}, {"wy", ECS_F64},
+  {"wz", ECS_F64},
+};
+
+ecs_err ecsi_transform_columns_new(ecs_world *w, ecs_transform *t) {
+  uint64_t readonly = (1u << TC_WX) | (1u << TC_WY) | (1u << TC_WZ);
+  return ecsi_owned_new(w, "transform", column_defs, TC_FIELDS, readonly,
+                        &ecsi_transform_owner, t, &t->c);
+}
+
+ecs_component *ecs_transform_columns(const ecs_transform *t) { return t->c; }
+
+/*
+** e died (entity.c calls this from the destroy itself): its children
+** become roots now, their world kept and their local its decomposition,
+** so that the columns hold what ecs_transform_get_local reports. Moves
+** no row and allocates nothing.
+*/
+static void died(ecs_world *w, void *self, ecs_entity e) {
+  ecs_transform *t = (ecs_transform *)self;
+  uint32_t i = ecsi_sparse_get(&t->map, ecs_entity_index(e));
+  (void)w;
+  if (i == NONE || t->entity[i] != e) return;
+  while (t->first_child[i] != NONE)
+    ecsi_transform_orphan_row(t, t->first_child[i]);
+}
+
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   ecs_transform *t;
   ecs_err err;
@@ -229,8 +263,13 @@ ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   memset(t, 0, sizeof *t);
   t->w = w;
   t->parent_first = true;
+  if ((err = ecsi_transform_columns_new(w, t)) != ECS_ERR_OK) {
+    ecsi_free(w, t, sizeof *t);
+    return err;
+  }
   err = ecs_manager_register(w, "transform", &ecsi_transform_class, t);
   if (err != ECS_ERR_OK) return err; /* t freed by the registry */
+  ecsi_world_on_death(w, died, t);
   if (out != NULL) *out = t;
   return ECS_ERR_OK;
 }
@@ -258,7 +297,7 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   i = row_of(t, e);
   if (i != NONE) {
     repair(t, i);
-    t->local[i] = l;
+    put_local_row(t, i, &l);
     ecsi_transform_propagate(t, i);
     return notify(t, e, ECS_EVENT_SET); /* a write, not a new record */
   }
@@ -266,15 +305,19 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   if (err != ECS_ERR_OK) return err;
   err = ecsi_sparse_reserve(t->w, &t->map, ix);
   if (err != ECS_ERR_OK) return err;
+  err = ecsi_owned_reserve(t->w, t->c, t->n + 1u, ix);
+  if (err != ECS_ERR_OK) return err;
   i = ecsi_sparse_get(&t->map, ix);
   if (i != NONE) drop_row(t, i); /* a dead entity's row at this index */
   i = t->n++;
+  (void)ecsi_owned_append(t->w, t->c, e); /* row i there too */
   t->entity[i] = e;
-  t->local[i] = l;
+  put_local_row(t, i, &l);
   t->parent[i] = t->first_child[i] = NONE;
   t->next_sibling[i] = t->prev_sibling[i] = NONE;
   t->mark[i] = 0;
   ecsi_transform_trs_matrix(&l, t->world[i]);
+  put_world_row(t, i);
   ecsi_sparse_set(&t->map, ix, i);
   return notify(t, e, ECS_EVENT_ADD);
 }
@@ -325,7 +368,7 @@ ecs_err ecs_transform_get_local(const ecs_transform *t, ecs_entity e,
   if (err != ECS_ERR_OK) return err;
   p = t->parent[i];
   if (p != NONE && !row_alive(t, p)) ecsi_transform_decompose(t->world[i], out);
-  else *out = t->local[i];
+  else get_local_row(t, i, out);
   return ECS_ERR_OK;
 }
 
@@ -357,7 +400,7 @@ ecs_err ecs_transform_set_local(ecs_transform *t, ecs_entity e,
   if (err != ECS_ERR_OK) return err;
   if ((err = ecsi_transform_clean_trs(local, &l)) != ECS_ERR_OK) return err;
   repair(t, i);
-  t->local[i] = l;
+  put_local_row(t, i, &l);
   ecsi_transform_propagate(t, i);
   return notify(t, e, ECS_EVENT_SET);
 }
@@ -405,13 +448,16 @@ ecs_err ecs_transform_set_scale(ecs_transform *t, ecs_entity e, double x,
 */
 ecs_err ecs_transform_sort(ecs_transform *t) {
   uint32_t n = t->n, k = 0, *newpos;
+  ecs_entity *order;
   void *nb;
   ecs_transform old = *t;
   if (n == 0) return ECS_ERR_OK;
   newpos = (uint32_t *)ecsi_realloc(t->w, NULL, 0, (size_t)n * sizeof *newpos);
   if (newpos == NULL) return ECS_ERR_NOMEM;
-  nb = ecsi_realloc(t->w, NULL, 0, t->buf_size);
+  order = (ecs_entity *)ecsi_realloc(t->w, NULL, 0, (size_t)n * sizeof *order);
+  nb = order == NULL ? NULL : ecsi_realloc(t->w, NULL, 0, t->buf_size);
   if (nb == NULL) {
+    ecsi_free(t->w, order, order == NULL ? 0 : (size_t)n * sizeof *order);
     ecsi_free(t->w, newpos, (size_t)n * sizeof *newpos);
     return ECS_ERR_NOMEM;
   }
@@ -434,12 +480,20 @@ ecs_err ecs_transform_sort(ecs_transform *t) {
       c = old.next_sibling[c];
     }
   }
+  /* the component's rows first: the one step left that can fail */
+  for (uint32_t i = 0; i < n; i++) order[newpos[i]] = old.entity[i];
+  if (!ecsi_owned_permute(t->w, t->c, order)) {
+    ecsi_free(t->w, nb, t->buf_size);
+    ecsi_free(t->w, order, (size_t)n * sizeof *order);
+    ecsi_free(t->w, newpos, (size_t)n * sizeof *newpos);
+    return ECS_ERR_NOMEM;
+  }
+  ecsi_free(t->w, order, (size_t)n * sizeof *order);
   set_columns(t, nb, t->cap + 1u);
 #define REMAP(v) ((v) == NONE ? NONE : newpos[v])
   for (uint32_t i = 0; i < n; i++) {
     uint32_t d = newpos[i];
     memcpy(t->world[d], old.world[i], sizeof t->world[d]);
-    t->local[d] = old.local[i];
     t->entity[d] = old.entity[i];
     t->mark[d] = old.mark[i];
     t->parent[d] = REMAP(old.parent[i]);

@@ -50,6 +50,7 @@
 #define ECS_TRANSFORM_H
 
 #include "ecs.h"
+#include "component.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,17 @@ typedef struct ecs_transform ecs_transform;
 ** @return ECS_ERR_EXISTS if w already has one, ECS_ERR_NOMEM.
 */
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out);
+
+/*
+** The columns of t as a generic component (not registered: it belongs to
+** t), row for row with t's rows: f64 fields px py pz (local position),
+** qx qy qz qw (rotation), sx sy sz (scale), and wx wy wz (world position,
+** read-only: ecs_component_readonly). A query term like any component:
+** native systems and compiled expressions read and write it, and every
+** bulk write is followed by the propagation of the rows written (the
+** values cleaned first: docs/transform.md, "Transforms in queries").
+*/
+ecs_component *ecs_transform_columns(const ecs_transform *t);
 
 /* The world t belongs to. */
 ecs_world *ecs_transform_world(const ecs_transform *t);

@@ -104,7 +104,7 @@ ecs_err ecs_transform_set_parent(ecs_transform *t, ecs_entity child,
     return ECS_ERR_KEEP_WORLD;
   ecsi_transform_unlink_row(t, c);
   if (p != NONE) ecsi_transform_link_row(t, c, p);
-  if (keep_world) t->local[c] = l; /* world kept exactly, subtree unmoved */
+  if (keep_world) put_local_row(t, c, &l); /* world kept exactly */
   else ecsi_transform_propagate(t, c);
   if (p != NONE && t->parent_first && c < p) ecsi_transform_swap_rows(t, c, p);
   return notify(t, child, ECS_EVENT_SET);
@@ -148,36 +148,36 @@ ecs_entity ecs_transform_next_sibling(const ecs_transform *t, ecs_entity e) {
 }
 
 /*
-** The propagate walk again, destroying each live node before descending
-** into it: a node's liveness is tested before it is destroyed, and the
-** links do not change (rows go at gc), so the walk needs no memory.
+** A post-order walk, stackless like propagate's: each node is destroyed
+** after all of its descendants, because a death makes the dying node's
+** children roots at once (transform.c, died): destroyed parent first, the
+** walk would lose the rest of the subtree. Before a node is destroyed its
+** next sibling and parent are read; its death unlinks only its own
+** (already dead) children, so those links still hold.
 */
 size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
   uint32_t root = row_of(t, e), c;
   size_t done = 0;
   if (root == NONE) return 0;
   ecs_cleanup_hold(t->w); /* entity fields: one sweep for the tree */
-  done += ecs_destroy(t->w, t->entity[root]);
-  c = t->first_child[root];
-  while (c != NONE) {
-    if (row_alive(t, c)) {
-      done += ecs_destroy(t->w, t->entity[c]);
-      if (t->first_child[c] != NONE) {
-        c = t->first_child[c];
-        continue;
-      }
-    }
-    while (t->next_sibling[c] == NONE) {
-      c = t->parent[c];
-      if (c == root) {
+  c = root;
+  for (;;) {
+    while (t->first_child[c] != NONE) c = t->first_child[c];
+    for (;;) {
+      uint32_t next = c == root ? NONE : t->next_sibling[c];
+      uint32_t p = t->parent[c];
+      if (row_alive(t, c)) done += ecs_destroy(t->w, t->entity[c]);
+      if (c == root || p == NONE) {
         (void)ecs_cleanup_release(t->w);
         return done;
       }
+      if (next != NONE) {
+        c = next;
+        break;
+      }
+      c = p;
     }
-    c = t->next_sibling[c];
   }
-  (void)ecs_cleanup_release(t->w);
-  return done;
 }
 
 void ecs_transform_set_parent_first(ecs_transform *t, bool on) {

@@ -33,6 +33,7 @@ static void tr_purge(ecs_world *w, void *self, uint32_t index) {
   uint32_t i = ecsi_sparse_get(&t->map, index);
   (void)w;
   if (i != NONE) t->entity[i] = ecs_mark_purged(t->entity[i]);
+  ecsi_owned_purge(t->c, index);
 }
 
 static void tr_free(ecs_world *w, void *self) {
@@ -40,6 +41,7 @@ static void tr_free(ecs_world *w, void *self) {
   if (t == NULL) return;
   ecsi_free(w, t->buf, t->buf_size);
   ecsi_sparse_free(w, &t->map);
+  ecsi_owned_free(w, t->c);
   ecsi_free(w, t, sizeof *t);
 }
 
@@ -75,8 +77,13 @@ static const char *tr_check(const ecs_world *w, const void *self) {
   if (n > t->cap) return "transform: more rows than capacity";
   for (uint32_t i = 0; i < n; i++) {
     uint32_t p = t->parent[i], f = t->first_child[i], c, count = 0;
-    const ecs_trs *l = &t->local[i];
+    ecs_trs local, *l = &local;
     double qn = 0;
+    get_local_row(t, i, &local);
+    for (int k = 0; k < 3; k++)
+      if (memcmp(&ecsi_owned_f64(t->c, (uint32_t)(TC_WX + k))[i],
+                 &t->world[i][12 + k], sizeof(double)) != 0)
+        return "transform: world position column differs from the matrix";
     if (ecsi_sparse_get(&t->map, ecs_entity_index(t->entity[i])) != i)
       return "transform: row missing from the map";
     if (ecs_entity_index(t->entity[i]) == 0) return "transform: null entity row";
@@ -106,6 +113,7 @@ static const char *tr_check(const ecs_world *w, const void *self) {
     listed += count;
   }
   if (listed != with_parent) return "transform: rows missing from child lists";
+  if ((bad = ecsi_owned_check(w, t->c, t->entity, n)) != NULL) return bad;
   cu.t = t;
   bad = ecsi_sparse_each(&t->map, check_map_entry, &cu);
   if (bad != NULL) return bad;
@@ -159,8 +167,8 @@ static void tr_clear(ecs_world *w, void *self) {
   t->buf_size = 0;
   t->n = t->cap = 0;
   t->world = NULL;
-  t->local = NULL;
   t->entity = NULL;
+  ecsi_owned_clear(w, t->c);
   t->parent = t->first_child = t->next_sibling = t->prev_sibling = NULL;
   t->mark = NULL;
   t->epoch = t->gc_cursor = 0;
@@ -179,11 +187,11 @@ static size_t map_bytes(const ecsi_sparse *m) {
 static void tr_stats(const ecs_world *w, const void *self,
                      ecs_manager_stats *out) {
   const ecs_transform *t = (const ecs_transform *)self;
-  (void)w;
   out->records = t->n;
   out->live = 0;
   for (uint32_t i = 0; i < t->n; i++) out->live += row_alive(t, i);
-  out->bytes = sizeof *t + t->buf_size + map_bytes(&t->map);
+  out->bytes = sizeof *t + t->buf_size + map_bytes(&t->map) +
+               ecsi_owned_bytes(w, t->c);
 }
 
 /*
@@ -237,10 +245,11 @@ _Static_assert(sizeof(ecs_trs) == 10 * sizeof(double),
 /* Save live row i, a child of live row p (NONE: saved as a root). */
 static ecs_err save_row(const ecs_transform *t, uint32_t i, uint32_t p,
                         ecs_writer *out) {
-  ecs_trs l = t->local[i];
+  ecs_trs l;
   double m[16];
   uint8_t flags = 0;
   ecs_err err;
+  get_local_row(t, i, &l);
   if (p == NONE && t->parent[i] != NONE) /* parent dead: see get_local */
     ecsi_transform_decompose(t->world[i], &l);
   ecsi_transform_compose(p == NONE ? NULL : t->world[p], &l, m);
@@ -342,10 +351,13 @@ static ecs_err load_row(ecs_transform *nt, ecs_reader *in) {
   if ((flags & TR_WORLD) && !(m[3] == 0 && m[7] == 0 && m[11] == 0 && m[15] == 1))
     return ECS_ERR_CORRUPT;
   err = ecsi_sparse_reserve(nt->w, &nt->map, ecs_entity_index(e));
+  if (err == ECS_ERR_OK)
+    err = ecsi_owned_reserve(nt->w, nt->c, i + 1u, ecs_entity_index(e));
   if (err != ECS_ERR_OK) return err;
   nt->n++;
+  (void)ecsi_owned_append(nt->w, nt->c, e);
   nt->entity[i] = e;
-  nt->local[i] = l;
+  put_local_row(nt, i, &l);
   nt->parent[i] = nt->first_child[i] = NONE;
   nt->next_sibling[i] = nt->prev_sibling[i] = NONE;
   nt->mark[i] = 0;
@@ -353,6 +365,7 @@ static ecs_err load_row(ecs_transform *nt, ecs_reader *in) {
   if (flags & TR_WORLD) memcpy(nt->world[i], m, sizeof m);
   else
     ecsi_transform_compose(p == NONE ? NULL : nt->world[p], &l, nt->world[i]);
+  put_world_row(nt, i);
   ecsi_sparse_set(&nt->map, ecs_entity_index(e), i);
   return ECS_ERR_OK;
 }
@@ -383,17 +396,27 @@ static ecs_err tr_load(ecs_world *w, void *self, ecs_reader *in) {
   }
   memset(&nt, 0, sizeof nt);
   nt.w = w;
-  err = ecsi_transform_reserve_rows(&nt, count);
+  err = ecsi_transform_columns_new(w, &nt);
+  if (err == ECS_ERR_OK) err = ecsi_transform_reserve_rows(&nt, count);
   for (uint32_t k = 0; k < count && err == ECS_ERR_OK; k++)
     err = load_row(&nt, in);
+  /* the rows go to t's own component (queries watch that one); a twin's
+  ** to the component of the manager it stands in for, at the swap */
+  if (err == ECS_ERR_OK)
+    err = ecsi_owned_take_prepare(w, t->of != NULL ? t->of->c : t->c, nt.c);
   if (err != ECS_ERR_OK) {
     ecsi_free(w, nt.buf, nt.buf_size);
     ecsi_sparse_free(w, &nt.map);
+    ecsi_owned_free(w, nt.c);
     in->pos = start;
     return err;
   }
   ecsi_free(w, t->buf, t->buf_size);
   ecsi_sparse_free(w, &t->map);
+  ecsi_owned_take(w, t->c, nt.c);
+  ecsi_owned_free(w, nt.c);
+  nt.c = t->c;
+  nt.of = t->of;
   nt.parent_first = t->parent_first; /* a setting, not a record */
   *t = nt;
   return ECS_ERR_OK;
@@ -411,16 +434,27 @@ static void *tr_twin(ecs_world *w, const void *self) {
   memset(n, 0, sizeof *n);
   n->w = w;
   n->parent_first = t->parent_first;
+  n->of = t;
+  if (ecsi_transform_columns_new(w, n) != ECS_ERR_OK) {
+    ecsi_free(w, n, sizeof *n);
+    return NULL;
+  }
   return n;
 }
 
+/* Each keeps its component object (queries watch a's) and takes the
+** other's rows into it (the twin's load reserved what a's needs). */
 static void tr_swap(ecs_world *w, void *self, void *twin) {
   ecs_transform *a = (ecs_transform *)self, *b = (ecs_transform *)twin;
+  ecs_component *ca = a->c, *cb = b->c;
   ecs_transform tmp = *a;
-  (void)w;
   *a = *b;
   *b = tmp;
+  a->c = ca;
+  b->c = cb;
+  a->of = b->of = NULL;
   a->parent_first = tmp.parent_first;
+  ecsi_owned_take(w, ca, cb);
 }
 
 /* }==================================================================== */

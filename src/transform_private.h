@@ -30,6 +30,7 @@
 
 #include <math.h>
 
+#include "component_owned.h"
 #include "sparse.h"
 #include "transform.h"
 
@@ -41,7 +42,8 @@ struct ecs_transform {
   void *buf;
   size_t buf_size;
   double (*world)[16];
-  ecs_trs *local;
+  ecs_component *c;         /* the locals and world positions, row for row */
+  const ecs_transform *of;  /* a twin: the manager it stands in for */
   ecs_entity *entity;
   uint32_t *parent, *first_child, *next_sibling, *prev_sibling;
   uint32_t *mark;           /* batch propagation stamps */
@@ -55,7 +57,8 @@ struct ecs_transform {
 ** Internal functions, by the file that defines them
 ** ===================================================================== */
 
-/* transform.c: the rows and links */
+/* transform.c: the rows and links; the component of the locals */
+ecs_err ecsi_transform_columns_new(ecs_world *w, ecs_transform *t);
 ecs_err ecsi_transform_reserve_rows(ecs_transform *t, uint32_t need);
 void ecsi_transform_link_row(ecs_transform *t, uint32_t c, uint32_t p);
 void ecsi_transform_unlink_row(ecs_transform *t, uint32_t c);
@@ -79,6 +82,68 @@ void ecsi_transform_propagate(ecs_transform *t, uint32_t root);
 
 /* transform_hooks.c: the class, which ecs_transform_new registers */
 extern const ecs_manager_class ecsi_transform_class;
+
+/* transform_propagate.c: what bulk writes to the columns trigger */
+extern const ecsi_owner ecsi_transform_owner;
+
+/* }==================================================================== */
+
+/* {====================================================================
+** The columns: the owned component "transform" (component_owned.h) holds
+** each row's local transform and world position, row for row with the
+** manager's own rows, so that queries and every bulk path use them
+** ===================================================================== */
+
+enum {
+  TC_PX, TC_PY, TC_PZ, TC_QX, TC_QY, TC_QZ, TC_QW, TC_SX, TC_SY, TC_SZ,
+  TC_WX, TC_WY, TC_WZ, TC_FIELDS
+};
+
+typedef struct trs_cols {
+  double *v[TC_FIELDS];
+  uint32_t *changed; /* the rows' change stamps, or NULL */
+  uint32_t now;
+} trs_cols;
+
+/* The column bases, valid until the component's rows next grow or move. */
+static inline void trs_cols_of(const ecs_transform *t, trs_cols *k) {
+  for (int f = 0; f < TC_FIELDS; f++) k->v[f] = ecsi_owned_f64(t->c, (uint32_t)f);
+  k->changed = ecsi_owned_changed(t->w, t->c, &k->now);
+}
+
+static inline void trs_load(const trs_cols *k, uint32_t i, ecs_trs *l) {
+  for (int f = 0; f < 3; f++) l->position[f] = k->v[TC_PX + f][i];
+  for (int f = 0; f < 4; f++) l->rotation[f] = k->v[TC_QX + f][i];
+  for (int f = 0; f < 3; f++) l->scale[f] = k->v[TC_SX + f][i];
+}
+
+static inline void trs_store(const trs_cols *k, uint32_t i, const ecs_trs *l) {
+  if (k->changed != NULL) k->changed[i] = k->now;
+  for (int f = 0; f < 3; f++) k->v[TC_PX + f][i] = l->position[f];
+  for (int f = 0; f < 4; f++) k->v[TC_QX + f][i] = l->rotation[f];
+  for (int f = 0; f < 3; f++) k->v[TC_SX + f][i] = l->scale[f];
+}
+
+/* Row i's stored local / write it (one row: the bases looked up here). */
+static inline void get_local_row(const ecs_transform *t, uint32_t i,
+                                 ecs_trs *l) {
+  trs_cols k;
+  trs_cols_of(t, &k);
+  trs_load(&k, i, l);
+}
+
+static inline void put_local_row(ecs_transform *t, uint32_t i,
+                                 const ecs_trs *l) {
+  trs_cols k;
+  trs_cols_of(t, &k);
+  trs_store(&k, i, l);
+}
+
+/* Row i's world position columns from its world matrix. */
+static inline void put_world_row(ecs_transform *t, uint32_t i) {
+  for (int f = 0; f < 3; f++)
+    ecsi_owned_f64(t->c, (uint32_t)(TC_WX + f))[i] = t->world[i][12 + f];
+}
 
 /* }==================================================================== */
 

@@ -21,6 +21,7 @@
 **
 ** Layer: managers (layers: alloc.h).
 */
+#include <float.h>
 #include <math.h>
 
 #include "transform_private.h"
@@ -87,10 +88,20 @@ static void compose(const double *pw, const ecs_trs *l, double *out) {
 ** Propagation
 ** ===================================================================== */
 
-/* world[i] = parent world * local matrix (the parent's world is current) */
-static void update_world(ecs_transform *t, uint32_t i) {
+/*
+** world[i] = parent world * local matrix (the parent's world is current),
+** and the world position columns from it. k: the column bases.
+*/
+static void update_world(ecs_transform *t, const trs_cols *k, uint32_t i) {
   uint32_t p = t->parent[i];
-  compose(p == NONE ? NULL : t->world[p], &t->local[i], t->world[i]);
+  ecs_trs l;
+  double *m = t->world[i];
+  trs_load(k, i, &l);
+  compose(p == NONE ? NULL : t->world[p], &l, m);
+  k->v[TC_WX][i] = m[12];
+  k->v[TC_WY][i] = m[13];
+  k->v[TC_WZ][i] = m[14];
+  if (k->changed != NULL) k->changed[i] = k->now; /* its world moved */
 }
 
 /*
@@ -101,11 +112,13 @@ static void update_world(ecs_transform *t, uint32_t i) {
 */
 static void propagate(ecs_transform *t, uint32_t root) {
   uint32_t c;
-  update_world(t, root);
+  trs_cols k;
+  trs_cols_of(t, &k);
+  update_world(t, &k, root);
   c = t->first_child[root];
   while (c != NONE) {
     if (row_alive(t, c)) {
-      update_world(t, c);
+      update_world(t, &k, c);
       if (t->first_child[c] != NONE) {
         c = t->first_child[c];
         continue;
@@ -145,11 +158,13 @@ static uint32_t fresh_stamps(ecs_transform *t, uint32_t k) {
 ** is stamped, since that ancestor's walk covers it; each propagated row is
 ** restamped epoch + 1 so duplicates in the batch are walked once.
 */
-static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
+static void propagate_batch(ecs_transform *t, const uint32_t *inst,
+                            uint32_t first, size_t n) {
   uint32_t base = fresh_stamps(t, 2u);
-  for (size_t k = 0; k < n; k++) t->mark[inst[k]] = base;
+#define ROW(k) (inst != NULL ? inst[k] : first + (uint32_t)(k))
+  for (size_t k = 0; k < n; k++) t->mark[ROW(k)] = base;
   for (size_t k = 0; k < n; k++) {
-    uint32_t i = inst[k], a;
+    uint32_t i = ROW(k), a;
     bool covered = false;
     if (t->mark[i] != base) continue; /* already walked */
     for (a = t->parent[i]; a != NONE && row_alive(t, a); a = t->parent[a])
@@ -161,6 +176,7 @@ static void propagate_batch(ecs_transform *t, const uint32_t *inst, size_t n) {
     t->mark[i] = base + 1u;
     propagate(t, i);
   }
+#undef ROW
 }
 
 /*
@@ -223,9 +239,10 @@ ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
   if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
     repair(t, inst[k]);
-    (void)ecsi_transform_clean_trs(&locals[k], &t->local[inst[k]]);
+    (void)ecsi_transform_clean_trs(&locals[k], &tmp);
+    put_local_row(t, inst[k], &tmp);
   }
-  propagate_batch(t, inst, n);
+  propagate_batch(t, inst, 0, n);
   return batch_notify(t, inst, n, es);
 }
 
@@ -239,15 +256,91 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
   err = batch_begin(t, n, &es);
   if (err != ECS_ERR_OK) return err;
   for (size_t k = 0; k < n; k++) {
-    ecs_trs *l = &t->local[inst[k]];
-    repair(t, inst[k]);
-    l->position[0] = xyz[3 * k];
-    l->position[1] = xyz[3 * k + 1];
-    l->position[2] = xyz[3 * k + 2];
+    trs_cols c;
+    uint32_t i = inst[k];
+    repair(t, i);
+    trs_cols_of(t, &c);
+    if (c.changed != NULL) c.changed[i] = c.now;
+    c.v[TC_PX][i] = xyz[3 * k];
+    c.v[TC_PY][i] = xyz[3 * k + 1];
+    c.v[TC_PZ][i] = xyz[3 * k + 2];
   }
-  propagate_batch(t, inst, n);
+  propagate_batch(t, inst, 0, n);
   return batch_notify(t, inst, n, es);
 }
+
+/* {====================================================================
+** Bulk writes through the columns: q:apply, expression and native
+** systems, q:columns (component_owned.h: every one of them touches the
+** rows it wrote, and the touch brings them here)
+** ===================================================================== */
+
+/*
+** What a bulk path may have stored, made a valid local: NaN becomes 0 and
+** an infinity the largest finite double of its sign (position and scale),
+** and the rotation is normalized, a zero or non-finite one becoming the
+** identity. The per-entity setters refuse such values instead; a bulk
+** write has already happened when the manager hears of it.
+*/
+static double finite_or(double v) {
+  if (isnan(v)) return 0.0;
+  if (isinf(v)) return v > 0 ? DBL_MAX : -DBL_MAX;
+  return v;
+}
+
+static void clean_row(const trs_cols *k, uint32_t i) {
+  ecs_trs l;
+  bool bad_rotation = false;
+  trs_load(k, i, &l);
+  for (int f = 0; f < 3; f++) {
+    l.position[f] = finite_or(l.position[f]);
+    l.scale[f] = finite_or(l.scale[f]);
+  }
+  for (int f = 0; f < 4; f++) bad_rotation |= !isfinite(l.rotation[f]);
+  if (bad_rotation) {
+    l.rotation[0] = l.rotation[1] = l.rotation[2] = 0.0;
+    l.rotation[3] = 1.0;
+  }
+  /* the setters' normalization, bit for bit; only a zero rotation is left
+  ** for it to refuse */
+  if (ecsi_transform_clean_trs(&l, &l) != ECS_ERR_OK) {
+    l.rotation[0] = l.rotation[1] = l.rotation[2] = 0.0;
+    l.rotation[3] = 1.0;
+  }
+  trs_store(k, i, &l);
+}
+
+/*
+** The rows written (rows[0 .. n), or first .. first + n): each live one
+** cleaned and made a real root if its parent died (the write is its new
+** local, relative to nothing), then one batch propagation. No SET is
+** notified: like every bulk write to a component, these tell no listener.
+*/
+static void columns_written(ecs_world *w, void *ud, ecs_component *c,
+                            const uint32_t *rows, uint32_t first, size_t n) {
+  ecs_transform *t = (ecs_transform *)ud;
+  trs_cols k;
+  (void)w;
+  (void)c;
+  trs_cols_of(t, &k);
+  for (size_t j = 0; j < n; j++) {
+    uint32_t i = rows != NULL ? rows[j] : first + (uint32_t)j, p;
+    if (i >= t->n) continue;
+    clean_row(&k, i);
+    p = t->parent[i];
+    if (p != NONE && !row_alive(t, p)) ecsi_transform_unlink_row(t, i);
+  }
+  if (rows == NULL) {
+    if (first < t->n)
+      propagate_batch(t, NULL, first, first + n > t->n ? t->n - first : n);
+  } else {
+    for (size_t j = 0; j < n; j++) /* rows past the end: none in practice */
+      if (rows[j] >= t->n) return;
+    propagate_batch(t, rows, 0, n);
+  }
+}
+
+const ecsi_owner ecsi_transform_owner = {columns_written};
 
 /* }==================================================================== */
 

@@ -162,6 +162,10 @@ typedef struct ltransform {
   ecs_transform *t;
 } ltransform;
 
+/* transform.c: world.transform as a query term, or NULL (not one) */
+ecs_component *ecsl_transform_term(lua_State *L, int idx, lworld *lw,
+                                   int arg);
+
 typedef struct lnames {
   ecs_names *m;
 } lnames;

@@ -74,6 +74,10 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
     ecsl_error(L, NULL, fn, ECS_ERR_LUA_FIELD,
                lua_pushfstring(L, "column '%s': %s", s,
                                ecs_strerror(ECS_ERR_LUA_FIELD)), 0);
+  if (write && ecs_component_readonly(c, f))
+    ecsl_error(L, NULL, fn, ECS_ERR_READONLY_FIELD,
+               lua_pushfstring(L, "column '%s': %s (read it with '%s:in')", s,
+                               ecs_strerror(ECS_ERR_READONLY_FIELD), s), 0);
   packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, f)->type << 1 |
            (lua_Integer)f << 9 | (lua_Integer)k << 17;
   ecsl_push_query_cache(L, qidx, QC_SPECS);
@@ -187,7 +191,8 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
 }
 
 /* Store n converted values: at rows[j] (exact rows), or, when the loop
-** body changed the structure, at each still-matching entity's row now. */
+** body changed the structure, at each still-matching entity's row now.
+** The rows are touched afterwards, once per component (columns_touch). */
 static void columns_store(ecs_world *w, lcolumns *st, colspec s,
                           const cvalue *in, uint32_t n, bool current) {
   ecs_component *c = ecs_query_with(st->lq->q, s.term);
@@ -199,13 +204,28 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
         ecs_instance i = ecs_component_lookup(w, c, st->ent[j]);
         ecs_component_prewrite(w, c, i);
         ecs_value_store_inline(base, s.type, i, in[j]);
-        ecs_component_touch(w, c, i);
       }
     return;
   }
   ecs_component_prewrite_n(w, c, rows, n);
   ecs_value_store_rows(base, s.type, rows, in, n, false);
-  ecs_component_touch_n(w, c, rows, n);
+}
+
+/*
+** Touch the rows of term written by the chunk, after every column was
+** stored: a manager that owns the component (the transform) then sees
+** each row's new values whole (all of a quaternion, not one field of it).
+*/
+static void columns_touch(ecs_world *w, lcolumns *st, uint32_t term,
+                          uint32_t n, bool current) {
+  ecs_component *c = ecs_query_with(st->lq->q, term);
+  if (!current) {
+    for (uint32_t j = 0; j < n; j++)
+      if (ecs_query_matches(w, st->lq->q, st->ent[j]))
+        ecs_component_touch(w, c, ecs_component_lookup(w, c, st->ent[j]));
+    return;
+  }
+  ecs_component_touch_n(w, c, st->rows + (size_t)term * COLUMNS_CHUNK, n);
 }
 
 /*
@@ -248,6 +268,12 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
     if (st->col[k].write)
       columns_store(w, st, st->col[k],
                     st->scratch + (size_t)slot++ * COLUMNS_CHUNK, n, current);
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    bool first = st->col[k].write;
+    for (uint32_t j = 0; j < k && first; j++) /* each term once */
+      if (st->col[j].write && st->col[j].term == st->col[k].term) first = false;
+    if (first) columns_touch(w, st, st->col[k].term, n, current);
+  }
   st->n = 0;
 }
 

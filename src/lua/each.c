@@ -151,13 +151,25 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     if (current) {
       ecs_component_prewrite(w, c, st->row[k]);
       ecs_value_store(st->base[k], st->spec[k].type, st->row[k], st->out[r]);
-      ecs_component_touch(w, c, st->row[k]);
     } else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE) {
       ecs_component_prewrite(w, c, i);
       ecs_value_store(ecs_component_column(c, st->spec[k].field),
                       st->spec[k].type, i, st->out[r]);
-      ecs_component_touch(w, c, i);
     }
+  }
+  /* then each component written is touched once: a manager that owns one
+  ** (the transform) sees the row's new values whole */
+  for (int r = 0; r < nres; r++) {
+    uint32_t k = st->wspec[r];
+    ecs_component *c = st->comp[k];
+    ecs_instance i;
+    bool first = (set & ((uint64_t)1 << r)) != 0;
+    for (int q = 0; q < r && first; q++)
+      if ((set & ((uint64_t)1 << q)) && st->comp[st->wspec[q]] == c) first = false;
+    if (!first) continue;
+    if (current) ecs_component_touch(w, c, st->row[k]);
+    else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE)
+      ecs_component_touch(w, c, i);
   }
 }
 

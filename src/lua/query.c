@@ -52,9 +52,12 @@ int ecsl_push_query_cache(lua_State *L, int qidx, int k) {
 /* The manager at idx (stack index arg of the call), of the world lw. */
 static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
   lcomponent *lc;
-  if (!ecsl_is_comp(L, idx))
+  ecs_component *tc;
+  if (!ecsl_is_comp(L, idx)) {
+    if ((tc = ecsl_transform_term(L, idx, lw, arg)) != NULL) return tc;
     luaL_argerror(L, arg, lua_pushfstring(L, "component expected, got %s",
                                           ecsl_value_type_name(L, idx)));
+  }
   lc = (lcomponent *)lua_touserdata(L, idx);
   if (lc->c == NULL || lc->lw->w == NULL)
     ecsl_closed(L);

@@ -42,6 +42,20 @@ static ecs_transform *check_tr(lua_State *L) {
   return ((ltransform *)check_builtin(L))->t;
 }
 
+/*
+** world.transform as a query term (world:query(P, world.transform)): its
+** columns, the component ecs_transform_columns gives. NULL when idx is
+** not a transform object; raises for a closed world or another world's.
+*/
+ecs_component *ecsl_transform_term(lua_State *L, int idx, lworld *lw,
+                                   int arg) {
+  lhead *h = ecsl_test_plugin(L, idx, ECS_LUA_TRANSFORM);
+  if (h == NULL) return NULL;
+  if (h->lw == NULL || h->lw->w == NULL) ecsl_closed(L);
+  if (h->lw != lw) luaL_argerror(L, arg, "transform of another world");
+  return ecs_transform_columns(((ltransform *)(void *)((plugin_head *)(void *)h + 1))->t);
+}
+
 static ecs_names *check_names(lua_State *L) {
   return ((lnames *)check_builtin(L))->m;
 }
