@@ -110,15 +110,13 @@ static void update_world(ecs_transform *t, const trs_cols *k, uint32_t i) {
 ** next_sibling, back up through parent until a sibling is found or root is
 ** reached. Dead nodes are not entered (see transform.c's file comment).
 */
-static void propagate(ecs_transform *t, uint32_t root) {
+static void propagate_with(ecs_transform *t, const trs_cols *k, uint32_t root) {
   uint32_t c;
-  trs_cols k;
-  trs_cols_of(t, &k);
-  update_world(t, &k, root);
+  update_world(t, k, root);
   c = t->first_child[root];
   while (c != NONE) {
     if (row_alive(t, c)) {
-      update_world(t, &k, c);
+      update_world(t, k, c);
       if (t->first_child[c] != NONE) {
         c = t->first_child[c];
         continue;
@@ -130,6 +128,13 @@ static void propagate(ecs_transform *t, uint32_t root) {
     }
     c = t->next_sibling[c];
   }
+}
+
+/* One subtree: the column bases looked up once for the walk. */
+static void propagate(ecs_transform *t, uint32_t root) {
+  trs_cols k;
+  trs_cols_of(t, &k);
+  propagate_with(t, &k, root);
 }
 
 /* Has the world any listener? Batches gather entities only then. */
@@ -161,6 +166,8 @@ static uint32_t fresh_stamps(ecs_transform *t, uint32_t k) {
 static void propagate_batch(ecs_transform *t, const uint32_t *inst,
                             uint32_t first, size_t n) {
   uint32_t base = fresh_stamps(t, 2u);
+  trs_cols cols; /* the bases once for the batch: walks move no row */
+  trs_cols_of(t, &cols);
 #define ROW(k) (inst != NULL ? inst[k] : first + (uint32_t)(k))
   for (size_t k = 0; k < n; k++) t->mark[ROW(k)] = base;
   for (size_t k = 0; k < n; k++) {
@@ -174,7 +181,7 @@ static void propagate_batch(ecs_transform *t, const uint32_t *inst,
       }
     if (covered) continue;
     t->mark[i] = base + 1u;
-    propagate(t, i);
+    propagate_with(t, &cols, i);
   }
 #undef ROW
 }
@@ -248,6 +255,7 @@ ecs_err ecs_transform_set_locals(ecs_transform *t, const uint32_t *inst,
 
 ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
                                     const double *xyz, size_t n) {
+  trs_cols c;
   ecs_entity *es;
   ecs_err err;
   if (!valid_rows(t, inst, n)) return ECS_ERR_BAD_ROWS;
@@ -255,11 +263,10 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
     if (!isfinite(xyz[k])) return ECS_ERR_NOT_FINITE;
   err = batch_begin(t, n, &es);
   if (err != ECS_ERR_OK) return err;
+  trs_cols_of(t, &c); /* writes move no row */
   for (size_t k = 0; k < n; k++) {
-    trs_cols c;
     uint32_t i = inst[k];
     repair(t, i);
-    trs_cols_of(t, &c);
     if (c.changed != NULL) c.changed[i] = c.now;
     c.v[TC_PX][i] = xyz[3 * k];
     c.v[TC_PY][i] = xyz[3 * k + 1];
