@@ -7,10 +7,21 @@ Lua 5.4, no dependency: what examples/lib/png.lua compresses its image with.
   deflate.zlib(data [, opts])      --> a zlib stream: header 78 9C, DEFLATE, Adler-32
   deflate.adler32(data [, adler])  --> Adler-32 of data, continuing from adler (1 to start)
 
-data is a string, or a sequence of byte values (integers 0..255, e.g. rows
-a PNG writer built; read with #data, not copied). opts.block = "dynamic",
-"fixed" or "stored" forces that block type (for tests); without it each
-block is written in whichever of the three is smallest.
+data is a string, or a sequence of byte values 1..#data (integers 0..255,
+e.g. the rows a PNG writer built). A table is checked first ("deflate.zlib:
+bad argument #1 (byte 3 is 256, ...)") and then not copied but worked on in
+place: while the call runs its entries are 8-byte words (to_words, below),
+and they are bytes again when it returns (a float such as 110.0 comes back
+as the integer 110). opts.block = "dynamic", "fixed" or "stored" forces
+that block type (for tests); without it each block is written in whichever
+of the three is smallest. Output is deterministic: the same input gives the
+same bytes.
+
+Speed and size (the development machine, Lua 5.4): the arena's 768 px
+picture, 1.77 MB of filtered rows, in about 0.4 s to 94.8 KB of DEFLATE
+(zlib level 6 on the same rows: 95.1 KB; level 9: 81.0 KB); 1.2 MB of
+random words in 1.3 s to 318 KB (zlib level 6: 308 KB). So roughly 1 to 4
+MB/s, with zlib level 6's output size within a few percent.
 
 How it compresses:
   * LZ77 over a 32 KB window (distances 1..32768, lengths 3..258). Every
@@ -42,7 +53,7 @@ How it compresses:
 local deflate = {}
 
 local MAX_CHAIN = 128     -- links followed per search (these four are zlib's level 6)
-local GOOD_LENGTH = 8    -- a pending match this long: search a quarter of the chain
+local GOOD_LENGTH = 8     -- a pending match this long: search a quarter of the chain
 local LAZY_LENGTH = 16    -- a pending match this long: no lazy search
 local NICE_LENGTH = 128   -- a match this long ends a search
 local TOO_FAR = 4096      -- a 3-byte match further back than this is dropped
@@ -572,6 +583,9 @@ local function deflate_bytes(w, d, own, force)
   compress(w, d, n, force)
   if not own then from_words(d, n) end
 end
+
+-- Not part of the interface: for spec/deflate_spec.lua, which checks the length limits.
+deflate._code_lengths = code_lengths
 
 function deflate.compress(data, opts)
   local d, own = check_args("compress", data, opts)

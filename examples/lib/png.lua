@@ -1,8 +1,12 @@
 --[[
-png.lua -- a PNG writer with no dependency: 8-bit RGB, no interlace, every
-row with filter 0, the zlib stream made of stored (uncompressed) deflate
-blocks. Checksums are computed here: CRC-32 (ISO 3309, as PNG requires)
-for each chunk, Adler-32 for the zlib stream.
+png.lua -- a PNG writer with no dependency: 8-bit RGB, no interlace. Each
+row gets the filter (None, Sub, Up or Paeth) that choose_filter below
+thinks will compress best, and the rows are compressed with deflate.lua
+(pure-Lua DEFLATE: LZ77 and Huffman coding, see its header) into a zlib
+stream in one IDAT chunk. Checksums are computed here: CRC-32 (ISO 3309,
+as PNG requires) for each chunk; Adler-32 for the zlib stream (deflate.lua).
+The arena's 768 x 768 picture (examples/arena.lua) takes about 95 KB and
+0.7 s to encode (1.77 MB with the stored blocks this wrote before).
 
   local png = require("png")
   local img = png.image(w, h, r, g, b)   -- filled with one colour
@@ -10,12 +14,16 @@ for each chunk, Adler-32 for the zlib stream.
   img:get(x, y)                          --> r, g, b
   png.write(img, "out.png")              -- or png.encode(img) --> string
   png.crc32(s [, crc]), png.adler32(s [, adler])
+
+png.encode raises "png.encode: pixel (x, y) has a value outside 0..255"
+for a channel that is not an integer 0..255 (set does not check).
 ]]
 local deflate = require("deflate")
 
 local png = {}
 
 -- The cost of a change of pattern in a row, in units of libpng's filter measure (choose_filter).
+-- A knob for experiments: 0 gives libpng's heuristic.
 png.BREAK_COST = 256
 
 local crc_table = {}
@@ -90,16 +98,20 @@ for v = 0, 255 do SABS[v] = v < 128 and v or 256 - v end
 --[[
 The filter type for row y (pixels px[r+1..r+st], the row above prow[po+1..po+st]):
 0 None, 1 Sub, 2 Up or 4 Paeth, whichever row costs least. The cost is
-libpng's (the sum of the filtered bytes as signed magnitudes) plus
+libpng's (the sum of the filtered bytes read as signed magnitudes) plus
 png.BREAK_COST for every pixel whose filtered bytes differ from those of
 the pixel before it: LZ77 codes a repeating stretch as one match, and each
-change of pattern costs a literal and a new match. With the sum alone the
-arena's picture (a flat background and ~100k isolated dots) gets Sub, Up
-and Paeth rows, whose dots turn into pairs of changes, and compresses to
-1.4x the size of all-None rows; with the breaks counted it gets None rows,
-while on a photograph the choice stays libpng's. Every byte is checked
-(0..255) on the way: the slow branch sees every value that differs from
-its left neighbour.
+change of pattern costs a literal and a new match, which the sum does not
+see. Measured on the arena's 768 px picture (a flat background with ~100k
+isolated dots), compressed by deflate.lua:
+  libpng's sum alone (BREAK_COST 0): Sub and Up rows, 136,642 bytes (each
+    dot becomes two changes of pattern, in the row or in the next);
+  BREAK_COST 256: None rows but two, 94,881 bytes; every row None: 94,561.
+On a smooth, noisy image (a stand-in for a photograph) BREAK_COST 256
+gives a file within 0.3% of the sum's choice (zlib level 6 on both).
+Every byte is checked (0..255) on the way: the slow branch below sees
+every value that differs from its left neighbour, and the fast one only
+values equal to an already checked one.
 ]]
 local function choose_filter(px, r, prow, po, w, y)
   local BREAK = png.BREAK_COST
