@@ -923,8 +923,10 @@ local function main(argv)
   if not o.quiet then print(""); print(arena.minimap(sim)) end
   if o.image then
     local png = require("png")
-    local bytes = png.write(arena.render(sim, o.size), o.image)
-    print(("wrote %s (%dx%d, %d bytes)"):format(o.image, o.size, o.size, bytes))
+    local img = arena.render(sim, o.size)
+    local t0 = os.clock()
+    local bytes = png.write(img, o.image)
+    print(("wrote %s (%dx%d, %d bytes, encoded in %.2f s)"):format(o.image, o.size, o.size, bytes, os.clock() - t0))
   end
   local consistent, err = sim.world:check()
   sim.world:close()

@@ -3,7 +3,8 @@ demo_spec.lua -- runs the demo (examples/arena.lua) for a few hundred frames
 with a fixed seed and a small population, then checks invariants of the
 outcome: entity counts conserved by the rules, the loot rule keeping
 entity ids, no live component pointing at a dead entity, determinism for a
-seed, and a valid PNG of the requested size. Runs in-process against
+seed, and a valid PNG of the requested size holding the picture it was
+given (read back by spec/support/png_read.lua). Runs in-process against
 whichever build busted was pointed at (build/, build-asan/, rocks/), and
 once as a subprocess through its command line.
 ]]
@@ -15,58 +16,9 @@ local KINDS = { "asteroid", "enemy", "defender", "turret", "bullet", "pickup" }
 local TAG = { asteroid = "Asteroid", enemy = "Enemy", defender = "Defender",
   turret = "Turret", bullet = "Bullet", pickup = "Pickup" }
 
--- Independent checksums for the PNG check (bitwise, no tables).
-local function crc32(s)
-  local c = 0xFFFFFFFF
-  for i = 1, #s do
-    c = c ~ s:byte(i)
-    for _ = 1, 8 do c = (c >> 1) ~ (0xEDB88320 & -(c & 1)) end
-  end
-  return c ~ 0xFFFFFFFF
-end
-local function adler32(s)
-  local a, b = 1, 0
-  for i = 1, #s do a = (a + s:byte(i)) % 65521; b = (b + a) % 65521 end
-  return (b << 16) | a
-end
-
--- Parse a PNG made of stored deflate blocks; returns width, height, raw bytes, or raises.
-local function read_png(data)
-  assert(data:sub(1, 8) == "\x89PNG\r\n\26\n", "signature")
-  local pos, chunks, idat = 9, {}, {}
-  while pos <= #data do
-    local len, kind = string.unpack(">I4c4", data, pos)
-    local body = data:sub(pos + 8, pos + 7 + len)
-    assert(#body == len, "truncated chunk " .. kind)
-    local crc = string.unpack(">I4", data, pos + 8 + len)
-    assert(crc == crc32(kind .. body), "bad CRC in " .. kind)
-    chunks[#chunks + 1] = kind
-    if kind == "IDAT" then idat[#idat + 1] = body end
-    if kind == "IHDR" then chunks.ihdr = body end
-    pos = pos + 12 + len
-  end
-  assert(chunks[1] == "IHDR" and chunks[#chunks] == "IEND", "chunk order")
-  local w, h, depth, ctype = string.unpack(">I4I4BB", chunks.ihdr)
-  assert(depth == 8 and ctype == 2, "8-bit RGB")
-  local z = table.concat(idat)
-  local cmf, flg = z:byte(1, 2)
-  assert(cmf & 0x0F == 8 and (cmf * 256 + flg) % 31 == 0, "zlib header")
-  local p, out = 3, {}
-  local final
-  repeat
-    local hdr = z:byte(p)
-    final = hdr & 1
-    assert((hdr >> 1) & 3 == 0, "stored block expected")
-    local len, nlen = string.unpack("<I2I2", z, p + 1)
-    assert(len ~ 0xFFFF == nlen, "LEN/NLEN")
-    out[#out + 1] = z:sub(p + 5, p + 4 + len)
-    p = p + 5 + len
-  until final == 1
-  local raw = table.concat(out)
-  assert(string.unpack(">I4", z, p) == adler32(raw), "Adler-32")
-  assert(p + 4 == #z + 1, "trailing bytes after the zlib stream")
-  return w, h, raw
-end
+-- The PNG reader: chunks and CRCs, the IDAT stream decoded by the model
+-- decoder (spec/support/inflate.lua), rows unfiltered; raises on anything wrong.
+local read_png = require("spec.support.png_read")
 
 -- A digest of the final state: counts and every collider's position.
 local digest = require("spec.support.arena_digest")
@@ -178,24 +130,26 @@ describe("the demo (examples/arena.lua)", function()
     same_seed.world:close()
   end)
 
-  it("writes a valid PNG of the requested size", function()
+  it("writes a valid PNG of the requested size, holding the picture it was given", function()
     local png = require("png")
     local path = tmpname()
-    png.write(arena.render(sim, 120), path)
+    local img = arena.render(sim, 120)
+    png.write(img, path)
     local f = assert(io.open(path, "rb"))
     local data = f:read("a")
     f:close()
     os.remove(path)
-    local w, h, raw = read_png(data)
-    assert.equals(120, w)
-    assert.equals(120, h)
-    assert.equals(h * (1 + 3 * w), #raw)
+    local got = read_png(data)
+    assert.equals(120, got.width)
+    assert.equals(120, got.height)
+    assert.equals(120 * 120 * 3, #got.pixels)
     local colours = {}
-    for y = 0, h - 1 do
-      assert.equals(0, raw:byte(y * (1 + 3 * w) + 1), "filter byte")
-      for x = 0, w - 1 do
-        local p = y * (1 + 3 * w) + 2 + 3 * x
-        colours[raw:sub(p, p + 2)] = true
+    for y = 0, got.height - 1 do
+      for x = 0, got.width - 1 do
+        local p = 3 * (y * got.width + x) + 1
+        local r, g, b = img:get(x, y)
+        assert.same({ r, g, b }, { got.pixels:byte(p, p + 2) })
+        colours[got.pixels:sub(p, p + 2)] = true
       end
     end
     local n = 0
@@ -223,11 +177,11 @@ describe("the demo (examples/arena.lua)", function()
     assert.matches("collide", out, 1, true)
     assert.matches("wrote " .. path, out, 1, true)
     local f = assert(io.open(path, "rb"))
-    local w, h = read_png(f:read("a"))
+    local got = read_png(f:read("a"))
     f:close()
     os.remove(path)
-    assert.equals(40, w)
-    assert.equals(40, h)
+    assert.equals(40, got.width)
+    assert.equals(40, got.height)
     local p2 = assert(io.popen(("LUA_PATH=%q LUA_CPATH=%q lua5.4 examples/arena.lua --frames x 2>&1")
       :format(package.path, package.cpath)))
     local out2 = p2:read("a")
