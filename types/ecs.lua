@@ -42,11 +42,15 @@ error messages say them); lower-case classes are modules.
 
 ---A term list for `world:query{...}`: components, plus `without`,
 ---`changed` and `added` lists of components.
+---A query term: a component manager, or `world.transform` (its columns
+---`transform.px` .. `transform.sz`, and the read-only `transform.wx` .. `wz`).
+---@alias ecs.Term ecs.Component|ecs.Transform
+
 ---@class ecs.QuerySpec
----@field [integer] ecs.Component
----@field without? ecs.Component[]
----@field changed? ecs.Component[]
----@field added? ecs.Component[]
+---@field [integer] ecs.Term
+---@field without? ecs.Term[]
+---@field changed? ecs.Term[]
+---@field added? ecs.Term[]
 
 ---Scheduling options of `world:system` and `world:replace_system`.
 ---@class ecs.SystemOptions
@@ -213,8 +217,8 @@ function World:components() end
 function World:find_component(name) end
 
 ---A cached query: `world:query(C1, C2, ...)` or `world:query{ C1, without = {...} }`.
----@param spec ecs.QuerySpec|ecs.Component
----@param ... ecs.Component
+---@param spec ecs.QuerySpec|ecs.Term
+---@param ... ecs.Term
 ---@return ecs.Query
 function World:query(spec, ...) end
 
