@@ -170,8 +170,9 @@ function arena.run(opts)
     spinners = world:query(Spin),
     health = world:query(Health),
     turrets = world:query(Turret),
+    aimed = world:query(Turret, T),     -- turrets with their world positions
     ships = world:query(Ship),
-    placed_ships = world:query(Ship, Position),
+    placed_ships = world:query(Ship, Position, T),
     enemies = world:query(Enemy, Ship),
     bullets = world:query(Bullet),
     asteroids = world:query(Asteroid, Position),
@@ -391,20 +392,11 @@ function arena.run(opts)
     PM:copy_positions(Position)
   end)
 
-  -- Ship transforms follow their positions (one batch call); turrets are
-  -- children, so their world positions follow.
-  local att_e, att_x, att_y, att_z = {}, {}, {}, {}
-  world:system("attach", q.placed_ships, function(_, ships)
-    local n = 0
-    for c, e, x, y in ships:columns("entity", "Position.x:in", "Position.y:in") do
-      for i = 1, c do
-        n = n + 1
-        att_e[n], att_x[n], att_y[n], att_z[n] = e[i], x[i], y[i], 0
-      end
-    end
-    for k = n + 1, #att_e do att_e[k], att_x[k], att_y[k], att_z[k] = nil, nil, nil, nil end
-    T:set_local_positions(att_e, att_x, att_y, att_z)
-  end)
+  -- Ship transforms follow their positions: an expression system writes the
+  -- transform's columns, and the turrets, children of the ships, follow at once
+  -- (docs/transform.md, "Transforms in queries").
+  world:system("attach", q.placed_ships,
+    "transform.px = Position.x; transform.py = Position.y; transform.pz = 0")
 
   -- Timer wheels: bullets and pickups expire a fixed number of frames after birth.
   local bullet_wheel, pickup_wheel = {}, {}
@@ -417,31 +409,34 @@ function arena.run(opts)
   -- Turrets whose cooldown ran out pick the nearest foe in range (from the
   -- last grid build) and fire one bullet at it.
   local fire_list = {}
-  world:system("fire", q.turrets, function(_, turrets)
+  world:system("fire", q.aimed, function(_, turrets)
     local nf = 0
-    for t in turrets:entities() do
-      local cd, rate, range, damage, team, tgt = Turret:get(t)
-      if cd <= 0 then
-        local x, y = T:world_position(t)
-        local foes = team == ENEMY and DEF or ENEMY
-        local tag = team == ENEMY and Defender or Enemy
-        if not (world:alive(tgt) and tag:has(tgt)) then tgt = nil end
-        if tgt then
-          local tx, ty = Position:get(tgt)
-          if (tx - x) ^ 2 + (ty - y) ^ 2 > range * range then tgt = nil end
-        end
-        if not tgt then
-          tgt = grid:nearest(x, y, range, foes)
-          if tgt and not tag:has(tgt) then tgt = nil end
-        end
-        if tgt then
-          nf = nf + 1
-          local f = fire_list[nf] or {}
-          fire_list[nf] = f
-          f[1], f[2], f[3], f[4], f[5], f[6] = t, x, y, tgt, damage, team
-          Turret:set(t, 1 / rate, rate, range, damage, team, tgt)
-        else -- nothing in range: look again in a quarter second
-          Turret:set(t, 0.25, rate, range, damage, team, ecs.null)
+    for c, ts, cds, wxs, wys in turrets:columns("entity", "Turret.cooldown:in",
+                                                "transform.wx:in", "transform.wy:in") do
+      for i = 1, c do
+        if cds[i] <= 0 then
+          local t, x, y = ts[i], wxs[i], wys[i]
+          local _, rate, range, damage, team, tgt = Turret:get(t)
+          local foes = team == ENEMY and DEF or ENEMY
+          local tag = team == ENEMY and Defender or Enemy
+          if not (world:alive(tgt) and tag:has(tgt)) then tgt = nil end
+          if tgt then
+            local tx, ty = Position:get(tgt)
+            if (tx - x) ^ 2 + (ty - y) ^ 2 > range * range then tgt = nil end
+          end
+          if not tgt then
+            tgt = grid:nearest(x, y, range, foes)
+            if tgt and not tag:has(tgt) then tgt = nil end
+          end
+          if tgt then
+            nf = nf + 1
+            local f = fire_list[nf] or {}
+            fire_list[nf] = f
+            f[1], f[2], f[3], f[4], f[5], f[6] = t, x, y, tgt, damage, team
+            Turret:set(t, 1 / rate, rate, range, damage, team, tgt)
+          else -- nothing in range: look again in a quarter second
+            Turret:set(t, 0.25, rate, range, damage, team, ecs.null)
+          end
         end
       end
     end
