@@ -143,7 +143,7 @@ vg_pid=$!
 # aggressive (spec/support/gc_stress.lua, RELIABILITY R26), sanitized:
 # generational mode over every spec; incremental mode with pause 0 over every
 # spec with step multiplier 100, and with 1000 (close to stop-the-world,
-# quadratic in the heap size) over every spec except the fourteen that hold
+# quadratic in the heap size) over every spec except the fifteen that hold
 # large tables or loops (apply, columns, system, component_diff: 100k
 # entities; each: thousands of entities per case, 3-4 minutes alone there;
 # snapshot: blobs of whole worlds, 2 minutes alone there; demo_save: arena
@@ -157,9 +157,12 @@ vg_pid=$!
 # mid-call under a collector set to its most eager, about 4 minutes there;
 # deflate: pure-Lua compression and decoding of megabyte inputs and of the
 # 100k-entity arena's picture in tables of a million entries, 4 minutes
-# there, against 12-17 s in the other two collector stages).
+# there, against 12-17 s in the other two collector stages;
+# transform_query: random hierarchies moved through every bulk path and
+# compared with the per-entity path, with full collections inside loops,
+# over a minute there without the sanitizers).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|journal|errors|migrate|deflate)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|errors|migrate|deflate)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2
