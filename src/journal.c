@@ -205,7 +205,9 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   ecsi_jcap *cap;
   bool was;
   uint32_t i;
-  if (j == NULL || j->lost) return;
+  /* an owned component (the transform's columns) is its owner's: the
+  ** journal keeps the owner whole, never the component's rows */
+  if (j == NULL || j->lost || c->owner != NULL) return;
   jc = c->journal;
   if (jc != NULL && (index >> 5) < jc->seen_words &&
       (jc->seen[index >> 5] >> (index & 31u) & 1u))
