@@ -358,6 +358,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
                               ecs_instance *out, bool *existed) {
   uint32_t index = ecs_entity_index(e), i;
   ecs_err err;
+  if (c->owner != NULL) return ECS_ERR_INVALID; /* its owner's rows */
   if (!ecs_alive(w, e)) return ECS_ERR_DEAD;
   i = map_get(c, index);
   if (i != ECS_NO_INSTANCE && owners(c)[i] == e) {
@@ -394,6 +395,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
 ecs_err ecs_component_reserve(ecs_world *w, ecs_component *c,
                               const uint32_t *index, size_t n) {
   ecs_err err;
+  if (c->owner != NULL) return ECS_ERR_INVALID; /* its owner's rows */
   if (n == 0) return ECS_ERR_OK;
   if (n > ECS_MAX_ENTITIES) return ECS_ERR_NOMEM; /* more than can exist */
   if ((err = ecsi_component_refs_reserve(w, n * c->nlua)) != ECS_ERR_OK ||
@@ -508,6 +510,10 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
                              bool *removed) {
   uint32_t i = ecs_component_lookup(w, c, e);
   ecs_err err = ECS_ERR_OK;
+  if (c->owner != NULL) { /* its owner's rows */
+    if (removed != NULL) *removed = false;
+    return ECS_ERR_INVALID;
+  }
   if (removed != NULL) *removed = i != ECS_NO_INSTANCE;
   if (i == ECS_NO_INSTANCE) return ECS_ERR_OK;
   if (w->head.listeners != 0 && !being_removed(c, e)) {
@@ -610,6 +616,7 @@ static const ecsi_records gc_records = {gc_owner, gc_drop};
 
 /* The managers' one policy (sparse.h), which drops lua refs on the way. */
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
+  if (c->owner != NULL) return 0; /* its owner reclaims its rows */
   return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 

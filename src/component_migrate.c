@@ -169,6 +169,10 @@ ecs_err ecs_component_redefine(ecs_world *w, ecs_component *c,
   void *data = NULL;
   ecs_err err;
   uint32_t at;
+  if (c->owner != NULL) { /* its schema is its owner's */
+    say(msg, msgsize, "'%s' belongs to another manager%s%s", c->name, "", "");
+    return ECS_ERR_INVALID;
+  }
   if (msg != NULL && msgsize > 0) msg[0] = '\0';
   if ((err = ecs_component_check_schema(c->name, defs, n, &at)) != ECS_ERR_OK) {
     if (err == ECS_ERR_DUPLICATE_FIELD || err == ECS_ERR_FIELD_NAME)

@@ -18,7 +18,11 @@
 ** _range forms, which every bulk write path calls after writing):
 ** written(w, ud, c, rows, first, n) with rows[0 .. n) or, when rows is
 ** NULL, the rows first .. first + n. Fields marked read-only are refused
-** as targets by every bulk path (ecs_component_readonly).
+** as targets by every bulk path (ecs_component_readonly). The public
+** calls that would change its rows or schema behind the owner's back
+** refuse it: ecs_component_emplace, _reserve, _remove and _redefine
+** return ECS_ERR_INVALID, ecs_component_gc reclaims nothing; the journal
+** captures none of its rows (it keeps the owner whole).
 **
 ** Layer: managers (layers: alloc.h). Not installed.
 */

@@ -84,6 +84,9 @@ ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out);
 ** native systems and compiled expressions read and write it, and every
 ** bulk write is followed by the propagation of the rows written (the
 ** values cleaned first: docs/transform.md, "Transforms in queries").
+** Its instances and schema are t's: ecs_component_emplace, _add,
+** _reserve, _remove and _redefine refuse it (ECS_ERR_INVALID) and
+** ecs_component_gc reclaims nothing there.
 */
 ecs_component *ecs_transform_columns(const ecs_transform *t);
 

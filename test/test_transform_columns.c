@@ -93,6 +93,25 @@ TEST(Columns_schema_and_read_only_fields) {
     CHECK_EQ_INT(ecs_component_readonly(c, k), k >= 10);
   }
   CHECK(!ecs_component_readonly(c, 64));
+  { /* its rows and schema are the transform's */
+    ecs_entity e;
+    uint32_t ix;
+    bool removed = true;
+    char msg[64];
+    CHECK_EQ_INT(ecs_create(w, &e), ECS_ERR_OK);
+    ix = ecs_entity_index(e);
+    CHECK_EQ_INT(ecs_component_add(w, c, e, NULL, NULL), ECS_ERR_INVALID);
+    CHECK_EQ_INT(ecs_component_reserve(w, c, &ix, 1), ECS_ERR_INVALID);
+    CHECK_EQ_INT(ecs_transform_add(t, e, NULL), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_remove(w, c, e, &removed), ECS_ERR_INVALID);
+    CHECK(!removed && ecs_transform_has(t, e));
+    CHECK(ecs_destroy(w, e));
+    CHECK_EQ_INT(ecs_component_gc(w, c, SIZE_MAX), 0);
+    CHECK_EQ_INT(ecs_component_redefine(w, c, NULL, 0, NULL, NULL, NULL, msg,
+                                        sizeof msg), ECS_ERR_INVALID);
+    CHECK(strcmp(msg, "'transform' belongs to another manager") == 0);
+    CHECK_EQ_INT(ecs_transform_gc(t, SIZE_MAX), 1);
+  }
   /* not registered: a user component may take the name */
   CHECK(ecs_component_find(w, "transform") == NULL);
   CHECK_EQ_INT(ecs_component_new(w, "transform", NULL, 0, &user), ECS_ERR_OK);
