@@ -48,6 +48,7 @@ typedef struct leach {
   uint32_t row[MAX_COLUMNS];         /* the entity's row in it */
   uint8_t kind[MAX_COLUMNS];         /* ecs_kind of spec k's type */
   uint8_t wspec[MAX_COLUMNS];        /* the writable specs, in order */
+  uint64_t same_before[MAX_COLUMNS]; /* results r' < r of r's component */
   cvalue out[MAX_COLUMNS];           /* converted results, then stored */
   ecs_entity ent[EACH_CHUNK];
   uint32_t *rows;                    /* nwith * EACH_CHUNK, after the struct */
@@ -163,10 +164,7 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     uint32_t k = st->wspec[r];
     ecs_component *c = st->comp[k];
     ecs_instance i;
-    bool first = (set & ((uint64_t)1 << r)) != 0;
-    for (int q = 0; q < r && first; q++)
-      if ((set & ((uint64_t)1 << q)) && st->comp[st->wspec[q]] == c) first = false;
-    if (!first) continue;
+    if (!(set & ((uint64_t)1 << r)) || (set & st->same_before[r])) continue;
     if (current) ecs_component_touch(w, c, st->row[k]);
     else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE)
       ecs_component_touch(w, c, i);
@@ -271,6 +269,12 @@ int ecsl_l_query_each(lua_State *L) {
                                               : ecs_query_with(lq->q, spec[k].term);
     st->kind[k] = (uint8_t)ecs_type_kind(spec[k].type);
     if (spec[k].write) st->wspec[st->nwrite++] = (uint8_t)k;
+  }
+  for (uint32_t r = 0; r < st->nwrite; r++) { /* once per call, not per entity */
+    st->same_before[r] = 0;
+    for (uint32_t q = 0; q < r; q++)
+      if (st->comp[st->wspec[q]] == st->comp[st->wspec[r]])
+        st->same_before[r] |= (uint64_t)1 << q;
   }
   lua_pushcfunction(L, each_body);
   lua_pushlightuserdata(L, st);
