@@ -81,6 +81,8 @@ build = {
         "src/stream.c",
         "src/component.c",
         "src/component_owned.c",
+        "src/component_reorder.c",
+        "src/dropped_refs.c",
         "src/component_migrate.c",
         "src/component_hooks.c",
         "src/schema.c",
