@@ -23,7 +23,12 @@
 **
 ** The manager class has every hook of ecs.h's ecs_manager_class: gc,
 ** check, free, purge, and has, clear, stats, schema (one u32 field,
-** "mesh"), save and load.
+** "mesh"), save and load, twin and swap, and columns: the manager is a
+** query term. A query yields each entity with meshes once: the owned
+** component "mesh" (component.h, "Owned components") mirrors every chain
+** in one row, its owner's, with `count` (read-only) and `mesh` (the first
+** instance's id; a bulk write sets it there, rows_written). Every change
+** to a chain updates its row (m_add, row_sync); m_check verifies both.
 **
 ** Listeners (ecs_manager_listen on this manager) hear ADD for every
 ** instance add appends (after it is linked), REMOVE for every instance
@@ -51,7 +56,18 @@ typedef struct meshes {
   uint32_t gc_cursor;  /* where ecs_record_gc's scan goes on */
   uint32_t *block;     /* owner[cap], mesh[cap], next[cap] */
   ecs_record_map map;  /* entity index -> first instance */
+  /* The manager as a query term (mesh_class.columns): an owned generic
+  ** component (component.h, "Owned components") with one row per chain,
+  ** the chain's owner, its instance count (read-only) and its first
+  ** instance's mesh id (a bulk write sets that instance's id). The same
+  ** object for the manager's whole life. */
+  ecs_component *c;
+  const struct meshes *of; /* a twin: the manager it stands in for */
 } meshes;
+
+enum { ROW_COUNT, ROW_MESH };
+static const ecs_field_def row_fields[2] = {{"count", ECS_U32}, {"mesh", ECS_U32}};
+#define ROW_READONLY (UINT64_C(1) << ROW_COUNT)
 
 #define OWNER(m, i) ((m)->block[(i)])
 #define MESH(m, i) ((m)->block[(size_t)(m)->cap + (i)])
@@ -63,6 +79,38 @@ static void *m_alloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
   void *ud;
   ecs_alloc_fn f = ecs_world_allocator(w, &ud);
   return f(ud, p, osize, nsize);
+}
+
+static uint32_t *row_col(const meshes *m, int k) {
+  return (uint32_t *)ecs_component_column(m->c, (uint32_t)k);
+}
+
+/* A bulk write stored rows of the query term: the mesh column is the
+** first instance's id (count is read-only there). */
+static void rows_written(ecs_world *w, void *ud, ecs_component *c,
+                         const uint32_t *rows, uint32_t first, size_t n) {
+  meshes *m = (meshes *)ud;
+  const ecs_entity *own = ecs_owned_owners(c);
+  const uint32_t *id = row_col(m, ROW_MESH);
+  (void)w;
+  for (size_t j = 0; j < n; j++) {
+    uint32_t r = rows != NULL ? rows[j] : first + (uint32_t)j;
+    uint32_t head = ecs_record_map_get(&m->map, ecs_entity_index(own[r]));
+    if (head != NO_LINK && OWNER(m, head) == own[r]) MESH(m, head) = id[r];
+  }
+}
+
+static const ecs_owner rows_owner = {rows_written};
+
+static ecs_err rows_new(ecs_world *w, meshes *m) {
+  return ecs_owned_new(w, MESH_NAME, row_fields, 2, ROW_READONLY, &rows_owner,
+                       m, &m->c);
+}
+
+/* Stamp row r as written now (change queries). */
+static void row_stamp(const ecs_world *w, meshes *m, uint32_t r) {
+  uint32_t now, *at = ecs_owned_changed(w, m->c, &now);
+  if (at != NULL) at[r] = now;
 }
 
 /* Room for need instances in the block (doubling); all or nothing. The
@@ -83,9 +131,12 @@ static ecs_err m_grow(ecs_world *w, meshes *m, uint32_t need) {
   return ECS_ERR_OK;
 }
 
-/* Room for one more instance and for e's index in the map. */
+/* Room for one more instance, for e's index in the map and for a row. */
 static ecs_err m_reserve(ecs_world *w, meshes *m, ecs_entity e) {
   ecs_err err = ecs_record_map_reserve(w, &m->map, ecs_entity_index(e));
+  if (err == ECS_ERR_OK)
+    err = ecs_owned_reserve(w, m->c, ecs_component_size(m->c) + 1u,
+                            ecs_entity_index(e));
   if (err != ECS_ERR_OK) return err;
   return m_grow(w, m, m->size + 1u);
 }
@@ -111,9 +162,28 @@ static void relink(meshes *m, uint32_t from, uint32_t to) {
   NEXT(m, j) = to;
 }
 
-/* Unlink instance i from its chain, then swap the last instance in. */
-static void m_remove_at(meshes *m, uint32_t i) {
+/* The chain of owner (index its index) changed: its row follows (count
+** and first mesh; the row goes with the chain's last instance). */
+static void row_sync(ecs_world *w, meshes *m, ecs_entity owner) {
+  uint32_t index = ecs_entity_index(owner);
+  uint32_t r = ecs_owned_find(m->c, index), head, n = 0;
+  if (r == ECS_NO_INSTANCE || ecs_owned_owners(m->c)[r] != owner) return;
+  head = ecs_record_map_get(&m->map, index);
+  if (head == NO_LINK || OWNER(m, head) != owner) {
+    ecs_owned_remove_at(w, m->c, r);
+    return;
+  }
+  for (uint32_t j = head; j != NO_LINK; j = NEXT(m, j)) n++;
+  row_col(m, ROW_COUNT)[r] = n;
+  row_col(m, ROW_MESH)[r] = MESH(m, head);
+  row_stamp(w, m, r);
+}
+
+/* Unlink instance i from its chain, then swap the last instance in; the
+** chain's row follows. */
+static void m_remove_at(ecs_world *w, meshes *m, uint32_t i) {
   uint32_t last = m->size - 1;
+  ecs_entity owner = OWNER(m, i);
   relink(m, i, NEXT(m, i));
   if (i != last) {
     relink(m, last, i);
@@ -122,12 +192,13 @@ static void m_remove_at(meshes *m, uint32_t i) {
     NEXT(m, i) = NEXT(m, last);
   }
   m->size--;
+  row_sync(w, m, owner);
 }
 
 /* Remove every instance of the chain at index. */
-static void m_remove_chain(meshes *m, uint32_t index) {
+static void m_remove_chain(ecs_world *w, meshes *m, uint32_t index) {
   uint32_t i;
-  while ((i = ecs_record_map_get(&m->map, index)) != NO_LINK) m_remove_at(m, i);
+  while ((i = ecs_record_map_get(&m->map, index)) != NO_LINK) m_remove_at(w, m, i);
 }
 
 /* First instance of e, or NO_LINK (also for dead owners). */
@@ -146,7 +217,7 @@ static ecs_err m_add(ecs_world *w, meshes *m, ecs_entity e, uint32_t mesh,
   if (err != ECS_ERR_OK) return err;
   head = ecs_record_map_get(&m->map, index);
   if (head != NO_LINK && OWNER(m, head) != e) {
-    m_remove_chain(m, index); /* left by a dead entity with this index */
+    m_remove_chain(w, m, index); /* left by a dead entity with this index */
     head = NO_LINK;
   }
   *count = 1;
@@ -158,8 +229,18 @@ static ecs_err m_add(ecs_world *w, meshes *m, ecs_entity e, uint32_t mesh,
   OWNER(m, i) = e;
   MESH(m, i) = mesh;
   NEXT(m, i) = NO_LINK;
-  if (tail == NO_LINK) ecs_record_map_set(&m->map, index, i);
-  else NEXT(m, tail) = i;
+  if (tail == NO_LINK) {
+    uint32_t r;
+    ecs_record_map_set(&m->map, index, i);
+    r = ecs_owned_append(w, m->c, e); /* room reserved; a new row stamps itself */
+    row_col(m, ROW_COUNT)[r] = 1;
+    row_col(m, ROW_MESH)[r] = mesh;
+  } else {
+    uint32_t r = ecs_owned_find(m->c, index);
+    NEXT(m, tail) = i;
+    row_col(m, ROW_COUNT)[r] = *count;
+    row_stamp(w, m, r);
+  }
   return ECS_ERR_OK;
 }
 
@@ -169,8 +250,7 @@ static ecs_entity gc_owner(const void *self, uint32_t i) {
   return OWNER((const meshes *)self, i);
 }
 static void gc_drop(ecs_world *w, void *self, uint32_t i) {
-  (void)w;
-  m_remove_at((meshes *)self, i);
+  m_remove_at(w, (meshes *)self, i);
 }
 static const ecs_record_ops gc_ops = {gc_owner, gc_drop};
 
@@ -206,6 +286,24 @@ static const char *check_chain(const void *ud, uint32_t x, uint32_t head) {
   return NULL;
 }
 
+/* The rows mirror the chains: one per chain (a dead owner's too), with
+** its owner, length and first mesh id. */
+static const char *rows_check(const ecs_world *w, const meshes *m) {
+  const ecs_entity *own = ecs_owned_owners(m->c);
+  uint32_t nrows = ecs_component_size(m->c), heads = 0;
+  for (uint32_t i = 0; i < m->size; i++)
+    heads += ecs_record_map_get(&m->map, ecs_entity_index(OWNER(m, i))) == i;
+  if (heads != nrows) return "mesh: not one row per chain";
+  for (uint32_t r = 0; r < nrows; r++) {
+    uint32_t head = ecs_record_map_get(&m->map, ecs_entity_index(own[r])), n = 0;
+    if (head == NO_LINK || OWNER(m, head) != own[r]) return "mesh: a row without its chain";
+    for (uint32_t j = head; j != NO_LINK; j = NEXT(m, j)) n++;
+    if (row_col(m, ROW_COUNT)[r] != n || row_col(m, ROW_MESH)[r] != MESH(m, head))
+      return "mesh: a row's count or mesh differs from its chain";
+  }
+  return ecs_owned_check(w, m->c, own, nrows);
+}
+
 /* Every chain is well formed: each instance is reached exactly once, from
 ** the map entry of its owner's index, through instances of the same owner. */
 static const char *m_check(const ecs_world *w, const void *self) {
@@ -219,7 +317,7 @@ static const char *m_check(const ecs_world *w, const void *self) {
   cc.reached = &reached;
   if ((bad = ecs_record_map_each(&m->map, check_chain, &cc)) != NULL) return bad;
   if (reached != m->size) return "mesh: instances not reachable from the map";
-  return NULL;
+  return rows_check(w, m);
 }
 
 /* The index's generation wrapped: mark its chain's owners purged, so no
@@ -230,11 +328,13 @@ static void m_purge(ecs_world *w, void *self, uint32_t index) {
   (void)w;
   for (uint32_t i = ecs_record_map_get(&m->map, index); i != NO_LINK; i = NEXT(m, i))
     OWNER(m, i) = ecs_mark_purged(OWNER(m, i));
+  ecs_owned_purge(m->c, index);
 }
 
 static void m_free(ecs_world *w, void *self) {
   meshes *m = (meshes *)self;
   m_release(w, m);
+  ecs_owned_free(w, m->c);
   m_alloc(w, m, sizeof *m, 0);
 }
 
@@ -247,7 +347,11 @@ static bool m_has(const ecs_world *w, const void *self, ecs_entity e) {
 }
 
 /* Every instance goes, and with them the memory. */
-static void m_clear(ecs_world *w, void *self) { m_release(w, (meshes *)self); }
+static void m_clear(ecs_world *w, void *self) {
+  meshes *m = (meshes *)self;
+  m_release(w, m);
+  ecs_owned_clear(w, m->c);
+}
 
 static void m_stats(const ecs_world *w, const void *self,
                     ecs_manager_stats *out) {
@@ -255,7 +359,8 @@ static void m_stats(const ecs_world *w, const void *self,
   out->records = m->size;
   out->live = 0;
   for (uint32_t i = 0; i < m->size; i++) out->live += ecs_alive(w, OWNER(m, i));
-  out->bytes = sizeof *m + (size_t)m->cap * 12u + ecs_record_map_bytes(&m->map);
+  out->bytes = sizeof *m + (size_t)m->cap * 12u + ecs_record_map_bytes(&m->map) +
+               ecs_owned_bytes(w, m->c);
 }
 
 static uint32_t m_schema(const ecs_world *w, const void *self,
@@ -307,6 +412,8 @@ static ecs_err load_chain(ecs_world *w, meshes *fresh, ecs_reader *r) {
     return ECS_ERR_CORRUPT;
   if (c > (1u << 30) - fresh->size) return ECS_ERR_NOMEM; /* m_grow's cap */
   if ((err = ecs_record_map_reserve(w, &fresh->map, index)) != ECS_ERR_OK ||
+      (err = ecs_owned_reserve(w, fresh->c, ecs_component_size(fresh->c) + 1u,
+                               index)) != ECS_ERR_OK ||
       (err = m_grow(w, fresh, fresh->size + c)) != ECS_ERR_OK)
     return err;
   first = fresh->size;
@@ -319,6 +426,9 @@ static ecs_err load_chain(ecs_world *w, meshes *fresh, ecs_reader *r) {
     NEXT(fresh, i) = k + 1 < c ? i + 1 : NO_LINK;
   }
   ecs_record_map_set(&fresh->map, index, first);
+  first = ecs_owned_append(w, fresh->c, e); /* its row */
+  row_col(fresh, ROW_COUNT)[first] = c;
+  row_col(fresh, ROW_MESH)[first] = MESH(fresh, fresh->size - c);
   return ECS_ERR_OK;
 }
 
@@ -339,32 +449,58 @@ static ecs_err m_load(ecs_world *w, void *self, ecs_reader *in) {
   if ((err = ecs_read_u32(&r, &n)) != ECS_ERR_OK) return err;
   /* every entity takes at least 12 bytes: handle, count, one mesh */
   if (n > (r.size - r.pos) / 12u) return ECS_ERR_CORRUPT;
+  if ((err = rows_new(w, &fresh)) != ECS_ERR_OK) return err;
   for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++)
     err = load_chain(w, &fresh, &r);
+  /* the rows go to m's own component (queries watch that one); a twin's
+  ** to the component of the manager it stands in for, at the swap */
+  if (err == ECS_ERR_OK)
+    err = ecs_owned_take_prepare(w, m->of != NULL ? m->of->c : m->c, fresh.c);
   if (err != ECS_ERR_OK) {
     m_release(w, &fresh);
+    ecs_owned_free(w, fresh.c);
     return err;
   }
   m_release(w, m);
+  ecs_owned_take(w, m->c, fresh.c);
+  ecs_owned_free(w, fresh.c);
+  fresh.c = m->c;
+  fresh.of = m->of;
   *m = fresh;
   in->pos = r.pos;
   return ECS_ERR_OK;
 }
 
 /* Staged loads (snapshots): an empty manager to load into, then a trade
-** of records with the registered one (the struct is all records). */
+** of records with the registered one; each keeps its component object
+** (queries watch the registered one's) and takes the other's rows. */
 static void *m_twin(ecs_world *w, const void *self) {
   meshes *t = (meshes *)m_alloc(w, NULL, 0, sizeof *t);
-  (void)self;
-  if (t != NULL) memset(t, 0, sizeof *t);
+  if (t == NULL) return NULL;
+  memset(t, 0, sizeof *t);
+  t->of = (const meshes *)self;
+  if (rows_new(w, t) != ECS_ERR_OK) {
+    m_alloc(w, t, sizeof *t, 0);
+    return NULL;
+  }
   return t;
 }
 
 static void m_swap(ecs_world *w, void *self, void *twin) {
   meshes *a = (meshes *)self, *b = (meshes *)twin, tmp = *a;
-  (void)w;
+  ecs_component *ca = a->c, *cb = b->c;
   *a = *b;
   *b = tmp;
+  a->c = ca;
+  b->c = cb;
+  a->of = b->of = NULL;
+  ecs_owned_take(w, ca, cb); /* the twin's load reserved what a needs */
+}
+
+/* The manager as a query term: one row per entity with meshes. */
+static ecs_component *m_columns(const ecs_world *w, void *self) {
+  (void)w;
+  return ((meshes *)self)->c;
 }
 
 static const ecs_manager_class mesh_class = {
@@ -381,6 +517,7 @@ static const ecs_manager_class mesh_class = {
   .load = m_load,
   .twin = m_twin,
   .swap = m_swap,
+  .columns = m_columns,
 };
 
 /* ------------------------------------------------------------------------
@@ -458,7 +595,7 @@ static int l_mesh_remove(lua_State *L) {
     return 1;
   }
   err = ecs_manager_notify(w, m, e, ECS_EVENT_REMOVE);
-  if ((i = m_find(w, m, e, id)) != NO_LINK) m_remove_at(m, i);
+  if ((i = m_find(w, m, e, id)) != NO_LINK) m_remove_at(w, m, i);
   if (err != ECS_ERR_OK) return ecs_lua_error(L, "mesh:remove", err);
   lua_pushboolean(L, 1);
   return 1;
@@ -478,7 +615,7 @@ static int l_mesh_remove_all(lua_State *L) {
   while (n < todo && err == ECS_ERR_OK && m_first(w, m, e) != NO_LINK) {
     err = ecs_manager_notify(w, m, e, ECS_EVENT_REMOVE);
     if ((i = m_first(w, m, e)) == NO_LINK) break; /* a listener took them */
-    m_remove_at(m, i);
+    m_remove_at(w, m, i);
     n++;
   }
   if (err != ECS_ERR_OK) return ecs_lua_error(L, "mesh:remove_all", err);
@@ -544,13 +681,15 @@ static int l_mesh_new(lua_State *L) {
   if (m == NULL) err = ECS_ERR_NOMEM;
   else {
     memset(m, 0, sizeof *m);
-    err = ecs_manager_register(w, MESH_NAME, &mesh_class, m); /* frees m on error */
+    if ((err = rows_new(w, m)) != ECS_ERR_OK) m_alloc(w, m, sizeof *m, 0);
+    else err = ecs_manager_register(w, MESH_NAME, &mesh_class, m); /* frees m on error */
   }
   if (err != ECS_ERR_OK) {
     ecs_lua_plugin_detach(L, 1, MESH_CLASS);
     return ecs_lua_error(L, "mesh.new", err);
   }
   o->m = m;
+  ecs_lua_plugin_manager(L, -1, m); /* a query term (mesh_class.columns) */
   return 1;
 }
 

@@ -13,13 +13,19 @@
 **   PM:copy_positions(Position) --> n  -- a C system joining this manager
 **                                      -- and a world:component's columns
 **
-** Layout (Bitsquid part 2): one block of SoA columns -- owner, mass, then
-** position, velocity and acceleration as 3 float columns each -- and the
-** core's entity-index -> record map (records.h). simulate() integrates
+** Layout (Bitsquid part 2): SoA columns -- owner, mass, then position,
+** velocity and acceleration as 3 float columns each -- kept in an owned
+** generic component named "pointmass" (component.h, "Owned components"),
+** with its entity-index -> row map, so that the manager is a query term:
+** world:query(PM, ...), q:apply("pointmass.x += pointmass.vx * dt"),
+** q:columns, expression and C systems read and write these columns
+** (pm_class.columns; mass read-only there, accelerations written in bulk
+** cleaned by pm_written: NaN -> 0, +-inf -> +-FLT_MAX). simulate() integrates
 ** every stored instance (semi-implicit Euler: v += a dt; p += v dt)
 ** without a liveness test: records of dead entities are invisible to every
 ** read and go at the next gc, so updating them costs a little and changes
-** nothing visible. Records of dead entities are reclaimed by the core's
+** nothing visible. simulate, the setters and an add over a record stamp
+** the rows written (changed terms). Records of dead entities are reclaimed by the core's
 ** lazy-gc policy (ecs_record_gc), the one every built-in manager uses.
 **
 ** Invariants (pm_check): the map and the owner column agree both ways;
@@ -62,19 +68,25 @@
 enum { MASS, PX, PY, PZ, VX, VY, VZ, AX, AY, AZ };
 
 typedef struct pointmass {
-  uint32_t size, cap;
-  uint32_t gc_cursor;  /* where ecs_record_gc's scan goes on */
-  ecs_entity *owner;   /* the block: owner[cap], then PM_COLS float[cap] */
-  float *col[PM_COLS];
-  ecs_record_map map;  /* entity index -> instance */
+  /* The records: an owned generic component (component.h, "Owned
+  ** components") named "pointmass" with the ten f32 fields of pm_fields,
+  ** row i one instance, its owners column and entity-index map the
+  ** component's own. The same object for the manager's whole life: it
+  ** is what queries over the manager use (pm_class.columns). */
+  ecs_component *c;
+  uint32_t size;           /* c's rows (ecs_record_gc reads it) */
+  uint32_t gc_cursor;      /* where ecs_record_gc's scan goes on */
+  const struct pointmass *of; /* a twin: the manager it stands in for */
 } pointmass;
 
-/* The schema (the columns after owner, in order), as hooks report it. */
+/* The schema (the columns after owner, in order), as hooks report it;
+** mass is read-only in queries (bit 0): the checked add writes it. */
 static const ecs_field_def pm_fields[PM_COLS] = {
   {"mass", ECS_F32}, {"x", ECS_F32},  {"y", ECS_F32},  {"z", ECS_F32},
   {"vx", ECS_F32},   {"vy", ECS_F32}, {"vz", ECS_F32}, {"ax", ECS_F32},
   {"ay", ECS_F32},   {"az", ECS_F32},
 };
+#define PM_READONLY (UINT64_C(1) << MASS)
 
 /* ------------------------------------------------------------------------
 ** The manager (no Lua here)
@@ -86,87 +98,87 @@ static void *pm_alloc(ecs_world *w, void *p, size_t osize, size_t nsize) {
   return f(ud, p, osize, nsize);
 }
 
-static size_t block_size(uint32_t cap) {
-  return (size_t)cap * (sizeof(ecs_entity) + PM_COLS * sizeof(float));
+/* Column k (valid until the next add: the block may move). */
+static float *col(const pointmass *pm, int k) {
+  return (float *)ecs_component_column(pm->c, (uint32_t)k);
+}
+static ecs_entity *owners(const pointmass *pm) {
+  return ecs_owned_owners(pm->c);
 }
 
-/* Move the records into a block of ncap (>= size) records; all or nothing. */
-static ecs_err pm_grow(ecs_world *w, pointmass *pm, uint32_t ncap) {
-  uint8_t *b = (uint8_t *)pm_alloc(w, NULL, 0, block_size(ncap));
-  float *base;
-  if (b == NULL) return ECS_ERR_NOMEM;
-  base = (float *)(void *)(b + (size_t)ncap * sizeof(ecs_entity));
-  if (pm->size) memcpy(b, pm->owner, (size_t)pm->size * sizeof(ecs_entity));
-  for (int k = 0; k < PM_COLS; k++) {
-    if (pm->size)
-      memcpy(base + (size_t)k * ncap, pm->col[k], (size_t)pm->size * sizeof(float));
-    pm->col[k] = base + (size_t)k * ncap;
+/* A bulk write (q:apply, expression and C systems, q:columns) stored
+** rows: an acceleration must stay finite (pm_check), so NaN becomes 0
+** and an infinity the largest float of its sign, as the transform cleans
+** its columns; positions and velocities are taken as they are, as
+** simulate leaves them. Mass is read-only there. */
+static float finite_or_clamped(float v) {
+  if (v != v) return 0.0f;
+  if (v > FLT_MAX) return FLT_MAX;
+  if (v < -FLT_MAX) return -FLT_MAX;
+  return v;
+}
+
+static void pm_written(ecs_world *w, void *ud, ecs_component *c,
+                       const uint32_t *rows, uint32_t first, size_t n) {
+  pointmass *pm = (pointmass *)ud;
+  (void)w;
+  (void)c;
+  for (int k = AX; k <= AZ; k++) {
+    float *a = col(pm, k);
+    for (size_t j = 0; j < n; j++) {
+      uint32_t i = rows != NULL ? rows[j] : first + (uint32_t)j;
+      a[i] = finite_or_clamped(a[i]);
+    }
   }
-  pm_alloc(w, pm->owner, block_size(pm->cap), 0);
-  pm->owner = (ecs_entity *)(void *)b;
-  pm->cap = ncap;
-  return ECS_ERR_OK;
 }
 
-/* Room for one more instance owned by e (map slot and block); all or
-** nothing (a map that grew stays grown, which is harmless). One record
-** per index at most, so size stays below 2^22 and doubling cannot wrap. */
-static ecs_err pm_reserve(ecs_world *w, pointmass *pm, ecs_entity e) {
-  ecs_err err = ecs_record_map_reserve(w, &pm->map, ecs_entity_index(e));
-  if (err != ECS_ERR_OK) return err;
-  if (pm->size == pm->cap) return pm_grow(w, pm, pm->cap ? pm->cap * 2 : 16u);
-  return ECS_ERR_OK;
-}
+static const ecs_owner pm_owner = {pm_written};
 
-/* Free the block and the map: no records left (clear, free, load). */
-static void pm_release(ecs_world *w, pointmass *pm) {
-  pm_alloc(w, pm->owner, block_size(pm->cap), 0);
-  ecs_record_map_free(w, &pm->map);
-  pm->owner = NULL;
-  for (int k = 0; k < PM_COLS; k++) pm->col[k] = NULL;
-  pm->size = pm->cap = pm->gc_cursor = 0;
+static ecs_err pm_columns_new(ecs_world *w, pointmass *pm) {
+  return ecs_owned_new(w, PM_NAME, pm_fields, PM_COLS, PM_READONLY, &pm_owner,
+                       pm, &pm->c);
 }
 
 /* The instance of the live entity e, or NONE. */
 static uint32_t pm_lookup(const ecs_world *w, const pointmass *pm, ecs_entity e) {
-  uint32_t i = ecs_record_map_get(&pm->map, ecs_entity_index(e));
-  if (i == NONE || pm->owner[i] != e || !ecs_alive(w, e)) return NONE;
-  return i;
+  ecs_instance i = ecs_component_lookup(w, pm->c, e);
+  return i == ECS_NO_INSTANCE ? NONE : i;
 }
 
-/* Swap-remove instance i: the last one moves into i, the map follows. */
-static void pm_remove_at(pointmass *pm, uint32_t i) {
-  uint32_t last = --pm->size;
-  ecs_record_map_set(&pm->map, ecs_entity_index(pm->owner[i]), NONE);
-  if (i != last) {
-    pm->owner[i] = pm->owner[last];
-    for (int k = 0; k < PM_COLS; k++) pm->col[k][i] = pm->col[k][last];
-    ecs_record_map_set(&pm->map, ecs_entity_index(pm->owner[i]), i);
-  }
+/* Swap-remove instance i: the last one moves into i. */
+static void pm_remove_at(ecs_world *w, pointmass *pm, uint32_t i) {
+  ecs_owned_remove_at(w, pm->c, i);
+  pm->size--;
 }
 
 /* e must be alive and have no point mass; a dead record at e's index (a
-** former entity's, or purged) is reused. Every field starts at 0. */
+** former entity's, or purged) goes first. Every field starts at 0. All
+** or nothing. */
 static ecs_err pm_add(ecs_world *w, pointmass *pm, ecs_entity e, uint32_t *out) {
   uint32_t index = ecs_entity_index(e);
-  uint32_t i = ecs_record_map_get(&pm->map, index);
-  ecs_err err;
-  if (i == NONE) {
-    if ((err = pm_reserve(w, pm, e)) != ECS_ERR_OK) return err;
-    i = pm->size++;
-    ecs_record_map_set(&pm->map, index, i);
-  }
-  pm->owner[i] = e;
-  for (int k = 0; k < PM_COLS; k++) pm->col[k][i] = 0.0f;
-  *out = i;
+  uint32_t dead = ecs_owned_find(pm->c, index);
+  ecs_err err = ecs_owned_reserve(w, pm->c, pm->size + 1u, index);
+  if (err != ECS_ERR_OK) return err;
+  if (dead != ECS_NO_INSTANCE) pm_remove_at(w, pm, dead);
+  *out = ecs_owned_append(w, pm->c, e);
+  pm->size++;
   return ECS_ERR_OK;
 }
 
-/* The per-frame update: one loop over plain float arrays. */
-static void pm_simulate(pointmass *pm, float dt) {
-  float *px = pm->col[PX], *py = pm->col[PY], *pz = pm->col[PZ];
-  float *vx = pm->col[VX], *vy = pm->col[VY], *vz = pm->col[VZ];
-  const float *ax = pm->col[AX], *ay = pm->col[AY], *az = pm->col[AZ];
+/* Stamp rows first .. first + n as written now (change queries). */
+static void pm_stamp(const ecs_world *w, pointmass *pm, uint32_t first,
+                     uint32_t n) {
+  uint32_t now, *at = ecs_owned_changed(w, pm->c, &now);
+  if (at != NULL)
+    for (uint32_t i = first; i < first + n; i++) at[i] = now;
+}
+
+/* The per-frame update: one loop over plain float arrays. A write: the
+** rows count as changed for change queries. */
+static void pm_simulate(const ecs_world *w, pointmass *pm, float dt) {
+  float *px = col(pm, PX), *py = col(pm, PY), *pz = col(pm, PZ);
+  float *vx = col(pm, VX), *vy = col(pm, VY), *vz = col(pm, VZ);
+  const float *ax = col(pm, AX), *ay = col(pm, AY), *az = col(pm, AZ);
   for (uint32_t i = 0, n = pm->size; i < n; i++) {
     vx[i] += ax[i] * dt;
     vy[i] += ay[i] * dt;
@@ -175,6 +187,7 @@ static void pm_simulate(pointmass *pm, float dt) {
     py[i] += vy[i] * dt;
     pz[i] += vz[i] * dt;
   }
+  pm_stamp(w, pm, 0, pm->size);
 }
 
 /* Values the checked add and setters could have written. */
@@ -186,11 +199,10 @@ static bool finite3(const float *a) {
 
 /* The records as the core's lazy gc sees them: owners, swap-remove. */
 static ecs_entity gc_owner(const void *self, uint32_t i) {
-  return ((const pointmass *)self)->owner[i];
+  return owners((const pointmass *)self)[i];
 }
 static void gc_drop(ecs_world *w, void *self, uint32_t i) {
-  (void)w;
-  pm_remove_at((pointmass *)self, i);
+  pm_remove_at(w, (pointmass *)self, i);
 }
 static const ecs_record_ops gc_ops = {gc_owner, gc_drop};
 
@@ -203,38 +215,31 @@ static size_t pm_gc(ecs_world *w, void *self, size_t budget) {
 /* The index's generation wrapped: its record (if any) can never be seen
 ** again; gc or the next add at this index reclaims it. Nothing moves. */
 static void pm_purge(ecs_world *w, void *self, uint32_t index) {
-  pointmass *pm = (pointmass *)self;
-  uint32_t i = ecs_record_map_get(&pm->map, index);
   (void)w;
-  if (i != NONE) pm->owner[i] = ecs_mark_purged(pm->owner[i]);
-}
-
-/* Every map entry names a record of its own index. */
-static const char *check_map_entry(const void *ud, uint32_t index, uint32_t v) {
-  const pointmass *pm = (const pointmass *)ud;
-  if (v >= pm->size || ecs_entity_index(pm->owner[v]) != index)
-    return "pointmass: map entry without its record";
-  return NULL;
+  ecs_owned_purge(((pointmass *)self)->c, index);
 }
 
 static const char *pm_check(const ecs_world *w, const void *self) {
   const pointmass *pm = (const pointmass *)self;
-  if (pm->size > pm->cap) return "pointmass: size exceeds capacity";
+  const ecs_entity *own = owners(pm);
+  const char *err;
+  if (pm->size != ecs_component_size(pm->c))
+    return "pointmass: size disagrees with its component";
   for (uint32_t i = 0; i < pm->size; i++) {
-    float a[3] = {pm->col[AX][i], pm->col[AY][i], pm->col[AZ][i]};
-    if (ecs_record_map_get(&pm->map, ecs_entity_index(pm->owner[i])) != i)
-      return "pointmass: map disagrees with owner column";
-    if (!ecs_record_valid(w, pm->owner[i]))
+    float a[3] = {col(pm, AX)[i], col(pm, AY)[i], col(pm, AZ)[i]};
+    if (!ecs_record_valid(w, own[i]))
       return "pointmass: record outlived its generation (wrap)";
-    if (!valid_mass(pm->col[MASS][i]) || !finite3(a))
+    if (!valid_mass(col(pm, MASS)[i]) || !finite3(a))
       return "pointmass: mass not positive and finite, or acceleration not finite";
   }
-  return ecs_record_map_each(&pm->map, check_map_entry, pm);
+  /* the component's own invariants: the map and the owners agree */
+  if ((err = ecs_owned_check(w, pm->c, own, pm->size)) != NULL) return err;
+  return NULL;
 }
 
 static void pm_free(ecs_world *w, void *self) {
   pointmass *pm = (pointmass *)self;
-  pm_release(w, pm);
+  ecs_owned_free(w, pm->c);
   pm_alloc(w, pm, sizeof *pm, 0);
 }
 
@@ -249,16 +254,19 @@ static bool pm_has(const ecs_world *w, const void *self, ecs_entity e) {
 /* Every record goes, and with them the memory (a cleared manager is
 ** usually refilled by a load, which allocates its own). */
 static void pm_clear(ecs_world *w, void *self) {
-  pm_release(w, (pointmass *)self);
+  pointmass *pm = (pointmass *)self;
+  ecs_owned_clear(w, pm->c);
+  pm->size = pm->gc_cursor = 0;
 }
 
 static void pm_stats(const ecs_world *w, const void *self,
                      ecs_manager_stats *out) {
   const pointmass *pm = (const pointmass *)self;
+  const ecs_entity *own = owners(pm);
   out->records = pm->size;
   out->live = 0;
-  for (uint32_t i = 0; i < pm->size; i++) out->live += ecs_alive(w, pm->owner[i]);
-  out->bytes = sizeof *pm + block_size(pm->cap) + ecs_record_map_bytes(&pm->map);
+  for (uint32_t i = 0; i < pm->size; i++) out->live += ecs_alive(w, own[i]);
+  out->bytes = sizeof *pm + ecs_owned_bytes(w, pm->c);
 }
 
 static uint32_t pm_schema(const ecs_world *w, const void *self,
@@ -272,29 +280,32 @@ static uint32_t pm_schema(const ecs_world *w, const void *self,
 /* The saved form: see the top of the file. Live records only. */
 static ecs_err pm_save(const ecs_world *w, const void *self, ecs_writer *out) {
   const pointmass *pm = (const pointmass *)self;
+  const ecs_entity *own = owners(pm);
   uint32_t n = 0;
   ecs_err err;
-  for (uint32_t i = 0; i < pm->size; i++) n += ecs_alive(w, pm->owner[i]);
+  for (uint32_t i = 0; i < pm->size; i++) n += ecs_alive(w, own[i]);
   if ((err = ecs_write_u32(out, n)) != ECS_ERR_OK) return err;
   for (uint32_t i = 0; i < pm->size; i++) {
     unsigned char rec[PM_SAVED];
-    if (!ecs_alive(w, pm->owner[i])) continue;
-    memcpy(rec, &pm->owner[i], sizeof(uint32_t));
+    if (!ecs_alive(w, own[i])) continue;
+    memcpy(rec, &own[i], sizeof(uint32_t));
     for (int k = 0; k < PM_COLS; k++)
       memcpy(rec + sizeof(uint32_t) + (size_t)k * sizeof(float),
-             &pm->col[k][i], sizeof(float));
+             &col(pm, k)[i], sizeof(float));
     if ((err = ecs_write(out, rec, sizeof rec)) != ECS_ERR_OK) return err;
   }
   return ECS_ERR_OK;
 }
 
 /*
-** Read every record into a fresh manager, checking as it goes (the count
-** against the bytes left before anything is allocated; then per record:
-** entity alive, not seen before, mass positive and finite, acceleration
-** finite), and only then trade it for the old one, so any failure (bad
-** data or out of memory) leaves the manager and the reader as they were.
-** Peak memory: both managers for a moment.
+** Read every record into a fresh component, checking as it goes (the
+** count against the bytes left before anything is allocated; then per
+** record: entity alive, not seen before, mass positive and finite,
+** acceleration finite), and only then give its rows to the manager's own
+** component (the one queries watch; a twin's: the one of the manager it
+** stands in for, at the swap), so any failure (bad data or out of
+** memory) leaves the manager and the reader as they were. Peak memory:
+** both for a moment.
 */
 static ecs_err pm_load(ecs_world *w, void *self, ecs_reader *in) {
   pointmass *pm = (pointmass *)self, fresh;
@@ -304,52 +315,71 @@ static ecs_err pm_load(ecs_world *w, void *self, ecs_reader *in) {
   memset(&fresh, 0, sizeof fresh);
   if ((err = ecs_read_u32(&r, &n)) != ECS_ERR_OK) return err;
   if (n > (r.size - r.pos) / PM_SAVED) return ECS_ERR_CORRUPT; /* truncated */
-  if (n > 0 && (err = pm_grow(w, &fresh, n)) != ECS_ERR_OK) return err;
-  for (uint32_t k = 0; k < n; k++) {
+  if ((err = pm_columns_new(w, &fresh)) != ECS_ERR_OK) return err;
+  if (n > 0) err = ecs_owned_reserve(w, fresh.c, n, UINT32_MAX);
+  for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
     unsigned char rec[PM_SAVED];
     float v[PM_COLS];
     ecs_entity e;
-    uint32_t index;
+    uint32_t i;
     if ((err = ecs_read(&r, rec, sizeof rec)) != ECS_ERR_OK) break;
     memcpy(&e, rec, sizeof e);
     memcpy(v, rec + sizeof(uint32_t), sizeof v);
-    index = ecs_entity_index(e);
-    if (!ecs_alive(w, e) || ecs_record_map_get(&fresh.map, index) != NONE ||
+    if (!ecs_alive(w, e) ||
+        ecs_owned_find(fresh.c, ecs_entity_index(e)) != ECS_NO_INSTANCE ||
         !valid_mass(v[MASS]) || !finite3(v + AX)) {
       err = ECS_ERR_CORRUPT; /* dead or forged entity, a repeat, bad values */
       break;
     }
-    if ((err = ecs_record_map_reserve(w, &fresh.map, index)) != ECS_ERR_OK) break;
-    ecs_record_map_set(&fresh.map, index, k);
-    fresh.owner[k] = e;
-    for (int c = 0; c < PM_COLS; c++) fresh.col[c][k] = v[c];
-    fresh.size = k + 1;
+    err = ecs_owned_reserve(w, fresh.c, k + 1u, ecs_entity_index(e));
+    if (err != ECS_ERR_OK) break;
+    i = ecs_owned_append(w, fresh.c, e);
+    for (int c = 0; c < PM_COLS; c++) col(&fresh, c)[i] = v[c];
+    fresh.size = k + 1u;
   }
+  if (err == ECS_ERR_OK)
+    err = ecs_owned_take_prepare(w, pm->of != NULL ? pm->of->c : pm->c, fresh.c);
   if (err != ECS_ERR_OK) {
-    pm_release(w, &fresh);
+    ecs_owned_free(w, fresh.c);
     return err;
   }
-  pm_release(w, pm);
-  *pm = fresh;
+  ecs_owned_take(w, pm->c, fresh.c);
+  ecs_owned_free(w, fresh.c);
+  pm->size = fresh.size;
+  pm->gc_cursor = 0;
   in->pos = r.pos;
   return ECS_ERR_OK;
 }
 
 /* Staged loads (snapshots): an empty manager to load into, then a trade
-** of records with the registered one (the pointmass struct is all
-** records: nothing stays behind). */
+** of records with the registered one; each keeps its component object
+** (queries watch the registered one's) and takes the other's rows. */
 static void *pm_twin(ecs_world *w, const void *self) {
   pointmass *t = (pointmass *)pm_alloc(w, NULL, 0, sizeof *t);
-  (void)self;
-  if (t != NULL) memset(t, 0, sizeof *t);
+  if (t == NULL) return NULL;
+  memset(t, 0, sizeof *t);
+  t->of = (const pointmass *)self;
+  if (pm_columns_new(w, t) != ECS_ERR_OK) {
+    pm_alloc(w, t, sizeof *t, 0);
+    return NULL;
+  }
   return t;
 }
 
 static void pm_swap(ecs_world *w, void *self, void *twin) {
-  pointmass *a = (pointmass *)self, *b = (pointmass *)twin, tmp = *a;
+  pointmass *a = (pointmass *)self, *b = (pointmass *)twin;
+  uint32_t size = a->size;
+  ecs_owned_take(w, a->c, b->c); /* the twin's load reserved what a needs */
+  a->size = b->size;
+  b->size = size;
+  a->gc_cursor = b->gc_cursor = 0;
+  a->of = b->of = NULL;
+}
+
+/* The manager as a query term: its records' component. */
+static ecs_component *pm_columns(const ecs_world *w, void *self) {
   (void)w;
-  *a = *b;
-  *b = tmp;
+  return ((pointmass *)self)->c;
 }
 
 static const ecs_manager_class pm_class = {
@@ -366,6 +396,7 @@ static const ecs_manager_class pm_class = {
   .load = pm_load,
   .twin = pm_twin,
   .swap = pm_swap,
+  .columns = pm_columns,
 };
 
 /* ------------------------------------------------------------------------
@@ -408,9 +439,10 @@ static int l_pm_add(lua_State *L) {
       return ecs_lua_error(L, "pointmass:add", err);
     ev = ECS_EVENT_ADD;
   }
-  pm->col[MASS][i] = mass;
-  for (int k = 0; k < 6; k++) pm->col[PX + k][i] = v[k];
-  pm->col[AX][i] = pm->col[AY][i] = pm->col[AZ][i] = 0.0f;
+  col(pm, MASS)[i] = mass;
+  for (int k = 0; k < 6; k++) col(pm, PX + k)[i] = v[k];
+  col(pm, AX)[i] = col(pm, AY)[i] = col(pm, AZ)[i] = 0.0f;
+  if (ev == ECS_EVENT_SET) pm_stamp(w, pm, i, 1); /* an add stamps itself */
   /* last: the record is complete; i is not used after the listeners */
   if ((err = ecs_manager_notify(w, pm, e, ev)) != ECS_ERR_OK)
     return ecs_lua_error(L, "pointmass:add", err);
@@ -431,7 +463,7 @@ static int get3(lua_State *L, int col0) {
   pointmass *pm = check_pm(L, &w);
   uint32_t i = pm_lookup(w, pm, ecs_lua_check_entity(L, 2));
   if (i == NONE) return 0;
-  for (int k = 0; k < 3; k++) lua_pushnumber(L, (lua_Number)pm->col[col0 + k][i]);
+  for (int k = 0; k < 3; k++) lua_pushnumber(L, (lua_Number)col(pm, col0 + k)[i]);
   return 3;
 }
 
@@ -443,9 +475,10 @@ static int set3(lua_State *L, int col0, const char *fn) {
   ecs_err err;
   for (int k = 0; k < 3; k++) v[k] = check_float(L, 3 + k);
   i = need(L, w, pm, fn);
-  for (int k = 0; k < 3; k++) pm->col[col0 + k][i] = v[k];
+  for (int k = 0; k < 3; k++) col(pm, col0 + k)[i] = v[k];
+  pm_stamp(w, pm, i, 1); /* a write: change queries see it */
   /* last, with the handle: the listeners may move the record */
-  err = ecs_manager_notify(w, pm, pm->owner[i], ECS_EVENT_SET);
+  err = ecs_manager_notify(w, pm, owners(pm)[i], ECS_EVENT_SET);
   if (err != ECS_ERR_OK) return ecs_lua_error(L, fn, err);
   return 0;
 }
@@ -469,7 +502,7 @@ static int l_pm_mass(lua_State *L) {
   pointmass *pm = check_pm(L, &w);
   uint32_t i = pm_lookup(w, pm, ecs_lua_check_entity(L, 2));
   if (i == NONE) return 0;
-  lua_pushnumber(L, (lua_Number)pm->col[MASS][i]);
+  lua_pushnumber(L, (lua_Number)col(pm, MASS)[i]);
   return 1;
 }
 
@@ -494,7 +527,7 @@ static int l_pm_remove(lua_State *L) {
     return 1;
   }
   err = ecs_manager_notify(w, pm, e, ECS_EVENT_REMOVE);
-  if ((i = pm_lookup(w, pm, e)) != NONE) pm_remove_at(pm, i);
+  if ((i = pm_lookup(w, pm, e)) != NONE) pm_remove_at(w, pm, i);
   if (err != ECS_ERR_OK) return ecs_lua_error(L, "pointmass:remove", err);
   lua_pushboolean(L, 1);
   return 1;
@@ -504,7 +537,7 @@ static int l_pm_count(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
   lua_Integer n = 0;
-  for (uint32_t i = 0; i < pm->size; i++) n += ecs_alive(w, pm->owner[i]);
+  for (uint32_t i = 0; i < pm->size; i++) n += ecs_alive(w, owners(pm)[i]);
   lua_pushinteger(L, n);
   return 1;
 }
@@ -526,7 +559,7 @@ static int l_pm_gc(lua_State *L) {
 static int l_pm_simulate(lua_State *L) {
   ecs_world *w;
   pointmass *pm = check_pm(L, &w);
-  pm_simulate(pm, check_float(L, 2));
+  pm_simulate(w, pm, check_float(L, 2));
   return 0;
 }
 
@@ -549,7 +582,7 @@ static int l_pm_copy_positions(lua_State *L) {
   pointmass *pm = check_pm(L, &w);
   ecs_component *c = ecs_lua_check_component(L, 2, &cw);
   int f[3];
-  void *col[3];
+  void *dst[3];
   ecs_type type[3];
   ecs_instance inst[256];
   lua_Integer done = 0;
@@ -563,18 +596,18 @@ static int l_pm_copy_positions(lua_State *L) {
     type[k] = ecs_component_field(c, (uint32_t)f[k])->type;
     luaL_argcheck(L, type[k] == ECS_F32 || type[k] == ECS_F64, 2,
                   "fields x, y, z must be f32 or f64");
-    col[k] = ecs_component_column(c, (uint32_t)f[k]);
+    dst[k] = ecs_component_column(c, (uint32_t)f[k]);
   }
   for (uint32_t base = 0; base < pm->size; base += 256) {
     uint32_t n = pm->size - base < 256 ? pm->size - base : 256;
-    ecs_component_lookup_n(w, c, pm->owner + base, inst, n);
+    ecs_component_lookup_n(w, c, owners(pm) + base, inst, n);
     for (uint32_t j = 0; j < n; j++) {
       if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no component */
       /* a write like any other: an open journal keeps the old values
       ** first, change queries see it after */
       ecs_component_prewrite(w, c, inst[j]);
       for (int k = 0; k < 3; k++)
-        if (f[k] >= 0) put(col[k], type[k], inst[j], pm->col[PX + k][base + j]);
+        if (f[k] >= 0) put(dst[k], type[k], inst[j], col(pm, PX + k)[base + j]);
       ecs_component_touch(w, c, inst[j]);
       done++;
     }
@@ -611,13 +644,15 @@ static int l_pm_new(lua_State *L) {
   if (pm == NULL) err = ECS_ERR_NOMEM;
   else {
     memset(pm, 0, sizeof *pm);
-    err = ecs_manager_register(w, PM_NAME, &pm_class, pm); /* frees pm on error */
+    if ((err = pm_columns_new(w, pm)) != ECS_ERR_OK) pm_alloc(w, pm, sizeof *pm, 0);
+    else err = ecs_manager_register(w, PM_NAME, &pm_class, pm); /* frees pm on error */
   }
   if (err != ECS_ERR_OK) {
     ecs_lua_plugin_detach(L, 1, PM_CLASS);
     return ecs_lua_error(L, "pointmass.new", err);
   }
   o->pm = pm;
+  ecs_lua_plugin_manager(L, -1, pm); /* a query term (pm_class.columns) */
   return 1;
 }
 

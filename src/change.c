@@ -26,7 +26,7 @@
 */
 #include <string.h>
 
-#include "component_owned.h"
+#include "component.h"
 #include "component_private.h"
 #include "query_private.h"
 
@@ -147,7 +147,7 @@ void ecsi_ticks_permute(ecs_world *w, ecs_component *c, const uint32_t *dest,
 ** Writes (component.h)
 ** --------------------------------------------------------------------- */
 
-/* An owned component's owner hears of every bulk write (component_owned.h). */
+/* An owned component's owner hears of every bulk write (component.h, "Owned components"). */
 static void tell_owner(ecs_world *w, ecs_component *c, const ecs_instance *rows,
                        ecs_instance first, size_t n) {
   if (c->owner != NULL && n > 0)

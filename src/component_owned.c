@@ -1,5 +1,5 @@
 /*
-** component_owned.c -- owned components (component_owned.h): the row
+** component_owned.c -- owned components (component.h, "Owned components"): the row
 ** operations an owning manager drives. Each keeps what every generic
 ** component keeps (the map exact, stamps with their rows, the version
 ** moving, the watching queries told) so that queries over an owned
@@ -9,12 +9,12 @@
 */
 #include <string.h>
 
-#include "component_owned.h"
+#include "component.h"
 #include "component_private.h"
 
-ecs_err ecsi_owned_new(ecs_world *w, const char *name,
+ecs_err ecs_owned_new(ecs_world *w, const char *name,
                        const ecs_field_def *fields, uint32_t nfields,
-                       uint64_t readonly, const ecsi_owner *owner, void *ud,
+                       uint64_t readonly, const ecs_owner *owner, void *ud,
                        ecs_component **out) {
   ecs_component *c;
   ecs_err err = ecsi_component_make(w, name, fields, nfields, &c);
@@ -26,11 +26,11 @@ ecs_err ecsi_owned_new(ecs_world *w, const char *name,
   return ECS_ERR_OK;
 }
 
-void ecsi_owned_free(ecs_world *w, ecs_component *c) {
+void ecs_owned_free(ecs_world *w, ecs_component *c) {
   if (c != NULL) ecsi_component_free(w, c);
 }
 
-ecs_err ecsi_owned_reserve(ecs_world *w, ecs_component *c, uint32_t need,
+ecs_err ecs_owned_reserve(ecs_world *w, ecs_component *c, uint32_t need,
                            uint32_t index) {
   ecs_err err;
   if (index != UINT32_MAX &&
@@ -41,7 +41,7 @@ ecs_err ecsi_owned_reserve(ecs_world *w, ecs_component *c, uint32_t need,
   return ecsi_component_data_reserve(w, c, need);
 }
 
-uint32_t ecsi_owned_append(ecs_world *w, ecs_component *c, ecs_entity e) {
+uint32_t ecs_owned_append(ecs_world *w, ecs_component *c, ecs_entity e) {
   uint32_t i = c->size++;
   owners(c)[i] = e;
   ecsi_component_zero_row(c, i);
@@ -54,7 +54,7 @@ uint32_t ecsi_owned_append(ecs_world *w, ecs_component *c, ecs_entity e) {
   return i;
 }
 
-void ecsi_owned_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
+void ecs_owned_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecsi_component_remove_at(w, c, i);
 }
 
@@ -63,7 +63,7 @@ void ecsi_owned_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
 ** removal leaves the room an insert needs); each step while owners[]
 ** still names what the map expects.
 */
-void ecsi_owned_swap(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b) {
+void ecs_owned_swap(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b) {
   ecs_entity *own = owners(c), ea = own[a], eb = own[b];
   if (a == b) return;
   ecsi_rowmap_remove(&c->map, own, ecs_entity_index(ea));
@@ -93,26 +93,26 @@ void ecsi_owned_swap(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b) {
   }
 }
 
-bool ecsi_owned_permute(ecs_world *w, ecs_component *c,
+bool ecs_owned_permute(ecs_world *w, ecs_component *c,
                         const ecs_entity *order) {
   if (c->size == 0) return true;
   return ecsi_component_reorder_rows(w, c, order, c->size, NULL);
 }
 
-void ecsi_owned_purge(ecs_component *c, uint32_t index) {
+void ecs_owned_purge(ecs_component *c, uint32_t index) {
   uint32_t i = map_get(c, index);
   if (i != ECS_NO_INSTANCE) owners(c)[i] = ecs_mark_purged(owners(c)[i]);
 }
 
-double *ecsi_owned_f64(ecs_component *c, uint32_t k) {
+double *ecs_owned_f64(ecs_component *c, uint32_t k) {
   return (double *)(void *)col(c, k);
 }
 
-ecs_entity *ecsi_owned_owners(ecs_component *c) { return owners(c); }
+ecs_entity *ecs_owned_owners(ecs_component *c) { return owners(c); }
 
 /* The blocks go too: an owner's clear leaves it as new (the stamps stay
 ** while queries watch them: they are the queries' and cover no row). */
-void ecsi_owned_clear(ecs_world *w, ecs_component *c) {
+void ecs_owned_clear(ecs_world *w, ecs_component *c) {
   ecsi_component_clear(w, c);
   ecsi_free(w, c->data, c->stride * c->cap);
   c->data = NULL;
@@ -121,23 +121,23 @@ void ecsi_owned_clear(ecs_world *w, ecs_component *c) {
   memset(&c->map, 0, sizeof c->map);
 }
 
-ecs_err ecsi_owned_take_prepare(ecs_world *w, ecs_component *c,
+ecs_err ecs_owned_take_prepare(ecs_world *w, ecs_component *c,
                                 const ecs_component *from) {
   return ecsi_ticks_reserve(w, c, from->cap);
 }
 
-void ecsi_owned_take(ecs_world *w, ecs_component *c, ecs_component *from) {
+void ecs_owned_take(ecs_world *w, ecs_component *c, ecs_component *from) {
   ecsi_component_swap(w, c, from);
 }
 
-size_t ecsi_owned_bytes(const ecs_world *w, const ecs_component *c) {
+size_t ecs_owned_bytes(const ecs_world *w, const ecs_component *c) {
   ecs_manager_stats s;
   memset(&s, 0, sizeof s);
   ecsi_component_stats(w, c, &s);
   return s.bytes;
 }
 
-const char *ecsi_owned_check(const ecs_world *w, const ecs_component *c,
+const char *ecs_owned_check(const ecs_world *w, const ecs_component *c,
                              const ecs_entity *rows, uint32_t n) {
   if (c->size != n) return "owned component: not as many rows as its owner";
   for (uint32_t i = 0; i < n; i++)
@@ -146,8 +146,12 @@ const char *ecsi_owned_check(const ecs_world *w, const ecs_component *c,
   return ecsi_component_check(w, c);
 }
 
-uint32_t *ecsi_owned_changed(const ecs_world *w, ecs_component *c,
+uint32_t *ecs_owned_changed(const ecs_world *w, ecs_component *c,
                              uint32_t *now) {
   *now = ecsi_clock_now(w);
   return c->ticks.at[ECSI_TICK_CHANGED];
+}
+
+uint32_t ecs_owned_find(const ecs_component *c, uint32_t index) {
+  return map_get(c, index);
 }

@@ -63,7 +63,7 @@ struct ecs_component {
   uint32_t defer_count;
   /* an owned component (component_owned.c): the manager that drives its
   ** rows and hears of bulk writes, or NULL; fields no bulk path writes */
-  const struct ecsi_owner *owner;
+  const struct ecs_owner *owner;
   void *owner_ud;
   uint64_t readonly; /* bit k: field k (k < 64) */
 };

@@ -28,7 +28,7 @@ static void ticks_drop(ecs_world *w, const ecs_component *c, uint32_t **t) {
       ecsi_free(w, t[k], (size_t)c->ticks.cap[k] * sizeof(uint32_t));
 }
 
-/* Owned components' rows follow their owner's (component_owned.h). */
+/* Owned components' rows follow their owner's (component.h, "Owned components"). */
 bool ecsi_component_reorder(ecs_world *w, ecs_component *c,
                             const ecs_entity *first, uint32_t n,
                             const struct ecs_query *keep) {

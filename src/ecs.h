@@ -352,6 +352,15 @@ typedef struct ecs_manager_class {
   ** queries that watch it, which are made stale as a load makes them)
   ** stay. Notifies no listener. */
   void (*swap)(ecs_world *w, void *self, void *twin);
+
+  /* Appended: the manager as a query term. The generic component whose
+  ** rows are the manager's records (an owned component it created and
+  ** drives, component.h "Owned components"), the same object for the
+  ** manager's whole life: queries, q:apply, expression and C systems and
+  ** q:columns read and write its columns. A Lua plugin object stands for
+  ** it in world:query once ecs_lua_plugin_manager names its manager
+  ** (ecs_lua.h). May be NULL: the manager is not a query term. */
+  struct ecs_component *(*columns)(const ecs_world *w, void *self);
 } ecs_manager_class;
 
 /*

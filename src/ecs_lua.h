@@ -166,6 +166,15 @@ void *ecs_lua_object_new(lua_State *L, const char *tname, size_t size,
 void ecs_lua_plugin_detach(lua_State *L, int world_idx, const char *tname);
 
 /*
+** Make the plugin object at idx (made by ecs_lua_plugin_new) stand for the
+** manager self of its world in world:query and wherever a component is
+** a term: self's class must have the columns hook (ecs.h), whose
+** component the query then uses. Call it once the manager is registered.
+** Never raises.
+*/
+void ecs_lua_plugin_manager(lua_State *L, int idx, void *self);
+
+/*
 ** The storage of the plugin object of class tname at idx. Raises a type
 ** error for anything else and "attempt to use a closed world" once its
 ** world is closed. @param w receives the world (may be NULL).

@@ -408,6 +408,34 @@ struct ecs_api {
   /* appended: transforms in queries (component.h, transform.h) */
   bool (*ecs_component_readonly)(const ecs_component *c, uint32_t field);
   ecs_component *(*ecs_transform_columns)(const ecs_transform *t);
+  /* appended: plugin managers as query terms (component.h "Owned
+  ** components", ecs.h's columns hook, ecs_lua.h) */
+  ecs_err (*ecs_owned_new)(ecs_world *w, const char *name,
+                           const ecs_field_def *fields, uint32_t nfields,
+                           uint64_t readonly, const ecs_owner *owner, void *ud,
+                           ecs_component **out);
+  void (*ecs_owned_free)(ecs_world *w, ecs_component *c);
+  ecs_err (*ecs_owned_reserve)(ecs_world *w, ecs_component *c, uint32_t need,
+                               uint32_t index);
+  uint32_t (*ecs_owned_append)(ecs_world *w, ecs_component *c, ecs_entity e);
+  void (*ecs_owned_remove_at)(ecs_world *w, ecs_component *c, uint32_t i);
+  void (*ecs_owned_swap)(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b);
+  bool (*ecs_owned_permute)(ecs_world *w, ecs_component *c,
+                            const ecs_entity *order);
+  void (*ecs_owned_purge)(ecs_component *c, uint32_t index);
+  void (*ecs_owned_clear)(ecs_world *w, ecs_component *c);
+  ecs_err (*ecs_owned_take_prepare)(ecs_world *w, ecs_component *c,
+                                    const ecs_component *from);
+  void (*ecs_owned_take)(ecs_world *w, ecs_component *c, ecs_component *from);
+  size_t (*ecs_owned_bytes)(const ecs_world *w, const ecs_component *c);
+  const char *(*ecs_owned_check)(const ecs_world *w, const ecs_component *c,
+                                 const ecs_entity *rows, uint32_t n);
+  double *(*ecs_owned_f64)(ecs_component *c, uint32_t k);
+  uint32_t *(*ecs_owned_changed)(const ecs_world *w, ecs_component *c,
+                                 uint32_t *now);
+  ecs_entity *(*ecs_owned_owners)(ecs_component *c);
+  uint32_t (*ecs_owned_find)(const ecs_component *c, uint32_t index);
+  void (*ecs_lua_plugin_manager)(lua_State *L, int idx, void *self);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -679,6 +707,24 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_redefine (ecs_plugin_api->ecs_component_redefine)
 #define ecs_component_readonly (ecs_plugin_api->ecs_component_readonly)
 #define ecs_transform_columns (ecs_plugin_api->ecs_transform_columns)
+#define ecs_owned_new (ecs_plugin_api->ecs_owned_new)
+#define ecs_owned_free (ecs_plugin_api->ecs_owned_free)
+#define ecs_owned_reserve (ecs_plugin_api->ecs_owned_reserve)
+#define ecs_owned_append (ecs_plugin_api->ecs_owned_append)
+#define ecs_owned_remove_at (ecs_plugin_api->ecs_owned_remove_at)
+#define ecs_owned_swap (ecs_plugin_api->ecs_owned_swap)
+#define ecs_owned_permute (ecs_plugin_api->ecs_owned_permute)
+#define ecs_owned_purge (ecs_plugin_api->ecs_owned_purge)
+#define ecs_owned_clear (ecs_plugin_api->ecs_owned_clear)
+#define ecs_owned_take_prepare (ecs_plugin_api->ecs_owned_take_prepare)
+#define ecs_owned_take (ecs_plugin_api->ecs_owned_take)
+#define ecs_owned_bytes (ecs_plugin_api->ecs_owned_bytes)
+#define ecs_owned_check (ecs_plugin_api->ecs_owned_check)
+#define ecs_owned_f64 (ecs_plugin_api->ecs_owned_f64)
+#define ecs_owned_changed (ecs_plugin_api->ecs_owned_changed)
+#define ecs_owned_owners (ecs_plugin_api->ecs_owned_owners)
+#define ecs_owned_find (ecs_plugin_api->ecs_owned_find)
+#define ecs_lua_plugin_manager (ecs_plugin_api->ecs_lua_plugin_manager)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

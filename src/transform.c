@@ -65,7 +65,7 @@ ecs_err ecsi_transform_reserve_rows(ecs_transform *t, uint32_t need) {
   size_t size;
   void *nb;
   ecs_transform old = *t;
-  ecs_err err = ecsi_owned_reserve(t->w, t->c, need, UINT32_MAX);
+  ecs_err err = ecs_owned_reserve(t->w, t->c, need, UINT32_MAX);
   if (err != ECS_ERR_OK) return err;
   if (need <= t->cap) return ECS_ERR_OK;
   while (ncap < need) {
@@ -163,12 +163,12 @@ static void move_row(ecs_transform *t, uint32_t s, uint32_t d) {
   if (ecsi_sparse_get(&t->map, ix) == s) ecsi_sparse_set(&t->map, ix, d);
 }
 
-/* The component's rows are swapped alike (component_owned.h). */
+/* The component's rows are swapped alike (component.h, "Owned components"). */
 void ecsi_transform_swap_rows(ecs_transform *t, uint32_t a, uint32_t b) {
   move_row(t, a, t->cap); /* the scratch row */
   move_row(t, b, a);
   move_row(t, t->cap, b);
-  ecsi_owned_swap(t->w, t->c, a, b);
+  ecs_owned_swap(t->w, t->c, a, b);
 }
 
 /* Make c a real root: world kept exactly, local = its decomposition. */
@@ -188,7 +188,7 @@ static void drop_row(ecs_transform *t, uint32_t i) {
   if (ecsi_sparse_get(&t->map, ix) == i) ecsi_sparse_set(&t->map, ix, NONE);
   if (i != last) move_row(t, last, i);
   t->n--;
-  ecsi_owned_remove_at(t->w, t->c, i); /* the same swap-remove */
+  ecs_owned_remove_at(t->w, t->c, i); /* the same swap-remove */
 }
 
 /* }==================================================================== */
@@ -233,7 +233,7 @@ static const ecs_field_def column_defs[TC_FIELDS] = {
 
 ecs_err ecsi_transform_columns_new(ecs_world *w, ecs_transform *t) {
   uint64_t readonly = (1u << TC_WX) | (1u << TC_WY) | (1u << TC_WZ);
-  return ecsi_owned_new(w, "transform", column_defs, TC_FIELDS, readonly,
+  return ecs_owned_new(w, "transform", column_defs, TC_FIELDS, readonly,
                         &ecsi_transform_owner, t, &t->c);
 }
 
@@ -305,12 +305,12 @@ ecs_err ecs_transform_add(ecs_transform *t, ecs_entity e, const ecs_trs *local) 
   if (err != ECS_ERR_OK) return err;
   err = ecsi_sparse_reserve(t->w, &t->map, ix);
   if (err != ECS_ERR_OK) return err;
-  err = ecsi_owned_reserve(t->w, t->c, t->n + 1u, ix);
+  err = ecs_owned_reserve(t->w, t->c, t->n + 1u, ix);
   if (err != ECS_ERR_OK) return err;
   i = ecsi_sparse_get(&t->map, ix);
   if (i != NONE) drop_row(t, i); /* a dead entity's row at this index */
   i = t->n++;
-  (void)ecsi_owned_append(t->w, t->c, e); /* row i there too */
+  (void)ecs_owned_append(t->w, t->c, e); /* row i there too */
   t->entity[i] = e;
   put_local_row(t, i, &l);
   t->parent[i] = t->first_child[i] = NONE;
@@ -482,7 +482,7 @@ ecs_err ecs_transform_sort(ecs_transform *t) {
   }
   /* the component's rows first: the one step left that can fail */
   for (uint32_t i = 0; i < n; i++) order[newpos[i]] = old.entity[i];
-  if (!ecsi_owned_permute(t->w, t->c, order)) {
+  if (!ecs_owned_permute(t->w, t->c, order)) {
     ecsi_free(t->w, nb, t->buf_size);
     ecsi_free(t->w, order, (size_t)n * sizeof *order);
     ecsi_free(t->w, newpos, (size_t)n * sizeof *newpos);

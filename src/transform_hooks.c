@@ -33,7 +33,7 @@ static void tr_purge(ecs_world *w, void *self, uint32_t index) {
   uint32_t i = ecsi_sparse_get(&t->map, index);
   (void)w;
   if (i != NONE) t->entity[i] = ecs_mark_purged(t->entity[i]);
-  ecsi_owned_purge(t->c, index);
+  ecs_owned_purge(t->c, index);
 }
 
 static void tr_free(ecs_world *w, void *self) {
@@ -41,7 +41,7 @@ static void tr_free(ecs_world *w, void *self) {
   if (t == NULL) return;
   ecsi_free(w, t->buf, t->buf_size);
   ecsi_sparse_free(w, &t->map);
-  ecsi_owned_free(w, t->c);
+  ecs_owned_free(w, t->c);
   ecsi_free(w, t, sizeof *t);
 }
 
@@ -81,7 +81,7 @@ static const char *tr_check(const ecs_world *w, const void *self) {
     double qn = 0;
     get_local_row(t, i, &local);
     for (int k = 0; k < 3; k++)
-      if (memcmp(&ecsi_owned_f64(t->c, (uint32_t)(TC_WX + k))[i],
+      if (memcmp(&ecs_owned_f64(t->c, (uint32_t)(TC_WX + k))[i],
                  &t->world[i][12 + k], sizeof(double)) != 0)
         return "transform: world position column differs from the matrix";
     if (ecsi_sparse_get(&t->map, ecs_entity_index(t->entity[i])) != i)
@@ -113,7 +113,7 @@ static const char *tr_check(const ecs_world *w, const void *self) {
     listed += count;
   }
   if (listed != with_parent) return "transform: rows missing from child lists";
-  if ((bad = ecsi_owned_check(w, t->c, t->entity, n)) != NULL) return bad;
+  if ((bad = ecs_owned_check(w, t->c, t->entity, n)) != NULL) return bad;
   cu.t = t;
   bad = ecsi_sparse_each(&t->map, check_map_entry, &cu);
   if (bad != NULL) return bad;
@@ -168,7 +168,7 @@ static void tr_clear(ecs_world *w, void *self) {
   t->n = t->cap = 0;
   t->world = NULL;
   t->entity = NULL;
-  ecsi_owned_clear(w, t->c);
+  ecs_owned_clear(w, t->c);
   t->parent = t->first_child = t->next_sibling = t->prev_sibling = NULL;
   t->mark = NULL;
   t->epoch = t->gc_cursor = 0;
@@ -191,7 +191,7 @@ static void tr_stats(const ecs_world *w, const void *self,
   out->live = 0;
   for (uint32_t i = 0; i < t->n; i++) out->live += row_alive(t, i);
   out->bytes = sizeof *t + t->buf_size + map_bytes(&t->map) +
-               ecsi_owned_bytes(w, t->c);
+               ecs_owned_bytes(w, t->c);
 }
 
 /*
@@ -352,10 +352,10 @@ static ecs_err load_row(ecs_transform *nt, ecs_reader *in) {
     return ECS_ERR_CORRUPT;
   err = ecsi_sparse_reserve(nt->w, &nt->map, ecs_entity_index(e));
   if (err == ECS_ERR_OK)
-    err = ecsi_owned_reserve(nt->w, nt->c, i + 1u, ecs_entity_index(e));
+    err = ecs_owned_reserve(nt->w, nt->c, i + 1u, ecs_entity_index(e));
   if (err != ECS_ERR_OK) return err;
   nt->n++;
-  (void)ecsi_owned_append(nt->w, nt->c, e);
+  (void)ecs_owned_append(nt->w, nt->c, e);
   nt->entity[i] = e;
   put_local_row(nt, i, &l);
   nt->parent[i] = nt->first_child[i] = NONE;
@@ -403,18 +403,18 @@ static ecs_err tr_load(ecs_world *w, void *self, ecs_reader *in) {
   /* the rows go to t's own component (queries watch that one); a twin's
   ** to the component of the manager it stands in for, at the swap */
   if (err == ECS_ERR_OK)
-    err = ecsi_owned_take_prepare(w, t->of != NULL ? t->of->c : t->c, nt.c);
+    err = ecs_owned_take_prepare(w, t->of != NULL ? t->of->c : t->c, nt.c);
   if (err != ECS_ERR_OK) {
     ecsi_free(w, nt.buf, nt.buf_size);
     ecsi_sparse_free(w, &nt.map);
-    ecsi_owned_free(w, nt.c);
+    ecs_owned_free(w, nt.c);
     in->pos = start;
     return err;
   }
   ecsi_free(w, t->buf, t->buf_size);
   ecsi_sparse_free(w, &t->map);
-  ecsi_owned_take(w, t->c, nt.c);
-  ecsi_owned_free(w, nt.c);
+  ecs_owned_take(w, t->c, nt.c);
+  ecs_owned_free(w, nt.c);
   nt.c = t->c;
   nt.of = t->of;
   nt.parent_first = t->parent_first; /* a setting, not a record */
@@ -454,10 +454,16 @@ static void tr_swap(ecs_world *w, void *self, void *twin) {
   b->c = cb;
   a->of = b->of = NULL;
   a->parent_first = tmp.parent_first;
-  ecsi_owned_take(w, ca, cb);
+  ecs_owned_take(w, ca, cb);
 }
 
 /* }==================================================================== */
+
+/* The transform as a query term: its owned component (transform.h). */
+static ecs_component *tr_columns(const ecs_world *w, void *self) {
+  (void)w;
+  return ((ecs_transform *)self)->c;
+}
 
 const ecs_manager_class ecsi_transform_class = {
   .kind = "transform",
@@ -473,4 +479,5 @@ const ecs_manager_class ecsi_transform_class = {
   .load = tr_load,
   .twin = tr_twin,
   .swap = tr_swap,
+  .columns = tr_columns,
 };

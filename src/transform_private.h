@@ -30,7 +30,7 @@
 
 #include <math.h>
 
-#include "component_owned.h"
+#include "component.h"
 #include "sparse.h"
 #include "transform.h"
 
@@ -84,12 +84,12 @@ void ecsi_transform_propagate(ecs_transform *t, uint32_t root);
 extern const ecs_manager_class ecsi_transform_class;
 
 /* transform_propagate.c: what bulk writes to the columns trigger */
-extern const ecsi_owner ecsi_transform_owner;
+extern const ecs_owner ecsi_transform_owner;
 
 /* }==================================================================== */
 
 /* {====================================================================
-** The columns: the owned component "transform" (component_owned.h) holds
+** The columns: the owned component "transform" (component.h, "Owned components") holds
 ** each row's local transform and world position, row for row with the
 ** manager's own rows, so that queries and every bulk path use them
 ** ===================================================================== */
@@ -107,8 +107,8 @@ typedef struct trs_cols {
 
 /* The column bases, valid until the component's rows next grow or move. */
 static inline void trs_cols_of(const ecs_transform *t, trs_cols *k) {
-  for (int f = 0; f < TC_FIELDS; f++) k->v[f] = ecsi_owned_f64(t->c, (uint32_t)f);
-  k->changed = ecsi_owned_changed(t->w, t->c, &k->now);
+  for (int f = 0; f < TC_FIELDS; f++) k->v[f] = ecs_owned_f64(t->c, (uint32_t)f);
+  k->changed = ecs_owned_changed(t->w, t->c, &k->now);
 }
 
 static inline void trs_load(const trs_cols *k, uint32_t i, ecs_trs *l) {
@@ -142,7 +142,7 @@ static inline void put_local_row(ecs_transform *t, uint32_t i,
 /* Row i's world position columns from its world matrix. */
 static inline void put_world_row(ecs_transform *t, uint32_t i) {
   for (int f = 0; f < 3; f++)
-    ecsi_owned_f64(t->c, (uint32_t)(TC_WX + f))[i] = t->world[i][12 + f];
+    ecs_owned_f64(t->c, (uint32_t)(TC_WX + f))[i] = t->world[i][12 + f];
 }
 
 /* }==================================================================== */

@@ -278,7 +278,7 @@ ecs_err ecs_transform_set_positions(ecs_transform *t, const uint32_t *inst,
 
 /* {====================================================================
 ** Bulk writes through the columns: q:apply, expression and native
-** systems, q:columns (component_owned.h: every one of them touches the
+** systems, q:columns (component.h, "Owned components": every one of them touches the
 ** rows it wrote, and the touch brings them here)
 ** ===================================================================== */
 
@@ -347,7 +347,7 @@ static void columns_written(ecs_world *w, void *ud, ecs_component *c,
   }
 }
 
-const ecsi_owner ecsi_transform_owner = {columns_written};
+const ecs_owner ecsi_transform_owner = {columns_written};
 
 /* }==================================================================== */
 

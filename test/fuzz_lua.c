@@ -7,7 +7,8 @@
 **   mode 1  field names: a fixed component, then C:field(e, p),
 **           C:set_field(e, p, 1) and C:add(e, { [p] = 1 }) for each piece
 **   mode 2  expressions: q:apply(piece, params) and world:system(name, q,
-**           piece) over a fixed query (only once world:query exists)
+**           piece) over a fixed query of two components and the transform
+**           (a small hierarchy: transform.px .. sz, read-only wx .. wz)
 **   mode 3  column specs: for ... in q:columns(pieces...) and
 **           q:each_chunk(fn, pieces...) (same)
 **   mode 4  migration (byte 0 >= 200): a populated component with an
@@ -123,8 +124,14 @@ static const char *const driver =
   "elseif W.query ~= nil then\n"
   "  local P = W:component('Position', { 'x:f32', 'y:f64', 'n:i32' })\n"
   "  local V = W:component('Velocity', { 'dx:f32', 'dy:f32', 'k:u8' })\n"
-  "  for i = 1, 5 do local e = W:create() P:add(e, i, -i, i) V:add(e, 1, 2, 3) end\n"
-  "  local q = W:query(P, V)\n"
+  "  local T, prev = W.transform, nil\n"
+  "  for i = 1, 5 do\n"
+  "    local e = W:create() P:add(e, i, -i, i) V:add(e, 1, 2, 3)\n"
+  "    T:add(e, { position = { i, 0, 0 } })\n"
+  "    if prev and i % 2 == 0 then T:set_parent(e, prev) end\n"
+  "    prev = e\n"
+  "  end\n"
+  "  local q = W:query(P, V, T)\n"
   "  if MODE == 2 then\n"
   "    for i, p in ipairs(PIECES) do\n"
   "      try('apply', q.apply, q, p, { dt = 0.5, k = 2 })\n"

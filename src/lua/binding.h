@@ -152,6 +152,7 @@ typedef union plugin_head {
   struct {
     lhead h;           /* class plugin_tag; h.lw its world */
     const char *tname; /* its class name */
+    void *manager;     /* the manager it stands for in queries, or NULL */
   } o;
   double d;
   lua_Integer i;
@@ -163,7 +164,7 @@ typedef struct ltransform {
 } ltransform;
 
 /* transform.c: world.transform as a query term, or NULL (not one) */
-ecs_component *ecsl_transform_term(lua_State *L, int idx, lworld *lw,
+ecs_component *ecsl_plugin_term(lua_State *L, int idx, lworld *lw,
                                    int arg);
 
 typedef struct lnames {

@@ -80,6 +80,45 @@ void ecs_lua_plugin_detach(lua_State *L, int world_idx, const char *tname) {
   lua_pop(L, 1);
 }
 
+void ecs_lua_plugin_manager(lua_State *L, int idx, void *self) {
+  plugin_head *ph = (plugin_head *)ecsl_test_object(L, idx, &ecsl_plugin_tag);
+  if (ph != NULL && lua_rawlen(L, idx) >= sizeof *ph) ph->o.manager = self;
+}
+
+/*
+** A query term: the component of the manager the plugin object at idx
+** stands for (ecs_lua_plugin_manager; the class's columns hook), or NULL
+** when idx holds no plugin object. A plugin object of another world, of
+** a closed world, or whose manager is not a query term is an error on
+** argument arg.
+*/
+ecs_component *ecsl_plugin_term(lua_State *L, int idx, lworld *lw, int arg) {
+  plugin_head *ph = (plugin_head *)ecsl_test_object(L, idx, &ecsl_plugin_tag);
+  const ecs_manager_class *cls = NULL;
+  const char *name = NULL;
+  ecs_world *w;
+  size_t n;
+  if (ph == NULL || lua_rawlen(L, idx) < sizeof *ph) return NULL;
+  if (ph->o.h.lw == NULL || ph->o.manager == NULL)
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s is not a query term "
+                                          "(a component expected)",
+                                          ph->o.tname));
+  if ((w = ph->o.h.lw->w) == NULL) ecsl_closed(L);
+  n = ecs_manager_count(w);
+  for (size_t i = 0; i < n && cls == NULL; i++) {
+    const ecs_manager_class *c;
+    const char *nm;
+    if (ecs_manager_at(w, i, &nm, &c) == ph->o.manager) cls = c, name = nm;
+  }
+  if (cls == NULL || cls->columns == NULL)
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s is not a query term "
+                                          "(its manager has no columns)",
+                                          ph->o.tname));
+  if (ph->o.h.lw != lw)
+    luaL_argerror(L, arg, lua_pushfstring(L, "%s of another world", name));
+  return cls->columns(w, ph->o.manager);
+}
+
 void *ecs_lua_plugin_check(lua_State *L, int idx, const char *tname,
                            ecs_world **w) {
   lhead *h = ecsl_test_plugin(L, idx, tname);
@@ -165,6 +204,24 @@ static const struct ecs_api api = {
   .ecs_component_redefine = ecs_component_redefine,
   .ecs_component_readonly = ecs_component_readonly,
   .ecs_transform_columns = ecs_transform_columns,
+  .ecs_owned_new = ecs_owned_new,
+  .ecs_owned_free = ecs_owned_free,
+  .ecs_owned_reserve = ecs_owned_reserve,
+  .ecs_owned_append = ecs_owned_append,
+  .ecs_owned_remove_at = ecs_owned_remove_at,
+  .ecs_owned_swap = ecs_owned_swap,
+  .ecs_owned_permute = ecs_owned_permute,
+  .ecs_owned_purge = ecs_owned_purge,
+  .ecs_owned_clear = ecs_owned_clear,
+  .ecs_owned_take_prepare = ecs_owned_take_prepare,
+  .ecs_owned_take = ecs_owned_take,
+  .ecs_owned_bytes = ecs_owned_bytes,
+  .ecs_owned_check = ecs_owned_check,
+  .ecs_owned_f64 = ecs_owned_f64,
+  .ecs_owned_changed = ecs_owned_changed,
+  .ecs_owned_owners = ecs_owned_owners,
+  .ecs_owned_find = ecs_owned_find,
+  .ecs_lua_plugin_manager = ecs_lua_plugin_manager,
   .ecs_query_track_changes = ecs_query_track_changes,
   .ecs_query_complete = ecs_query_complete,
   .ecs_query_tracks_changes = ecs_query_tracks_changes,

@@ -54,7 +54,7 @@ static ecs_component *query_term(lua_State *L, int idx, lworld *lw, int arg) {
   lcomponent *lc;
   ecs_component *tc;
   if (!ecsl_is_comp(L, idx)) {
-    if ((tc = ecsl_transform_term(L, idx, lw, arg)) != NULL) return tc;
+    if ((tc = ecsl_plugin_term(L, idx, lw, arg)) != NULL) return tc;
     luaL_argerror(L, arg, lua_pushfstring(L, "component expected, got %s",
                                           ecsl_value_type_name(L, idx)));
   }

@@ -42,20 +42,6 @@ static ecs_transform *check_tr(lua_State *L) {
   return ((ltransform *)check_builtin(L))->t;
 }
 
-/*
-** world.transform as a query term (world:query(P, world.transform)): its
-** columns, the component ecs_transform_columns gives. NULL when idx is
-** not a transform object; raises for a closed world or another world's.
-*/
-ecs_component *ecsl_transform_term(lua_State *L, int idx, lworld *lw,
-                                   int arg) {
-  lhead *h = ecsl_test_plugin(L, idx, ECS_LUA_TRANSFORM);
-  if (h == NULL) return NULL;
-  if (h->lw == NULL || h->lw->w == NULL) ecsl_closed(L);
-  if (h->lw != lw) luaL_argerror(L, arg, "transform of another world");
-  return ecs_transform_columns(((ltransform *)(void *)((plugin_head *)(void *)h + 1))->t);
-}
-
 static ecs_names *check_names(lua_State *L) {
   return ((lnames *)check_builtin(L))->m;
 }
@@ -622,6 +608,7 @@ static void push_builtin(lua_State *L, int widx, int which) {
     ltransform *o = (ltransform *)obj;
     o->t = ecs_transform_of(w);
     if (o->t == NULL) err = ecs_transform_new(w, &o->t);
+    if (err == ECS_ERR_OK) ecs_lua_plugin_manager(L, -1, o->t); /* a query term */
   } else {
     lnames *o = (lnames *)obj;
     o->m = ecs_names_of(w);

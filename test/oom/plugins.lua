@@ -14,4 +14,13 @@ return function(ecs, W)
   W:update(0.1)
   for i = 1, 40 do local e = W:create() PM:add(e, 2, -i) M:add(e, i) end
   PM:simulate(0.2)
+  -- both managers as query terms: queries, bulk writes, a snapshot round trip
+  local q = W:query(PM, M)
+  q:apply("pointmass.x += pointmass.vx * 0.5 + mesh.count")
+  for n, x, c in q:columns("pointmass.ax", "mesh.count:in") do
+    for i = 1, n do x[i] = x[i] + c[i] end
+  end
+  W:query({ M, changed = { M } }):apply("mesh.mesh = mesh.mesh + 1")
+  W:restore(W:snapshot())
+  q:each(function(_, x) return x * 2 end, "pointmass.vy")
 end
