@@ -110,7 +110,9 @@ build = {
         "src/journal_delta.c",
         "src/journal_undo.c",
         "src/delta.c",
+        "src/pool.c",
       },
+      libraries = { "pthread" }, -- the world's worker threads (src/pool.c)
       incdirs = { "src" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
       -- hidden symbols (only luaopen_ecs_core exported) come from a pragma

@@ -9,7 +9,8 @@
 #      a source rock (tools/pack.sh: `luarocks lint`, `luarocks pack`);
 #   3. re-runs the specs with the garbage collector at its most aggressive
 #      (both modes) and, beside them in the background, the C tests and the
-#      specs under valgrind (docs/reliability.md).
+#      specs under valgrind (docs/reliability.md), then the threaded C tests
+#      and specs under ThreadSanitizer (docs/threads.md).
 # The last line is "N passed, N failed" over all of it.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -133,7 +134,35 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
       echo "valgrind reported errors (exit $rc)"; failed=$((failed + 1))
     fi
   fi
+  tsan_stage
   echo "$passed $failed" > "$vg_counts"
+}
+# (threads) ThreadSanitizer over the threaded C tests and specs
+# (docs/threads.md): a build of the core with -fsanitize=thread, its
+# test_threads, then spec/threads_spec.lua against it (libtsan preloaded
+# into the uninstrumented lua5.4; --ignore-lua: busted must not re-run
+# itself through sh, which the preloaded runtime breaks). Any report
+# fails (halt_on_error). Runs in the background job after valgrind.
+tsan_stage() {
+  local tsan_rt
+  echo "== ThreadSanitizer: threaded C tests and specs (build-tsan/)"
+  tsan_rt=$(cc -print-file-name=libtsan.so)
+  if [ ! -f "$tsan_rt" ]; then
+    echo "libtsan is not installed"; failed=$((failed + 1)); return
+  fi
+  if ! { cmake -S . -B build-tsan -DECS_TSAN=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+         cmake --build build-tsan -j "$(nproc 2>/dev/null || echo 2)" \
+           --target test_threads ecs_core >/dev/null; }; then
+    echo "build failed"; failed=$((failed + 1)); return
+  fi
+  if TSAN_OPTIONS="halt_on_error=1" build-tsan/test_threads 2>&1 | tee "$log"; then
+    passed=$((passed + 1))
+  else
+    echo "test_threads failed under ThreadSanitizer"; failed=$((failed + 1))
+  fi
+  env LD_PRELOAD="$tsan_rt" TSAN_OPTIONS="halt_on_error=1" \
+      "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=tsan spec/threads_spec.lua 2>&1 | tee "$log"
+  count_busted
 }
 echo "== valgrind stage started in the background (its output follows the collector stages)"
 ( valgrind_stage ) > "$vg_out" 2>&1 &
@@ -143,7 +172,7 @@ vg_pid=$!
 # aggressive (spec/support/gc_stress.lua, RELIABILITY R26), sanitized:
 # generational mode over every spec; incremental mode with pause 0 over every
 # spec with step multiplier 100, and with 1000 (close to stop-the-world,
-# quadratic in the heap size) over every spec except the fifteen that hold
+# quadratic in the heap size) over every spec except the sixteen that hold
 # large tables or loops (apply, columns, system, component_diff: 100k
 # entities; each: thousands of entities per case, 3-4 minutes alone there;
 # snapshot: blobs of whole worlds, 2 minutes alone there; demo_save: arena
@@ -160,9 +189,10 @@ vg_pid=$!
 # there, against 12-17 s in the other two collector stages;
 # transform_query: random hierarchies moved through every bulk path and
 # compared with the per-entity path, with full collections inside loops,
-# over a minute there without the sanitizers).
+# over a minute there without the sanitizers; threads: worlds of 16000
+# entities built three times per seed to compare thread counts).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|errors|migrate|deflate)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|errors|migrate|deflate|threads)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2

@@ -432,6 +432,9 @@ void ecs_owned_clear(ecs_world *w, ecs_component *c);
 ecs_err ecs_owned_take_prepare(ecs_world *w, ecs_component *c,
                                 const ecs_component *from);
 void ecs_owned_take(ecs_world *w, ecs_component *c, ecs_component *from);
+/* Is c an owned component (another manager drives its rows and hears of
+** bulk writes)? */
+bool ecs_component_owned(const ecs_component *c);
 /* The row whose owner has entity index `index` (alive, dead or purged), or
 ** ECS_NO_INSTANCE: an owner reusing the index removes that row first. */
 uint32_t ecs_owned_find(const ecs_component *c, uint32_t index);

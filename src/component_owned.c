@@ -155,3 +155,5 @@ uint32_t *ecs_owned_changed(const ecs_world *w, ecs_component *c,
 uint32_t ecs_owned_find(const ecs_component *c, uint32_t index) {
   return map_get(c, index);
 }
+
+bool ecs_component_owned(const ecs_component *c) { return c->owner != NULL; }

@@ -158,6 +158,20 @@ typedef struct ecs_world_head {
 */
 ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud);
 
+/*
+** Threads (docs/threads.md): run world:update's expression systems (and
+** q:apply) on `threads` threads, the caller and threads - 1 workers the
+** world starts now and joins when the setting changes or it is freed.
+** One large system's rows are split in ranges over the threads; results
+** are the same as with one thread, bit for bit. 1 (the default) starts
+** nothing. @return ECS_ERR_INVALID outside 1 .. ECS_MAX_THREADS,
+** ECS_ERR_LOCKED during world_update, ECS_ERR_NOMEM when memory or a
+** thread cannot be had (the setting is then unchanged).
+*/
+#define ECS_MAX_THREADS 64u
+ecs_err ecs_world_set_threads(ecs_world *w, uint32_t threads);
+uint32_t ecs_world_threads(const ecs_world *w);
+
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);
 

@@ -436,6 +436,10 @@ struct ecs_api {
   ecs_entity *(*ecs_owned_owners)(ecs_component *c);
   uint32_t (*ecs_owned_find)(const ecs_component *c, uint32_t index);
   void (*ecs_lua_plugin_manager)(lua_State *L, int idx, void *self);
+  /* appended: threads (ecs.h, component.h) */
+  ecs_err (*ecs_world_set_threads)(ecs_world *w, uint32_t threads);
+  uint32_t (*ecs_world_threads)(const ecs_world *w);
+  bool (*ecs_component_owned)(const ecs_component *c);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -725,6 +729,9 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_owned_owners (ecs_plugin_api->ecs_owned_owners)
 #define ecs_owned_find (ecs_plugin_api->ecs_owned_find)
 #define ecs_lua_plugin_manager (ecs_plugin_api->ecs_lua_plugin_manager)
+#define ecs_world_set_threads (ecs_plugin_api->ecs_world_set_threads)
+#define ecs_world_threads (ecs_plugin_api->ecs_world_threads)
+#define ecs_component_owned (ecs_plugin_api->ecs_component_owned)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

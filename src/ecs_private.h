@@ -101,6 +101,9 @@ struct ecs_world {
   ** rows become roots there and then), or NULL */
   void (*died_fn)(ecs_world *w, void *self, ecs_entity e);
   void *died_self;
+  /* pool.c: the worker threads (ecs_world_set_threads), or NULL for one
+  ** thread */
+  struct ecsi_pool *pool;
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "expr_private.h"
+#include "pool.h"
 #include "value.h"
 
 /* ------------------------------------------------------------------------
@@ -293,6 +294,64 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
 }
 
 /*
+** Row splitting (threads = n, pool.h): a run of at least PAR_MIN_ROWS
+** rows is cut at block boundaries into PARTS_PER_THREAD ranges per
+** thread, each run by exec on whichever thread takes it, with a value
+** stack of its own. The blocks are the ones the single-threaded loop runs
+** (the same i, n and contiguity), and exec writes only its block's rows
+** and reads nothing another row writes, so the result is the same bit
+** for bit. What needs the world (the journal's captures, change stamps,
+** an owner's written hook) stays on the calling thread, before and after.
+** A program that writes an owned component (the transform, a plugin
+** manager) runs on one thread: its owner's hook cleans and propagates
+** block by block, and a later block may read what it computed.
+*/
+#define PAR_MIN_ROWS 8192u
+#define PARTS_PER_THREAD 4u
+
+typedef struct par_run {
+  const ecs_program *p;
+  const ecsi_rows *r;
+  const double *params;
+  double *stackmem;   /* threads stacks of stack doubles */
+  size_t stack;
+  uint32_t blocks, parts;
+} par_run;
+
+static void par_part(void *ud, uint32_t worker, uint32_t part) {
+  const par_run *j = (const par_run *)ud;
+  uint32_t b0 = (uint32_t)((uint64_t)j->blocks * part / j->parts);
+  uint32_t b1 = (uint32_t)((uint64_t)j->blocks * (part + 1u) / j->parts);
+  double *stackmem = j->stackmem + (size_t)worker * j->stack;
+  for (uint32_t b = b0; b < b1; b++) {
+    uint32_t i = b * ECSI_BLOCK;
+    uint32_t n = j->r->count - i < ECSI_BLOCK ? j->r->count - i : ECSI_BLOCK;
+    exec(j->p, j->r, i, n, ecsi_rows_run(j->r, i, n) == n, j->params, stackmem);
+  }
+}
+
+/* The threads a run of p over count rows uses (1: this thread alone). */
+static uint32_t run_threads(const ecs_world *w, const ecs_program *p,
+                            uint32_t count) {
+  if (w->pool == NULL || count < PAR_MIN_ROWS) return 1;
+  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
+    if ((m & 1u) && ecs_component_owned(ecs_query_with(p->q, t))) return 1;
+  return ecsi_pool_threads(w->pool);
+}
+
+/* Change stamps of every block's rows in every target's manager. */
+static void touch_blocks(ecs_world *w, const ecs_program *p,
+                         const ecsi_rows *r, uint32_t i, uint32_t n) {
+  bool contiguous = ecsi_rows_run(r, i, n) == n;
+  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1) {
+    const uint32_t *row = r->row + (size_t)t * r->stride + i;
+    if (!(m & 1u)) continue;
+    if (contiguous) ecs_component_touch_range(w, ecs_query_with(p->q, t), row[0], n);
+    else ecs_component_touch_n(w, ecs_query_with(p->q, t), row, n);
+  }
+}
+
+/*
 ** Scratch first (the query's, reused between runs), then the pin: the one
 ** fallible step comes before any store, so a run is all or nothing. The
 ** snapshot is pinned for the run like every reader's (see query.c), and
@@ -301,16 +360,17 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
 */
 ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
                         size_t *processed) {
+  size_t stack = (size_t)(p->depth + 3u) * ECSI_BLOCK;
+  uint32_t threads = run_threads(w, p, PAR_MIN_ROWS); /* the most it may use */
   double *stackmem;
   ecsi_rows r;
   ecs_err err;
   if (processed != NULL) *processed = 0;
-  stackmem = (double *)ecsi_query_scratch(
-      w, p->q, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
+  stackmem = (double *)ecsi_query_scratch(w, p->q, stack * threads * sizeof(double));
   if (stackmem == NULL) return ECS_ERR_NOMEM;
   /* lanes past a short block are computed too: give them defined values
   ** (no reads of uninitialised memory; they are never stored) */
-  memset(stackmem, 0, (size_t)(p->depth + 3u) * ECSI_BLOCK * sizeof(double));
+  memset(stackmem, 0, stack * threads * sizeof(double));
   ecsi_query_align(w, p->q);
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
   /* an open journal keeps the targets' values before any is written */
@@ -318,17 +378,25 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     if (m & 1u)
       ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
                                r.row + (size_t)t * r.stride, r.count);
-  for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
-    uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-    /* the run at i covers the whole block: every term's rows consecutive */
-    bool contiguous = ecsi_rows_run(&r, i, n) == n;
-    exec(p, &r, i, n, contiguous, params, stackmem);
-    /* change stamps of the block's rows in every target's manager */
-    for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1) {
-      const uint32_t *row = r.row + (size_t)t * r.stride + i;
-      if (!(m & 1u)) continue;
-      if (contiguous) ecs_component_touch_range(w, ecs_query_with(p->q, t), row[0], n);
-      else ecs_component_touch_n(w, ecs_query_with(p->q, t), row, n);
+  if (threads > 1 && r.count >= PAR_MIN_ROWS) {
+    par_run job;
+    job.p = p;
+    job.r = &r;
+    job.params = params;
+    job.stackmem = stackmem;
+    job.stack = stack;
+    job.blocks = (r.count + ECSI_BLOCK - 1u) / ECSI_BLOCK;
+    job.parts = threads * PARTS_PER_THREAD;
+    if (job.parts > job.blocks) job.parts = job.blocks;
+    ecsi_pool_run(w->pool, par_part, &job, job.parts);
+    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK)
+      touch_blocks(w, p, &r, i, r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK);
+  } else {
+    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
+      uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+      /* the run at i covers the whole block: every term's rows consecutive */
+      exec(p, &r, i, n, ecsi_rows_run(&r, i, n) == n, params, stackmem);
+      touch_blocks(w, p, &r, i, n); /* an owner's hook runs per block */
     }
   }
   ecsi_query_unpin(w, p->q, r.snap);

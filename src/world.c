@@ -14,6 +14,7 @@
 
 #include "ecs_private.h"
 #include "journal_private.h"
+#include "pool.h"
 
 static const char *const error_text[] = {
 #define ECS__TEXT(name, msg) msg,
@@ -38,6 +39,7 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
 */
 void ecs_world_free(ecs_world *w) {
   if (w == NULL) return;
+  ecsi_pool_free(w, w->pool); /* idle: joined first */
   ecsi_journal_free(w); /* its captures point into managers */
   ecsi_systems_free(w); /* systems point to queries: first */
   ecsi_queries_free(w); /* queries point into managers: next */
@@ -45,6 +47,23 @@ void ecs_world_free(ecs_world *w) {
   ecsi_refs_free(w);
   ecsi_entities_free(w);
   ecsi_free(w, w, sizeof *w);
+}
+
+ecs_err ecs_world_set_threads(ecs_world *w, uint32_t threads) {
+  ecsi_pool *p = NULL;
+  ecs_err err;
+  if (threads < 1 || threads > ECS_MAX_THREADS) return ECS_ERR_INVALID;
+  if (w->updating != 0) return ECS_ERR_LOCKED;
+  if (threads == ecs_world_threads(w)) return ECS_ERR_OK;
+  if (threads > 1 && (err = ecsi_pool_new(w, threads, &p)) != ECS_ERR_OK)
+    return err;
+  ecsi_pool_free(w, w->pool);
+  w->pool = p;
+  return ECS_ERR_OK;
+}
+
+uint32_t ecs_world_threads(const ecs_world *w) {
+  return w->pool != NULL ? ecsi_pool_threads(w->pool) : 1u;
 }
 
 size_t ecs_world_gc(ecs_world *w, size_t budget) {

@@ -45,11 +45,27 @@ void ecsl_charge(lua_State *L, lworld *lw) {
 ** then is the core world allocated, so a memory error at any point leaves
 ** nothing to leak: __gc of a closed world does nothing.
 */
+/*
+** ecs.world([{ threads = n }]) -- options are checked before anything is
+** made: threads an integer from 1 to ECS_MAX_THREADS (docs/threads.md).
+*/
 int ecsl_l_world_new(lua_State *L) {
+  static const char *const known[] = {"threads", NULL};
   lworld *lw;
-  if (!lua_isnoneornil(L, 1)) { /* options: none known yet */
+  lua_Integer threads = 1;
+  ecs_err err;
+  if (!lua_isnoneornil(L, 1)) {
     luaL_checktype(L, 1, LUA_TTABLE);
-    ecsl_check_keys(L, 1, 1, "ecs.world", NULL, false);
+    ecsl_check_keys(L, 1, 1, "ecs.world", known, false);
+    if (lua_getfield(L, 1, "threads") != LUA_TNIL) {
+      int isint;
+      threads = lua_tointegerx(L, -1, &isint);
+      if (!isint || threads < 1 || threads > (lua_Integer)ECS_MAX_THREADS)
+        return luaL_error(L, "ecs.world: bad argument #1 (threads must be an "
+                             "integer from 1 to %d, got %s)",
+                          (int)ECS_MAX_THREADS, luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
   }
   lw = (lworld *)lua_newuserdatauv(L, sizeof *lw, 1); /* world */
   memset(lw, 0, sizeof *lw);
@@ -73,6 +89,8 @@ int ecsl_l_world_new(lua_State *L) {
   lua_setiuservalue(L, -2, 1);                           /* world */
   lw->w = new_core_world(L);
   if (lw->w == NULL) return ecsl_error(L, NULL, "ecs.world", ECS_ERR_NOMEM, NULL, 0);
+  if ((err = ecs_world_set_threads(lw->w, (uint32_t)threads)) != ECS_ERR_OK)
+    return ecsl_error(L, NULL, "ecs.world", err, "could not start the threads", 0);
   ecsl_open_world_fields(L, lua_gettop(L));
   ecsl_charge(L, lw);
   return 1;

@@ -1,0 +1,178 @@
+--[[
+threads_spec.lua -- ecs.world({ threads = n }): expression systems and
+q:apply split over n threads give the same bits as one thread, over random
+worlds and random programs; change terms, the journal, owned components
+(the transform) and Lua systems beside them; option errors; many worlds
+each with a pool, closed while idle. (The C side: test/test_threads.c.)
+]]
+local ecs = require("ecs")
+local err_of = require("spec.support.err_of")
+
+-- a seeded 64-bit LCG: deterministic, independent of math.random
+local function prng(seed)
+  local s, r = seed, {}
+  function r.float(a, b)
+    s = s * 6364136223846793005 + 1442695040888963407
+    return a + (b - a) * ((s >> 11) * 2.0 ^ -53)
+  end
+  function r.int(n) return math.floor(r.float(0, n)) + 1 end
+  return r
+end
+
+local N = 16000 -- above the rows a run needs before it is split (8192)
+
+-- the same random world on any number of threads
+local function world_of(seed, threads)
+  local r = prng(seed)
+  local w = ecs.world({ threads = threads })
+  local A = w:component("A", { "x:f32", "y:f64", "k:i32", "b:u8" })
+  local B = w:component("B", { "u:f64", "v:f32", "s:i16" })
+  local Tag = w:component("Tag", { "t:u8" })
+  local es = w:create(N)
+  for i, e in ipairs(es) do
+    A:add(e, r.float(-100, 100), r.float(-1e3, 1e3), r.int(2000) - 1000, r.int(255))
+    if r.int(4) > 1 then B:add(e, r.float(-10, 10), r.float(0, 5), r.int(600) - 300) end
+    if r.int(3) == 1 then Tag:add(e, 1) end
+    if i % 89 == 7 then w:destroy(e) end
+  end
+  return w, A, B, Tag
+end
+
+local FIELDS = { "A.x", "A.y", "A.k", "A.b", "B.u", "B.v", "B.s" }
+local function expr(r, d)
+  local k = r.int(d > 2 and 3 or 9)
+  if k == 1 then return FIELDS[r.int(#FIELDS)] end
+  if k == 2 then return tostring(r.int(50) / 4) end
+  if k == 3 then return "dt" end
+  if k <= 6 then
+    return "(" .. expr(r, d + 1) .. ({ " + ", " - ", " * ", " / " })[r.int(4)] .. expr(r, d + 1) .. ")"
+  end
+  if k == 7 then return ({ "sqrt", "abs", "floor" })[r.int(3)] .. "(" .. expr(r, d + 1) .. ")" end
+  if k == 8 then return "min(" .. expr(r, d + 1) .. ", " .. expr(r, d + 1) .. ")" end
+  return "select(" .. expr(r, d + 1) .. " > 0, " .. expr(r, d + 1) .. ", " .. expr(r, d + 1) .. ")"
+end
+local function program(r)
+  local out = {}
+  for i = 1, r.int(3) do
+    local target = FIELDS[r.int(#FIELDS)]
+    out[i] = target .. (r.int(2) == 1 and " = " or " += ") .. expr(r, 0)
+  end
+  return table.concat(out, "; ")
+end
+
+-- every value of every instance, exactly (%a), in entity order
+local function dump(w, ...)
+  local out = {}
+  for _, C in ipairs({ ... }) do
+    local fields = C:fields()
+    for e in w:query(C):entities() do
+      local vals = { C:get(e) }
+      for k = 1, #fields do vals[k] = string.format("%a", vals[k]) end
+      out[#out + 1] = ecs.id(e) .. ":" .. table.concat(vals, ",")
+    end
+  end
+  table.sort(out)
+  return table.concat(out, "\n")
+end
+
+describe("ecs.world({ threads = n })", function()
+  it("gives expression systems and q:apply the same bits as one thread", function()
+    for seed = 1, 3 do
+      local r = prng(100 + seed)
+      local progs = {}
+      for i = 1, 4 do progs[i] = program(r) end
+      local results = {}
+      for _, threads in ipairs({ 1, 2, 3 }) do
+        local w, A, B, Tag = world_of(seed, threads)
+        w:system("s1", w:query(A, B), progs[1])
+        w:system("s2", w:query({ A, without = { Tag } }), (progs[2]:gsub("B%.%a", "A.y")))
+        w:system("lua", function() end) -- a Lua system between them
+        w:system("s3", w:query(A, B, Tag), progs[3])
+        for _ = 1, 3 do w:update(1 / 60) end
+        w:query(A, B):apply(progs[4], { dt = 0.25 })
+        results[threads] = dump(w, A, B)
+        assert.is_true(w:check())
+        w:close()
+      end
+      assert.equal(results[1], results[2], "seed " .. seed .. ": " .. table.concat(progs, " | "))
+      assert.equal(results[1], results[3], "seed " .. seed)
+    end
+  end)
+
+  it("stamps threaded writes for change terms and records them in the journal", function()
+    local w, A, B = world_of(7, 2)
+    local q = w:query(A, B)
+    local moved = w:query({ A, changed = { A } })
+    moved:count()
+    for _ in moved:entities() do end
+    assert.equal(0, moved:count())
+    local before = dump(w, A, B)
+    local j = w:journal()
+    local replica = ecs.restore(w:snapshot())
+    q:apply("A.x += B.v * dt", { dt = 2 })
+    assert.equal(q:count(), moved:count())
+    replica:apply_delta(j:delta())
+    assert.equal(dump(w, A, B), dump(replica, replica:find_component("A"), replica:find_component("B")))
+    q:apply("A.y = 0")
+    j:undo()
+    assert.not_equal(before, dump(w, A, B)) -- the mark moved with the delta
+    j:close()
+    assert.is_true(w:check() and replica:check())
+  end)
+
+  it("runs programs that write the transform on one thread, with the same result", function()
+    local out = {}
+    for _, threads in ipairs({ 1, 2 }) do
+      local w = ecs.world({ threads = threads })
+      local V = w:component("V", { "dx:f64" })
+      local T = w.transform
+      local es = w:create(N)
+      for i, e in ipairs(es) do
+        V:add(e, i % 13)
+        T:add(e, { position = { i, 0, 0 } })
+        if i > 1 and i % 3 == 0 then T:set_parent(e, es[i - 1]) end
+      end
+      w:query(V, T):apply("transform.px += V.dx * 0.5; transform.py = transform.wx * 0.001")
+      local t = {}
+      for _, e in ipairs(es) do t[#t + 1] = string.format("%a %a", T:world_position(e)) end
+      out[threads] = table.concat(t, "\n")
+      assert.is_true(w:check())
+      w:close()
+    end
+    assert.equal(out[1], out[2])
+  end)
+
+  it("checks its option", function()
+    assert.matches("threads must be an integer from 1 to 64, got 0", err_of(function() ecs.world({ threads = 0 }) end))
+    assert.matches("got 65", err_of(function() ecs.world({ threads = 65 }) end))
+    assert.matches("got 1.5", err_of(function() ecs.world({ threads = 1.5 }) end))
+    assert.matches("got two", err_of(function() ecs.world({ threads = "two" }) end))
+    assert.matches("unknown option 'thread'", err_of(function() ecs.world({ thread = 2 }) end))
+    local w = ecs.world({ threads = 1 })
+    assert.is_true(w:check())
+    w:close()
+  end)
+
+  it("lets many worlds each keep a pool, closed while idle or collected", function()
+    do -- the even ones are left to the collector
+      local worlds = {}
+      for i = 1, 16 do worlds[i] = ecs.world({ threads = 2 + i % 3 }) end
+      for i = 1, 16, 2 do worlds[i]:close() end
+      for i = 2, 16, 2 do
+        local A = worlds[i]:component("A", { "x:f64" })
+        for _ = 1, 10 do A:add(worlds[i]:create(), 1) end
+        worlds[i]:query(A):apply("A.x *= 2")
+      end
+    end
+    collectgarbage()
+    collectgarbage()
+    local w = ecs.world({ threads = 4 })
+    local A = w:component("A", { "x:f64" })
+    for _, e in ipairs(w:create(N)) do A:add(e, 1) end
+    w:query(A):apply("A.x += 1")
+    local sum = 0
+    for n, x in w:query(A):columns("A.x:in") do for i = 1, n do sum = sum + x[i] end end
+    assert.equal(2 * N, sum)
+    w:close()
+  end)
+end)

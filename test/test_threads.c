@@ -1,0 +1,214 @@
+/*
+** test_threads.c -- the worker pool (src/pool.c) and the world's thread
+** setting (ecs_world_set_threads): every part of a job runs exactly once
+** on any number of threads; the setting's limits; expression programs
+** split over threads give the same bits as one thread, with the same
+** change stamps and journal captures; many worlds each with a pool.
+** Built with -fsanitize=thread by test.sh's TSan stage.
+*/
+#include <math.h>
+#include <stdatomic.h>
+
+#include "component.h"
+#include "ecs_private.h"
+#include "expr.h"
+#include "harness.h"
+#include "journal.h"
+#include "pool.h"
+#include "query.h"
+
+typedef struct parts {
+  atomic_uint ran[1000];
+  atomic_uint by_worker[8];
+} parts;
+
+static void count_part(void *ud, uint32_t worker, uint32_t part) {
+  parts *p = (parts *)ud;
+  atomic_fetch_add(&p->ran[part], 1u);
+  atomic_fetch_add(&p->by_worker[worker], 1u);
+}
+
+TEST(Pool_runs_every_part_once) {
+  ecs_world *w = ecs_world_new(NULL, NULL);
+  static parts p;
+  CHECK(w != NULL);
+  for (uint32_t threads = 2; threads <= 8; threads++) {
+    ecsi_pool *pool;
+    CHECK_EQ_INT(ecsi_pool_new(w, threads, &pool), ECS_ERR_OK);
+    CHECK_EQ_INT(ecsi_pool_threads(pool), threads);
+    for (uint32_t n = 0; n <= 1000; n += 37) {
+      uint32_t total = 0;
+      for (uint32_t k = 0; k < 1000; k++) atomic_store(&p.ran[k], 0u);
+      for (uint32_t k = 0; k < 8; k++) atomic_store(&p.by_worker[k], 0u);
+      ecsi_pool_run(pool, count_part, &p, n);
+      for (uint32_t k = 0; k < 1000; k++) CHECK_EQ_INT(atomic_load(&p.ran[k]), k < n ? 1 : 0);
+      for (uint32_t k = 0; k < 8; k++) {
+        if (k >= threads) CHECK_EQ_INT(atomic_load(&p.by_worker[k]), 0);
+        total += atomic_load(&p.by_worker[k]);
+      }
+      CHECK_EQ_INT(total, n);
+    }
+    ecsi_pool_free(w, pool);
+  }
+  ecsi_pool_free(w, NULL);
+  ecs_world_free(w);
+}
+
+TEST(World_threads_setting_has_limits) {
+  ecs_world *w = ecs_world_new(NULL, NULL);
+  CHECK(w != NULL);
+  CHECK_EQ_INT(ecs_world_threads(w), 1);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 0), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_world_set_threads(w, ECS_MAX_THREADS + 1), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_world_threads(w), 1);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 3), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_threads(w), 3);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 3), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 2), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_threads(w), 2);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 1), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_threads(w), 1);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 4), ECS_ERR_OK);
+  CHECK_WORLD(w);
+  ecs_world_free(w); /* joins the idle workers */
+}
+
+/* A world of n entities with P{x f32, y f64, k i32} and, for most, V{dx
+** f32, dy f64}; some destroyed, so rows are not all contiguous. */
+typedef struct fixture {
+  ecs_world *w;
+  ecs_component *P, *V;
+  ecs_query *q;
+} fixture;
+
+static int make(fixture *f, uint32_t n, uint32_t threads) {
+  static const ecs_field_def pf[] = {{"x", ECS_F32}, {"y", ECS_F64}, {"k", ECS_I32}};
+  static const ecs_field_def vf[] = {{"dx", ECS_F32}, {"dy", ECS_F64}};
+  ecs_component *with[2];
+  f->w = ecs_world_new(NULL, NULL);
+  if (f->w == NULL || ecs_world_set_threads(f->w, threads) != ECS_ERR_OK ||
+      ecs_component_new(f->w, "P", pf, 3, &f->P) != ECS_ERR_OK ||
+      ecs_component_new(f->w, "V", vf, 2, &f->V) != ECS_ERR_OK)
+    return 0;
+  for (uint32_t i = 0; i < n; i++) {
+    ecs_entity e;
+    ecs_instance k;
+    if (ecs_create(f->w, &e) != ECS_ERR_OK) return 0;
+    if (ecs_component_add(f->w, f->P, e, &k, NULL) != ECS_ERR_OK) return 0;
+    ((float *)ecs_component_column(f->P, 0))[k] = (float)i * 0.25f;
+    ((double *)ecs_component_column(f->P, 1))[k] = -(double)i / 3.0;
+    ((int32_t *)ecs_component_column(f->P, 2))[k] = (int32_t)(i % 1000) - 500;
+    if (i % 5 != 0) {
+      if (ecs_component_add(f->w, f->V, e, &k, NULL) != ECS_ERR_OK) return 0;
+      ((float *)ecs_component_column(f->V, 0))[k] = (float)(i % 17) - 8.0f;
+      ((double *)ecs_component_column(f->V, 1))[k] = sqrt((double)i);
+    }
+    if (i % 97 == 3 && !ecs_destroy(f->w, e)) return 0;
+  }
+  with[0] = f->P;
+  with[1] = f->V;
+  return ecs_query_new(f->w, with, 2, NULL, 0, &f->q) == ECS_ERR_OK;
+}
+
+static const char *const programs[] = {
+  "P.x += V.dx * dt",
+  "P.y = P.y * 0.99 + sqrt(abs(P.x)) - V.dy / (1 + abs(P.y)); P.k = P.k + 3",
+  "P.x = clamp(P.x * V.dx, -1e30, 1e30); P.k = select(P.x > 0, P.k * 2, P.k - 7)",
+  "P.y -= V.dy * dt; P.x = floor(P.y) % 13",
+};
+
+TEST(Programs_give_the_same_bits_on_any_number_of_threads) {
+  fixture f[3];
+  uint32_t threads[3] = {1, 2, 5};
+  const uint32_t n = 50000;
+  for (int k = 0; k < 3; k++) CHECK(make(&f[k], n, threads[k]));
+  for (size_t s = 0; s < sizeof programs / sizeof *programs; s++) {
+    for (int k = 0; k < 3; k++) {
+      ecs_program *p;
+      char msg[128];
+      double dt = 1.0 / 60.0;
+      size_t done;
+      CHECK_EQ_INT(ecs_program_compile(f[k].w, f[k].q, programs[s],
+                                       strlen(programs[s]), &p, msg, sizeof msg),
+                   ECS_ERR_OK);
+      CHECK_EQ_INT(ecs_program_param_count(p) <= 1, 1);
+      CHECK_EQ_INT(ecs_program_run(f[k].w, p, &dt, &done), ECS_ERR_OK);
+      CHECK(done > 30000);
+    }
+    for (int k = 1; k < 3; k++) {
+      CHECK_EQ_INT(ecs_component_size(f[k].P), ecs_component_size(f[0].P));
+      for (uint32_t c = 0; c < 3; c++)
+        CHECK(memcmp(ecs_component_column(f[k].P, c), ecs_component_column(f[0].P, c),
+                     (size_t)ecs_component_size(f[0].P) *
+                         ecs_type_size(ecs_component_field(f[0].P, c)->type)) == 0);
+    }
+  }
+  for (int k = 0; k < 3; k++) {
+    CHECK_WORLD(f[k].w);
+    ecs_world_free(f[k].w);
+  }
+}
+
+TEST(Threaded_runs_stamp_changes_and_feed_the_journal) {
+  fixture f;
+  ecs_component *with[1];
+  ecs_component *changed[1];
+  ecs_query *moved;
+  ecs_journal *j;
+  ecs_program *p;
+  char msg[128];
+  double dt = 0.5;
+  float before;
+  size_t n, m;
+  ecs_entity probe;
+  CHECK(make(&f, 40000, 2));
+  with[0] = f.P;
+  changed[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &moved), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_track_changes(f.w, moved, changed, 1, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_count(f.w, moved, &n), ECS_ERR_OK);
+  CHECK(n > 0);
+  ecs_query_complete(f.w, moved);
+  CHECK_EQ_INT(ecs_query_count(f.w, moved, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(n, 0);
+  CHECK_EQ_INT(ecs_journal_open(f.w, NULL, &j, NULL), ECS_ERR_OK);
+  probe = ecs_component_entities(f.P)[1]; /* rows may move (alignment): by entity */
+  before = ((float *)ecs_component_column(f.P, 0))[ecs_component_lookup(f.w, f.P, probe)];
+  CHECK_EQ_INT(ecs_program_compile(f.w, f.q, "P.x += V.dx * dt", 16, &p, msg, sizeof msg),
+               ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_program_run(f.w, p, &dt, NULL), ECS_ERR_OK);
+  /* every row the program wrote counts as changed: the q matches */
+  CHECK_EQ_INT(ecs_query_count(f.w, moved, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_count(f.w, f.q, &m), ECS_ERR_OK);
+  CHECK_EQ_INT(n, m);
+  CHECK(((float *)ecs_component_column(f.P, 0))[ecs_component_lookup(f.w, f.P, probe)] != before);
+  CHECK_EQ_INT(ecs_journal_undo(f.w, j), ECS_ERR_OK);
+  CHECK(((float *)ecs_component_column(f.P, 0))[ecs_component_lookup(f.w, f.P, probe)] == before);
+  ecs_journal_close(f.w, j);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+}
+
+TEST(Many_worlds_each_with_a_pool) {
+  ecs_world *w[12];
+  for (int i = 0; i < 12; i++) {
+    w[i] = ecs_world_new(NULL, NULL);
+    CHECK(w[i] != NULL);
+    CHECK_EQ_INT(ecs_world_set_threads(w[i], 2 + (uint32_t)i % 3), ECS_ERR_OK);
+  }
+  for (int i = 0; i < 12; i += 2) ecs_world_free(w[i]);
+  for (int i = 1; i < 12; i += 2) {
+    CHECK_EQ_INT(ecs_world_threads(w[i]), 2 + (uint32_t)i % 3);
+    ecs_world_free(w[i]);
+  }
+}
+
+static const test_case cases[] = {
+  CASE(Pool_runs_every_part_once),
+  CASE(World_threads_setting_has_limits),
+  CASE(Programs_give_the_same_bits_on_any_number_of_threads),
+  CASE(Threaded_runs_stamp_changes_and_feed_the_journal),
+  CASE(Many_worlds_each_with_a_pool),
+};
+
+TEST_MAIN(cases)
