@@ -59,6 +59,7 @@ describe("the point mass as a query term", function()
     assert.is_true(set[es[8]] and set[es[10]])
     set, n = yielded(w:query({ PM, without = { Pos } }))
     assert.equal(3, n)
+    assert.is_true(set[es[1]] and set[es[3]] and set[es[5]])
     assert.equal(PM, w:query(PM):components()[1])
   end)
 
