@@ -142,6 +142,7 @@ build = {
       ["ecs.include.snapshot"] = "src/snapshot.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
+      ["ecs.include.ecs_compat"] = "src/ecs_compat.h", -- ecs_lua.h includes it
       -- the LuaLS annotations (---@meta ecs), beside the headers:
       -- <lua dir>/ecs/types/ecs.lua; <lua dir>/ecs/types is the directory
       -- to add to LuaLS's workspace.library (a tree's whole <lua dir> does

@@ -1,0 +1,157 @@
+/*
+** ecs_compat.h -- one C API for every Lua the binding builds against: Lua 5.1,
+** 5.2, 5.3, 5.4 and LuaJIT 2.1. Included right after lua.h and lauxlib.h
+** by binding.h, ecs_lua.h and ecs_plugin.h (so by every binding file and
+** every C plugin); the rest of the code is written against the 5.4 API.
+**
+** 5.4 and 5.3: nothing, or almost (5.3 lacks the 5.4 user values and
+** luaL_typeerror). Before 5.3 the 5.3 API comes from lua-compat-5.3's
+** compat-5.3.h (Debian: lua-compat53-dev; upstream
+** github.com/lunarmodules/lua-compat-5.3), as static functions in each
+** file that includes it. What 5.3 lacks of 5.4 is below:
+**   - n user values per userdata (lua_newuserdatauv, lua_getiuservalue,
+**     lua_setiuservalue): a userdata with n > 0 carries one table as its
+**     single 5.1-5.3 user value (5.1: its environment), [0] = n, [i] the
+**     i-th value; one with none has no table (5.1: the default
+**     environment, which [0] tells apart);
+**   - lua_gc with one or two arguments; LUA_GCISRUNNING on 5.1 (there
+**     the collector is taken as running);
+**   - luaL_typeerror, luaL_argexpected, lua_Unsigned and the integer
+**     format on 5.1 and 5.2.
+** Lua numbers before 5.3 are doubles only: lua_Integer is converted on
+** the way in and out, so integers are exact up to 2^53 (README "Lua
+** versions").
+*/
+#ifndef ECS_COMPAT_H
+#define ECS_COMPAT_H
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#if !defined(LUA_VERSION_NUM) || LUA_VERSION_NUM < 501
+#error "ecs: Lua 5.1 or later (or LuaJIT) expected"
+#endif
+
+#if LUA_VERSION_NUM < 503
+/* lua-compat-5.3 is written for a lax warning set */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#pragma GCC diagnostic ignored "-Wdouble-promotion"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#endif
+#ifndef COMPAT53_HAVE_STRERROR_R /* only its file functions use it */
+#define COMPAT53_HAVE_STRERROR_R 0
+#endif
+#include "compat-5.3.h"
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+/* lua_Integer-wide indices, as in 5.3 (compat-5.3 keeps 5.1's int) */
+#undef lua_rawgeti
+#define lua_rawgeti(L, i, n) \
+  (lua_rawgeti((L), (i), (int)(n)), lua_type((L), -1))
+#define lua_rawseti(L, i, n) lua_rawseti((L), (i), (int)(n))
+#undef lua_Unsigned
+#define lua_Unsigned unsigned long long
+#ifndef LUA_INTEGER_FMT
+#define LUA_INTEGER_FMT "%lld"
+#endif
+#undef LUAI_UACINT
+#define LUAI_UACINT long long
+#endif /* LUA_VERSION_NUM < 503 */
+
+#if LUA_VERSION_NUM < 504
+
+#ifndef LUAMOD_API
+#define LUAMOD_API LUALIB_API
+#endif
+
+#ifndef LUA_GCISRUNNING /* 5.1: taken as running */
+#define LUA_GCISRUNNING (-1)
+#endif
+static inline int ecsl_compat_gc(lua_State *L, int what, int data) {
+  return what == -1 ? 1 : lua_gc(L, what, data);
+}
+#define ECSL_COMPAT_GC(L, what, data, ...) ecsl_compat_gc((L), (what), (data))
+#undef lua_gc
+#define lua_gc(...) ECSL_COMPAT_GC(__VA_ARGS__, 0, 0)
+
+/* the one user value: a table with [0] = n, or nothing of ours; pushes
+** the table and returns 1 if it has an n-th value, else pushes nothing */
+static inline int ecsl_compat_uvtable(lua_State *L, int idx, int n) {
+  lua_getuservalue(L, idx);
+  if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, 0);
+    if (lua_type(L, -1) == LUA_TNUMBER && n >= 1 && n <= (int)lua_tonumber(L, -1)) {
+      lua_pop(L, 1);
+      return 1;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return 0;
+}
+static inline void *lua_newuserdatauv(lua_State *L, size_t size, int nuv) {
+  void *p = lua_newuserdata(L, size);
+  if (nuv > 0) {
+    lua_createtable(L, nuv, 1);
+    lua_pushinteger(L, nuv);
+    lua_rawseti(L, -2, 0);
+    lua_setuservalue(L, -2);
+  }
+  return p;
+}
+static inline int lua_getiuservalue(lua_State *L, int idx, int n) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TUSERDATA || !ecsl_compat_uvtable(L, idx, n)) {
+    lua_pushnil(L);
+    return LUA_TNONE;
+  }
+  lua_rawgeti(L, -1, n);
+  lua_remove(L, -2);
+  return lua_type(L, -1);
+}
+static inline int lua_setiuservalue(lua_State *L, int idx, int n) {
+  idx = lua_absindex(L, idx);
+  if (lua_type(L, idx) != LUA_TUSERDATA || !ecsl_compat_uvtable(L, idx, n)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_insert(L, -2);                                      /* t, v */
+  lua_rawseti(L, -2, n);
+  lua_pop(L, 1);
+  return 1;
+}
+
+#ifndef luaL_typeerror /* 5.4's, with __name */
+static inline int ecsl_compat_typeerror(lua_State *L, int arg, const char *tname) {
+  const char *msg, *typearg;
+  if (luaL_getmetafield(L, arg, "__name") == LUA_TSTRING)
+    typearg = lua_tostring(L, -1);
+  else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
+    typearg = "light userdata";
+  else
+    typearg = luaL_typename(L, arg);
+  msg = lua_pushfstring(L, "%s expected, got %s", tname, typearg);
+  return luaL_argerror(L, arg, msg);
+}
+#define luaL_typeerror ecsl_compat_typeerror
+#endif
+#ifndef luaL_argexpected
+#define luaL_argexpected(L, cond, arg, tname) \
+  ((void)((cond) || luaL_typeerror(L, (arg), (tname))))
+#endif
+
+#endif /* LUA_VERSION_NUM < 504 */
+
+#endif
