@@ -68,7 +68,7 @@ end
 local function run(args)
   local p = assert(io.popen(("LUA_PATH=%q LUA_CPATH=%q lua5.4 examples/hotreload.lua %s 2>&1")
     :format(package.path, package.cpath, args)))
-  local out = p:read("a")
+  local out = p:read("*a")
   local _, how, code = p:close()
   return out, how == "exit" and code or -1
 end

@@ -18,7 +18,7 @@ end
 -- Run a shell command; @return ok, its output (stdout and stderr).
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
+  local out = p:read("*a")
   local ok = p:close()
   return ok == true, out
 end

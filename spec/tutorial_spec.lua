@@ -4,7 +4,7 @@ its last comment says (so the README cannot drift from the library).
 ]]
 local function readme()
   local f = assert(io.open("README.md", "r"))
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return text
 end
