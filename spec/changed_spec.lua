@@ -14,6 +14,7 @@ observers; and a randomized differential run against a Lua model (fixed seed,
 printed on failure). Every check compares the exact set of entities visited.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local motion = require("ecs.motion")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
@@ -121,7 +122,7 @@ describe("change detection", function()
       visit(q)
       local first, total = {}, w:query(P):count()
       for n, ent in w:query(P):columns("entity", "P.x") do -- luacheck: ignore 512
-        table.move(ent, 1, n, 1, first)
+        compat.move(ent, 1, n, 1, first)
         break -- written back on break: this chunk only
       end
       assert.is_true(#first > 0 and #first < total)
@@ -249,7 +250,7 @@ describe("change detection", function()
     it("break out of columns() does not complete, its write-back included", function()
       touch(es[2], es[3])
       for n, ent, x in q:columns("entity", "P.x") do -- luacheck: ignore 512
-        assert.same(set_of(es[2], es[3]), ids(table.move(ent, 1, n, 1, {})))
+        assert.same(set_of(es[2], es[3]), ids(compat.move(ent, 1, n, 1, {})))
         x[1] = 42
         break
       end
@@ -307,7 +308,7 @@ describe("change detection", function()
     end)
     it("an expression system's update completes (it writes only what it visits)", function()
       w:system("s", w:query({ P, changed = { P } }), "P.y = P.y + 1")
-      local function ys() return table.move(P:get_many(es, "y"), 1, 4, 1, {}) end
+      local function ys() return compat.move(P:get_many(es, "y"), 1, 4, 1, {}) end
       w:update(1); assert.same({ 0, -1, -2, -3 }, ys())
       w:update(1); assert.same({ 0, -1, -2, -3 }, ys()) -- visits nothing: its own writes are not reported
       P:set_field(es[3], "x", 0)
@@ -450,7 +451,7 @@ describe("change detection", function()
     end)
     it("destroying or removing the current entity is safe", function()
       local q = primed({ P, changed = { P } })
-      touch(table.unpack(es))
+      touch(compat.unpack(es))
       local got = {}
       for e in q:entities() do
         got[#got + 1] = e

@@ -3,6 +3,7 @@ gc_spec.lua -- lazy reclamation of dead entities' records (Bitsquid part 2)
 and the lifetime of Lua values held in "lua" fields (RELIABILITY R28).
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local release = require("spec.support.release")
 
 local function full_gc()
@@ -222,7 +223,7 @@ describe("finalizers that run inside a call", function()
   -- so any pending finalizer, which may remove components, destroy
   -- entities or close the world. Methods must look their state up again.
   it("never see stale instances or a freed world", function()
-    local mode = collectgarbage("incremental")
+    local mode = compat.gc_incremental()
     collectgarbage("setpause", 0)
     collectgarbage("setstepmul", 1000)
     for round = 1, 6 do
@@ -345,7 +346,7 @@ describe("the world's C memory", function()
 
   it("is reported by world:memory, 1M components included", function()
     local m0 = w:memory()
-    assert.is_true(math.type(m0) == "integer" and m0 > 0)
+    assert.is_true(compat.math_type(m0) == "integer" and m0 > 0)
     local es = w:create(1000000)
     local m1 = w:memory()
     assert.is_true(m1 - m0 >= 1000000 * 2, "entities: " .. (m1 - m0))  -- a slot each at least

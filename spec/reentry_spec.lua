@@ -11,6 +11,7 @@ the call, it is consistent. Run under ASan and valgrind by test.sh: a
 pointer kept across the close would be a use after free there.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local surface = require("spec.support.surface")
 local pointmass = require("ecs.pointmass")
 local mesh = require("ecs.mesh")
@@ -464,7 +465,7 @@ local function attempt(call, k, via_meta, mutate)
   end
   -- the collector finishes a whole cycle at every allocation check: with
   -- pause 0 and a huge step, after a full collection under these settings
-  collectgarbage("incremental", 0, 0, 40)
+  compat.gc_incremental(0, 0, 40)
   local pause = collectgarbage("setpause", 0)
   local stepmul = collectgarbage("setstepmul", 1000)
   collectgarbage()
@@ -486,7 +487,7 @@ local function attempt(call, k, via_meta, mutate)
   done = true
   collectgarbage("setpause", pause)
   collectgarbage("setstepmul", stepmul)
-  collectgarbage("incremental", 0, 0, 13)
+  compat.gc_incremental(0, 0, 13)
   collectgarbage()
   if not ok then assert.is_string(err) end
   if mutate then

@@ -7,6 +7,7 @@ out with their original value and leaving the world usable (RELIABILITY
 R22-R24), and a native system from a C plugin when one is available.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 
@@ -191,8 +192,8 @@ describe("world:system", function()
 
   it("rejects bad arguments, naming them", function()
     local function system_err(...)
-      local args = table.pack(...)
-      return err_of(function() return w:system(table.unpack(args, 1, args.n)) end)
+      local args = compat.pack(...)
+      return err_of(function() return w:system(compat.unpack(args, 1, args.n)) end)
     end
     local fn = function() end
     local cases = {
@@ -202,7 +203,7 @@ describe("world:system", function()
       { { "s", q, "Position.x += k", 5 }, "#4" },
     }
     for _, c in ipairs(cases) do
-      local msg = system_err(table.unpack(c[1], 1, 4))
+      local msg = system_err(compat.unpack(c[1], 1, 4))
       assert.truthy(msg:find("bad argument " .. c[2] .. " to 'system'", 1, true), msg)
     end
     for _, v in ipairs({ 42, {}, true }) do
@@ -495,7 +496,7 @@ describe("native systems (ecs.motion)", function()
   end)
   after_each(function() release(w) end)
 
-  local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+  local f32 = compat.f32
 
   -- what integrate computes, in Lua: f32 += f32 * (float)dt, f64 += f64 * dt
   local function expect(e, x, y, dt)

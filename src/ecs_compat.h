@@ -68,6 +68,70 @@
 #endif
 #undef LUAI_UACINT
 #define LUAI_UACINT long long
+
+/*
+** lua_pushfstring and luaL_error with 5.3's %I (a lua_Integer), which 5.1
+** and 5.2 do not know (they would read the wrong argument): the format is
+** walked here, each piece pushed and joined.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+static inline const char *ecsl_compat_pushvfstring(lua_State *L, const char *fmt,
+                                                   va_list ap) {
+  const char *e;
+  char b[64];
+  lua_pushliteral(L, "");
+  while ((e = strchr(fmt, '%')) != NULL) {
+    lua_pushlstring(L, fmt, (size_t)(e - fmt));
+    switch (e[1]) {
+    case 's': {
+      const char *s = va_arg(ap, const char *);
+      lua_pushstring(L, s != NULL ? s : "(null)");
+      break;
+    }
+    case 'c': b[0] = (char)va_arg(ap, int); lua_pushlstring(L, b, 1); break;
+    case 'd': snprintf(b, sizeof b, "%d", va_arg(ap, int)); lua_pushstring(L, b); break;
+    case 'I':
+      snprintf(b, sizeof b, "%lld", (long long)va_arg(ap, lua_Integer));
+      lua_pushstring(L, b);
+      break;
+    case 'f':
+      snprintf(b, sizeof b, LUA_NUMBER_FMT, (LUAI_UACNUMBER)va_arg(ap, lua_Number));
+      lua_pushstring(L, b);
+      break;
+    case 'p': snprintf(b, sizeof b, "%p", va_arg(ap, void *)); lua_pushstring(L, b); break;
+    case '%': lua_pushliteral(L, "%"); break;
+    default: lua_pushlstring(L, e, e[1] != '\0' ? 2 : 1); break;
+    }
+    lua_concat(L, 3);
+    fmt = e + (e[1] != '\0' ? 2 : 1);
+  }
+  lua_pushstring(L, fmt);
+  lua_concat(L, 2);
+  return lua_tostring(L, -1);
+}
+static inline const char *ecsl_compat_pushfstring(lua_State *L, const char *fmt, ...) {
+  const char *s;
+  va_list ap;
+  va_start(ap, fmt);
+  s = ecsl_compat_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  return s;
+}
+static inline int ecsl_compat_error(lua_State *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  luaL_where(L, 1);
+  ecsl_compat_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_concat(L, 2);
+  return lua_error(L);
+}
+#undef lua_pushfstring
+#define lua_pushfstring ecsl_compat_pushfstring
+#undef luaL_error
+#define luaL_error ecsl_compat_error
 #endif /* LUA_VERSION_NUM < 503 */
 
 #if LUA_VERSION_NUM < 504
