@@ -397,7 +397,7 @@ describe("q:apply errors", function()
   it("rejects arguments of the wrong type", function()
     local function apply_err(...)
       local args = compat.pack(...)
-      return err_of(function() return q:apply(compat.unpack(args, 1, args.n)) end)
+      return err_of(function() return (q:apply(compat.unpack(args, 1, args.n))) end) -- (no tail call: LuaJIT)
     end
     assert.truthy(apply_err():find("bad argument #1 to 'apply'", 1, true))
     assert.truthy(apply_err({}):find("bad argument #1 to 'apply'", 1, true))

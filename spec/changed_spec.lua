@@ -94,7 +94,8 @@ describe("change detection", function()
       end },
       { "q:columns write-back of a chunk whose loop body raised", function()
         err_of(function() for _ in w:query(P, V):columns("P.x") do error("boom") end end)
-        return { es[1], es[2] }
+        -- before 5.4 a loop left by an error writes nothing back (README "Lua versions")
+        return compat.version >= "5.4" and { es[1], es[2] } or {}
       end },
       { "q:each: a refused result marks nothing of its entity, earlier ones keep theirs", function()
         local q2, before = w:query(P), {}
@@ -123,10 +124,11 @@ describe("change detection", function()
       local first, total = {}, w:query(P):count()
       for n, ent in w:query(P):columns("entity", "P.x") do -- luacheck: ignore 512
         compat.move(ent, 1, n, 1, first)
-        break -- written back on break: this chunk only
+        break -- written back on break (5.4): this chunk only
       end
       assert.is_true(#first > 0 and #first < total)
-      assert.same(ids(first), visit(q))
+      -- before 5.4 a break writes nothing back (README "Lua versions")
+      assert.same(compat.version >= "5.4" and ids(first) or {}, visit(q))
     end)
     it("q:each marks only the components of non-nil results", function()
       local qv = primed({ V, changed = { V } })
@@ -425,7 +427,7 @@ describe("change detection", function()
         { { P, changed = { P, x = V } }, "world:query: bad argument #2 (list expected, got key 'x')" },
       }
       for _, c in ipairs(cases) do
-        assert.matches(c[2], err_of(function() return w:query(c[1]) end), 1, true)
+        assert.matches(c[2], err_of(function() return (w:query(c[1])) end), 1, true) -- (no tail call: LuaJIT)
       end
       other:close()
     end)

@@ -216,7 +216,7 @@ describe("q:each", function()
         { "All.c", "1", "q:each: bad value for All.c (integer expected, got string)" },
         { "All.a", 128, "q:each: bad value for All.a (i8 expected, got 128)" },
         { "All.g", -1, "q:each: bad value for All.g (u8 expected, got -1)" },
-        { "All.u", 2 ^ 32, "q:each: bad value for All.u (u32 expected, got 4294967296.0)" },
+        { "All.u", 2 ^ 32, "q:each: bad value for All.u (u32 expected, got " .. tostring(2 ^ 32) .. ")" },
         { "All.ok", 1, "q:each: bad value for All.ok (boolean expected, got 1)" },
         { "All.ref", 0, "q:each: bad value for All.ref (entity expected, got 0)" },
         { "All.ref", {}, "q:each: bad value for All.ref (entity expected, got table)" },
@@ -459,7 +459,7 @@ describe("q:each", function()
       local ok, ok2, err = coroutine.resume(co)
       assert.is_true(ok)
       assert.is_false(ok2)
-      assert.matches("attempt to yield across a C%-call boundary", err)
+      assert.matches("attempt to yield across .*C%-call boundary", err) -- worded per Lua
       assert.same({ true, "finished" }, { coroutine.resume(co) })
       assert.equals(3, q:each(function() end))
     end)

@@ -234,13 +234,13 @@ describe("finalizers that run inside a call", function()
       for i, e in ipairs(es) do B:add(e, {}, i, {}) P:add(e, i) end
       -- garbage whose finalizers change the world
       for i = 1, 200 do
-        setmetatable({}, { __gc = function()
+        compat.finalizer(function()
           local e = es[(i * 7 + round) % #es + 1]
           if round % 3 == 0 and i == 150 then pcall(w.close, w) return end
           pcall(B.remove, B, e)
           if i % 5 == 0 then pcall(w.destroy, w, e) end
           pcall(B.gc, B, 3)
-        end })
+        end)
       end
       for k = 1, 120 do
         local e = es[k % #es + 1]
@@ -252,7 +252,7 @@ describe("finalizers that run inside a call", function()
       end
       release(w)
     end
-    collectgarbage(mode)
+    compat.gc_mode(mode)
     collectgarbage("setpause", 200)
     collectgarbage("setstepmul", 100)
   end)
@@ -267,11 +267,11 @@ describe("finalizers that run inside a call", function()
       local es = w:create(2000)
       for i, e in ipairs(es) do P:add(e, i) end
       for i = 1, 60 do
-        setmetatable({}, { __gc = function()
+        compat.finalizer(function()
           if i == 20 + 5 * round then pcall(w.close, w) return end
           pcall(w.destroy, w, es[i])
           pcall(P.remove, P, es[i + 100])
-        end })
+        end)
       end
       for k = 1, 30 do
         pcall(function() return w:query(P):count() end)

@@ -287,7 +287,7 @@ describe("a random sweep that wraps every index", function()
   it("never shows a new entity an old one's data, and passes check at every step", function()
     local STEPS = 2500
     math.randomseed(tonumber(os.getenv("ECS_GEN_SEED") or "") or 20260301)
-    local rnd = math.random
+    local rnd = compat.random
     local w = ecs.world()
     local All = w:component("All", ALL)
     local Tag = w:component("Tag")

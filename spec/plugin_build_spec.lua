@@ -34,7 +34,7 @@ local function lua_incdir()
                  "/usr/local/include", "/usr/include" }
   for _, d in ipairs(dirs) do
     if d ~= "" and exists(d .. "/lua.h") and read(d .. "/lua.h"):find("LUA_VERSION_NUM%s+" .. num)
-       and (compat.jit == (read(d .. "/lua.h"):find("LuaJIT", 1, true) ~= nil)) then
+       and compat.jit == exists(d .. "/luajit.h") then
       if num >= "503" then return "-I" .. quote(d) end
       for _, c in ipairs({ d, "/usr/include/lua5.1", "/usr/include/lua5.2" }) do
         if exists(c .. "/compat-5.3.h") then return "-I" .. quote(d) .. " -I" .. quote(c) end
@@ -233,7 +233,8 @@ describe("plugins built outside the tree", function()
         n = n + 1
       end
     end
-    assert.equal(10, n) -- ecs, records, component, transform, names, query, value, system, ecs_lua, snapshot
+    assert.equal(11, n) -- ecs_compat, ecs, records, component, transform, names, query, value, system, ecs_lua,
+                        -- snapshot
   end)
 
   it("compile against the installed headers with the project's warnings, load with require and work on a world",

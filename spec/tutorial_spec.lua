@@ -22,7 +22,7 @@ describe("the README tutorial", function()
         for i = 1, select("#", ...) do printed[#printed + 1] = tostring((select(i, ...))) end
       end,
     }, { __index = _G })
-    local chunk = assert(load(code, "=README tutorial", "t", env))
+    local chunk = assert(require("spec.support.lua").load(code, "=README tutorial", "t", env))
     chunk()
     local want = {}
     for n in expect:gmatch("%d+") do want[#want + 1] = n end

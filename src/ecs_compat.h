@@ -134,6 +134,27 @@ static inline int ecsl_compat_error(lua_State *L, const char *fmt, ...) {
 #define luaL_error ecsl_compat_error
 #endif /* LUA_VERSION_NUM < 503 */
 
+/*
+** ecsl_push_cfn(L, f): lua_pushcfunction for the calls made per loop (a
+** protected body, an iterator). 5.1 and LuaJIT allocate a closure per
+** push (5.2 on push light C functions): there the function is made once
+** per state and site, kept in the registry under the site's own key.
+*/
+#if LUA_VERSION_NUM == 501
+#define ecsl_push_cfn(L, f)                                                  \
+  do {                                                                       \
+    static const char ecsl_cfn_key = 0;                                      \
+    if (lua_rawgetp((L), LUA_REGISTRYINDEX, &ecsl_cfn_key) != LUA_TFUNCTION) { \
+      lua_pop((L), 1);                                                       \
+      lua_pushcfunction((L), (f));                                           \
+      lua_pushvalue((L), -1);                                                \
+      lua_rawsetp((L), LUA_REGISTRYINDEX, &ecsl_cfn_key);                    \
+    }                                                                        \
+  } while (0)
+#else
+#define ecsl_push_cfn(L, f) lua_pushcfunction((L), (f))
+#endif
+
 #if LUA_VERSION_NUM < 504
 
 #ifndef LUAMOD_API

@@ -9,11 +9,14 @@ The Lua the specs run under, and what differs between the Luas ecs supports
   lua.math_type(x)   math.type: "integer", "float" or nil (before 5.3 a
                      number is "integer" when it is integral)
   lua.tointeger(x)   math.tointeger (before 5.3: x when integral, else nil)
+  lua.load(text, name, mode, env)   load with an environment (5.1: setfenv)
   lua.f32(x)         x rounded to the nearest f32
   lua.mininteger, lua.maxinteger   math's, or the nearest doubles before 5.3
   lua.gc_incremental(...)   collectgarbage("incremental", ...) where there
                      is one, else the 5.1 setpause/setstepmul; returns the
-                     previous mode or "incremental"
+                     previous mode on 5.4 (else nil), for lua.gc_mode(mode)
+  lua.finalizer(fn)  an object fn finalizes (5.1/LuaJIT: a newproxy)
+  lua.random(m, n)   math.random over any integral range
 ]]
 local M = {}
 M.version = _VERSION:match("(%d+%.%d+)$") or "5.1"
@@ -52,6 +55,13 @@ M.tointeger = math.tointeger or function(x)
   end
   return nil
 end
+-- load(text, name, mode, env) on every Lua (5.1: loadstring and setfenv)
+M.load = function(text, name, mode, env)
+  if not setfenv then return load(text, name, mode, env) end -- luacheck: ignore 113
+  local f, err = loadstring(text, name) -- luacheck: ignore 113
+  if f and env then setfenv(f, env) end -- luacheck: ignore 113
+  return f, err
+end
 -- the nearest f32 (string.pack where there is one; else by math.frexp,
 -- to nearest, ties to even; normal magnitudes)
 M.f32 = string.pack and function(v) return (string.unpack("f", string.pack("f", v))) end
@@ -75,6 +85,30 @@ function M.gc_incremental(pause, stepmul, stepsize)
   -- 0 leaves a setting as it is, as in 5.4; no step size before 5.4
   if pause and pause > 0 then collectgarbage("setpause", pause) end
   if stepmul and stepmul > 0 then collectgarbage("setstepmul", stepmul) end
-  return "incremental"
+  return nil
+end
+-- back to the mode gc_incremental returned (nothing to do before 5.4)
+function M.gc_mode(mode)
+  if mode then collectgarbage(mode) end
+end
+-- an object whose finalizer is fn (5.1 and LuaJIT run __gc for userdata
+-- only: a newproxy there)
+function M.finalizer(fn)
+  local np = rawget(_G, "newproxy")
+  if np and M.version == "5.1" then
+    local p = np(true)
+    getmetatable(p).__gc = fn
+    return p
+  end
+  return setmetatable({}, { __gc = fn })
+end
+-- math.random(m, n) over any integral range (5.1 and 5.2 take ints only)
+function M.random(m, n)
+  if not m or M.version >= "5.3" then
+    if not m then return math.random() end
+    return math.random(m, n)
+  end
+  if not n then m, n = 1, m end
+  return m + math.floor(math.random() * (n - m + 1))
 end
 return M

@@ -19,7 +19,6 @@ return {
   ["entity_spec.lua"] = { "5.4", "<close> worlds and " .. INT },
   ["errors_spec.lua"] = { "5.3", INT .. " in its junk values" },
   ["grid_spec.lua"] = { "5.3", "its random generator is " .. INT },
-  ["hotreload_spec.lua"] = { "5.3", "examples/hotreload.lua uses integer division (//)" },
   ["inspect_spec.lua"] = { "5.3", INT .. " in its expected texts" },
   ["journal_spec.lua"] = { "5.4", "<close> journals and a random generator of " .. INT },
   ["lifetime_spec.lua"] = { "5.4", "<close> worlds" },
