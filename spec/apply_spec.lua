@@ -267,8 +267,8 @@ describe("q:apply integer saturation", function()
               local want = int_store(op[3](x0, v), t[2], t[3])
               for _, k in ipairs({ 1, 256, 257, N }) do
                 local got = I:field(es[k], f)
-                assert.equals(want, got, ("%s: %s with x0 = %d, v = %s, entity %d"):format(
-                  qname, run, x0, tostring(v), k))
+                assert.equals(want, got, ("%s: %s with x0 = %s, v = %s, entity %d"):format(
+                  qname, run, tostring(x0), tostring(v), k))
                 assert.equals("integer", compat.math_type(got))
               end
               cases = cases + 1

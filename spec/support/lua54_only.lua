@@ -8,7 +8,6 @@
 -- goto, no utf8, no string.pack; `table.unpack or unpack`).
 local INT = "integer and bit operators (//, <<, >>, &, |, ~) and 64-bit integers"
 return {
-  ["cleanup_spec.lua"] = { "5.3", "integer division (//)" },
   ["columns_spec.lua"] = { "5.4", "<close> loops left early, i64 values beyond 2^53, " .. INT },
   ["component_spec.lua"] = { "5.3", INT },
   ["deflate_spec.lua"] = { "5.3", "the pure-Lua deflate and PNG code (examples/lib) is " .. INT },
@@ -17,21 +16,16 @@ return {
   ["each_chunk_spec.lua"] = { "5.3", "its random generator is " .. INT .. " (spec/compat_spec.lua "
                                   .. "covers q:each_chunk on every Lua)" },
   ["entity_spec.lua"] = { "5.4", "<close> worlds and " .. INT },
-  ["errors_spec.lua"] = { "5.3", INT .. " in its junk values" },
   ["grid_spec.lua"] = { "5.3", "its random generator is " .. INT },
   ["inspect_spec.lua"] = { "5.3", INT .. " in its expected texts" },
   ["journal_spec.lua"] = { "5.4", "<close> journals and a random generator of " .. INT },
   ["lifetime_spec.lua"] = { "5.4", "<close> worlds" },
-  ["mesh_spec.lua"] = { "5.3", "spec/support/junk.lua is " .. INT },
   ["migrate_spec.lua"] = { "5.3", "string.pack and " .. INT },
-  ["names_spec.lua"] = { "5.3", INT },
   ["observer_spec.lua"] = { "5.4", "<close> observers" },
-  ["pointmass_spec.lua"] = { "5.3", "spec/support/junk.lua is " .. INT },
   ["query_spec.lua"] = { "5.4", "<close> worlds and loops" },
   ["replicate_spec.lua"] = { "5.3", "examples/replicate.lua's wire format is " .. INT },
   ["snapshot_spec.lua"] = { "5.3", INT .. " (i64 extremes)" },
   ["spawn_spec.lua"] = { "5.3", "its random generator is " .. INT },
-  ["strings_spec.lua"] = { "5.3", "integer division (//)" },
   ["transform_query_spec.lua"] = { "5.3", "its random generator is " .. INT },
   ["transform_spec.lua"] = { "5.3", "integer division (//)" },
 }
