@@ -237,6 +237,29 @@ static inline int ecsl_compat_typeerror(lua_State *L, int arg, const char *tname
   ((void)((cond) || luaL_typeerror(L, (arg), (tname))))
 #endif
 
+#if LUA_VERSION_NUM < 503
+/* 5.3's integer arguments: an integral number (or a string of one), not
+** 5.1's and 5.2's truncation of 1.5 to 1 */
+static inline lua_Integer ecsl_compat_checkinteger(lua_State *L, int arg) {
+  int isnum = 0;
+  lua_Integer d = lua_tointegerx(L, arg, &isnum);
+  if (!isnum) {
+    if (lua_isnumber(L, arg))
+      luaL_argerror(L, arg, "number has no integer representation");
+    else
+      luaL_typeerror(L, arg, "number");
+  }
+  return d;
+}
+static inline lua_Integer ecsl_compat_optinteger(lua_State *L, int arg, lua_Integer def) {
+  return lua_isnoneornil(L, arg) ? def : ecsl_compat_checkinteger(L, arg);
+}
+#undef luaL_checkinteger
+#define luaL_checkinteger ecsl_compat_checkinteger
+#undef luaL_optinteger
+#define luaL_optinteger ecsl_compat_optinteger
+#endif
+
 #endif /* LUA_VERSION_NUM < 504 */
 
 #endif
