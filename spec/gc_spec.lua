@@ -359,7 +359,11 @@ describe("the world's C memory", function()
     assert.has_error(function() w:memory() end, "attempt to use a closed world")
   end)
 
-  it("of queries made each frame and dropped is reclaimed without collectgarbage()", function()
+  -- Lua 5.1 (not LuaJIT): C memory is not charged to the collector there
+  local it_charged = (compat.version == "5.1" and not compat.jit) and function(name)
+    pending(name .. ": Lua 5.1 charges no C memory to the collector (README \"Lua versions\")")
+  end or it
+  it_charged("of queries made each frame and dropped is reclaimed without collectgarbage()", function()
     populate(30000)
     local base = w:memory()
     local probe = w:query(P, V)

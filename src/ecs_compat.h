@@ -161,11 +161,21 @@ static inline int ecsl_compat_error(lua_State *L, const char *fmt, ...) {
 #define LUAMOD_API LUALIB_API
 #endif
 
-#ifndef LUA_GCISRUNNING /* 5.1: taken as running */
+#ifndef LUA_GCISRUNNING /* 5.1 (not LuaJIT): unknown, taken as running */
 #define LUA_GCISRUNNING (-1)
+#define ECSL_COMPAT_NO_ISRUNNING 1
 #endif
+/* 5.1 cannot tell whether the collector runs, and its LUA_GCSTEP restarts
+** a stopped one: there the binding charges no C memory to the collector
+** (its only LUA_GCSTEP), and the calls that stop the collector for a
+** moment (world:inspect, the journal) restart it after (README "Lua
+** versions"). */
 static inline int ecsl_compat_gc(lua_State *L, int what, int data) {
-  return what == -1 ? 1 : lua_gc(L, what, data);
+  if (what == -1) return 1;
+#ifdef ECSL_COMPAT_NO_ISRUNNING
+  if (what == LUA_GCSTEP) return 0;
+#endif
+  return lua_gc(L, what, data);
 }
 #define ECSL_COMPAT_GC(L, what, data, ...) ecsl_compat_gc((L), (what), (data))
 #undef lua_gc
