@@ -104,9 +104,10 @@ function M.finalizer(fn)
 end
 -- math.random(m, n) over any integral range (5.1 and 5.2 take ints only)
 function M.random(m, n)
-  if not m or M.version >= "5.3" then
-    if not m then return math.random() end
-    return math.random(m, n)
+  if not m then return math.random() end
+  if M.version >= "5.3" then
+    if n then return math.random(m, n) end
+    return math.random(m)
   end
   if not n then m, n = 1, m end
   return m + math.floor(math.random() * (n - m + 1))
