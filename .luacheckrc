@@ -6,3 +6,7 @@ files["spec/"] = { std = "+busted" }
 files["bench/"] = { ignore = { "212" } }
 -- out-of-memory scenarios (test/oom_host.c) are run(ecs, world): not all use ecs
 files["test/oom/"] = { ignore = { "212/ecs" } }
+-- the Lua front end and the specs that run on every Lua (README "Lua
+-- versions"): only the globals all of 5.1-5.4 and LuaJIT share
+files["lua/"] = { std = "min" }
+files["spec/compat_spec.lua"] = { std = "min+busted" }

@@ -24,7 +24,7 @@ source = {
   url = "git+file:///dev/null", -- no public repository yet (tools/pack.sh)
 }
 description = {
-  summary = "A data-oriented Entity-Component-System with a C core for Lua 5.4",
+  summary = "A data-oriented Entity-Component-System with a C core for Lua 5.1-5.4 and LuaJIT",
   detailed = [[
     Entities are 30-bit ids packed in light userdata; component managers keep
     their data as structure-of-arrays in C; queries and systems run hot loops
@@ -43,8 +43,12 @@ description = {
   license = "MIT",
   labels = { "ecs", "entity-component-system", "gamedev", "data-oriented" },
 }
+-- Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT (README "Lua versions"); before 5.3
+-- the build needs lua-compat-5.3's compat-5.3.h beside lua.h (Debian:
+-- lua-compat53-dev puts it in /usr/include/lua5.1 and lua5.2; for
+-- LuaJIT copy or link it into LUA_INCDIR)
 dependencies = {
-  "lua >= 5.4, < 5.5",
+  "lua >= 5.1",
 }
 build = {
   type = "builtin",
@@ -144,6 +148,7 @@ build = {
       ["ecs.include.snapshot"] = "src/snapshot.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
+      ["ecs.include.ecs_compat"] = "src/ecs_compat.h", -- ecs_lua.h includes it
       -- the LuaLS annotations (---@meta ecs), beside the headers:
       -- <lua dir>/ecs/types/ecs.lua; <lua dir>/ecs/types is the directory
       -- to add to LuaLS's workspace.library (a tree's whole <lua dir> does

@@ -10,7 +10,9 @@
 #   3. re-runs the specs with the garbage collector at its most aggressive
 #      (both modes) and, beside them in the background, the C tests and the
 #      specs under valgrind (docs/reliability.md), then the threaded C tests
-#      and specs under ThreadSanitizer (docs/threads.md).
+#      and specs under ThreadSanitizer (docs/threads.md), then the module
+#      built for Lua 5.1, 5.2, 5.3 and LuaJIT and the specs under each
+#      (README "Lua versions").
 # The last line is "N passed, N failed" over all of it.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -110,7 +112,9 @@ vg=(valgrind -q --error-exitcode=1 --leak-check=full)
 vg_out=$(mktemp)
 vg_counts=$(mktemp)
 vg_log=$(mktemp)
-trap 'rm -f "$log" "$vg_out" "$vg_counts" "$vg_log"' EXIT
+lua_counts=$(mktemp)
+other_counts=()
+trap 'rm -f "$log" "$vg_out" "$vg_counts" "$vg_log" "$lua_counts"' EXIT
 valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
   local log=$vg_log # what count_ctest and count_busted read
   local rc before
@@ -135,6 +139,7 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
     fi
   fi
   tsan_stage
+  other_luas
   echo "$passed $failed" > "$vg_counts"
 }
 # (threads) ThreadSanitizer over the threaded C tests and specs
@@ -163,6 +168,42 @@ tsan_stage() {
   env LD_PRELOAD="$tsan_rt" TSAN_OPTIONS="halt_on_error=1" \
       "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=tsan spec/threads_spec.lua 2>&1 | tee "$log"
   count_busted
+}
+# (Lua versions) after valgrind, in the same background job: the module
+# built for each other Lua Debian ships (cmake -DECS_LUA=..., build-lua51/
+# ...) and the specs run under it (busted --run=lua51 ...: .busted leaves
+# out the 5.4-only spec files of spec/support/lua54_only.lua, listed here
+# with their reasons). An interpreter that is not installed (ecs_install_deps
+# could not install it) is reported and skipped, not failed. Each one's
+# counts are printed and added to the stage's.
+other_luas() {
+  local v lua run dir p0 f0
+  for v in 5.1 5.2 5.3 luajit; do
+    if [ "$v" = luajit ]; then lua=luajit; run=luajit; dir=build-luajit
+    else lua=lua$v; run=lua${v/./}; dir=build-lua${v/./}; fi
+    echo "== specs on $lua ($dir/, busted --run=$run)"
+    if ! command -v "$lua" >/dev/null 2>&1; then
+      echo "$lua is not installed: skipped"; other_counts+=("$lua: skipped (not installed)"); continue
+    fi
+    p0=$passed f0=$failed
+    if ! ecs_build "$dir" -DECS_LUA="$v" -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+      echo "build for $lua failed"; failed=$((failed + 1))
+    else
+      lua5.4 -e "V = '$v'" -e '
+        local only = dofile("spec/support/lua54_only.lua")
+        local v = V == "luajit" and "5.1" or V
+        local names = {}
+        for f, why in pairs(only) do if why[1] > v then names[#names + 1] = f end end
+        table.sort(names)
+        print(#names .. " spec files left out (not in the common subset):")
+        for _, f in ipairs(names) do print("  " .. f .. " (Lua " .. only[f][1] .. "+: " .. only[f][2] .. ")") end
+      '
+      lua5.4 "$(command -v busted)" -o utfTerminal --run="$run" 2>&1 | tee "$log"
+      count_busted
+    fi
+    other_counts+=("$lua: $((passed - p0)) passed, $((failed - f0)) failed")
+  done
+  printf '%s\n' "${other_counts[@]}" > "$lua_counts"
 }
 echo "== valgrind stage started in the background (its output follows the collector stages)"
 ( valgrind_stage ) > "$vg_out" 2>&1 &
@@ -217,6 +258,8 @@ if read -r vg_passed vg_failed < "$vg_counts" && [ -n "$vg_failed" ]; then
 else
   echo "the valgrind stage ended without its counts"; failed=$((failed + 1))
 fi
+echo "== specs on the other Luas (in the counts above):"
+cat "$lua_counts"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,7 @@ lua5.4 examples/components.lua).
 ]]
 local ecs = require("ecs")
 
-local world <close> = ecs.world()
+local world = ecs.world() -- closed at the end (5.4: local world <close> = ...)
 
 -- A manager per component type; fields are typed columns in C.
 local Position = world:component("Position", { "x:f32", "y:f32", "z:f32" })
@@ -33,7 +33,7 @@ local ok, err = pcall(Health.set_field, Health, hero, "hp", 40000)
 print("set hp to 40000: " .. tostring(ok) .. ", " .. err)
 
 -- Destroyed entities vanish at once; their records are reclaimed lazily.
-world:destroy({ table.unpack(orcs, 1, 500) })
+world:destroy({ (table.unpack or unpack)(orcs, 1, 500) }) -- luacheck: ignore 113 (5.1)
 print(("after destroying 500 orcs: count %d, stored %d")
   :format(Enemy:count(), Enemy:size()))
 for _ = 1, 20 do world:update(1 / 60) end         -- budgeted gc of every manager
@@ -56,3 +56,4 @@ Mesh:add(hero, 7)
 Mesh:add(hero, 9)
 print("hero's meshes: " .. table.concat(Mesh:meshes(hero), ", "))
 print(("world consistent: %s"):format(tostring(world:check())))
+world:close()

@@ -56,7 +56,15 @@ return {
 -- reload. Returns a list of lines saying what changed.
 function hotreload.load(game, src, label)
   local world, log = game.world, {}
-  local defs = assert(load(src, "=" .. label, "t", { math = math, hud = game.hud }))()
+  local env = { math = math, hud = game.hud }
+  local chunk, load_err
+  if setfenv then -- luacheck: ignore 113 (Lua 5.1 and LuaJIT: load takes no text there)
+    chunk, load_err = loadstring(src, "=" .. label) -- luacheck: ignore 113
+    if chunk then setfenv(chunk, env) end -- luacheck: ignore 113
+  else
+    chunk, load_err = load(src, "=" .. label, "t", env)
+  end
+  local defs = assert(chunk, load_err)()
   -- 1. A changed system may name a field the new schema drops (Mover.speed): the
   --    redefinition would refuse it. Its new body may name fields that do not exist
   --    yet (Mover.vx): replace_system would refuse that. So park it first: a no-op
@@ -135,11 +143,14 @@ end
 local function main(args)
   local frames = 240
   for i = 1, #args do
-    if args[i] == "--frames" then frames = math.tointeger(tonumber(args[i + 1] or "")) end
+    if args[i] == "--frames" then
+      local n = tonumber(args[i + 1] or "")
+      frames = n and n == math.floor(n) and n or nil -- an integer (math.tointeger is 5.3+)
+    end
   end
   if not frames or frames < 0 then io.stderr:write("usage: hotreload.lua [--frames N]\n"); os.exit(2) end
   local game = hotreload.new(64)
-  local half = frames // 2
+  local half = math.floor(frames / 2)
   hotreload.step(game, half)
   print(("v1 ran %d frames: order %s, oldest mover %.2f s"):format(
     half, table.concat(game.world:systems(), " "), game.hud.oldest or 0))

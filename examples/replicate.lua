@@ -298,7 +298,7 @@ local function demo(o)
   local ok = serve(o, listener)
   -- (the server numbers its clients in the order they connected)
   for i, p in ipairs(procs) do
-    local out = p:read("a")
+    local out = p:read("*a")
     local exited, how, code = p:close()
     print(("demo: process %d (%s) %s %d:"):format(i, table.concat(args[i], " "),
       how == "exit" and "exited with status" or "was killed by signal", code))

@@ -4,7 +4,7 @@ Run with ./demo.sh tour (or the paths set up: lua5.4 examples/tour.lua).
 ]]
 local ecs = require("ecs")
 
-local world <close> = ecs.world()
+local world = ecs.world() -- closed at the end (5.4: local world <close> = ...)
 
 -- Entities are plain values: light userdata, usable as table keys.
 local player = world:create()
@@ -30,3 +30,4 @@ for _, e in ipairs(again) do
   end
 end
 assert(world:check())
+world:close()

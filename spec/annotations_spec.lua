@@ -18,7 +18,7 @@ local ANNOTATIONS = "types/ecs.lua"
 
 local function read(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -7,11 +7,12 @@ result on random data (mixed field types, scattered rows) against the same
 computation done in Lua.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 
 -- The float nearest to v, as an f32 field stores it.
-local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+local f32 = compat.f32
 
 -- An integer field's store rule: truncate toward zero, saturate, NaN is 0.
 local function int_store(v, lo, hi)
@@ -19,7 +20,7 @@ local function int_store(v, lo, hi)
   if v >= hi then return hi end
   if v <= lo then return lo end
   local t = v >= 0 and math.floor(v) or math.ceil(v)
-  return math.tointeger(t)
+  return compat.tointeger(t)
 end
 
 describe("q:apply", function()
@@ -172,8 +173,8 @@ describe("q:apply store rules", function()
     { "c", "3e9", 2147483647 }, { "c", "-3e9", -2147483648 }, { "c", "0 / 0", 0 },
     { "a", "1000", 127 }, { "a", "-1000", -128 }, { "a", "127.9", 127 }, { "a", "-128.9", -128 },
     { "b", "40000", 32767 }, { "b", "-40000", -32768 }, { "b", "sqrt(-1)", 0 },
-    { "l", "1e30", math.maxinteger }, { "l", "-1e30", math.mininteger },
-    { "l", "1e15 + 0.5", 1000000000000000 }, { "l", "1 / 0", math.maxinteger },
+    { "l", "1e30", compat.maxinteger }, { "l", "-1e30", compat.mininteger },
+    { "l", "1e15 + 0.5", 1000000000000000 }, { "l", "1 / 0", compat.maxinteger },
     { "g", "-5", 0 }, { "g", "300", 255 }, { "g", "254.99", 254 }, { "g", "0 / 0", 0 },
     { "h", "70000", 65535 }, { "h", "-1", 0 },
     { "u", "1e20", 4294967295 }, { "u", "-1e20", 0 }, { "u", "4294967294.5", 4294967294 },
@@ -187,7 +188,7 @@ describe("q:apply store rules", function()
       q:apply(("N.%s = %s"):format(field, src))
       local got = N:field(e, field)
       assert.equals(want, got)
-      assert.equals(math.type(want), math.type(got))
+      assert.equals(compat.math_type(want), compat.math_type(got))
     end)
   end
 
@@ -212,7 +213,7 @@ describe("q:apply integer saturation", function()
   -- component was added in reverse order (gathered rows).
   local types = {
     { "i8", -128, 127 }, { "i16", -32768, 32767 }, { "i32", -2147483648, 2147483647 },
-    { "i64", math.mininteger, math.maxinteger }, { "u8", 0, 255 }, { "u16", 0, 65535 },
+    { "i64", compat.mininteger, compat.maxinteger }, { "u8", 0, 255 }, { "u16", 0, 65535 },
     { "u32", 0, 4294967295 },
   }
   -- { label, statement for field f with parameter v, model of the double }
@@ -266,9 +267,9 @@ describe("q:apply integer saturation", function()
               local want = int_store(op[3](x0, v), t[2], t[3])
               for _, k in ipairs({ 1, 256, 257, N }) do
                 local got = I:field(es[k], f)
-                assert.equals(want, got, ("%s: %s with x0 = %d, v = %s, entity %d"):format(
-                  qname, run, x0, tostring(v), k))
-                assert.equals("integer", math.type(got))
+                assert.equals(want, got, ("%s: %s with x0 = %s, v = %s, entity %d"):format(
+                  qname, run, tostring(x0), tostring(v), k))
+                assert.equals("integer", compat.math_type(got))
               end
               cases = cases + 1
             end
@@ -282,7 +283,7 @@ describe("q:apply integer saturation", function()
   it("saturates the literal cases of the issue", function()
     local q = queries[1][2]
     q:apply("I.i32 = 1/0; I.i16 = 1e300; I.i8 = 1e19; I.u32 = -1/0; I.i64 = -1e300")
-    assert.same({ 2147483647, 32767, 127, 0, math.mininteger },
+    assert.same({ 2147483647, 32767, 127, 0, compat.mininteger },
                 { I:field(es[1], "i32"), I:field(es[1], "i16"), I:field(es[1], "i8"),
                   I:field(es[1], "u32"), I:field(es[1], "i64") })
     q:apply("I.i32 = 5; I.i32 /= 0; I.u16 = 7; I.u16 /= -0; I.i8 = 0; I.i8 /= 0")
@@ -395,8 +396,8 @@ describe("q:apply errors", function()
 
   it("rejects arguments of the wrong type", function()
     local function apply_err(...)
-      local args = table.pack(...)
-      return err_of(function() return q:apply(table.unpack(args, 1, args.n)) end)
+      local args = compat.pack(...)
+      return err_of(function() return (q:apply(compat.unpack(args, 1, args.n))) end) -- (no tail call: LuaJIT)
     end
     assert.truthy(apply_err():find("bad argument #1 to 'apply'", 1, true))
     assert.truthy(apply_err({}):find("bad argument #1 to 'apply'", 1, true))
@@ -461,8 +462,8 @@ describe("q:apply errors", function()
       local f = assert(io.open(path, "w"))
       f:write(code)
       f:close()
-      local p = assert(io.popen("lua5.4 " .. path .. " 2>&1"))
-      local out = p:read("a")
+      local p = assert(io.popen(compat.command .. " " .. path .. " 2>&1"))
+      local out = p:read("*a")
       local ok, how, status = p:close()
       os.remove(path)
       assert.equals("survived", out, ("child %s %s: %s"):format(tostring(how), tostring(status), out))
@@ -566,7 +567,7 @@ describe("q:apply on random data", function()
         for i = 1, N do if rnd(2) == 1 then picked[#picked + 1] = es[i] end end
         local saved = {}
         for k, e in ipairs(picked) do saved[k] = { M:get(e) }; M:remove(e) end
-        for k = #picked, 1, -1 do M:add(picked[k], table.unpack(saved[k])) end
+        for k = #picked, 1, -1 do M:add(picked[k], compat.unpack(saved[k])) end
       end
     end
     for i = 1, N, 11 do Stat:remove(es[i]) end

@@ -4,7 +4,7 @@ core is compiled by CMake and listed in the rockspec.
 ]]
 local function read(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -160,22 +160,26 @@ describe("errors inside callbacks", function()
     w:close()
   end)
 
-  it("columns written before the error are written back", function()
+  it("columns written before the error are written back (Lua 5.4; README \"Lua versions\")", function()
     local w, P = fixture()
     local q = w:query(P)
+    local before = {}
+    for e in P:entities() do before[e] = (P:get(e)) end
     pcall(function()
       for n, x in q:columns("P.x") do
         for i = 1, n do x[i] = 100 end
         error("after writing")
       end
     end)
-    for e in P:entities() do assert.equals(100, (P:get(e))) end
+    -- older Luas have no to-be-closed variables: the chunk in progress is lost
+    local old = require("spec.support.lua").version < "5.4"
+    for e in P:entities() do assert.equals(old and before[e] or 100, (P:get(e))) end
     w:close()
   end)
 end)
 
 describe("coroutine.yield inside callbacks", function()
-  local YIELD = "attempt to yield across a C%-call boundary"
+  local YIELD = "attempt to yield across .*C%-call boundary" -- each Lua words it its own way
 
   it("inside a Lua system (called from C) fails cleanly and the coroutine goes on", function()
     local w, P = fixture()

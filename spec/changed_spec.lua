@@ -14,6 +14,7 @@ observers; and a randomized differential run against a Lua model (fixed seed,
 printed on failure). Every check compares the exact set of entities visited.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local motion = require("ecs.motion")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
@@ -93,7 +94,8 @@ describe("change detection", function()
       end },
       { "q:columns write-back of a chunk whose loop body raised", function()
         err_of(function() for _ in w:query(P, V):columns("P.x") do error("boom") end end)
-        return { es[1], es[2] }
+        -- before 5.4 a loop left by an error writes nothing back (README "Lua versions")
+        return compat.version >= "5.4" and { es[1], es[2] } or {}
       end },
       { "q:each: a refused result marks nothing of its entity, earlier ones keep theirs", function()
         local q2, before = w:query(P), {}
@@ -121,11 +123,12 @@ describe("change detection", function()
       visit(q)
       local first, total = {}, w:query(P):count()
       for n, ent in w:query(P):columns("entity", "P.x") do -- luacheck: ignore 512
-        table.move(ent, 1, n, 1, first)
-        break -- written back on break: this chunk only
+        compat.move(ent, 1, n, 1, first)
+        break -- written back on break (5.4): this chunk only
       end
       assert.is_true(#first > 0 and #first < total)
-      assert.same(ids(first), visit(q))
+      -- before 5.4 a break writes nothing back (README "Lua versions")
+      assert.same(compat.version >= "5.4" and ids(first) or {}, visit(q))
     end)
     it("q:each marks only the components of non-nil results", function()
       local qv = primed({ V, changed = { V } })
@@ -249,7 +252,7 @@ describe("change detection", function()
     it("break out of columns() does not complete, its write-back included", function()
       touch(es[2], es[3])
       for n, ent, x in q:columns("entity", "P.x") do -- luacheck: ignore 512
-        assert.same(set_of(es[2], es[3]), ids(table.move(ent, 1, n, 1, {})))
+        assert.same(set_of(es[2], es[3]), ids(compat.move(ent, 1, n, 1, {})))
         x[1] = 42
         break
       end
@@ -307,7 +310,7 @@ describe("change detection", function()
     end)
     it("an expression system's update completes (it writes only what it visits)", function()
       w:system("s", w:query({ P, changed = { P } }), "P.y = P.y + 1")
-      local function ys() return table.move(P:get_many(es, "y"), 1, 4, 1, {}) end
+      local function ys() return compat.move(P:get_many(es, "y"), 1, 4, 1, {}) end
       w:update(1); assert.same({ 0, -1, -2, -3 }, ys())
       w:update(1); assert.same({ 0, -1, -2, -3 }, ys()) -- visits nothing: its own writes are not reported
       P:set_field(es[3], "x", 0)
@@ -424,7 +427,7 @@ describe("change detection", function()
         { { P, changed = { P, x = V } }, "world:query: bad argument #2 (list expected, got key 'x')" },
       }
       for _, c in ipairs(cases) do
-        assert.matches(c[2], err_of(function() return w:query(c[1]) end), 1, true)
+        assert.matches(c[2], err_of(function() return (w:query(c[1])) end), 1, true) -- (no tail call: LuaJIT)
       end
       other:close()
     end)
@@ -450,7 +453,7 @@ describe("change detection", function()
     end)
     it("destroying or removing the current entity is safe", function()
       local q = primed({ P, changed = { P } })
-      touch(table.unpack(es))
+      touch(compat.unpack(es))
       local got = {}
       for e in q:entities() do
         got[#got + 1] = e

@@ -17,6 +17,7 @@ differential run against a Lua model (fixed seed), with and without dead
 handles written into the fields.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 
@@ -234,7 +235,7 @@ describe("entity fields that clean up", function()
       local nodes, hs = w:create(7), {}
       for i, e in ipairs(nodes) do
         T:add(e)
-        if i > 1 then T:set_parent(e, nodes[(i - 2) // 2 + 1]) end
+        if i > 1 then T:set_parent(e, nodes[math.floor((i - 2) / 2) + 1]) end
         hs[i] = w:create(3)
         Cl:add(hs[i][1], e); Rm:add(hs[i][2], e); De:add(hs[i][3], e)
       end
@@ -493,7 +494,7 @@ describe("entity fields that clean up", function()
       assert.same({ null, 1, null }, { Cl:get(twin) })
       assert.same({ false, false }, { Rm:has(pf[1]), Rm:has(pf[2]) })
       w:destroy(t2)
-      for _, e in ipairs({ twin, table.unpack(sp) }) do assert.is_false(w:alive(e)) end
+      for _, e in ipairs({ twin, compat.unpack(sp) }) do assert.is_false(w:alive(e)) end
       assert.same({}, dangling(w))
     end)
   end)
@@ -609,7 +610,7 @@ describe("entity fields that clean up", function()
           local vals = { ref(), name == "B" and ref() or nil }
           op = "add " .. name
           if name == "D" then comps.D:add(live, vals[1], step)
-          else comps[name]:add(live, table.unpack(vals, 1, name == "B" and 2 or 1)) end
+          else comps[name]:add(live, compat.unpack(vals, 1, name == "B" and 2 or 1)) end
           has[name][live] = vals
         elseif r <= 68 then
           op = "set " .. name

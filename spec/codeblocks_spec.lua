@@ -30,10 +30,11 @@ blocks in the documentation".
 Runs from the repository root (busted's working directory).
 ]]
 local lfs = require("lfs")
+local compat = require("spec.support.lua") -- load and pack on every Lua
 
 local function read(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end
@@ -144,7 +145,7 @@ local function run(group)
   local env = setmetatable({}, { __index = _G })
   env.print = function(...)
     local info = debug.getinfo(2, "Sl")
-    local parts = table.pack(...)
+    local parts = compat.pack(...)
     for k = 1, parts.n do parts[k] = tostring(parts[k]) end
     if info and info.source == chunkname then
       local at = printed[info.currentline] or {}
@@ -152,7 +153,7 @@ local function run(group)
       at[#at + 1] = table.concat(parts, "\t", 1, parts.n)
     end
   end
-  local fn, err = load(src, chunkname, "t", env)
+  local fn, err = compat.load(src, chunkname, "t", env)
   if not fn then return err end
   local ok, msg = pcall(fn)
   if not ok then return tostring(msg) end

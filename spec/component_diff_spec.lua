@@ -11,6 +11,7 @@ the world's consistency checker runs. The seed is fixed, so a failure
 reproduces; set ECS_DIFF_SEED to explore other sequences.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local Model = require("spec.support.component_model")
 
 local STEPS = 100000
@@ -81,7 +82,7 @@ describe("components against a model", function()
     -- arguments for add/set, and the values the model expects
     local function random_args(name)
       local n = nf[name]
-      local expect = { table.unpack(zero[name], 1, n) }
+      local expect = { compat.unpack(zero[name], 1, n) }
       if n > 0 and name ~= "A" or (name == "A" and rnd(2) == 1) then
         local args = {}
         local count = rnd(0, n)
@@ -112,7 +113,7 @@ describe("components against a model", function()
         if has ~= (want ~= nil) then
           error(("step %d: %s:has(%s) = %s"):format(step, n, ecs.tostring(e), tostring(has)))
         end
-        local got = table.pack(m:get(e))
+        local got = compat.pack(m:get(e))
         if want == nil then
           check(got.n == 0, "get of absent")
         else
@@ -150,7 +151,7 @@ describe("components against a model", function()
         touched = e
         local args, count, expect = random_args(name)
         local had, size0 = m:has(e), m:size()
-        local ok, err = pcall(m.add, m, e, table.unpack(args, 1, count))
+        local ok, err = pcall(m.add, m, e, compat.unpack(args, 1, count))
         if ok and not had and m:size() == size0 then reused = reused + 1 end
         local mok, merr = model:add(name, ecs.id(e), expect)
         if ok ~= mok then
@@ -162,7 +163,7 @@ describe("components against a model", function()
         local e = pick()
         touched = e
         local args, count, expect = random_args(name)
-        local ok, err = pcall(m.set, m, e, table.unpack(args, 1, count))
+        local ok, err = pcall(m.set, m, e, compat.unpack(args, 1, count))
         local mok, merr = model:set(name, ecs.id(e), expect)
         if ok ~= mok then error(("step %d: set ok %s, model %s"):format(step, tostring(ok), tostring(mok))) end
         if not ok and not err:find(merr, 1, true) then error(err) end

@@ -422,7 +422,7 @@ end)
 -- python3's zlib, if it is there: the reason it cannot be used, or nil.
 local function python_missing()
   local p = io.popen("python3 -c 'import zlib; print(zlib.ZLIB_VERSION)' 2>&1")
-  local out = p and p:read("a") or ""
+  local out = p and p:read("*a") or ""
   local ok = p and p:close()
   if not ok then
     return "python3 with its zlib module is not available (" .. (out:match("[^\n]+") or "no output") .. ")"
@@ -482,7 +482,7 @@ describe("python3's zlib (an independent decoder)", function()
     }, "\n")
     files.write(dir .. "/check.py", script)
     local p = assert(io.popen(("python3 %s/check.py %s %s 2>&1"):format(dir, dir, table.concat(list, " "))))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.execute("rm -rf " .. dir)
     local checked = 0

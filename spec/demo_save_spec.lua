@@ -270,7 +270,7 @@ describe("the demo saves and reloads (examples/arena.lua)", function()
     local env = ("LUA_PATH=%q LUA_CPATH=%q lua5.4 examples/arena.lua "):format(package.path, package.cpath)
     local function run(args)
       local p = assert(io.popen(env .. args .. " 2>&1"))
-      local out = p:read("a")
+      local out = p:read("*a")
       local ok, _, code = p:close()
       return out, ok, code
     end

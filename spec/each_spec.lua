@@ -7,6 +7,7 @@ every field type; structural changes and nested loops inside fn; errors
 and yields inside fn; argument errors; a closed world; no garbage.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local err_of = require("spec.support.err_of")
 local release = require("spec.support.release")
 
@@ -44,17 +45,17 @@ describe("q:each", function()
         local gx, gy, gid = P:get(e)
         local gdx, gdy = V:get(e)
         assert.equals(gx, x); assert.equals(gy, y); assert.equals(gid, id)
-        assert.equals("integer", math.type(id))
+        assert.equals("integer", compat.math_type(id))
         assert.equals(gdx, dx); assert.equals(gdy, dy)
       end, "Position.x", "Position.y", "Position.id:in", "Velocity.dx:in", "Velocity.dy:in")
       assert.equals(300, visited)
-      assert.equals("integer", math.type(visited))
+      assert.equals("integer", compat.math_type(visited))
       for _, e in ipairs(es) do assert.is_true(seen[e]) end
     end)
 
     it("writes result j to the j-th writable spec", function()
       local es = populate(50)
-      q:each(function(_, x, y, dx, dy) return x + dx * 0.5, y + dy * 0.5 end, table.unpack(SPECS))
+      q:each(function(_, x, y, dx, dy) return x + dx * 0.5, y + dy * 0.5 end, compat.unpack(SPECS))
       for k, e in ipairs(es) do
         local x, y, id = P:get(e)
         assert.equals(k, id)
@@ -155,11 +156,11 @@ describe("q:each", function()
       local specs = {}
       for k = 1, 64 do specs[k] = k % 2 == 0 and "Position.x" or "Velocity.dx:in" end
       local got
-      q:each(function(_, ...) got = select("#", ...) end, table.unpack(specs))
+      q:each(function(_, ...) got = select("#", ...) end, compat.unpack(specs))
       assert.equals(64, got)
       specs[65] = "Position.x"
       assert.equals("q:each: too many columns (limit 64)",
-        err_of(q.each, q, function() end, table.unpack(specs)))
+        err_of(q.each, q, function() end, compat.unpack(specs)))
     end)
   end)
 
@@ -176,20 +177,20 @@ describe("q:each", function()
                   "All.ok", "All.ref" }
 
     it("reads every type as get() does", function()
-      A:set(e, 0.1, 0.1, -128, 32767, -2147483648, math.mininteger, 255, 65535, 4294967295, true, probe)
+      A:set(e, 0.1, 0.1, -128, 32767, -2147483648, compat.mininteger, 255, 65535, 4294967295, true, probe)
       local got
-      qa:each(function(_, ...) got = { ... } end, table.unpack(ALL))
+      qa:each(function(_, ...) got = { ... } end, compat.unpack(ALL))
       assert.same({ A:get(e) }, got)
-      assert.equals("integer", math.type(got[3]))
+      assert.equals("integer", compat.math_type(got[3]))
       assert.is_true(rawequal(probe, got[11]))
     end)
 
     it("writes every type as set() does (f32 rounds)", function()
-      local vals = { 0.1, 0.1, -128, 32767, -2147483648, math.mininteger, 255, 65535, 4294967295,
+      local vals = { 0.1, 0.1, -128, 32767, -2147483648, compat.mininteger, 255, 65535, 4294967295,
                      true, probe }
-      qa:each(function() return table.unpack(vals) end, table.unpack(ALL))
+      qa:each(function() return compat.unpack(vals) end, compat.unpack(ALL))
       A:add(probe)
-      A:set(probe, table.unpack(vals))
+      A:set(probe, compat.unpack(vals))
       local want = { A:get(probe) }
       assert.same(want, { A:get(e) })
       assert.is_true(A:field(e, "f") ~= 0.1) -- rounded to a float
@@ -215,7 +216,7 @@ describe("q:each", function()
         { "All.c", "1", "q:each: bad value for All.c (integer expected, got string)" },
         { "All.a", 128, "q:each: bad value for All.a (i8 expected, got 128)" },
         { "All.g", -1, "q:each: bad value for All.g (u8 expected, got -1)" },
-        { "All.u", 2 ^ 32, "q:each: bad value for All.u (u32 expected, got 4294967296.0)" },
+        { "All.u", 2 ^ 32, "q:each: bad value for All.u (u32 expected, got " .. tostring(2 ^ 32) .. ")" },
         { "All.ok", 1, "q:each: bad value for All.ok (boolean expected, got 1)" },
         { "All.ref", 0, "q:each: bad value for All.ref (entity expected, got 0)" },
         { "All.ref", {}, "q:each: bad value for All.ref (entity expected, got table)" },
@@ -458,7 +459,7 @@ describe("q:each", function()
       local ok, ok2, err = coroutine.resume(co)
       assert.is_true(ok)
       assert.is_false(ok2)
-      assert.matches("attempt to yield across a C%-call boundary", err)
+      assert.matches("attempt to yield across .*C%-call boundary", err) -- worded per Lua
       assert.same({ true, "finished" }, { coroutine.resume(co) })
       assert.equals(3, q:each(function() end))
     end)
@@ -517,7 +518,7 @@ describe("q:each", function()
     populate(2000)
     local DT = 0.016
     local function move(_, x, y, dx, dy) return x + dx * DT, y + dy * DT end
-    for _ = 1, 5 do q:each(move, table.unpack(SPECS)) end -- warm up
+    for _ = 1, 5 do q:each(move, compat.unpack(SPECS)) end -- warm up
     collectgarbage(); collectgarbage()
     collectgarbage("stop")
     local before = collectgarbage("count")

@@ -3,6 +3,7 @@ gc_spec.lua -- lazy reclamation of dead entities' records (Bitsquid part 2)
 and the lifetime of Lua values held in "lua" fields (RELIABILITY R28).
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local release = require("spec.support.release")
 
 local function full_gc()
@@ -222,7 +223,7 @@ describe("finalizers that run inside a call", function()
   -- so any pending finalizer, which may remove components, destroy
   -- entities or close the world. Methods must look their state up again.
   it("never see stale instances or a freed world", function()
-    local mode = collectgarbage("incremental")
+    local mode = compat.gc_incremental()
     collectgarbage("setpause", 0)
     collectgarbage("setstepmul", 1000)
     for round = 1, 6 do
@@ -233,13 +234,13 @@ describe("finalizers that run inside a call", function()
       for i, e in ipairs(es) do B:add(e, {}, i, {}) P:add(e, i) end
       -- garbage whose finalizers change the world
       for i = 1, 200 do
-        setmetatable({}, { __gc = function()
+        compat.finalizer(function()
           local e = es[(i * 7 + round) % #es + 1]
           if round % 3 == 0 and i == 150 then pcall(w.close, w) return end
           pcall(B.remove, B, e)
           if i % 5 == 0 then pcall(w.destroy, w, e) end
           pcall(B.gc, B, 3)
-        end })
+        end)
       end
       for k = 1, 120 do
         local e = es[k % #es + 1]
@@ -251,7 +252,7 @@ describe("finalizers that run inside a call", function()
       end
       release(w)
     end
-    collectgarbage(mode)
+    compat.gc_mode(mode)
     collectgarbage("setpause", 200)
     collectgarbage("setstepmul", 100)
   end)
@@ -266,11 +267,11 @@ describe("finalizers that run inside a call", function()
       local es = w:create(2000)
       for i, e in ipairs(es) do P:add(e, i) end
       for i = 1, 60 do
-        setmetatable({}, { __gc = function()
+        compat.finalizer(function()
           if i == 20 + 5 * round then pcall(w.close, w) return end
           pcall(w.destroy, w, es[i])
           pcall(P.remove, P, es[i + 100])
-        end })
+        end)
       end
       for k = 1, 30 do
         pcall(function() return w:query(P):count() end)
@@ -345,7 +346,7 @@ describe("the world's C memory", function()
 
   it("is reported by world:memory, 1M components included", function()
     local m0 = w:memory()
-    assert.is_true(math.type(m0) == "integer" and m0 > 0)
+    assert.is_true(compat.math_type(m0) == "integer" and m0 > 0)
     local es = w:create(1000000)
     local m1 = w:memory()
     assert.is_true(m1 - m0 >= 1000000 * 2, "entities: " .. (m1 - m0))  -- a slot each at least
@@ -358,7 +359,11 @@ describe("the world's C memory", function()
     assert.has_error(function() w:memory() end, "attempt to use a closed world")
   end)
 
-  it("of queries made each frame and dropped is reclaimed without collectgarbage()", function()
+  -- Lua 5.1 (not LuaJIT): C memory is not charged to the collector there
+  local it_charged = (compat.version == "5.1" and not compat.jit) and function(name)
+    pending(name .. ": Lua 5.1 charges no C memory to the collector (README \"Lua versions\")")
+  end or it
+  it_charged("of queries made each frame and dropped is reclaimed without collectgarbage()", function()
     populate(30000)
     local base = w:memory()
     local probe = w:query(P, V)

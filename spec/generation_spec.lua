@@ -9,6 +9,7 @@ mass or mesh of the entity that held the id before. world:check() asserts
 that no record survives a wrap. See docs/components.md ("Dead entities").
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local release = require("spec.support.release")
 local pointmass = require("ecs.pointmass")
 local mesh = require("ecs.mesh")
@@ -286,7 +287,7 @@ describe("a random sweep that wraps every index", function()
   it("never shows a new entity an old one's data, and passes check at every step", function()
     local STEPS = 2500
     math.randomseed(tonumber(os.getenv("ECS_GEN_SEED") or "") or 20260301)
-    local rnd = math.random
+    local rnd = compat.random
     local w = ecs.world()
     local All = w:component("All", ALL)
     local Tag = w:component("Tag")
@@ -365,7 +366,7 @@ describe("a random sweep that wraps every index", function()
                   rnd(-32768, 32767), rnd(-1e9, 1e9), rnd(-1e15, 1e15),
                   rnd(0, 255), rnd(0, 65535), rnd(0, 4e9), rnd() < 0.5,
                   other, { s } }
-        All:add(e, table.unpack(d.all, 1, 12))
+        All:add(e, compat.unpack(d.all, 1, 12))
       end
       if rnd() < 0.3 then Tag:add(e); d.tag = true end
       if rnd() < 0.4 then

@@ -6,6 +6,7 @@ report to a manager's listeners (through the test module's C listeners,
 until Lua observers exist).
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local pointmass = require("ecs.pointmass")
 local testkit = require("spec.support.testkit")
 
@@ -47,9 +48,9 @@ describe("world:managers()", function()
     assert.equals("manager", by_name(list, "pointmass").namespace)
     for _, m in ipairs(list) do
       assert.equals("string", type(m.kind))
-      assert.is_true(math.type(m.records) == "integer" and m.records >= 0)
-      assert.is_true(math.type(m.live) == "integer" and m.live <= m.records)
-      assert.is_true(math.type(m.bytes) == "integer" and m.bytes >= 0)
+      assert.is_true(compat.math_type(m.records) == "integer" and m.records >= 0)
+      assert.is_true(compat.math_type(m.live) == "integer" and m.live <= m.records)
+      assert.is_true(compat.math_type(m.bytes) == "integer" and m.bytes >= 0)
     end
     assert.truthy(P and T and pm)
   end)

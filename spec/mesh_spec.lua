@@ -131,7 +131,7 @@ describe("ecs.mesh", function()
     for name, fn in pairs(debug.getmetatable(M).__methods) do
       for _, j in ipairs(values) do
         for _, args in ipairs({ { j[2] }, { M, j[2] }, { M, f, j[2] }, { M, j[2], 1 } }) do
-          local ok, err = pcall(fn, table.unpack(args, 1, 3))
+          local ok, err = pcall(fn, (table.unpack or unpack)(args, 1, 3)) -- luacheck: ignore 113 (5.1)
           assert(ok or type(err) == "string", name)
         end
       end

@@ -120,7 +120,7 @@ describe("world.names", function()
     local lud = testkit.module and testkit.module.lightuserdata(4) or false
     local junk = {
       nil, false, 0, 1.5, 0 / 0, "", "x", {}, function() end, lud,
-      dead, ecs.null, ecs.entity((1 << 30) - 1), other, other:create(), io.stdout,
+      dead, ecs.null, ecs.entity(math.floor(2 ^ 30) - 1), other, other:create(), io.stdout,
       string.rep("y", 100000),
     }
     for m, f in pairs(debug.getmetatable(N).__index) do

@@ -7,6 +7,7 @@ and works on its worlds; the shipped plugins load in a fresh interpreter;
 the function table covers every public function.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 
 local files = require("spec.support.files")
 local read, write, exists = files.read, files.write, files.exists
@@ -18,21 +19,30 @@ end
 -- Run a shell command; @return ok, its output (stdout and stderr).
 local function run(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
+  local out = p:read("*a")
   local ok = p:close()
   return ok == true, out
 end
 
--- The directory holding Lua 5.4's lua.h.
+-- The directories holding the lua.h of the Lua running the specs (and,
+-- before 5.3, lua-compat-5.3's compat-5.3.h, README "Lua versions"), as
+-- cc's -I options, quoted.
 local function lua_incdir()
-  local dirs = { os.getenv("LUA_INCDIR") or "", "/usr/include/lua5.4", "/usr/local/include/lua5.4",
+  local num = compat.jit and "501" or compat.version:gsub("%.", "0")
+  local tag = compat.jit and "luajit-2.1" or "lua" .. compat.version
+  local dirs = { os.getenv("LUA_INCDIR") or "", "/usr/include/" .. tag, "/usr/local/include/" .. tag,
                  "/usr/local/include", "/usr/include" }
   for _, d in ipairs(dirs) do
-    if d ~= "" and exists(d .. "/lua.h") and read(d .. "/lua.h"):find("LUA_VERSION_NUM%s+504") then
-      return d
+    if d ~= "" and exists(d .. "/lua.h") and read(d .. "/lua.h"):find("LUA_VERSION_NUM%s+" .. num)
+       and compat.jit == exists(d .. "/luajit.h") then
+      if num >= "503" then return "-I" .. quote(d) end
+      for _, c in ipairs({ d, "/usr/include/lua5.1", "/usr/include/lua5.2" }) do
+        if exists(c .. "/compat-5.3.h") then return "-I" .. quote(d) .. " -I" .. quote(c) end
+      end
+      error("no compat-5.3.h found (Debian: lua-compat53-dev)")
     end
   end
-  error("no lua.h of Lua 5.4 found (set LUA_INCDIR)")
+  error("no lua.h of " .. tag .. " found (set LUA_INCDIR)")
 end
 
 -- The plugin sources of the tree: { "grid", "mesh", ... }.
@@ -196,7 +206,7 @@ describe("plugins built outside the tree", function()
     local src, helper = dir .. "/" .. name .. ".c", dir .. "/" .. name .. "_helper.c"
     write(src, (PROBE:gsub("NAME", name):gsub("VERSION_OVERRIDE", version_override or "")))
     write(helper, HELPER)
-    return run(CC .. " -shared -fPIC -I" .. quote(inc) .. " -I" .. quote(luainc) .. " " ..
+    return run(CC .. " -shared -fPIC -I" .. quote(inc) .. " " .. luainc .. " " ..
                quote(src) .. " " .. quote(helper) .. " -o " .. quote(dir .. "/ecs/" .. name .. ".so"))
   end
 
@@ -223,7 +233,8 @@ describe("plugins built outside the tree", function()
         n = n + 1
       end
     end
-    assert.equal(10, n) -- ecs, records, component, transform, names, query, value, system, ecs_lua, snapshot
+    assert.equal(11, n) -- ecs_compat, ecs, records, component, transform, names, query, value, system, ecs_lua,
+                        -- snapshot
   end)
 
   it("compile against the installed headers with the project's warnings, load with require and work on a world",
@@ -285,7 +296,7 @@ describe("shipped plugins", function()
       local code = "local m = require('ecs." .. n .. "'); assert(type(m) == 'table'); " ..
                    "assert(package.loaded['ecs.core']); assert(not package.loaded['ecs']); print('ok')"
       local ok, out = run("LUA_PATH=" .. quote(package.path) .. " LUA_CPATH=" .. quote(package.cpath) ..
-                          " lua5.4 -e " .. quote(code))
+                          " " .. compat.command .. " -e " .. quote(code))
       assert(ok and out:find("ok"), "ecs." .. n .. ": " .. out)
     end
   end)
@@ -296,8 +307,8 @@ describe("the plugin function table", function()
   -- struct ecs_api, and of the entries of the core's table.
   local function names()
     local inc = assert(ecs.include_dir)
-    local ok, text = run("env -u LD_PRELOAD cc -E -P -DECS_API_ONLY -I" .. quote(inc) .. " -I" ..
-                         quote(lua_incdir()) .. " " .. quote(inc .. "/ecs_plugin.h"))
+    local ok, text = run("env -u LD_PRELOAD cc -E -P -DECS_API_ONLY -I" .. quote(inc) .. " " ..
+                         lua_incdir() .. " " .. quote(inc .. "/ecs_plugin.h"))
     assert(ok, text)
     local fields = {}
     local body = assert(text:match("struct ecs_api%s*(%b{})"))

@@ -159,7 +159,7 @@ describe("ecs.pointmass", function()
         local v = j[2]
         for _, args in ipairs({ { v }, { PM, v }, { PM, e, v }, { PM, e, 1, v },
                                 { PM, e, v, v, v, v } }) do
-          local ok, err = pcall(f, table.unpack(args, 1, 6))
+          local ok, err = pcall(f, (table.unpack or unpack)(args, 1, 6)) -- luacheck: ignore 113 (5.1)
           assert(ok or type(err) == "string", name .. " with " .. j[1])
         end
       end

@@ -11,6 +11,7 @@ the call, it is consistent. Run under ASan and valgrind by test.sh: a
 pointer kept across the close would be a use after free there.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local surface = require("spec.support.surface")
 local pointmass = require("ecs.pointmass")
 local mesh = require("ecs.mesh")
@@ -457,14 +458,14 @@ local function attempt(call, k, via_meta, mutate)
     end
   end
   local function arm()
-    setmetatable({}, { __gc = function()
+    compat.finalizer(function()
       on_event()
       if not done then arm() end
-    end })
+    end)
   end
   -- the collector finishes a whole cycle at every allocation check: with
   -- pause 0 and a huge step, after a full collection under these settings
-  collectgarbage("incremental", 0, 0, 40)
+  compat.gc_incremental(0, 0, 40)
   local pause = collectgarbage("setpause", 0)
   local stepmul = collectgarbage("setstepmul", 1000)
   collectgarbage()
@@ -486,7 +487,7 @@ local function attempt(call, k, via_meta, mutate)
   done = true
   collectgarbage("setpause", pause)
   collectgarbage("setstepmul", stepmul)
-  collectgarbage("incremental", 0, 0, 13)
+  compat.gc_incremental(0, 0, 13)
   collectgarbage()
   if not ok then assert.is_string(err) end
   if mutate then
@@ -535,7 +536,9 @@ describe("a world closed in the middle of a call", function()
     it("by a finalizer at each allocation point of " .. key, function()
       local k = sweep(calls[key], false)
       if os.getenv("ECS_REENTRY_REPORT") then print(key, k - 1) end
-      if allocates[key] then
+      -- (before 5.4 the collector takes no step size: a call as short as
+      -- these need not see a whole cycle, so no point may be reached there)
+      if allocates[key] and compat.version >= "5.4" then
         assert.is_true(k > 1, "no allocation point was reached")
       end
     end)

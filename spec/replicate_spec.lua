@@ -28,7 +28,7 @@ end
 
 -- The whole output and the exit status of a started script.
 local function finish(p)
-  local out = p:read("a")
+  local out = p:read("*a")
   local _, how, code = p:close()
   return out, how == "exit" and code or -1
 end
@@ -74,10 +74,10 @@ describe("examples/replicate.lua", function()
   it("a client whose world was changed detects it and exits 1; an honest one carries on", function()
     local server = start(("server --port 0 --clients 3 --frames 120 --check-every 10 --entities %d --timeout 20")
       :format(ENTITIES))
-    local first = server:read("l") or ""
+    local first = server:read("*l") or ""
     local port = first:match("^server: listening on 127%.0%.0%.1:(%d+)")
     if not port then
-      local rest = server:read("a")
+      local rest = server:read("*a")
       server:close()
       error("the server did not start: " .. first .. "\n" .. rest)
     end

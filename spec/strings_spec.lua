@@ -80,7 +80,7 @@ local cases = {
 -- character, and followed by more text
 local function with_zeros(s)
   local n, out = #s, { "\0" .. s, s .. "\0", s .. "\0junk", "\0", s .. "\0" .. s }
-  for _, k in ipairs({ 1, n // 2, n - 1 }) do
+  for _, k in ipairs({ 1, math.floor(n / 2), n - 1 }) do
     out[#out + 1] = s:sub(1, k) .. "\0" .. s:sub(k + 1)
     out[#out + 1] = s:sub(1, k - 1) .. "\0" .. s:sub(k + 1)
   end

@@ -14,7 +14,7 @@ local sweep = require("spec.support.sweep")
 
 local function read(path)
   local f = assert(io.open(path, "r"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -15,6 +15,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
+#include "ecs_compat.h" /* one API on Lua 5.1-5.4 and LuaJIT */
 
 #include "ecs.h"
 #include "query.h"

@@ -3,7 +3,9 @@
 # Usage: . tools/setup.sh; ecs_install_deps [test|demo]; ecs_build DIR [cmake args...]
 #   ecs_install_deps       (or "test") what test.sh and .ci/run need: the demo's
 #                          set and the test tools (busted, luarocks, valgrind,
-#                          luacheck, git)
+#                          luacheck, git), and the other Luas test.sh runs
+#                          the specs under (5.1, 5.2, 5.3, LuaJIT), their
+#                          headers and lua-compat53-dev (best effort)
 #   ecs_install_deps demo  what demo.sh needs to build and run an example: a C
 #                          compiler, CMake, Lua 5.4 and its headers
 
@@ -27,12 +29,34 @@ ecs_install_deps() {
   fi
   # examples/replicate.lua (./demo.sh replicate, and its spec)
   lua5.4 -e 'require("socket")' >/dev/null 2>&1 || need+=(lua-socket)
+  # the other Luas test.sh builds for and runs the specs under (README "Lua
+  # versions"), with their headers and lua-compat-5.3's (before 5.3):
+  # best effort, in an apt-get of their own, since test.sh skips an
+  # interpreter it does not find
+  local more=()
+  if [ "$what" = test ]; then
+    local v
+    for v in 5.1 5.2 5.3; do
+      command -v lua$v >/dev/null 2>&1 || more+=(lua$v)
+      [ -f /usr/include/lua$v/lua.h ] || more+=("liblua$v$([ $v = 5.1 ] && echo -0)-dev")
+    done
+    command -v luajit >/dev/null 2>&1 || more+=(luajit)
+    [ -f /usr/include/luajit-2.1/lua.h ] || more+=(libluajit-5.1-dev)
+    [ -f /usr/include/lua5.1/compat-5.3.h ] || more+=(lua-compat53-dev)
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ "${#need[@]}" -gt 0 ] || [ "${#more[@]}" -gt 0 ]; then
+    $sudo apt-get update -qq
+  fi
   if [ "${#need[@]}" -gt 0 ]; then
     echo "installing: ${need[*]}"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  if [ "${#more[@]}" -gt 0 ]; then
+    echo "installing (for the other Luas, best effort): ${more[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${more[@]}" >/dev/null ||
+      echo "could not install some of: ${more[*]} (test.sh skips what is missing)"
   fi
 }
 

@@ -236,7 +236,7 @@ function arena.read(path)
   local function bad(why) error(("arena: %s: %s"):format(path, why), 0) end
   local f, err = io.open(path, "rb")
   if not f then error(("arena: cannot open the save file: %s"):format(err), 0) end
-  local data = f:read("a")
+  local data = f:read("*a")
   f:close()
   if not data then bad("cannot be read") end
   local pos = 1

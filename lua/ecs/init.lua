@@ -4,7 +4,13 @@ ecs -- a data-oriented Entity-Component-System with a C core.
 This is the Lua front end over the C module `ecs.core`: everything the core
 exports is re-exported here unchanged, and Lua-side helpers are added.
 ]]
-local _, file = ... -- require's second argument: the file this was loaded from
+-- the file this was loaded from: require's second argument (5.4), else the
+-- chunk's source (Lua 5.1-5.3 and LuaJIT pass the module name only)
+local _, file = ...
+if type(file) ~= "string" and debug and debug.getinfo then
+  local src = debug.getinfo(1, "S").source
+  file = type(src) == "string" and src:match("^@(.*)$") or nil
+end
 local core = require("ecs.core")
 
 local ecs = {}

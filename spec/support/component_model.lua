@@ -47,7 +47,7 @@ function Model:set_field(name, id, k, v)
   if not self.alive[id] then return false, "entity is not alive" end
   local r = self.comps[name][id]
   if not r then return false, "entity does not have the component" end
-  local copy = { table.unpack(r, 1, self.nfields[name]) }
+  local copy = { (table.unpack or unpack)(r, 1, self.nfields[name]) } -- luacheck: ignore 113
   copy[k] = v
   self.comps[name][id] = copy
   return true

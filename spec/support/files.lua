@@ -7,7 +7,7 @@ local files = {}
 
 function files.read(path)
   local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

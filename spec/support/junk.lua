@@ -18,8 +18,8 @@ function junk.values(w)
     { "nil", nil }, { "false", false }, { "true", true },
     { "0", 0 }, { "-1", -1 }, { "1.5", 1.5 }, { "-0.0", -0.0 },
     { "nan", 0 / 0 }, { "inf", math.huge }, { "-inf", -math.huge },
-    { "maxinteger", math.maxinteger }, { "mininteger", math.mininteger },
-    { "2^53", 2 ^ 53 }, { "2^63", 2 ^ 63 }, { "2^31", 1 << 31 },
+    { "maxinteger", math.maxinteger or 2 ^ 63 }, { "mininteger", math.mininteger or -2 ^ 63 }, -- 5.1: the doubles
+    { "2^53", 2 ^ 53 }, { "2^63", 2 ^ 63 }, { "2^31", math.floor(2 ^ 31) }, -- an integer where there are integers
     { "empty string", "" }, { "string", "x" }, { "numeric string", "1" },
     { "100 kB string", string.rep("x", 100 * 1024) },
     { "empty table", {} }, { "list", { 1, 2, 3 } }, { "raising table", raising },
@@ -27,7 +27,7 @@ function junk.values(w)
     { "coroutine", coroutine.create(function() end) },
     { "foreign userdata", io.stdout },
     { "null entity", ecs.null }, { "dead entity", dead },
-    { "forged entity", ecs.entity((1 << 30) - 1) },
+    { "forged entity", ecs.entity(math.floor(2 ^ 30) - 1) },
     { "other world", other },
     { "other world entity", other:create() },
   }

@@ -27,6 +27,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
+#include "ecs_compat.h" /* one API on Lua 5.1-5.4 and LuaJIT */
 
 /*
 ** Hidden symbols in ecs/core.so however it is built. CMake compiles with

@@ -517,7 +517,7 @@ int ecsl_l_query_columns(lua_State *L) {
   err = ecs_query_iter_begin(lq->lw->w, lq->q, &st->it);
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "columns", err);
   st->active = 1;
-  lua_pushcfunction(L, l_columns_next);
+  ecsl_push_cfn(L, l_columns_next);
   lua_pushvalue(L, sidx);
   lua_pushnil(L);
   lua_pushvalue(L, sidx);
@@ -589,7 +589,7 @@ int ecsl_l_query_each_chunk(lua_State *L) {
   lua_settop(L, 2);                                       /* q, fn */
   st = columns_state(L, lq, QC_CHUNK, &chunk_tag, "q:each_chunk", nspec);
   columns_setup(st, spec, nspec, gen);                    /* q, fn, st */
-  lua_pushcfunction(L, each_chunk_body);
+  ecsl_push_cfn(L, each_chunk_body);
   lua_pushvalue(L, 3);
   lua_pushvalue(L, 2);                          /* q, fn, st, body, st, fn */
   /* anything above may have run a finalizer: check the world last */

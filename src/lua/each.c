@@ -276,7 +276,7 @@ int ecsl_l_query_each(lua_State *L) {
       if (st->comp[st->wspec[q]] == st->comp[st->wspec[r]])
         st->same_before[r] |= (uint64_t)1 << q;
   }
-  lua_pushcfunction(L, each_body);
+  ecsl_push_cfn(L, each_body);
   lua_pushlightuserdata(L, st);
   lua_pushvalue(L, 2);                                    /* ..., body, st, fn */
   /* anything above may have run a finalizer: check the world last */

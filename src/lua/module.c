@@ -92,6 +92,20 @@ static const luaL_Reg module_functions[] = {
 ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L);
 
 ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
+#if LUA_VERSION_NUM == 501
+  /* Lua 5.1 and LuaJIT finalize userdata newest first, and each C library
+  ** require loaded is a userdata whose __gc unloads it: at lua_close a
+  ** plugin (ecs.mesh, ...) required after a world was created would be
+  ** unloaded before that world's __gc frees its manager through the
+  ** plugin's code. So C libraries stay loaded until the process ends
+  ** there, as 5.2+ keeps them until lua_close's very end. */
+  luaL_getmetatable(L, "_LOADLIB");
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+#endif
   open_world(L);
   ecsl_open_components(L);
   ecsl_open_api(L);

@@ -198,7 +198,7 @@ static ecs_err call_lua(ecs_world *w, ecs_system *s, double dt, void *ctx,
   if (u == NULL) return ECS_ERR_INVALID;
   L = u->L;
   if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
-  lua_pushcfunction(L, lua_system_body);
+  ecsl_push_cfn(L, lua_system_body);
   lua_pushvalue(L, u->map);
   lua_pushlightuserdata(L, s);
   lua_pushnumber(L, (lua_Number)dt);

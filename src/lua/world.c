@@ -118,7 +118,10 @@ int ecsl_l_world_close(lua_State *L) {
 ** its self, which keeps the world, on the stack), so release everything.
 */
 int ecsl_l_world_gc(lua_State *L) {
-  lworld *lw = ecsl_to_lworld(L, 1);
+  /* never raises: before 5.4 an error in __gc reaches the allocating call
+  ** (a foreign userdata given the world metatable is not ours to close) */
+  lworld *lw = ecsl_test_lworld(L, 1);
+  if (lw == NULL) return 0;
   ecsl_l_world_close(L);
   if (lw->doomed != NULL) ecsl_world_release(lw);
   return 0;

@@ -1,0 +1,145 @@
+--[[
+What differs between the Luas ecs supports (README "Lua versions"), run on
+every one of them (Lua 5.1, 5.2, 5.3, 5.4, LuaJIT: this file is in the
+subset they share): q:each_chunk writes back after every call, also when
+fn raises; q:columns writes back at each step and at the loop's end, and
+on `break` only where the generic for closes its fourth value (5.4);
+numbers of i64 fields and entity ids before 5.3.
+]]
+local ecs = require("ecs")
+local compat = require("spec.support.lua")
+
+local N = 2500 -- three chunks: 1024, 1024, 452
+
+describe("on " .. _VERSION .. (compat.jit and " (LuaJIT)" or ""), function()
+  local w, P, q, es
+  before_each(function()
+    w = ecs.world()
+    P = w:component("P", { "x:f64", "k:i32" })
+    q = w:query(P)
+    es = {}
+    for i = 1, N do
+      es[i] = w:create()
+      P:add(es[i], i, i)
+    end
+  end)
+  after_each(function() w:close() end)
+
+  local function xs()
+    local t = {}
+    for i = 1, N do t[i] = P:field(es[i], "x") end
+    return t
+  end
+
+  describe("q:each_chunk(fn, spec, ...)", function()
+    it("calls fn(n, columns...) once per chunk and writes each chunk back after its call", function()
+      local seen, during = {}, {}
+      local visited = q:each_chunk(function(n, e, x, k)
+        seen[#seen + 1] = n
+        -- the chunks before this one are written back already
+        during[#during + 1] = P:field(es[1], "x")
+        for i = 1, n do
+          assert.equals(P:field(e[i], "x"), x[i])
+          x[i] = -x[i]
+          k[i] = k[i] * 2
+        end
+      end, "entity", "P.x", "P.k")
+      assert.equals(N, visited)
+      assert.same({ 1024, 1024, 452 }, seen)
+      assert.same({ 1, -1, -1 }, during)
+      for i = 1, N do
+        assert.equals(-i, P:field(es[i], "x"))
+        assert.equals(2 * i, P:field(es[i], "k"))
+      end
+    end)
+
+    it("writes back the chunk fn was given when fn raises, and the error comes out unchanged", function()
+      local calls = 0
+      local marker = {}
+      local ok, err = pcall(q.each_chunk, q, function(n, x)
+        calls = calls + 1
+        for i = 1, n do x[i] = 0 end
+        if calls == 2 then error(marker) end
+      end, "P.x")
+      assert.is_false(ok)
+      assert.equals(marker, err)
+      local t = xs()
+      assert.equals(0, t[1])     -- chunk 1: written after its call
+      assert.equals(0, t[1025])  -- chunk 2: written although fn raised
+      assert.equals(0, t[2048])
+      assert.equals(2049, t[2049]) -- chunk 3: never reached
+      -- the world is usable and the query runs again
+      assert.equals(N, q:each_chunk(function() end, "P.x:in"))
+    end)
+  end)
+
+  describe("q:columns(spec, ...)", function()
+    it("writes each chunk back at the next step and the last one at the loop's end", function()
+      local steps = 0
+      for n, x in q:columns("P.x") do
+        steps = steps + 1
+        -- the chunk before this one was written back at this step
+        if steps > 1 then assert.equals(-1, P:field(es[1], "x")) end
+        for i = 1, n do x[i] = -x[i] end
+      end
+      assert.equals(3, steps)
+      local t = xs()
+      for i = 1, N do assert.equals(-i, t[i]) end
+    end)
+
+    it("on break, writes back the chunk in progress on Lua 5.4 only (elsewhere its writes are lost)", function()
+      local steps = 0
+      for n, x in q:columns("P.x") do
+        steps = steps + 1
+        for i = 1, n do x[i] = 0 end
+        if steps == 2 then break end
+      end
+      local t = xs()
+      assert.equals(0, t[1]) -- chunk 1: written back at step 2, on every Lua
+      if compat.version >= "5.4" then
+        assert.equals(0, t[1025]) -- the generic for closed its fourth value
+      else
+        assert.equals(1025, t[1025]) -- README "Lua versions": no to-be-closed variables
+      end
+      assert.equals(2049, t[2049])
+      -- a loop left early does not block the next one
+      local total = 0
+      for n in q:columns("P.x:in") do total = total + n end
+      assert.equals(N, total)
+    end)
+
+    it("on an error in the loop body, writes back the chunk in progress on Lua 5.4 only", function()
+      local ok = pcall(function()
+        for n, x in q:columns("P.x") do
+          for i = 1, n do x[i] = 7 end
+          error("stop")
+        end
+      end)
+      assert.is_false(ok)
+      assert.equals(compat.version >= "5.4" and 7 or 1, P:field(es[1], "x"))
+    end)
+  end)
+
+  describe("numbers", function()
+    it("i64 fields hold integers exact up to 2^53 on every Lua", function()
+      local I = w:component("I", { "a:i64", "c:u32" })
+      local e = w:create()
+      I:add(e, 2 ^ 53, 4294967295)
+      assert.equals(2 ^ 53, I:field(e, "a"))
+      assert.equals(4294967295, I:field(e, "c"))
+      I:set(e, -(2 ^ 53), 0)
+      assert.equals(-(2 ^ 53), I:field(e, "a"))
+      assert.equals("integer", compat.math_type(I:field(e, "a")))
+      -- a non-integral number is refused for an integer field on every Lua
+      assert.is_false(pcall(I.set, I, e, 0.5, 0))
+    end)
+
+    it("entity ids, counts and indices are integral numbers", function()
+      local e = w:create()
+      assert.equals("integer", compat.math_type(ecs.id(e)))
+      assert.equals("integer", compat.math_type(w:count()))
+      assert.equals(N + 1, w:count())
+      assert.equals(e, ecs.entity(ecs.id(e), ecs.generation(e)))
+    end)
+  end)
+end)
