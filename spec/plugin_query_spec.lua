@@ -16,16 +16,7 @@ local FLT_MAX = 3.4028234663852886e38
 
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end
 
--- a seeded 64-bit LCG: deterministic, independent of math.random
-local function prng(seed)
-  local s, r = seed, {}
-  function r.float(a, b)
-    s = s * 6364136223846793005 + 1442695040888963407
-    return a + (b - a) * ((s >> 11) * 2.0 ^ -53)
-  end
-  function r.int(n) return math.floor(r.float(0, n)) + 1 end
-  return r
-end
+local prng = require("spec.support.prng") -- a seeded 64-bit LCG
 
 -- the entities a query yields, as a set
 local function yielded(q)

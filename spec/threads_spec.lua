@@ -8,16 +8,7 @@ each with a pool, closed while idle. (The C side: test/test_threads.c.)
 local ecs = require("ecs")
 local err_of = require("spec.support.err_of")
 
--- a seeded 64-bit LCG: deterministic, independent of math.random
-local function prng(seed)
-  local s, r = seed, {}
-  function r.float(a, b)
-    s = s * 6364136223846793005 + 1442695040888963407
-    return a + (b - a) * ((s >> 11) * 2.0 ^ -53)
-  end
-  function r.int(n) return math.floor(r.float(0, n)) + 1 end
-  return r
-end
+local prng = require("spec.support.prng") -- a seeded 64-bit LCG
 
 local N = 16000 -- above the rows a run needs before it is split (8192)
 

@@ -14,16 +14,7 @@ local TEN = { "transform.px", "transform.py", "transform.pz", "transform.sx", "t
               ROT[1], ROT[2], ROT[3], ROT[4] }
 local DBL_MAX = 1.7976931348623157e308
 
--- a seeded 64-bit LCG: deterministic, independent of math.random
-local function prng(seed)
-  local s, r = seed, {}
-  function r.float(a, b)
-    s = s * 6364136223846793005 + 1442695040888963407
-    return a + (b - a) * ((s >> 11) * 2.0 ^ -53)
-  end
-  function r.int(n) return math.floor(r.float(0, n)) + 1 end
-  return r
-end
+local prng = require("spec.support.prng") -- a seeded 64-bit LCG
 
 -- the 24 Hurwitz units: quaternions whose sum of squares is exactly 1
 local HURWITZ = {}

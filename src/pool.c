@@ -34,7 +34,9 @@ struct ecsi_pool {
   pthread_cond_t wake;    /* a job, or quit */
   pthread_cond_t done;    /* a worker reported */
   uint64_t generation;    /* of the job published last (under mu) */
+  atomic_ulong published; /* the same, for the workers' spin (no lock) */
   uint32_t reported;      /* workers done with it (under mu) */
+  atomic_uint finished;   /* the same, for the caller's spin */
   bool quit;              /* (under mu) */
   /* the job: written under mu before the generation moves, read after */
   ecsi_job_fn fn;
@@ -51,19 +53,35 @@ static void take_parts(ecsi_pool *p, uint32_t who) {
   }
 }
 
+/*
+** After a job a worker watches for the next one a little while before it
+** sleeps: systems of a frame follow each other within microseconds, and a
+** worker woken from the condition variable would start each one late.
+** About SPIN loads of one word, some tens of microseconds; then it sleeps
+** until the next job (an idle pool costs nothing).
+*/
+#define SPIN 20000
+
 static void *worker_main(void *arg) {
   worker *self = (worker *)arg;
   ecsi_pool *p = self->pool;
   uint64_t seen = 0;
   pthread_mutex_lock(&p->mu);
   for (;;) {
+    if (!p->quit && p->generation == seen) {
+      pthread_mutex_unlock(&p->mu);
+      for (int i = 0; i < SPIN; i++)
+        if (atomic_load_explicit(&p->published, memory_order_relaxed) != seen) break;
+      pthread_mutex_lock(&p->mu);
+    }
     while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
     if (p->quit) break;
     seen = p->generation;
     pthread_mutex_unlock(&p->mu);
     take_parts(p, self->index);
     pthread_mutex_lock(&p->mu);
-    if (++p->reported == p->threads - 1u) pthread_cond_signal(&p->done);
+    atomic_store_explicit(&p->finished, ++p->reported, memory_order_relaxed);
+    if (p->reported == p->threads - 1u) pthread_cond_signal(&p->done);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -96,6 +114,8 @@ ecs_err ecsi_pool_new(ecs_world *w, uint32_t threads, ecsi_pool **out) {
     return ECS_ERR_NOMEM;
   }
   atomic_init(&p->next, 0u);
+  atomic_init(&p->published, 0ul);
+  atomic_init(&p->finished, 0u);
   if (pthread_mutex_init(&p->mu, NULL) != 0) goto no_mutex;
   if (pthread_cond_init(&p->wake, NULL) != 0) goto no_wake;
   if (pthread_cond_init(&p->done, NULL) != 0) goto no_done;
@@ -133,10 +153,15 @@ void ecsi_pool_run(ecsi_pool *p, ecsi_job_fn fn, void *ud, uint32_t parts) {
   p->parts = parts;
   atomic_store_explicit(&p->next, 0u, memory_order_relaxed);
   p->reported = 0;
+  atomic_store_explicit(&p->finished, 0u, memory_order_relaxed);
   p->generation++;
+  atomic_store_explicit(&p->published, p->generation, memory_order_relaxed);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   take_parts(p, 0);
+  /* the workers' last parts end about when the caller's do: watch first */
+  for (int i = 0; i < SPIN; i++)
+    if (atomic_load_explicit(&p->finished, memory_order_relaxed) == p->threads - 1u) break;
   pthread_mutex_lock(&p->mu);
   while (p->reported < p->threads - 1u) pthread_cond_wait(&p->done, &p->mu);
   pthread_mutex_unlock(&p->mu);

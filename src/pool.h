@@ -14,8 +14,10 @@
 **
 ** fn must not allocate from the world, call into the world's managers
 ** (stamps, hooks, the journal) or raise: the caller does what needs the
-** world before and after the run. The workers sleep on a condition
-** variable between jobs: an idle pool costs nothing per frame.
+** world before and after the run. Between jobs the workers watch for
+** the next one for some tens of microseconds (a frame's systems follow
+** each other closely), then sleep on a condition variable: an idle pool
+** costs nothing.
 **
 ** Threads: POSIX threads, the one platform dependency of the core
 ** (portable C11 otherwise; <threads.h> is missing from some C libraries
