@@ -224,6 +224,33 @@ describe("the mesh as a query term", function()
 end)
 
 describe("plugin managers as query terms: errors", function()
+  it("refuses a name two of the query's components share, whatever their order", function()
+    local w = ecs.world()
+    local M = mesh.new(w)
+    local UM = w:component("mesh", { "mesh:u32" }) -- a user component may be called so
+    local UT = w:component("transform", { "px:f64" })
+    local e = w:create()
+    M:add(e, 5)
+    UM:add(e, 9)
+    UT:add(e, 1)
+    w.transform:add(e)
+    for _, q in ipairs({ w:query(UM, M), w:query(M, UM) }) do
+      assert.matches("component name 'mesh' is ambiguous: two of the query's components have it",
+                     err_of(function() q:apply("mesh.mesh = 77") end))
+      assert.matches("ambiguous", err_of(function() for _ in q:columns("mesh.mesh") do end end))
+      assert.matches("ambiguous", err_of(function() q:each(function() end, "mesh.count:in") end))
+    end
+    assert.matches("ambiguous", err_of(function() w:query(w.transform, UT):apply("transform.px = 3") end))
+    assert.same({ 5 }, M:meshes(e))
+    assert.equal(9, UM:get(e))
+    -- alone, each name means its own component
+    w:query(UM):apply("mesh.mesh = 10")
+    w:query(M):apply("mesh.mesh = 6")
+    assert.same({ 6 }, M:meshes(e))
+    assert.equal(10, UM:get(e))
+    assert.is_true(w:check())
+  end)
+
   it("names the manager of another world and objects that are not terms", function()
     local w, v = ecs.world(), ecs.world()
     local PM = pointmass.new(v)

@@ -108,7 +108,10 @@ typedef uint32_t ecs_entity;
           "restore or a component redefined since its mark): close it")                             \
   X(BASE, "the world differs from the delta's base")                      \
   /* appended: fields only their manager writes (component.h) */           \
-  X(READONLY_FIELD, "the field is read-only")
+  X(READONLY_FIELD, "the field is read-only")                               \
+  /* appended: two terms of a query with one name (a user component and a \
+  ** manager's owned one, such as "transform" or "mesh") */               \
+  X(AMBIGUOUS, "two of the query's components have this name")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -171,6 +174,8 @@ ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud);
 #define ECS_MAX_THREADS 64u
 ecs_err ecs_world_set_threads(ecs_world *w, uint32_t threads);
 uint32_t ecs_world_threads(const ecs_world *w);
+/* Program runs split over threads since w was made (a statistic). */
+uint64_t ecs_world_split_runs(const ecs_world *w);
 
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);

@@ -441,6 +441,7 @@ struct ecs_api {
   ecs_err (*ecs_world_set_threads)(ecs_world *w, uint32_t threads);
   uint32_t (*ecs_world_threads)(const ecs_world *w);
   bool (*ecs_component_owned)(const ecs_component *c);
+  uint64_t (*ecs_world_split_runs)(const ecs_world *w);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -733,6 +734,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_world_set_threads (ecs_plugin_api->ecs_world_set_threads)
 #define ecs_world_threads (ecs_plugin_api->ecs_world_threads)
 #define ecs_component_owned (ecs_plugin_api->ecs_component_owned)
+#define ecs_world_split_runs (ecs_plugin_api->ecs_world_split_runs)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

@@ -104,6 +104,7 @@ struct ecs_world {
   /* pool.c: the worker threads (ecs_world_set_threads), or NULL for one
   ** thread */
   struct ecsi_pool *pool;
+  uint64_t split_runs; /* expr_run.c: program runs split over the pool */
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */

@@ -361,24 +361,31 @@ static void touch_blocks(ecs_world *w, const ecs_program *p,
 ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
                         size_t *processed) {
   size_t stack = (size_t)(p->depth + 3u) * ECSI_BLOCK;
-  uint32_t threads = run_threads(w, p, PAR_MIN_ROWS); /* the most it may use */
+  uint32_t threads;
   double *stackmem;
   ecsi_rows r;
   ecs_err err;
   if (processed != NULL) *processed = 0;
-  stackmem = (double *)ecsi_query_scratch(w, p->q, stack * threads * sizeof(double));
+  stackmem = (double *)ecsi_query_scratch(w, p->q, stack * sizeof(double));
   if (stackmem == NULL) return ECS_ERR_NOMEM;
   /* lanes past a short block are computed too: give them defined values
   ** (no reads of uninitialised memory; they are never stored) */
-  memset(stackmem, 0, stack * threads * sizeof(double));
+  memset(stackmem, 0, stack * sizeof(double));
   ecsi_query_align(w, p->q);
   if ((err = ecsi_query_pin(w, p->q, &r)) != ECS_ERR_OK) return err;
+  /* a stack per thread, only for a run that is split: without the memory
+  ** the run stays on this thread (the same result, so no error) */
+  if ((threads = run_threads(w, p, r.count)) > 1) {
+    double *all = (double *)ecsi_query_scratch(w, p->q, stack * threads * sizeof(double));
+    if (all == NULL) threads = 1;
+    else memset(stackmem = all, 0, stack * threads * sizeof(double));
+  }
   /* an open journal keeps the targets' values before any is written */
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
     if (m & 1u)
       ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
                                r.row + (size_t)t * r.stride, r.count);
-  if (threads > 1 && r.count >= PAR_MIN_ROWS) {
+  if (threads > 1) {
     par_run job;
     job.p = p;
     job.r = &r;
@@ -389,6 +396,7 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     job.parts = threads * PARTS_PER_THREAD;
     if (job.parts > job.blocks) job.parts = job.blocks;
     ecsi_pool_run(w->pool, par_part, &job, job.parts);
+    w->split_runs++;
     for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK)
       touch_blocks(w, p, &r, i, r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK);
   } else {

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ struct ecsi_pool {
   pthread_cond_t wake;    /* a job, or quit */
   pthread_cond_t done;    /* a worker reported */
   uint64_t generation;    /* of the job published last (under mu) */
-  atomic_ulong published; /* the same, for the workers' spin (no lock) */
+  _Atomic uint64_t published; /* the same, for the workers' spin (no lock) */
   uint32_t reported;      /* workers done with it (under mu) */
   atomic_uint finished;   /* the same, for the caller's spin */
   bool quit;              /* (under mu) */
@@ -103,6 +104,7 @@ static void pool_destroy(ecs_world *w, ecsi_pool *p) {
 
 ecs_err ecsi_pool_new(ecs_world *w, uint32_t threads, ecsi_pool **out) {
   ecsi_pool *p = (ecsi_pool *)ecsi_realloc(w, NULL, 0, sizeof *p);
+  sigset_t all, old;
   *out = NULL;
   if (p == NULL) return ECS_ERR_NOMEM;
   memset(p, 0, sizeof *p);
@@ -114,19 +116,26 @@ ecs_err ecsi_pool_new(ecs_world *w, uint32_t threads, ecsi_pool **out) {
     return ECS_ERR_NOMEM;
   }
   atomic_init(&p->next, 0u);
-  atomic_init(&p->published, 0ul);
+  atomic_init(&p->published, (uint64_t)0);
   atomic_init(&p->finished, 0u);
   if (pthread_mutex_init(&p->mu, NULL) != 0) goto no_mutex;
   if (pthread_cond_init(&p->wake, NULL) != 0) goto no_wake;
   if (pthread_cond_init(&p->done, NULL) != 0) goto no_done;
+  /* workers take no signal: a host's handler (lua.c's SIGINT hook) must
+  ** run on a thread that may touch its Lua state */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   for (uint32_t i = 0; i + 1u < threads; i++) {
     p->worker[i].pool = p;
     p->worker[i].index = i + 1u;
-    if (pthread_create(&p->worker[i].thread, NULL, worker_main, &p->worker[i]) != 0) {
-      pool_destroy(w, p); /* joins the ones started */
-      return ECS_ERR_NOMEM;
-    }
+    if (pthread_create(&p->worker[i].thread, NULL, worker_main, &p->worker[i]) != 0)
+      break;
     p->started++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (p->started + 1u < threads) {
+    pool_destroy(w, p); /* joins the ones started */
+    return ECS_ERR_NOMEM;
   }
   *out = p;
   return ECS_ERR_OK;

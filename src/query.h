@@ -94,7 +94,8 @@ ecs_component *ecs_query_without(const ecs_query *q, uint32_t k);
 ** with msg (msg_size bytes, may be 0) saying why:
 ** ECS_ERR_UNKNOWN_COMPONENT "unknown component 'X'", ECS_ERR_EXCLUDED
 ** "component 'X' is excluded by the query", ECS_ERR_UNKNOWN_FIELD
-** "unknown field 'P.z'". Whether the field's type suits the use (numeric
+** "unknown field 'P.z'", ECS_ERR_AMBIGUOUS "component name 'X' is
+** ambiguous: two of the query's components have it". Whether the field's type suits the use (numeric
 ** for expressions: ECS_ERR_NOT_NUMERIC; not lua for columns:
 ** ECS_ERR_LUA_FIELD) is the caller's rule.
 */

@@ -227,16 +227,24 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
 ** everywhere.
 ** --------------------------------------------------------------------- */
 
-/* The with-term (or, with excluded, without-term) named by name[0..len). */
+/* The with-term (or, with excluded, without-term) named by name[0..len):
+** -1 for none, -2 when two have that name (a user component may share
+** its name with a manager's owned component: world.transform's
+** "transform", a plugin's "mesh"), so that a name never picks one of two
+** silently. */
 static int term_named(const ecs_query *q, const char *name, size_t len,
                       bool excluded) {
   uint32_t n = excluded ? ecs_query_without_count(q) : ecs_query_with_count(q);
+  int found = -1;
   for (uint32_t t = 0; t < n; t++) {
     const char *s = ecs_component_name(excluded ? ecs_query_without(q, t)
                                                 : ecs_query_with(q, t));
-    if (strlen(s) == len && memcmp(s, name, len) == 0) return (int)t;
+    if (strlen(s) == len && memcmp(s, name, len) == 0) {
+      if (found >= 0) return -2;
+      found = (int)t;
+    }
   }
-  return -1;
+  return found;
 }
 
 ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
@@ -245,6 +253,13 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
                                 size_t msg_size) {
   int k = term_named(q, comp, clen, false), f;
   int cl = clen > 200 ? 200 : (int)clen, fl = flen > 200 ? 200 : (int)flen;
+  if (k == -2) {
+    if (msg_size > 0)
+      snprintf(msg, msg_size,
+               "component name '%.*s' is ambiguous: two of the query's "
+               "components have it", cl, comp);
+    return ECS_ERR_AMBIGUOUS;
+  }
   if (k < 0) {
     if (msg_size > 0)
       snprintf(msg, msg_size,

@@ -169,7 +169,15 @@ static const luaL_Reg recorder_methods[] = {
   {NULL, NULL}
 };
 
+/* testkit.split_runs(world) -> program runs split over the world's
+** threads so far (docs/threads.md) */
+static int l_split_runs(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_world_split_runs(ecs_lua_check_world(L, 1)));
+  return 1;
+}
+
 static const luaL_Reg testkit_functions[] = {
+  {"split_runs", l_split_runs},
   {"lightuserdata", l_lightuserdata},
   {"listen", l_listen},
   {NULL, NULL}

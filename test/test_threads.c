@@ -16,6 +16,7 @@
 #include "journal.h"
 #include "pool.h"
 #include "query.h"
+#include "system.h"
 
 typedef struct parts {
   atomic_uint ran[1000];
@@ -71,6 +72,34 @@ TEST(World_threads_setting_has_limits) {
   CHECK_EQ_INT(ecs_world_set_threads(w, 4), ECS_ERR_OK);
   CHECK_WORLD(w);
   ecs_world_free(w); /* joins the idle workers */
+}
+
+/* A system that tries to change the thread count during the update. */
+static ecs_err change_threads(ecs_world *w, ecs_system *s, double dt, void *ctx,
+                              size_t *processed) {
+  (void)s;
+  (void)dt;
+  (void)processed;
+  *(ecs_err *)ctx = ecs_world_set_threads(w, 3);
+  return ECS_ERR_OK;
+}
+
+TEST(World_threads_cannot_change_during_an_update) {
+  ecs_world *w = ecs_world_new(NULL, NULL);
+  ecs_system_desc d;
+  ecs_err seen = ECS_ERR_OK;
+  CHECK(w != NULL);
+  CHECK_EQ_INT(ecs_world_set_threads(w, 2), ECS_ERR_OK);
+  memset(&d, 0, sizeof d);
+  d.name = "change";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = change_threads;
+  CHECK_EQ_INT(ecs_system_add(w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(w, 0.1, &seen, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(seen, ECS_ERR_LOCKED);
+  CHECK_EQ_INT(ecs_world_threads(w), 2);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
 }
 
 /* A world of n entities with P{x f32, y f64, k i32} and, for most, V{dx
@@ -132,8 +161,11 @@ TEST(Programs_give_the_same_bits_on_any_number_of_threads) {
                                        strlen(programs[s]), &p, msg, sizeof msg),
                    ECS_ERR_OK);
       CHECK_EQ_INT(ecs_program_param_count(p) <= 1, 1);
+      uint64_t split = ecs_world_split_runs(f[k].w);
       CHECK_EQ_INT(ecs_program_run(f[k].w, p, &dt, &done), ECS_ERR_OK);
       CHECK(done > 30000);
+      /* runs over 8192 rows or more are split where there are threads */
+      CHECK_EQ_INT(ecs_world_split_runs(f[k].w) - split, threads[k] > 1 ? 1 : 0);
     }
     for (int k = 1; k < 3; k++) {
       CHECK_EQ_INT(ecs_component_size(f[k].P), ecs_component_size(f[0].P));
@@ -206,6 +238,7 @@ TEST(Many_worlds_each_with_a_pool) {
 static const test_case cases[] = {
   CASE(Pool_runs_every_part_once),
   CASE(World_threads_setting_has_limits),
+  CASE(World_threads_cannot_change_during_an_update),
   CASE(Programs_give_the_same_bits_on_any_number_of_threads),
   CASE(Threaded_runs_stamp_changes_and_feed_the_journal),
   CASE(Many_worlds_each_with_a_pool),

@@ -225,6 +225,7 @@ static const struct ecs_api api = {
   .ecs_world_set_threads = ecs_world_set_threads,
   .ecs_world_threads = ecs_world_threads,
   .ecs_component_owned = ecs_component_owned,
+  .ecs_world_split_runs = ecs_world_split_runs,
   .ecs_query_track_changes = ecs_query_track_changes,
   .ecs_query_complete = ecs_query_complete,
   .ecs_query_tracks_changes = ecs_query_tracks_changes,

@@ -60,7 +60,7 @@ int ecsl_l_world_new(lua_State *L) {
     if (lua_getfield(L, 1, "threads") != LUA_TNIL) {
       int isint;
       threads = lua_tointegerx(L, -1, &isint);
-      if (!isint || threads < 1 || threads > (lua_Integer)ECS_MAX_THREADS)
+      if (lua_type(L, -1) != LUA_TNUMBER || !isint || threads < 1 || threads > (lua_Integer)ECS_MAX_THREADS)
         return luaL_error(L, "ecs.world: bad argument #1 (threads must be an "
                              "integer from 1 to %d, got %s)",
                           (int)ECS_MAX_THREADS, luaL_tolstring(L, -1, NULL));
