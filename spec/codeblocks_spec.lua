@@ -32,12 +32,7 @@ Runs from the repository root (busted's working directory).
 local lfs = require("lfs")
 local compat = require("spec.support.lua") -- load and pack on every Lua
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = require("spec.support.files").read
 
 -- The documents: README.md and docs/*.md, in a fixed order.
 local function documents()
