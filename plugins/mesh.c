@@ -23,12 +23,10 @@
 **
 ** The manager class has every hook of ecs.h's ecs_manager_class: gc,
 ** check, free, purge, and has, clear, stats, schema (one u32 field,
-** "mesh"), save and load, twin and swap, and columns: the manager is a
-** query term. A query yields each entity with meshes once: the owned
-** component "mesh" (component.h, "Owned components") mirrors every chain
-** in one row, its owner's, with `count` (read-only) and `mesh` (the first
-** instance's id; a bulk write sets it there, rows_written). Every change
-** to a chain updates its row (m_add, row_sync); m_check verifies both.
+** "mesh"), save and load, twin and swap, and columns: a query term that
+** yields each entity with meshes once, through the owned component "mesh"
+** (component.h): a row per chain with `count` (read-only) and `mesh` (the
+** first instance's id, rows_written), kept by m_add and row_sync.
 **
 ** Listeners (ecs_manager_listen on this manager) hear ADD for every
 ** instance add appends (after it is linked), REMOVE for every instance
@@ -56,11 +54,8 @@ typedef struct meshes {
   uint32_t gc_cursor;  /* where ecs_record_gc's scan goes on */
   uint32_t *block;     /* owner[cap], mesh[cap], next[cap] */
   ecs_record_map map;  /* entity index -> first instance */
-  /* The manager as a query term (mesh_class.columns): an owned generic
-  ** component (component.h, "Owned components") with one row per chain,
-  ** the chain's owner, its instance count (read-only) and its first
-  ** instance's mesh id (a bulk write sets that instance's id). The same
-  ** object for the manager's whole life. */
+  /* the query term's rows, one per chain (mesh_class.columns; the same
+  ** object for the manager's whole life) */
   ecs_component *c;
   const struct meshes *of; /* a twin: the manager it stands in for */
 } meshes;
@@ -85,8 +80,7 @@ static uint32_t *row_col(const meshes *m, int k) {
   return (uint32_t *)ecs_component_column(m->c, (uint32_t)k);
 }
 
-/* A bulk write stored rows of the query term: the mesh column is the
-** first instance's id (count is read-only there). */
+/* A bulk write stored rows: mesh is the first instance's id. */
 static void rows_written(ecs_world *w, void *ud, ecs_component *c,
                          const uint32_t *rows, uint32_t first, size_t n) {
   meshes *m = (meshes *)ud;

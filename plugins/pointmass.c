@@ -225,11 +225,13 @@ static const char *pm_check(const ecs_world *w, const void *self) {
   const char *err;
   if (pm->size != ecs_component_size(pm->c))
     return "pointmass: size disagrees with its component";
+  const float *m = col(pm, MASS), *ax = col(pm, AX), *ay = col(pm, AY);
+  const float *az = col(pm, AZ);
   for (uint32_t i = 0; i < pm->size; i++) {
-    float a[3] = {col(pm, AX)[i], col(pm, AY)[i], col(pm, AZ)[i]};
+    float a[3] = {ax[i], ay[i], az[i]};
     if (!ecs_record_valid(w, own[i]))
       return "pointmass: record outlived its generation (wrap)";
-    if (!valid_mass(col(pm, MASS)[i]) || !finite3(a))
+    if (!valid_mass(m[i]) || !finite3(a))
       return "pointmass: mass not positive and finite, or acceleration not finite";
   }
   /* the component's own invariants: the map and the owners agree */

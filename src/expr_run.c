@@ -341,8 +341,8 @@ static uint32_t run_threads(const ecs_world *w, const ecs_program *p,
 
 /* Change stamps of every block's rows in every target's manager. */
 static void touch_blocks(ecs_world *w, const ecs_program *p,
-                         const ecsi_rows *r, uint32_t i, uint32_t n) {
-  bool contiguous = ecsi_rows_run(r, i, n) == n;
+                         const ecsi_rows *r, uint32_t i, uint32_t n,
+                         bool contiguous) {
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1) {
     const uint32_t *row = r->row + (size_t)t * r->stride + i;
     if (!(m & 1u)) continue;
@@ -397,14 +397,17 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     if (job.parts > job.blocks) job.parts = job.blocks;
     ecsi_pool_run(w->pool, par_part, &job, job.parts);
     w->split_runs++;
-    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK)
-      touch_blocks(w, p, &r, i, r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK);
+    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
+      uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
+      touch_blocks(w, p, &r, i, n, ecsi_rows_run(&r, i, n) == n);
+    }
   } else {
     for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
       uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
       /* the run at i covers the whole block: every term's rows consecutive */
-      exec(p, &r, i, n, ecsi_rows_run(&r, i, n) == n, params, stackmem);
-      touch_blocks(w, p, &r, i, n); /* an owner's hook runs per block */
+      bool contiguous = ecsi_rows_run(&r, i, n) == n;
+      exec(p, &r, i, n, contiguous, params, stackmem);
+      touch_blocks(w, p, &r, i, n, contiguous); /* an owner's hook runs per block */
     }
   }
   ecsi_query_unpin(w, p->q, r.snap);
