@@ -228,9 +228,7 @@ vg_pid=$!
 # query, grid, transform: thousands of pinned loops, hostile grid sweeps,
 # long chains: minutes each there; journal: a 2000-operation model with
 # replicas and deltas of whole worlds, about a minute under stress without
-# the sanitizers; errors: the argument sweep calls every method of every
-# object with every junk value, over 25 minutes there, the longest stage
-# of CI; migrate: 2000-entity redefinitions and finalizers that redefine
+# the sanitizers; migrate: 2000-entity redefinitions and finalizers that redefine
 # mid-call under a collector set to its most eager, about 4 minutes there;
 # deflate: pure-Lua compression and decoding of megabyte inputs and of the
 # 100k-entity arena's picture in tables of a million entries, 4 minutes
@@ -240,7 +238,7 @@ vg_pid=$!
 # over a minute there without the sanitizers; threads: worlds of 16000
 # entities built three times per seed to compare thread counts).
 # docs/reliability.md has the timings.
-gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|errors|migrate|deflate|threads)_spec\.lua$'
+gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|migrate|deflate|threads)_spec\.lua$'
 mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2

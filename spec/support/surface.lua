@@ -12,13 +12,20 @@ local ecs = require("ecs")
 
 local surface = {}
 
--- The C plugin modules ("ecs.pointmass", ...), sorted by name.
+-- The C plugin modules ("ecs.pointmass", ...), sorted by name. The list of
+-- plugins/*.c is read once per process: the sweep asks for it per (method,
+-- value), and a shell per call costs minutes where the sanitizer runtimes are
+-- preloaded into every child process.
+local plugin_names
 function surface.plugin_modules()
-  local names = {}
-  local p = assert(io.popen("ls plugins/*.c"))
-  for f in p:lines() do names[#names + 1] = "ecs." .. f:match("([%w_]+)%.c$") end
-  p:close()
-  table.sort(names)
+  if not plugin_names then
+    plugin_names = {}
+    local p = assert(io.popen("ls plugins/*.c"))
+    for f in p:lines() do plugin_names[#plugin_names + 1] = "ecs." .. f:match("([%w_]+)%.c$") end
+    p:close()
+    table.sort(plugin_names)
+  end
+  local names = plugin_names
   local out = {}
   for _, n in ipairs(names) do out[#out + 1] = { n, require(n) } end
   return out
