@@ -146,6 +146,10 @@ local function runtime_api()
     g:build(Position, Collider)
     objects[#objects + 1] = g
   end
+  if rawget(_G, "jit") then -- q:pointers' loop state (its class needs the FFI)
+    local _, loop = world:query(Position):pointers("Position.x")
+    objects[#objects + 1] = loop
+  end
   for _, obj in ipairs(objects) do
     add(assert(type_name(obj), "an object without __name"), "object", methods_of(obj))
   end
@@ -160,6 +164,9 @@ local function runtime_api()
     end
   end
   world:close()
+  -- q:pointers' loop state: its class is registered where the FFI exists
+  -- (LuaJIT, on first use, above), and annotated for every Lua
+  if not rawget(_G, "jit") then add("ecs.PointerLoop", "object", { close = true }) end
   return api
 end
 

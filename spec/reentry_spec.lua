@@ -201,6 +201,20 @@ local calls = {
       end
     end, "P.x", "V.dx:in", "entity")
   end,
+  ["query.pointers"] = function(x)
+    -- LuaJIT: a zero-copy loop (a close inside it ends it at the next
+    -- step); elsewhere the call raises (no FFI), which is its result here
+    if not compat.jit then return pcall(x.q.pointers, x.q, "P.x") end
+    for n, px, dx in x.q:pointers("P.x", "V.dx:in") do
+      for r = 1, n do px[r] = px[r] + dx[r] end
+    end
+  end,
+  ["pointer loop.close"] = function(x) -- LuaJIT only (the class needs the FFI)
+    if not compat.jit then return end
+    local step, loop = x.q:pointers("P.x")
+    step(loop)
+    return loop:close()
+  end,
   ["query.count"] = function(x) return x.q:count() end,
   ["query.programs"] = function(x)
     x.q:apply("P.y = 1")
@@ -372,6 +386,7 @@ local allocates = {
   ["query.components"] = true,
   ["query.each"] = true,
   ["query.each_chunk"] = true,
+  ["query.pointers"] = true,
   ["query.entities"] = true,
   ["query.programs"] = true,
   ["query.run"] = true,

@@ -8,6 +8,7 @@ the zero byte works. A completeness check sorts every function of the
 surface into "takes text" or "takes none", so a new one must be listed.
 ]]
 local ecs = require("ecs")
+local compat = require("spec.support.lua")
 local surface = require("spec.support.surface")
 local release = require("spec.support.release")
 local motion = require("ecs.motion")
@@ -45,6 +46,14 @@ local cases = {
     c.q:each_chunk(function(n, d) for i = 1, n do d[i] = d[i] + 1 end end, s)
   end },
   { "q:each_chunk", "entity", function(c, s) c.q:each_chunk(function() end, "P.i:in", s) end },
+  { "q:pointers", "P.d", function(c, s)
+    if not compat.jit then -- the spec is checked first; then: no FFI here
+      local ok, err = pcall(c.q.pointers, c.q, s)
+      if ok or not err:find("needs LuaJIT's FFI", 1, true) then error(err, 0) end
+      return
+    end
+    for n, d in c.q:pointers(s) do for i = 1, n do d[i] = d[i] + 1 end end
+  end },
   { "world:system", "move", function(c, s) c.w:system(s, c.q, "P.d = 1") end },
   { "world:system", "P.d += dt * k", function(c, s) c.w:system("move", c.q, s, { k = 1 }) end },
   { "world:system", "tick", function(c, s) c.w:system(s, function() end) end },
@@ -136,7 +145,7 @@ describe("text from Lua", function()
     -- the same names as the surface spells them
     local takes_text = {
       ["query.apply"] = "q:apply", ["query.columns"] = "q:columns", ["query.each"] = "q:each",
-      ["query.each_chunk"] = "q:each_chunk",
+      ["query.each_chunk"] = "q:each_chunk", ["query.pointers"] = "q:pointers",
       ["world.system"] = "world:system", ["world.remove_system"] = "world:remove_system",
       ["world.replace_system"] = "world:replace_system",
       ["world.enable_system"] = "world:enable_system",
@@ -153,6 +162,7 @@ describe("text from Lua", function()
       "ecs.entity", "ecs.generation", "ecs.id", "ecs.index",
       "ecs.is_entity", "ecs.tostring", "ecs.world", "ecs.grid.new", "ecs.mesh.new",
       "ecs.pointmass.new",
+      "pointer loop.close",
       "world.alive", "world.check", "world.close", "world.components", "world.count",
       "world.create", "world.destroy", "world.entities", "world.query", "world.reset_stats",
       "world.systems", "world.clone",

@@ -212,6 +212,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     if (existed != NULL) *existed = true;
     return ECS_ERR_OK;
   }
+  if (c->pins != 0) return ECS_ERR_PINNED; /* a new row, maybe a move */
   if ((err = ecsi_component_refs_reserve(w, c->nlua)) != ECS_ERR_OK) return err;
   if (i != ECS_NO_INSTANCE) {
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
@@ -243,6 +244,7 @@ ecs_err ecs_component_reserve(ecs_world *w, ecs_component *c,
   ecs_err err;
   if (c->owner != NULL) return ECS_ERR_INVALID; /* its owner's rows */
   if (n == 0) return ECS_ERR_OK;
+  if (c->pins != 0) return ECS_ERR_PINNED;
   if (n > ECS_MAX_ENTITIES) return ECS_ERR_NOMEM; /* more than can exist */
   if ((err = ecsi_component_refs_reserve(w, n * c->nlua)) != ECS_ERR_OK ||
       (err = ecsi_rowmap_reserve_n(w, &c->map, owners(c), index, n)) != ECS_ERR_OK)
@@ -360,6 +362,10 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
     if (removed != NULL) *removed = false;
     return ECS_ERR_INVALID;
   }
+  if (i != ECS_NO_INSTANCE && c->pins != 0) { /* the last row would move */
+    if (removed != NULL) *removed = false;
+    return ECS_ERR_PINNED;
+  }
   if (removed != NULL) *removed = i != ECS_NO_INSTANCE;
   if (i == ECS_NO_INSTANCE) return ECS_ERR_OK;
   if (w->head.listeners != 0 && !being_removed(c, e)) {
@@ -463,6 +469,7 @@ static const ecsi_records gc_records = {gc_owner, gc_drop};
 /* The managers' one policy (sparse.h), which drops lua refs on the way. */
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
   if (c->owner != NULL) return 0; /* its owner reclaims its rows */
+  if (c->pins != 0) return 0;      /* rows fixed: collected after the loop */
   return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 
@@ -543,6 +550,23 @@ static const ecs_manager_class component_class = {
   .twin = ecsi_component_twin,
   .swap = ecsi_component_swap,
 };
+
+ecs_err ecs_component_pin(ecs_world *w, ecs_component *c) {
+  if (c->owner != NULL) return ECS_ERR_INVALID;
+  c->pins++;
+  w->pins++;
+  return ECS_ERR_OK;
+}
+
+void ecs_component_unpin(ecs_world *w, ecs_component *c) {
+  if (c->pins == 0) return;
+  c->pins--;
+  w->pins--;
+}
+
+uint32_t ecs_component_pins(const ecs_component *c) { return c->pins; }
+
+uint32_t ecs_world_pins(const ecs_world *w) { return w->pins; }
 
 bool ecs_component_readonly(const ecs_component *c, uint32_t field) {
   return field < 64u && (c->readonly >> field & 1u) != 0;

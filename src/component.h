@@ -170,6 +170,23 @@ const ecs_field_def *ecs_component_field(const ecs_component *c, uint32_t i);
 ** owning manager computes itself, such as the transform's world position. */
 bool ecs_component_readonly(const ecs_component *c, uint32_t field);
 
+/*
+** Pins: while c is pinned, raw pointers into its columns
+** (ecs_component_column) keep addressing the same rows of the same
+** entities. Every change that would add, move or free a row fails with
+** ECS_ERR_PINNED and changes nothing: a new instance, a removal, a
+** re-order, a redefinition; world-wide changes (ecs_world_load, the
+** journal's undo and deltas) fail while any manager of the world is
+** pinned (ecs_world_pins); the lazy gc leaves c for later. Values may be
+** written. Pins nest: each pin needs one unpin. Owned components
+** (ecs_component_owned) cannot be pinned (ECS_ERR_INVALID): their
+** manager moves their rows itself.
+*/
+ecs_err ecs_component_pin(ecs_world *w, ecs_component *c);
+void ecs_component_unpin(ecs_world *w, ecs_component *c);
+uint32_t ecs_component_pins(const ecs_component *c);
+uint32_t ecs_world_pins(const ecs_world *w);
+
 /* @return the index of the field named by the first len bytes of name, or
 **         -1. A linear search: resolve names once, not per access. */
 int ecs_component_field_index(const ecs_component *c, const char *name,

@@ -169,6 +169,11 @@ ecs_err ecs_component_redefine(ecs_world *w, ecs_component *c,
   void *data = NULL;
   ecs_err err;
   uint32_t at;
+  if (c->pins != 0) {
+    say(msg, msgsize, "%s's columns are in use by a pointer loop in progress%s%s",
+        c->name, "", "");
+    return ECS_ERR_PINNED;
+  }
   if (c->owner != NULL) { /* its schema is its owner's */
     say(msg, msgsize, "'%s' belongs to another manager%s%s", c->name, "", "");
     return ECS_ERR_INVALID;

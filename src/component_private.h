@@ -66,6 +66,7 @@ struct ecs_component {
   const struct ecs_owner *owner;
   void *owner_ud;
   uint64_t readonly; /* bit k: field k (k < 64) */
+  uint32_t pins;     /* raw pointers out (ecs_component_pin): rows fixed */
 };
 
 /*

@@ -455,6 +455,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   table_back u;
   uint64_t h;
   ecs_err err;
+  if (w->pins != 0) return ECS_ERR_PINNED;
   if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
   if (h != d->base) return ECS_ERR_BASE;
   r.p = d->data;

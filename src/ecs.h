@@ -111,7 +111,11 @@ typedef uint32_t ecs_entity;
   X(READONLY_FIELD, "the field is read-only")                               \
   /* appended: two terms of a query with one name (a user component and a \
   ** manager's owned one, such as "transform" or "mesh") */               \
-  X(AMBIGUOUS, "two of the query's components have this name")
+  X(AMBIGUOUS, "two of the query's components have this name")           \
+  /* appended: raw column pointers out (ecs_component_pin, query.h's    \
+  ** chunk cursors): no change may move or free the rows they address */ \
+  X(PINNED, "the component's columns are in use by a pointer loop in "     \
+            "progress (make structural changes after it)")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

@@ -105,6 +105,8 @@ struct ecs_world {
   ** thread */
   struct ecsi_pool *pool;
   uint64_t split_runs; /* expr_run.c: program runs split over the pool */
+  uint32_t pins;       /* component.c: pins over all managers (world-wide
+                       ** changes such as load and undo check it) */
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */
@@ -246,6 +248,12 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 ** term are consecutive (at least 1, at most max): a scan of one byte per
 ** position (memchr). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
+/* The shortest run worth using in place (shorter ones are gathered). */
+#define ECSI_MIN_DIRECT_RUN 32u
+/* Gather (dst[j] = src[row[j]]) or scatter (dst[row[j]] = src[j]) n
+** values of elem bytes (query_run.c). */
+void ecsi_copy_rows(void *dst, const void *src, const uint32_t *row,
+                    uint32_t n, size_t elem, bool gather);
 
 /*
 ** What a layer above keeps per query (expr.c: the programs compiled for

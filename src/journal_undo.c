@@ -162,6 +162,7 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
                          sizeof *u.ring + 1;
   size_t twin_size = (size_t)nm * sizeof *twin + 1;
   ecs_err err;
+  if (w->pins != 0) return ECS_ERR_PINNED;
   if (j->lost) return ECS_ERR_LOST;
   memset(&u, 0, sizeof u);
   if ((err = undo_reserve(w, j)) != ECS_ERR_OK) return err;

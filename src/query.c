@@ -457,7 +457,9 @@ void ecsi_query_align(ecs_world *w, ecs_query *q) {
   /* the re-order costs O(size) per manager: only where q holds at least
   ** half of each, so that it stays O(count) */
   for (uint32_t k = 0; k < q->nwith; k++)
-    if (ecs_component_size(q->term[k]) / 2u > s->count) return;
+    if (ecs_component_size(q->term[k]) / 2u > s->count ||
+        ecs_component_pins(q->term[k]) != 0)
+      return;
   for (uint32_t i = 0; i < s->count; i++) breaks += s->cont[i] == 0;
   if (breaks <= s->count / 8u + 1u) return;
   for (uint32_t k = 0; k < q->nwith; k++) {

@@ -240,6 +240,52 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed);
 
+/* ------------------------------------------------------------------------
+** Chunk cursors (query_cursor.c): ecs_query_run turned inside out, for a
+** caller that runs code of its own between chunks while it holds raw
+** pointers into the columns (Lua's q:pointers on LuaJIT).
+** --------------------------------------------------------------------- */
+
+typedef struct ecs_query_cursor ecs_query_cursor;
+
+/* Bytes of a cursor: the caller owns its memory (a Lua userdata, a frame's
+** arena), so that starting a loop allocates nothing. */
+size_t ecs_query_cursor_size(void);
+
+/*
+** Start the cursor at cur (ecs_query_cursor_size() bytes, aligned for
+** pointers and 64-bit integers) over q's matches as of now with the columns cols (the rules of
+** ecs_query_run; owned components are refused with ECS_ERR_INVALID: their
+** manager moves their rows). The managers of the columns are pinned
+** (ecs_component_pin) until the cursor ends: no change can move the rows
+** a chunk's pointers address, and an entity destroyed meanwhile keeps its
+** row until then (later chunks may still hand it out). On an error nothing
+** is held and ecs_query_cursor_end is a no-op. @return ECS_ERR_OK or the
+** error of ecs_query_run's checks, ECS_ERR_NOMEM.
+*/
+ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
+                               const ecs_column_ref *cols, uint32_t ncols,
+                               ecs_query_cursor *cur);
+
+/*
+** Finish the chunk handed out before (a chunk gathered into scratch is
+** scattered back) and hand out the next: *count rows; ptr[k] addresses the
+** values of column k (in place where the rows are consecutive, else
+** scratch); *entities (if not NULL) the chunk's entities. Written columns
+** are stamped and captured by an open journal now, before the caller
+** writes. *count is 0 at the end (the pins are released then).
+** @return ECS_ERR_OK, or ECS_ERR_NOMEM for the scratch of the first
+** gathered chunk (nothing handed out; the cursor still holds its pins).
+*/
+ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
+                              void **ptr, const ecs_entity **entities,
+                              uint32_t *count);
+
+/* End the cursor: release its pins and scratch. finish: scatter a gathered
+** chunk back first (false drops its writes: for a caller ending at an
+** arbitrary time). Idempotent. */
+void ecs_query_cursor_end(ecs_world *w, ecs_query_cursor *cur, bool finish);
+
 #ifdef __cplusplus
 }
 #endif

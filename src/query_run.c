@@ -24,19 +24,18 @@
 #include "query.h"
 #include "ecs_private.h"
 
-/* The shortest run worth using in place (shorter ones are gathered). */
-#define MIN_DIRECT_RUN 32u
 
 /* ------------------------------------------------------------------------
 ** Native systems
 ** --------------------------------------------------------------------- */
 
 /*
-** Gather or scatter n values of elem bytes through row[]. By size, not by
+** Gather or scatter n values of elem bytes through row[] (ecs_private.h;
+** query_cursor.c's gathered chunks too). By size, not by
 ** type: copying moves bits, so four loops cover every field type (bool
 ** and u8 are one byte, f32 and u32 four ...), and no conversion happens.
 */
-static void copy_rows(void *dst, const void *src, const uint32_t *row,
+void ecsi_copy_rows(void *dst, const void *src, const uint32_t *row,
                       uint32_t n, size_t elem, bool gather) {
   uint8_t *d = (uint8_t *)dst;
   const uint8_t *sp = (const uint8_t *)src;
@@ -78,7 +77,7 @@ static uint64_t hash_bytes(const void *p, size_t n) {
 ** is only read is handed out read-only and, in debug builds, hashed before
 ** and after the call to catch a system that writes it anyway.
 **
-** Chunks: a run of at least MIN_DIRECT_RUN rows consecutive in every term
+** Chunks: a run of at least ECSI_MIN_DIRECT_RUN rows consecutive in every term
 ** is handed to fn whole, pointing into the columns (no copy, and one call
 ** for the run); anything else goes in chunks of ECSI_BLOCK gathered into
 ** scratch, ECSI_BLOCK * 8 bytes per column (8: the widest field type).
@@ -163,7 +162,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
   view.ncolumns = ncols;
   for (uint32_t i = 0; i < r.count && err == ECS_ERR_OK;) {
     uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
-    bool direct = n >= MIN_DIRECT_RUN;
+    bool direct = n >= ECSI_MIN_DIRECT_RUN;
     void *p[ECS_QUERY_MAX_TERMS];
 #ifndef NDEBUG
     uint64_t sum[ECS_QUERY_MAX_TERMS];
@@ -178,7 +177,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
         p[c] = base + (size_t)row[0] * elem[c];
       } else {
         p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        copy_rows(p[c], base, row, n, elem[c], true);
+        ecsi_copy_rows(p[c], base, row, n, elem[c], true);
       }
       colp[c] = p[c];
       outp[c] = cols[c].write ? p[c] : NULL;
@@ -201,7 +200,7 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
     if (!direct)
       for (uint32_t c = 0; c < ncols; c++)
         if (first[c] == c && written[c])
-          copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
+          ecsi_copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
                     r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
     /* change stamps of the rows of every written column's manager (a
     ** manager written through two columns is stamped twice: the same) */

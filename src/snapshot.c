@@ -559,6 +559,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   size_t scratch = 0;
   bool swapped = false, rows_kept = true;
   ecs_err err;
+  if (w->pins != 0) return ECS_ERR_PINNED;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
   if (opts != NULL && opts->opened != NULL &&
       opts->opened->data == in->data + in->pos &&

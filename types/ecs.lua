@@ -423,6 +423,25 @@ function Query:each(fn, ...) end
 ---@return integer # entities visited (the sum of n)
 function Query:each_chunk(fn, spec, ...) end
 
+---LuaJIT only: a zero-copy loop. Each step yields n and one FFI pointer per
+---spec into the C columns (float*, double*, int32_t*, bool* ...; const for
+---":in"), indexed 1..n. The columns' components are pinned until the loop
+---ends: adding or removing their instances raises meanwhile. A loop left
+---early keeps the pins until its state is collected or closed (loop:close()).
+---Raises on Lua versions without the FFI.
+---@param spec string # "Component.field" or "Component.field:in"
+---@param ... string
+---@return fun(loop: ecs.PointerLoop): integer?, ... # step: n, then the pointers
+---@return ecs.PointerLoop loop
+function Query:pointers(spec, ...) end
+
+---@class ecs.PointerLoop
+local PointerLoop = {}
+
+---Ends a q:pointers loop now: writes a gathered chunk back and releases the
+---pins. Idempotent.
+function PointerLoop:close() end
+
 ---Runs an expression over every match in C.
 ---@param expr string # e.g. "Position.x += Velocity.dx * dt"
 ---@param params? table<string, number>

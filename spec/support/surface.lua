@@ -80,6 +80,14 @@ function surface.objects(w)
     end)
     if make then list[#list + 1] = { m[1], make(mod), unbound[m[1]] } end
   end
+  -- LuaJIT: the state of a zero-copy loop (q:pointers), over a component of
+  -- its own (the loop pins it); its class exists only where the FFI does
+  if rawget(_G, "jit") then
+    local J = w:component("JunkLoop", { "v:f64" })
+    J:add(e, 1)
+    local _, loop = w:query(J):pointers("JunkLoop.v")
+    list[#list + 1] = { "pointer loop", loop }
+  end
   return list, e
 end
 

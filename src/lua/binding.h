@@ -410,6 +410,8 @@ int ecsl_l_world_query(lua_State *L);
 ecs_program *ecsl_program_params(lua_State *L, int qidx, int sidx, int pidx, double *v, int has_dt, double dt, const char *fn);
 int ecsl_push_query_cache(lua_State *L, int qidx, int k);
 int ecsl_query_fail(lua_State *L, const char *fn, ecs_err err);
+/* pointers.c: q:pointers (LuaJIT's FFI) */
+int ecsl_l_query_pointers(lua_State *L);
 
 /* columns.c */
 colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn);

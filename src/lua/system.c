@@ -653,6 +653,7 @@ static const luaL_Reg query_methods[] = {
   {"columns", ecsl_l_query_columns},
   {"each", ecsl_l_query_each},
   {"each_chunk", ecsl_l_query_each_chunk},
+  {"pointers", ecsl_l_query_pointers},
   {"apply", ecsl_l_query_apply},
   {"programs", ecsl_l_query_programs},
   {"run", l_query_run},

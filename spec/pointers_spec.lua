@@ -1,0 +1,254 @@
+--[[
+q:pointers(spec, ...) -- LuaJIT's zero-copy loop (docs/queries.md): typed FFI
+pointers into the C columns, p[1] .. p[n] per chunk. While a loop is in
+progress the columns' managers are pinned: a change that would move their
+rows raises instead of leaving a pointer to freed or reused memory. On the
+other Luas (no FFI) the method raises a clear error. In the common subset:
+this file runs on every Lua.
+]]
+local ecs = require("ecs")
+local compat = require("spec.support.lua")
+local err_of = require("spec.support.err_of")
+
+local PINNED = "the component's columns are in use by a pointer loop in progress "
+  .. "(make structural changes after it)"
+
+if not compat.jit then
+  describe("q:pointers without LuaJIT", function()
+    it("raises: this Lua has no FFI", function()
+      local w = ecs.world()
+      local P = w:component("P", { "x:f32" })
+      P:add(w:create(), 1)
+      local q = w:query(P)
+      assert.matches("q:pointers: needs LuaJIT's FFI, which this Lua does not have "
+        .. "(use q:columns or q:each_chunk)", err_of(function() return q:pointers("P.x") end), 1, true)
+      -- and nothing is left pinned
+      P:add(w:create(), 2)
+      assert.equals(2, q:count())
+      w:close()
+    end)
+  end)
+  return
+end
+
+local ffi = require("ffi")
+
+describe("q:pointers on LuaJIT", function()
+  local w, P, V, q
+  local N = 3000
+  local es
+  before_each(function()
+    w = ecs.world()
+    P = w:component("P", { "x:f32", "y:f64", "n:i32", "b:bool", "u:u8", "big:i64" })
+    V = w:component("V", { "dx:f32", "dy:f64", "ref:entity", "any:lua" })
+    es = {}
+    for i = 1, N do
+      es[i] = w:create()
+      P:add(es[i], i, 2 * i, i, false, i % 256, i)
+      V:add(es[i], 1, 0.5)
+    end
+    q = w:query(P, V)
+  end)
+  after_each(function() w:close() end)
+
+  it("yields n and typed pointers, 1-based, that write the columns in place", function()
+    local total, chunks = 0, 0
+    for n, x, y, k, b, dx, dy in q:pointers("P.x", "P.y", "P.n", "P.b", "V.dx:in", "V.dy:in") do
+      chunks = chunks + 1
+      assert.is_true(n > 0)
+      assert.is_true(ffi.istype("float *", x))
+      assert.is_true(ffi.istype("double *", y))
+      assert.is_true(ffi.istype("int32_t *", k))
+      assert.is_true(ffi.istype("bool *", b))
+      assert.is_true(ffi.istype("const float *", dx))
+      for i = 1, n do
+        x[i] = x[i] + dx[i]
+        y[i] = y[i] + dy[i]
+        k[i] = -k[i]
+        b[i] = true
+      end
+      total = total + n
+    end
+    assert.equals(N, total)
+    assert.equals(1, chunks) -- rows given together are one run: no copies
+    for i = 1, N do
+      local x, y, k, b = P:get(es[i])
+      assert.equals(i + 1, x)
+      assert.equals(2 * i + 0.5, y)
+      assert.equals(-i, k)
+      assert.equals(true, b)
+    end
+    assert.is_true(w:check())
+  end)
+
+  it("gathers rows that are not consecutive and writes them back at the next step", function()
+    local w2 = ecs.world()
+    local A = w2:component("A", { "v:f64" })
+    local B = w2:component("B", { "w:f64" })
+    local list = {}
+    for i = 1, 600 do list[i] = w2:create(); A:add(list[i], i) end
+    for i = 600, 1, -1 do B:add(list[i], 10 * i) end -- B's rows in the reverse order
+    -- the query under half of A: never re-aligned, its chunks stay gathered
+    for _ = 1, 1200 do A:add(w2:create(), 0) end
+    local qq = w2:query(A, B)
+    local sizes = {}
+    for n, a, b in qq:pointers("A.v", "B.w:in") do
+      sizes[#sizes + 1] = n
+      for i = 1, n do a[i] = a[i] + b[i] end
+    end
+    local total = 0
+    for _, n in ipairs(sizes) do total = total + n end
+    assert.equals(600, total)
+    assert.is_true(#sizes >= 3) -- chunks of at most 256 rows
+    for i = 1, 600 do assert.equals(11 * i, A:field(list[i], "v")) end
+    assert.is_true(w2:check())
+    w2:close()
+  end)
+
+  it("marks written rows as changed, and only those of written columns", function()
+    local changed = w:query({ P, changed = { P } })
+    local vchanged = w:query({ V, changed = { V } })
+    local function pass(cq)
+      local k = 0
+      for _ in cq:entities() do k = k + 1 end
+      return k
+    end
+    pass(changed)
+    pass(vchanged)
+    assert.equals(0, pass(changed))
+    for n, x, dx in q:pointers("P.x", "V.dx:in") do
+      for i = 1, n do x[i] = dx[i] end
+    end
+    assert.equals(N, pass(changed))
+    assert.equals(0, pass(vchanged))
+  end)
+
+  it("refuses structural changes to the pinned components while the loop runs", function()
+    local e = w:create()
+    local s1, l1 = q:pointers("P.x")
+    local ok, err = pcall(function()
+      for _ in s1, l1 do
+        P:add(e, 1)
+      end
+    end)
+    assert.is_false(ok)
+    assert.matches("P:add: " .. PINNED, err, 1, true)
+    l1:close() -- the loop was left by the error: its pins stay until closed or collected
+    -- inside a loop: removal, redefinition, restore and undo all refuse
+    local step, loop = q:pointers("P.x", "V.dx")
+    local n = step(loop)
+    assert.equals(N, n)
+    assert.equals("P:remove: " .. PINNED, err_of(function() return P:remove(es[1]) end))
+    assert.matches(PINNED, err_of(function() return V:add(e, 1) end), 1, true)
+    assert.matches("columns are in use by a pointer loop",
+      err_of(function() return w:component("P", { "x:f64" }, { migrate = true }) end), 1, true)
+    local blob = w:snapshot()
+    assert.matches(PINNED, err_of(function() return w:restore(blob) end), 1, true)
+    -- other components are free
+    local H = w:component("H", { "hp:i32" })
+    H:add(e, 3)
+    -- destroying is allowed: the row stays until the loop ends and the collector runs
+    w:destroy(es[2])
+    loop:close()
+    P:add(e, 1)
+    P:remove(es[1])
+    assert.is_true(w:check())
+  end)
+
+  it("releases the pins when the loop runs out, by loop:close(), and when collected", function()
+    for _ in q:pointers("P.x") do end
+    P:add(w:create(), 1) -- ran out
+    local step, loop = q:pointers("P.x")
+    step(loop)
+    loop:close()
+    loop:close() -- idempotent
+    assert.is_nil(step(loop)) -- a closed loop is over
+    P:add(w:create(), 2)
+    do
+      local f, s = q:pointers("P.x")
+      f(s) -- left as a break would leave it
+    end
+    collectgarbage()
+    collectgarbage()
+    P:add(w:create(), 3)
+    assert.is_true(w:check())
+  end)
+
+  it("a loop left by an error keeps the world usable once closed or collected", function()
+    local step, loop = q:pointers("P.x")
+    local ok = pcall(function()
+      for n, x in step, loop do
+        x[1] = 42
+        error("boom")
+      end
+    end)
+    assert.is_false(ok)
+    assert.equals(42, P:field(es[1], "x")) -- written in place before the error
+    loop:close()
+    P:add(w:create(), 1)
+    assert.is_true(w:check())
+  end)
+
+  it("a world closed inside the loop ends it; its memory stays until the loop ends", function()
+    local steps = 0
+    for n, x in q:pointers("P.x") do
+      steps = steps + 1
+      w:close()
+      x[n] = 1 -- still the loop's memory: no wild write
+    end
+    assert.equals(1, steps)
+    assert.equals("attempt to use a closed world", err_of(function() return w:create() end))
+  end)
+
+  it("nests, and pins each manager once per loop", function()
+    local outer = 0
+    for n, x in q:pointers("P.x:in") do
+      for m, y in q:pointers("P.y") do
+        for i = 1, m do y[i] = x[i] end
+        outer = outer + n
+      end
+    end
+    assert.equals(N, outer)
+    P:add(w:create(), 1)
+    assert.equals(3, P:field(es[3], "y"))
+  end)
+
+  it("lets the journal undo writes made through pointers", function()
+    local j = w:journal()
+    for n, x in q:pointers("P.x") do
+      for i = 1, n do x[i] = 0 end
+    end
+    assert.equals(0, P:field(es[7], "x"))
+    j:undo()
+    assert.equals(7, P:field(es[7], "x"))
+    j:close()
+  end)
+
+  it("refuses specs it cannot point at, naming the column", function()
+    assert.equals("q:pointers: column 'V.ref': entity values have no pointer type (use q:columns)",
+      err_of(function() return q:pointers("V.ref") end))
+    assert.equals("q:pointers: column 'entity': entity values have no pointer type (use q:columns)",
+      err_of(function() return q:pointers("entity") end))
+    assert.matches("lua fields are not columns", err_of(function() return q:pointers("V.any") end))
+    assert.matches("bad argument #2 to '%S+' %(column spec expected%)",
+      err_of(function() return q:pointers() end))
+    assert.matches("unknown field", err_of(function() return q:pointers("P.nope") end))
+    local T = w.transform
+    T:add(es[1])
+    local tq = w:query(T)
+    assert.matches("q:pointers: column 'transform.px': transform's columns are its manager's",
+      err_of(function() return tq:pointers("transform.px") end), 1, true)
+    -- nothing was left pinned by the refusals
+    P:add(w:create(), 1)
+    V:add(w:create(), 1)
+  end)
+
+  it("gives i64 and u8 columns their C types", function()
+    for n, big, u in q:pointers("P.big", "P.u:in") do
+      assert.is_true(ffi.istype("int64_t *", big))
+      assert.is_true(ffi.istype("const uint8_t *", u))
+      for i = 1, n do big[i] = big[i] * 2 end
+    end
+    assert.equals(2 * 77, P:field(es[77], "big"))
+  end)
+end)

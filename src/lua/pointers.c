@@ -1,0 +1,206 @@
+/*
+** pointers.c -- part of the Lua binding (src/lua/binding.h): q:pointers,
+** LuaJIT's zero-copy loop. Each step yields n and one FFI pointer per
+** spec into the C columns (query.h's chunk cursor), typed by the field
+** ("float *", "const double *" for ":in" ...) and offset so that p[1] .. p[n]
+** are the chunk's rows. The cursor pins the columns' managers: a change
+** that would move the rows the pointers address raises ECS_ERR_PINNED
+** until the loop ends, so no write through a pointer can land outside
+** them. The loop holds its world too (busy): a world closed inside the
+** loop is released when the loop ends.
+**
+** The state (class ecs.PointerLoop, registered on first use, where the FFI
+** exists) ends when the loop runs out, by loop:close() (a loop left early
+** by break or an error) or when the collector finalizes it.
+*/
+#include "binding.h"
+
+#define ECS_LUA_POINTER_LOOP "ecs.PointerLoop"
+
+static const char pointers_tag = 'p';
+static const char ffi_key = 'f'; /* registry: { cast = ffi.cast, [k] = ctype } */
+
+typedef struct lpointers {
+  lhead h;
+  lquery *lq;
+  int active;            /* the cursor holds pins and the world (busy) */
+  uint32_t ncols;
+  size_t elem[ECS_QUERY_MAX_TERMS];
+} lpointers;
+
+/* The cursor lives in the userdata after the state (query.h: the caller's
+** memory), so that a loop allocates nothing in C. */
+#define CURSOR_OFFSET ((sizeof(lpointers) + 7u) & ~(size_t)7u)
+#define CURSOR(st) ((ecs_query_cursor *)(void *)((unsigned char *)(st) + CURSOR_OFFSET))
+
+/* The pointer ctype of a field type, writable or not. */
+static const char *ctype_name(ecs_type t, int write) {
+  switch (t) {
+#define CT(T, name) case T: return write ? name " *" : "const " name " *";
+  CT(ECS_F32, "float") CT(ECS_F64, "double")
+  CT(ECS_I8, "int8_t") CT(ECS_I16, "int16_t") CT(ECS_I32, "int32_t")
+  CT(ECS_I64, "int64_t") CT(ECS_U8, "uint8_t") CT(ECS_U16, "uint16_t")
+  CT(ECS_U32, "uint32_t") CT(ECS_BOOL, "bool")
+#undef CT
+  default: return NULL;
+  }
+}
+
+/* End the loop: free the cursor (scattering a gathered chunk back when
+** finish), then let go of the world, which a close inside the loop left
+** for the loop to release. Never raises. */
+static void pointers_end(lpointers *st, bool finish) {
+  lworld *lw;
+  ecs_world *w;
+  if (!st->active) return;
+  lw = st->lq->lw;
+  w = lw->w != NULL ? lw->w : lw->doomed;
+  if (w != NULL) ecs_query_cursor_end(w, CURSOR(st), finish && lw->w != NULL);
+  st->active = 0;
+  if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
+}
+
+/* __gc: end without writing a gathered chunk back (a finalizer runs at
+** any time: a late scatter would overwrite newer writes). */
+static int pointers_gc(lua_State *L) {
+  lpointers *st = (lpointers *)ecsl_test_object(L, 1, &pointers_tag);
+  if (st != NULL) pointers_end(st, false);
+  return 0;
+}
+
+/* loop:close(): end a loop left early; its pins go at once. Idempotent. */
+static int pointers_close(lua_State *L) {
+  pointers_end(ecsl_self(L, lpointers), true);
+  return 0;
+}
+
+/* The step: n and the pointers of the next chunk, or nothing at the end. */
+static int pointers_next(lua_State *L) {
+  lpointers *st = (lpointers *)ecsl_test_object(L, 1, &pointers_tag);
+  void *ptr[ECS_QUERY_MAX_TERMS];
+  uint32_t n;
+  ecs_err err;
+  if (st == NULL) return ecsl_object_error(L, 1, ECS_LUA_POINTER_LOOP);
+  if (!st->active) return 0;
+  if (st->lq->lw->w == NULL) { /* the world was closed in the loop */
+    pointers_end(st, false);
+    return 0;
+  }
+  err = ecs_query_cursor_next(st->lq->lw->w, CURSOR(st), ptr, NULL, &n);
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "pointers", err);
+  ecsl_charge(L, st->lq->lw); /* the scratch of a first gathered chunk */
+  if (n == 0) {
+    pointers_end(st, true);
+    return 0;
+  }
+  luaL_checkstack(L, (int)st->ncols + 4, "q:pointers");
+  lua_pushinteger(L, (lua_Integer)n);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ffi_key);            /* n, ffi */
+  lua_getiuservalue(L, 1, 2);                             /* n, ffi, ctypes */
+  for (uint32_t k = 0; k < st->ncols; k++) {
+    lua_getfield(L, -2, "cast");
+    lua_rawgeti(L, -2, (lua_Integer)k + 1);
+    /* one element before the first row: p[1] is the chunk's first */
+    lua_pushlightuserdata(L, (void *)((uintptr_t)ptr[k] - st->elem[k]));
+    lua_call(L, 2, 1);                                    /* ..., p */
+    lua_insert(L, -3);
+  }
+  lua_pop(L, 2);
+  return 1 + (int)st->ncols;
+}
+
+/* Push LuaJIT's ffi table entry (registry) or raise where there is none. */
+static void push_ffi(lua_State *L) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ffi_key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "ffi");
+  if (!lua_isfunction(L, -2) || lua_pcall(L, 1, 1, 0) != 0 ||
+      !lua_istable(L, -1))
+    luaL_error(L, "q:pointers: needs LuaJIT's FFI, which this Lua does not "
+               "have (use q:columns or q:each_chunk)");
+  lua_newtable(L);                                        /* ffi, entry */
+  lua_getfield(L, -2, "cast");
+  lua_setfield(L, -2, "cast");
+  lua_getfield(L, -2, "typeof");
+  lua_setfield(L, -2, "typeof");
+  lua_remove(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ffi_key);
+  /* the state's class, now that it can exist */
+  if (luaL_newmetatable(L, ECS_LUA_POINTER_LOOP)) {
+    static const luaL_Reg meta[] = {
+      {"__gc", pointers_gc}, {"__close", pointers_gc}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"close", pointers_close}, {NULL, NULL}};
+    luaL_setfuncs(L, meta, 0);
+    ecsl_class_methods(L, methods, &pointers_tag, ECS_LUA_POINTER_LOOP);
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_pop(L, 1);
+}
+
+/* q:pointers(spec, ...) -> next, state, nil */
+int ecsl_l_query_pointers(lua_State *L) {
+  lquery *lq = ecsl_check_query(L, 1);
+  int nspec = lua_gettop(L) - 1, top, ctypes;
+  ecs_column_ref cols[ECS_QUERY_MAX_TERMS];
+  lpointers *st;
+  ecs_err err;
+  if (nspec < 1) luaL_argerror(L, 2, "column spec expected");
+  if (nspec > (int)ECS_QUERY_MAX_TERMS)
+    luaL_error(L, "q:pointers: too many columns (limit %d)", (int)ECS_QUERY_MAX_TERMS);
+  for (int k = 0; k < nspec; k++) {
+    colspec s = ecsl_check_spec(L, 1, k + 2, "q:pointers");
+    if (s.term == ENTITY_TERM || ctype_name(s.type, s.write) == NULL)
+      luaL_error(L, "q:pointers: column '%s': entity values have no pointer "
+                 "type (use q:columns)", lua_tostring(L, k + 2));
+    cols[k].c = ecs_query_with(lq->q, s.term);
+    cols[k].field = s.field;
+    cols[k].write = s.write != 0;
+    if (ecs_component_owned(cols[k].c))
+      luaL_error(L, "q:pointers: column '%s': %s's columns are its manager's, "
+                 "which moves their rows itself (use q:apply, q:columns or "
+                 "q:each_chunk)", lua_tostring(L, k + 2),
+                 ecs_component_name(cols[k].c));
+  }
+  push_ffi(L);                                            /* ffi */
+  top = lua_gettop(L);
+  lua_createtable(L, nspec, 0);                           /* ffi, ctypes */
+  ctypes = lua_gettop(L);
+  for (int k = 0; k < nspec; k++) {
+    const ecs_field_def *f = ecs_component_field(cols[k].c, cols[k].field);
+    const char *name = ctype_name(f->type, cols[k].write);
+    lua_getfield(L, top, name);                           /* cached ctype */
+    if (lua_isnil(L, -1)) {
+      lua_pop(L, 1);
+      lua_getfield(L, top, "typeof");
+      lua_pushstring(L, name);
+      lua_call(L, 1, 1);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, top, name);
+    }
+    lua_rawseti(L, ctypes, k + 1);
+  }
+  st = (lpointers *)lua_newuserdatauv(L, CURSOR_OFFSET + ecs_query_cursor_size(), 2);
+  ecsl_init_head(&st->h, &pointers_tag, lq->lw);
+  st->lq = lq;
+  st->active = 0;
+  st->ncols = (uint32_t)nspec;
+  for (int k = 0; k < nspec; k++)
+    st->elem[k] = ecs_type_size(ecs_component_field(cols[k].c, cols[k].field)->type);
+  luaL_setmetatable(L, ECS_LUA_POINTER_LOOP);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, ctypes);
+  lua_setiuservalue(L, -2, 2);
+  if (lq->lw->w == NULL) return ecsl_closed(L);
+  err = ecs_query_cursor_begin(lq->lw->w, lq->q, cols, (uint32_t)nspec, CURSOR(st));
+  if (err != ECS_ERR_OK) return ecsl_query_fail(L, "pointers", err);
+  st->active = 1;
+  lq->lw->busy++;
+  lua_pushcfunction(L, pointers_next);
+  lua_insert(L, -2);
+  lua_pushnil(L);
+  return 3;
+}
