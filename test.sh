@@ -12,7 +12,8 @@
 #      specs under valgrind (docs/reliability.md), then the threaded C tests
 #      and specs under ThreadSanitizer (docs/threads.md), then the module
 #      built for Lua 5.1, 5.2, 5.3 and LuaJIT and the specs under each
-#      (README "Lua versions").
+#      (README "Lua versions"), and the LÖVE example run headless for 120
+#      frames (examples/love/README.md).
 # The last line is "N passed, N failed" over all of it.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -140,6 +141,7 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
   fi
   tsan_stage
   other_luas
+  love_stage
   echo "$passed $failed" > "$vg_counts"
 }
 # (threads) ThreadSanitizer over the threaded C tests and specs
@@ -212,6 +214,38 @@ other_luas() {
   done
   printf '%s\n' "${other_counts[@]}" > "$lua_counts"
 }
+# (examples) the LÖVE example (examples/love/README.md) run headless: the
+# module built for LuaJIT (build-luajit/, which other_luas built just before),
+# `love examples/love --frames 120` under xvfb-run (a virtual X server,
+# software OpenGL), which clicks by itself, prints one summary line and exits
+# 0. One pass or one failure; where LÖVE, xvfb-run or LuaJIT's headers could
+# not be installed (ecs_install_deps: best effort), reported and skipped.
+# About 2 s. Last in the background job after valgrind.
+love_stage() {
+  local out rc
+  echo "== examples/love under LÖVE, headless (xvfb-run, 120 frames, build-luajit/)"
+  if ! command -v love >/dev/null 2>&1 || ! command -v xvfb-run >/dev/null 2>&1 ||
+     [ ! -f /usr/include/luajit-2.1/lua.h ]; then
+    echo "skipped (love not installable)"
+    echo "examples/love (LÖVE): skipped (love not installable)" >> "$lua_counts"; return
+  fi
+  if [ ! -f build-luajit/ecs/core.so ] &&
+     ! ecs_build build-luajit -DECS_LUA=luajit -DCMAKE_BUILD_TYPE=RelWithDebInfo; then
+    echo "build for luajit failed"; failed=$((failed + 1))
+    echo "examples/love (LÖVE): 0 passed, 1 failed" >> "$lua_counts"; return
+  fi
+  out=$(ECS_BUILD=build-luajit timeout 120 xvfb-run -a love examples/love --frames 120 2>&1)
+  rc=$?
+  echo "$out"
+  if [ "$rc" -eq 0 ] &&
+     echo "$out" | grep -Eq '^ecs love example: 120 frames, [0-9]+ entities, [0-9]+ spawned, [1-9][0-9]* clicks$'; then
+    passed=$((passed + 1))
+    echo "examples/love (LÖVE): 1 passed, 0 failed" >> "$lua_counts"
+  else
+    echo "examples/love failed (exit $rc, or no summary line)"; failed=$((failed + 1))
+    echo "examples/love (LÖVE): 0 passed, 1 failed" >> "$lua_counts"
+  fi
+}
 echo "== valgrind stage started in the background (its output follows the collector stages)"
 ( valgrind_stage ) > "$vg_out" 2>&1 &
 vg_pid=$!
@@ -263,7 +297,7 @@ if read -r vg_passed vg_failed < "$vg_counts" && [ -n "$vg_failed" ]; then
 else
   echo "the valgrind stage ended without its counts"; failed=$((failed + 1))
 fi
-echo "== specs on the other Luas (in the counts above):"
+echo "== specs on the other Luas, and the LÖVE example (in the counts above):"
 cat "$lua_counts"
 
 echo "$passed passed, $failed failed"

@@ -5,7 +5,9 @@
 #                          set and the test tools (busted, luarocks, valgrind,
 #                          luacheck, git), and the other Luas test.sh runs
 #                          the specs under (5.1, 5.2, 5.3, LuaJIT), their
-#                          headers and lua-compat53-dev (best effort)
+#                          headers and lua-compat53-dev (best effort), and
+#                          LÖVE with a virtual X server for test.sh's headless
+#                          run of examples/love (best effort)
 #   ecs_install_deps demo  what demo.sh needs to build and run an example: a C
 #                          compiler, CMake, Lua 5.4 and its headers
 
@@ -44,9 +46,19 @@ ecs_install_deps() {
     [ -f /usr/include/luajit-2.1/lua.h ] || more+=(libluajit-5.1-dev)
     [ -f /usr/include/lua5.1/compat-5.3.h ] || more+=(lua-compat53-dev)
   fi
+  # examples/love run headless by test.sh (love_stage): LÖVE, xvfb-run and
+  # software OpenGL; best effort in an apt-get of their own (the stage is
+  # skipped without them)
+  local love=()
+  if [ "$what" = test ]; then
+    command -v love >/dev/null 2>&1 || love+=(love)
+    command -v xvfb-run >/dev/null 2>&1 || love+=(xvfb)
+    command -v xauth >/dev/null 2>&1 || love+=(xauth)
+    dpkg -s libgl1-mesa-dri >/dev/null 2>&1 || love+=(libgl1-mesa-dri)
+  fi
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  if [ "${#need[@]}" -gt 0 ] || [ "${#more[@]}" -gt 0 ]; then
+  if [ "${#need[@]}" -gt 0 ] || [ "${#more[@]}" -gt 0 ] || [ "${#love[@]}" -gt 0 ]; then
     $sudo apt-get update -qq
   fi
   if [ "${#need[@]}" -gt 0 ]; then
@@ -57,6 +69,11 @@ ecs_install_deps() {
     echo "installing (for the other Luas, best effort): ${more[*]}"
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${more[@]}" >/dev/null ||
       echo "could not install some of: ${more[*]} (test.sh skips what is missing)"
+  fi
+  if [ "${#love[@]}" -gt 0 ]; then
+    echo "installing (for examples/love, best effort): ${love[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${love[@]}" >/dev/null ||
+      echo "could not install some of: ${love[*]} (test.sh skips the LÖVE example)"
   fi
 }
 
