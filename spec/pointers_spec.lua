@@ -177,7 +177,7 @@ describe("q:pointers on LuaJIT", function()
   it("a loop left by an error keeps the world usable once closed or collected", function()
     local step, loop = q:pointers("P.x")
     local ok = pcall(function()
-      for n, x in step, loop do
+      for _, x in step, loop do
         x[1] = 42
         error("boom")
       end

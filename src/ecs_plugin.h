@@ -442,6 +442,19 @@ struct ecs_api {
   uint32_t (*ecs_world_threads)(const ecs_world *w);
   bool (*ecs_component_owned)(const ecs_component *c);
   uint64_t (*ecs_world_split_runs)(const ecs_world *w);
+  /* appended: pins and chunk cursors (component.h, query.h) */
+  ecs_err (*ecs_component_pin)(ecs_world *w, ecs_component *c);
+  void (*ecs_component_unpin)(ecs_world *w, ecs_component *c);
+  uint32_t (*ecs_component_pins)(const ecs_component *c);
+  uint32_t (*ecs_world_pins)(const ecs_world *w);
+  size_t (*ecs_query_cursor_size)(void);
+  ecs_err (*ecs_query_cursor_begin)(ecs_world *w, ecs_query *q,
+                                    const ecs_column_ref *cols, uint32_t ncols,
+                                    ecs_query_cursor *cur);
+  ecs_err (*ecs_query_cursor_next)(ecs_world *w, ecs_query_cursor *cur,
+                                   void **ptr, const ecs_entity **entities,
+                                   uint32_t *count);
+  void (*ecs_query_cursor_end)(ecs_world *w, ecs_query_cursor *cur, bool finish);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -735,6 +748,14 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_world_threads (ecs_plugin_api->ecs_world_threads)
 #define ecs_component_owned (ecs_plugin_api->ecs_component_owned)
 #define ecs_world_split_runs (ecs_plugin_api->ecs_world_split_runs)
+#define ecs_component_pin (ecs_plugin_api->ecs_component_pin)
+#define ecs_component_unpin (ecs_plugin_api->ecs_component_unpin)
+#define ecs_component_pins (ecs_plugin_api->ecs_component_pins)
+#define ecs_world_pins (ecs_plugin_api->ecs_world_pins)
+#define ecs_query_cursor_size (ecs_plugin_api->ecs_query_cursor_size)
+#define ecs_query_cursor_begin (ecs_plugin_api->ecs_query_cursor_begin)
+#define ecs_query_cursor_next (ecs_plugin_api->ecs_query_cursor_next)
+#define ecs_query_cursor_end (ecs_plugin_api->ecs_query_cursor_end)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)
