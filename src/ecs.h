@@ -115,7 +115,8 @@ typedef uint32_t ecs_entity;
   /* appended: raw column pointers out (ecs_component_pin, query.h's    \
   ** chunk cursors): no change may move or free the rows they address */ \
   X(PINNED, "the component's columns are in use by a pointer loop in "     \
-            "progress (make structural changes after it)")
+            "progress (make structural changes after it; a loop left early " \
+            "keeps them until it is closed)")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

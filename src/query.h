@@ -273,7 +273,9 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
 ** values of column k (in place where the rows are consecutive, else
 ** scratch); *entities (if not NULL) the chunk's entities. Written columns
 ** are stamped and captured by an open journal now, before the caller
-** writes. *count is 0 at the end (the pins are released then).
+** writes. *count is 0 at the end (the pins are released then, and a
+** query with changed/added terms completes its pass, as after
+** ecs_query_run; a cursor ended early completes nothing).
 ** @return ECS_ERR_OK, or ECS_ERR_NOMEM for the scratch of the first
 ** gathered chunk (nothing handed out; the cursor still holds its pins).
 */

@@ -112,8 +112,10 @@ ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
   bool direct;
   put_back(cur);
   *count = 0;
-  if (cur->r.snap == NULL || i >= cur->r.count) {
+  if (cur->r.snap == NULL) return ECS_ERR_OK;
+  if (i >= cur->r.count) { /* the end: a changed/added pass is complete */
     release(w, cur);
+    ecs_query_complete(w, cur->q);
     return ECS_ERR_OK;
   }
   n = ecsi_rows_run(&cur->r, i, UINT32_MAX);
