@@ -182,24 +182,19 @@ TEST(Cursor_pins_refuse_every_move_and_change_nothing) {
 
 TEST(Cursor_end_without_finish_drops_a_gathered_chunk) {
   fixture f;
-  ecs_column_ref col = {NULL, 0, true};
-  void *p[1];
+  ecs_column_ref two[2] = {{NULL, 0, true}, {NULL, 0, false}};
+  void *p[2];
   uint32_t n;
-  CHECK(setup(&f, 300, 1));
-  col.c = f.V; /* V's rows run backwards against P's: gathered */
-  {
-    ecs_column_ref two[2] = {{NULL, 0, true}, {NULL, 0, false}};
-    two[0].c = f.P;
-    two[1].c = f.V;
-    CHECK_EQ_INT(ecs_query_cursor_begin(f.w, f.q, two, 2, cursor(&f)), ECS_ERR_OK);
-  }
+  CHECK(setup(&f, 300, 1)); /* V's rows run backwards against P's: gathered */
+  two[0].c = f.P;
+  two[1].c = f.V;
+  CHECK_EQ_INT(ecs_query_cursor_begin(f.w, f.q, two, 2, cursor(&f)), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_query_cursor_next(f.w, cursor(&f), p, NULL, &n), ECS_ERR_OK);
   CHECK(n > 0 && n <= 256);
   for (uint32_t j = 0; j < n; j++) ((double *)p[0])[j] = -5;
   ecs_query_cursor_end(f.w, cursor(&f), false);
   for (int k = 0; k < 300; k++) CHECK(x_of(&f, k) == k);
   CHECK_EQ_INT(ecs_world_pins(f.w), 0);
-  (void)col;
   CHECK_WORLD(f.w);
   ecs_query_free(f.w, f.q);
   ecs_world_free(f.w);
