@@ -260,6 +260,74 @@ describe("q:pointers on LuaJIT", function()
     V:add(w:create(), 1)
   end)
 
+  it("agrees with a model over random worlds, structural changes tried inside loops", function()
+    for seed = 1, 4 do
+      local s = seed * 7919
+      local function rnd(n) -- Park-Miller: exact in doubles on every Lua
+        s = s * 16807 % 2147483647
+        return s % n + 1
+      end
+      local w3 = ecs.world()
+      local A = w3:component("A", { "x:f64", "k:i32" })
+      local B = w3:component("B", { "dx:f64" })
+      local qq = w3:query(A, B)
+      local ents, mA, mB = {}, {}, {}
+      local function pick() return ents[rnd(#ents)] end
+      for _ = 1, 300 do
+        local op = rnd(6)
+        if op == 1 or #ents == 0 then
+          local e = w3:create()
+          ents[#ents + 1] = e
+          if rnd(4) > 1 then A:add(e, rnd(100), rnd(9)); mA[e] = { A:field(e, "x"), A:field(e, "k") } end
+          if rnd(3) > 1 then B:add(e, rnd(5)); mB[e] = B:field(e, "dx") end
+        elseif op == 2 then
+          local e = pick()
+          if w3:alive(e) then w3:destroy(e); mA[e] = nil; mB[e] = nil end
+        elseif op == 3 then
+          local e = pick()
+          if w3:alive(e) then
+            if mA[e] then A:remove(e); mA[e] = nil else A:add(e, 1, 2); mA[e] = { 1, 2 } end
+          end
+        elseif op == 4 then
+          local e = pick()
+          if w3:alive(e) then
+            if mB[e] then B:remove(e); mB[e] = nil else B:add(e, 3); mB[e] = 3 end
+          end
+        else -- a loop: x += dx, k = -k; structural changes tried inside
+          local victim = pick()
+          local fresh = w3:create()
+          for n, x, k, dx in qq:pointers("A.x", "A.k", "B.dx:in") do
+            for i = 1, n do x[i] = x[i] + dx[i]; k[i] = -k[i] end
+            assert.matches(PINNED, err_of(function() return A:add(fresh, 1) end), 1, true)
+            if w3:alive(victim) and mB[victim] then
+              assert.matches(PINNED, err_of(function() return B:remove(victim) end), 1, true)
+            end
+          end
+          -- every entity that matched when the loop started was visited once
+          for e, a in pairs(mA) do
+            if mB[e] then a[1] = a[1] + mB[e]; a[2] = -a[2] end
+          end
+          ents[#ents + 1] = fresh
+          if rnd(2) == 1 and w3:alive(victim) then
+            w3:destroy(victim); mA[victim] = nil; mB[victim] = nil
+          end
+        end
+      end
+      for _, e in ipairs(ents) do
+        if w3:alive(e) then
+          assert.equals(mA[e] ~= nil, A:has(e))
+          assert.equals(mB[e] ~= nil, B:has(e))
+          if mA[e] then
+            assert.equals(mA[e][1], A:field(e, "x"))
+            assert.equals(mA[e][2], A:field(e, "k"))
+          end
+        end
+      end
+      assert.is_true(w3:check())
+      w3:close()
+    end
+  end)
+
   it("gives i64 and u8 columns their C types", function()
     for n, big, u in q:pointers("P.big", "P.u:in") do
       assert.is_true(ffi.istype("int64_t *", big))
