@@ -19,7 +19,10 @@
 ** written back unchanged).
 **
 ** This is the whole glue a native system needs: a function of the view
-** (query.h) and ecs_lua_push_native (ecs_lua.h).
+** (query.h) and ecs_lua_push_native (ecs_lua.h). Both systems compute
+** each row on its own with buffers on the stack, so they declare
+** themselves safe on worker threads (ecs_lua_native_parallel): on a world
+** with threads their runs over 8192 rows or more are split.
 */
 #include <math.h>
 #include <string.h>
@@ -86,6 +89,7 @@ static int l_integrate(lua_State *L) {
     spec[k - 1] = ecs_lua_check_text(L, k, NULL, "motion.integrate");
   for (int k = 0; k < n; k += 2) check_target(L, "motion.integrate", spec[k]);
   ecs_lua_push_native(L, "motion.integrate", integrate, NULL, spec, n);
+  ecs_lua_native_parallel(L, -1); /* row by row, stack buffers: worker-safe */
   return 1;
 }
 
@@ -103,6 +107,7 @@ static int l_damp(lua_State *L) {
   ud = (double *)lua_newuserdatauv(L, sizeof *ud, 0);
   *ud = (double)f;
   ecs_lua_push_native(L, "motion.damp", damp, ud, &spec, 1);
+  ecs_lua_native_parallel(L, -1);
   lua_insert(L, -2);                                   /* native, ud */
   lua_setiuservalue(L, -2, 3);
   return 1;

@@ -1,6 +1,7 @@
 --[[
-threads_spec.lua -- ecs.world({ threads = n }): expression systems and
-q:apply split over n threads give the same bits as one thread, over random
+threads_spec.lua -- ecs.world({ threads = n }): expression systems,
+q:apply and C systems declared safe on workers (ecs.motion) split over n
+threads give the same bits as one thread, over random
 worlds and random programs; change terms, the journal, owned components
 (the transform) and Lua systems beside them; option errors; many worlds
 each with a pool, closed while idle. (The C side: test/test_threads.c.)
@@ -108,6 +109,32 @@ describe("ecs.world({ threads = n })", function()
       for t = 2, 3 do
         local ok, why = same_bits(results[1], results[t])
         assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why) .. ": " .. table.concat(progs, " | "))
+      end
+    end
+  end)
+
+  it("splits C systems declared safe on workers (ecs.motion), with the same bits", function()
+    local motion = require("ecs.motion")
+    for seed = 1, 2 do
+      local results = {}
+      for _, threads in ipairs({ 1, 2, 3 }) do
+        local w, A, B = world_of(seed, threads)
+        local q = w:query(A, B)
+        w:system("move", q, motion.integrate("A.x", "B.v:in", "A.y", "B.u:in", "A.k", "B.s:in"))
+        w:system("damp", w:query(A), motion.damp("A.y", 0.25))
+        for _ = 1, 3 do w:update(1 / 60) end
+        q:run(motion.integrate("A.b", "B.v:in"), 0.5)
+        results[threads] = dump(w, A, B)
+        if testkit.module then -- move and damp per update, and the run
+          local split = testkit.module.split_runs(w)
+          if threads == 1 then assert.equal(0, split) else assert.equal(7, split) end
+        end
+        assert.is_true(w:check())
+        w:close()
+      end
+      for t = 2, 3 do
+        local ok, why = same_bits(results[1], results[t])
+        assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why))
       end
     end
   end)

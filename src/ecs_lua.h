@@ -225,4 +225,12 @@ void ecs_lua_plugin_factory(lua_State *L, const char *manager,
 void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
                          void *ud, const char *const *specs, int nspecs);
 
+/*
+** Declare the native system object at idx safe on worker threads
+** (query.h, ecs_run_opts.parallel: fn reads and writes only its view and
+** computes each row on its own): on a world with threads its runs over
+** 8192 rows or more are split over them. Raises if idx is not one.
+*/
+void ecs_lua_native_parallel(lua_State *L, int idx);
+
 #endif

@@ -455,6 +455,12 @@ struct ecs_api {
                                    void **ptr, const ecs_entity **entities,
                                    uint32_t *count);
   void (*ecs_query_cursor_end)(ecs_world *w, ecs_query_cursor *cur, bool finish);
+  /* appended: native runs split over threads (query.h, ecs_lua.h) */
+  ecs_err (*ecs_query_run_opts)(ecs_world *w, ecs_query *q,
+                                const ecs_column_ref *cols, uint32_t ncols,
+                                double dt, ecs_system_fn fn, void *ud,
+                                const ecs_run_opts *opts, size_t *processed);
+  void (*ecs_lua_native_parallel)(lua_State *L, int idx);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -756,6 +762,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_query_cursor_begin (ecs_plugin_api->ecs_query_cursor_begin)
 #define ecs_query_cursor_next (ecs_plugin_api->ecs_query_cursor_next)
 #define ecs_query_cursor_end (ecs_plugin_api->ecs_query_cursor_end)
+#define ecs_query_run_opts (ecs_plugin_api->ecs_query_run_opts)
+#define ecs_lua_native_parallel (ecs_plugin_api->ecs_lua_native_parallel)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

@@ -250,6 +250,12 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 /* The shortest run worth using in place (shorter ones are gathered). */
 #define ECSI_MIN_DIRECT_RUN 32u
+/* Row splitting over the pool (pool.h; expr_run.c, query_run.c): runs of
+** at least ECSI_PAR_MIN_ROWS rows, cut into ECSI_PARTS_PER_THREAD ranges
+** per thread. */
+#define ECSI_PAR_MIN_ROWS 8192u
+#define ECSI_PARTS_PER_THREAD 4u
+#define ECSI_MAX_PARTS (ECS_MAX_THREADS * ECSI_PARTS_PER_THREAD)
 /* Gather (dst[j] = src[row[j]]) or scatter (dst[row[j]] = src[j]) n
 ** values of elem bytes (query_run.c). */
 void ecsi_copy_rows(void *dst, const void *src, const uint32_t *row,

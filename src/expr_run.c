@@ -294,8 +294,8 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
 }
 
 /*
-** Row splitting (threads = n, pool.h): a run of at least PAR_MIN_ROWS
-** rows is cut at block boundaries into PARTS_PER_THREAD ranges per
+** Row splitting (threads = n, pool.h): a run of at least ECSI_PAR_MIN_ROWS
+** rows is cut at block boundaries into ECSI_PARTS_PER_THREAD ranges per
 ** thread, each run by exec on whichever thread takes it, with a value
 ** stack of its own. The blocks are the ones the single-threaded loop runs
 ** (the same i, n and contiguity), and exec writes only its block's rows
@@ -306,8 +306,6 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
 ** manager) runs on one thread: its owner's hook cleans and propagates
 ** block by block, and a later block may read what it computed.
 */
-#define PAR_MIN_ROWS 8192u
-#define PARTS_PER_THREAD 4u
 
 typedef struct par_run {
   const ecs_program *p;
@@ -333,7 +331,7 @@ static void par_part(void *ud, uint32_t worker, uint32_t part) {
 /* The threads a run of p over count rows uses (1: this thread alone). */
 static uint32_t run_threads(const ecs_world *w, const ecs_program *p,
                             uint32_t count) {
-  if (w->pool == NULL || count < PAR_MIN_ROWS) return 1;
+  if (w->pool == NULL || count < ECSI_PAR_MIN_ROWS) return 1;
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
     if ((m & 1u) && ecs_component_owned(ecs_query_with(p->q, t))) return 1;
   return ecsi_pool_threads(w->pool);
@@ -393,7 +391,7 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     job.stackmem = stackmem;
     job.stack = stack;
     job.blocks = (r.count + ECSI_BLOCK - 1u) / ECSI_BLOCK;
-    job.parts = threads * PARTS_PER_THREAD;
+    job.parts = threads * ECSI_PARTS_PER_THREAD;
     if (job.parts > job.blocks) job.parts = job.blocks;
     ecsi_pool_run(w->pool, par_part, &job, job.parts);
     w->split_runs++;

@@ -240,6 +240,27 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                       uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                       size_t *processed);
 
+/*
+** How a run may go. parallel: fn is safe on worker threads -- it reads and
+** writes only its view (no call into the world, its managers or Lua, no
+** shared state of its own), and what it computes for a row does not
+** depend on the other rows nor on how rows are grouped into chunks. On a
+** world with threads (ecs_world_set_threads) a run of at least 8192 rows
+** that writes no owned component is then split into ranges run by every
+** thread (chunks end at the ranges' edges), with the same result as one
+** thread; the change stamps, the journal's captures and owners' hooks stay
+** on the calling thread. Without the memory for a scratch per thread the
+** run stays on the calling thread.
+*/
+typedef struct ecs_run_opts {
+  bool parallel;
+} ecs_run_opts;
+
+/* ecs_query_run with opts (NULL: ecs_query_run's way, one thread). */
+ecs_err ecs_query_run_opts(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                           uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                           const ecs_run_opts *opts, size_t *processed);
+
 /* ------------------------------------------------------------------------
 ** Chunk cursors (query_cursor.c): ecs_query_run turned inside out, for a
 ** caller that runs code of its own between chunks while it holds raw

@@ -23,6 +23,7 @@
 
 #include "query.h"
 #include "ecs_private.h"
+#include "pool.h"
 
 
 /* ------------------------------------------------------------------------
@@ -114,20 +115,116 @@ ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
   return ECS_ERR_OK;
 }
 
-ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
-                      uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
-                      size_t *processed) {
-  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
-  bool written[ECS_QUERY_MAX_TERMS];
+/* What every chunk of a run shares (the columns' layout, the view's
+** constant parts), and one range of the pinned list's positions. */
+typedef struct run_job {
+  const ecsi_rows *r;
+  const ecs_column_ref *cols;
+  uint32_t ncols;
+  const uint32_t *term, *first;
+  const bool *written;
+  const size_t *elem;
+  const ecs_type *type;
+  double dt;
+  ecs_system_fn fn;
+  void *ud;
+  ecs_world *w;
+  uint8_t *scratch;  /* per thread: ncols * ECSI_BLOCK * 8 bytes */
+  size_t scratch_stride;
+  uint32_t parts;
+  bool touch;        /* stamp each chunk here (one thread), else after */
+  bool bad[ECSI_MAX_PARTS]; /* per part: a read-only column changed */
+} run_job;
+
+/* Positions [i0, i1) of the list, chunk by chunk, on one thread. */
+static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
+                      bool *bad) {
+  const ecsi_rows *r = j->r;
   const void *colp[ECS_QUERY_MAX_TERMS];
   void *outp[ECS_QUERY_MAX_TERMS];
+  ecs_view view;
+  view.dt = j->dt;
+  view.column = colp;
+  view.out = outp;
+  view.type = j->type;
+  view.ncolumns = j->ncols;
+  for (uint32_t i = i0; i < i1 && !*bad;) {
+    uint32_t n = ecsi_rows_run(r, i, i1 - i);
+    bool direct = n >= ECSI_MIN_DIRECT_RUN;
+    void *p[ECS_QUERY_MAX_TERMS];
+#ifndef NDEBUG
+    uint64_t sum[ECS_QUERY_MAX_TERMS];
+#endif
+    if (!direct) n = i1 - i < ECSI_BLOCK ? i1 - i : ECSI_BLOCK;
+    for (uint32_t c = 0; c < j->ncols; c++) {
+      const uint32_t *row = r->row + (size_t)j->term[c] * r->stride + i;
+      uint8_t *base = (uint8_t *)ecs_component_column(j->cols[c].c, j->cols[c].field);
+      if (j->first[c] != c) {
+        p[c] = p[j->first[c]];
+      } else if (direct) {
+        p[c] = base + (size_t)row[0] * j->elem[c];
+      } else {
+        p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
+        ecsi_copy_rows(p[c], base, row, n, j->elem[c], true);
+      }
+      colp[c] = p[c];
+      outp[c] = j->cols[c].write ? p[c] : NULL;
+#ifndef NDEBUG
+      if (j->first[c] == c && !j->written[c])
+        sum[c] = hash_bytes(p[c], (size_t)n * j->elem[c]);
+#endif
+    }
+    view.count = n;
+    view.entities = r->entity + i;
+    j->fn(j->w, &view, j->ud);
+#ifndef NDEBUG
+    for (uint32_t c = 0; c < j->ncols; c++)
+      if (j->first[c] == c && !j->written[c] &&
+          sum[c] != hash_bytes(p[c], (size_t)n * j->elem[c]))
+        *bad = true;
+#endif
+    /* scatter back the groups some column may have written; read-only
+    ** groups are dropped (a write to them was a contract violation) */
+    if (!direct)
+      for (uint32_t c = 0; c < j->ncols; c++)
+        if (j->first[c] == c && j->written[c])
+          ecsi_copy_rows(ecs_component_column(j->cols[c].c, j->cols[c].field), p[c],
+                         r->row + (size_t)j->term[c] * r->stride + i, n,
+                         j->elem[c], false);
+    /* change stamps of the rows of every written column's manager (a
+    ** manager written through two columns is stamped twice: the same) */
+    if (j->touch)
+      for (uint32_t c = 0; c < j->ncols; c++)
+        if (j->first[c] == c && j->written[c]) {
+          const uint32_t *row = r->row + (size_t)j->term[c] * r->stride + i;
+          if (direct) ecs_component_touch_range(j->w, j->cols[c].c, row[0], n);
+          else ecs_component_touch_n(j->w, j->cols[c].c, row, n);
+        }
+    i += n;
+  }
+}
+
+/* Part k of a split run (pool.h), on whichever thread takes it. */
+static void run_part(void *ud, uint32_t worker, uint32_t part) {
+  run_job *j = (run_job *)ud;
+  uint32_t i0 = (uint32_t)((uint64_t)j->r->count * part / j->parts);
+  uint32_t i1 = (uint32_t)((uint64_t)j->r->count * (part + 1u) / j->parts);
+  run_range(j, j->scratch + (size_t)worker * j->scratch_stride, i0, i1, &j->bad[part]);
+}
+
+ecs_err ecs_query_run_opts(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                           uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                           const ecs_run_opts *opts, size_t *processed) {
+  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
+  bool written[ECS_QUERY_MAX_TERMS];
   ecs_type type[ECS_QUERY_MAX_TERMS];
   size_t elem[ECS_QUERY_MAX_TERMS];
-  uint8_t *scratch;
+  size_t stride = (size_t)(ncols ? ncols : 1) * ECSI_BLOCK * 8u;
+  uint32_t threads = 1;
+  bool owned = false;
   ecsi_rows r;
-  ecs_view view;
+  run_job job;
   ecs_err err = ECS_ERR_OK;
-  size_t done = 0;
   if (processed != NULL) *processed = 0;
   if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
     return err;
@@ -143,80 +240,68 @@ ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
       }
     written[c] = false;
     written[first[c]] = written[first[c]] || cols[c].write;
+    owned = owned || (cols[c].write && ecs_component_owned(cols[c].c));
   }
   /* everything that can fail comes before the first call of fn */
-  scratch = (uint8_t *)ecsi_query_scratch(w, q, (size_t)(ncols ? ncols : 1) *
-                                                    ECSI_BLOCK * 8u);
-  if (scratch == NULL) return ECS_ERR_NOMEM;
+  memset(&job, 0, sizeof job);
+  job.scratch = (uint8_t *)ecsi_query_scratch(w, q, stride);
+  if (job.scratch == NULL) return ECS_ERR_NOMEM;
   ecsi_query_align(w, q);
   if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
+  /* split over the pool: a run declared safe on workers, long enough, that
+  ** writes no owned component (its owner's hook runs chunk by chunk); a
+  ** scratch per thread, or, without the memory, this thread alone */
+  if (opts != NULL && opts->parallel && w->pool != NULL && !owned &&
+      r.count >= ECSI_PAR_MIN_ROWS) {
+    uint8_t *all;
+    threads = ecsi_pool_threads(w->pool);
+    if ((all = (uint8_t *)ecsi_query_scratch(w, q, stride * threads)) == NULL) threads = 1;
+    else job.scratch = all;
+  }
   /* an open journal keeps the rows' values before any is written */
   for (uint32_t c = 0; c < ncols; c++)
     if (first[c] == c && written[c])
       ecs_component_prewrite_n(w, cols[c].c, r.row + (size_t)term[c] * r.stride,
                                r.count);
-  view.dt = dt;
-  view.column = colp;
-  view.out = outp;
-  view.type = type;
-  view.ncolumns = ncols;
-  for (uint32_t i = 0; i < r.count && err == ECS_ERR_OK;) {
-    uint32_t n = ecsi_rows_run(&r, i, UINT32_MAX);
-    bool direct = n >= ECSI_MIN_DIRECT_RUN;
-    void *p[ECS_QUERY_MAX_TERMS];
-#ifndef NDEBUG
-    uint64_t sum[ECS_QUERY_MAX_TERMS];
-#endif
-    if (!direct) n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-    for (uint32_t c = 0; c < ncols; c++) {
-      const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
-      uint8_t *base = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
-      if (first[c] != c) {
-        p[c] = p[first[c]];
-      } else if (direct) {
-        p[c] = base + (size_t)row[0] * elem[c];
-      } else {
-        p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        ecsi_copy_rows(p[c], base, row, n, elem[c], true);
-      }
-      colp[c] = p[c];
-      outp[c] = cols[c].write ? p[c] : NULL;
-#ifndef NDEBUG
-      if (first[c] == c && !written[c])
-        sum[c] = hash_bytes(p[c], (size_t)n * elem[c]);
-#endif
-    }
-    view.count = n;
-    view.entities = r.entity + i;
-    fn(w, &view, ud);
-#ifndef NDEBUG
-    for (uint32_t c = 0; c < ncols; c++)
-      if (first[c] == c && !written[c] &&
-          sum[c] != hash_bytes(p[c], (size_t)n * elem[c]))
-        err = ECS_ERR_READONLY;
-#endif
-    /* scatter back the groups some column may have written; read-only
-    ** groups are dropped (a write to them was a contract violation) */
-    if (!direct)
-      for (uint32_t c = 0; c < ncols; c++)
-        if (first[c] == c && written[c])
-          ecsi_copy_rows(ecs_component_column(cols[c].c, cols[c].field), p[c],
-                    r.row + (size_t)term[c] * r.stride + i, n, elem[c], false);
-    /* change stamps of the rows of every written column's manager (a
-    ** manager written through two columns is stamped twice: the same) */
-    for (uint32_t c = 0; c < ncols; c++)
-      if (first[c] == c && written[c]) {
-        const uint32_t *row = r.row + (size_t)term[c] * r.stride + i;
-        if (direct) ecs_component_touch_range(w, cols[c].c, row[0], n);
-        else ecs_component_touch_n(w, cols[c].c, row, n);
-      }
-    i += n;
-    done += n;
+  job.r = &r;
+  job.cols = cols;
+  job.ncols = ncols;
+  job.term = term;
+  job.first = first;
+  job.written = written;
+  job.elem = elem;
+  job.type = type;
+  job.dt = dt;
+  job.fn = fn;
+  job.ud = ud;
+  job.w = w;
+  job.scratch_stride = stride;
+  if (threads > 1) {
+    job.parts = threads * ECSI_PARTS_PER_THREAD;
+    job.touch = false;
+    ecsi_pool_run(w->pool, run_part, &job, job.parts);
+    w->split_runs++;
+    for (uint32_t c = 0; c < ncols; c++) /* the stamps, here */
+      if (first[c] == c && written[c])
+        ecs_component_touch_n(w, cols[c].c, r.row + (size_t)term[c] * r.stride, r.count);
+    for (uint32_t k = 0; k < job.parts; k++)
+      if (job.bad[k]) err = ECS_ERR_READONLY;
+  } else {
+    job.parts = 1;
+    job.touch = true;
+    run_range(&job, job.scratch, 0, r.count, &job.bad[0]);
+    if (job.bad[0]) err = ECS_ERR_READONLY;
   }
   ecsi_query_unpin(w, q, r.snap);
-  if (processed != NULL) *processed = done;
+  if (processed != NULL) *processed = r.count;
   if (err == ECS_ERR_OK) ecs_query_complete(w, q);
   return err;
+}
+
+ecs_err ecs_query_run(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                      uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                      size_t *processed) {
+  return ecs_query_run_opts(w, q, cols, ncols, dt, fn, ud, NULL, processed);
 }
 
 /* ------------------------------------------------------------------------

@@ -185,6 +185,7 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   s->query = d->query;
   s->ud = d->ud;
   s->fn = d->kind == ECS_SYSTEM_NATIVE ? d->fn : NULL;
+  s->parallel = d->kind == ECS_SYSTEM_NATIVE && d->parallel;
   s->call = d->kind == ECS_SYSTEM_EXTERNAL ? d->call : NULL;
   s->params = d->kind == ECS_SYSTEM_EXPR ? d->params : NULL;
   at = sizeof *s;
@@ -453,10 +454,13 @@ static ecs_err run_one(ecs_world *w, ecs_system *s, double dt, void *ctx) {
   case ECS_SYSTEM_EXPR:
     err = run_expr(w, s, dt, ctx, &done);
     break;
-  case ECS_SYSTEM_NATIVE:
-    err = ecs_query_run(w, s->query, s->cols, s->ncols, dt, s->fn, s->ud,
-                        &done);
+  case ECS_SYSTEM_NATIVE: {
+    ecs_run_opts opts;
+    opts.parallel = s->parallel;
+    err = ecs_query_run_opts(w, s->query, s->cols, s->ncols, dt, s->fn, s->ud,
+                             &opts, &done);
     break;
+  }
   default:
     err = s->call(w, s, dt, ctx, &done);
     break;

@@ -99,6 +99,8 @@ typedef struct ecs_system_desc {
   ecs_system_fn fn;
   const ecs_column_ref *cols; /* ncols (at most ECS_QUERY_MAX_TERMS) */
   uint32_t ncols;
+  bool parallel; /* fn is safe on worker threads (query.h, ecs_run_opts):
+                 ** its runs are split over the world's threads */
   /* ECS_SYSTEM_EXTERNAL */
   ecs_system_call_fn call;
   /* scheduling (any kind): the phase (NULL: "update"); systems of the

@@ -22,6 +22,7 @@ struct ecs_system {
   ecs_query *query;
   void *ud;
   ecs_system_fn fn;               /* NATIVE */
+  bool parallel;                  /* NATIVE: ecs_run_opts.parallel */
   ecs_system_call_fn call;        /* EXTERNAL */
   ecs_system_params_fn params;    /* EXPR */
   const char *expr;               /* EXPR, in the block */

@@ -221,6 +221,82 @@ TEST(Threaded_runs_stamp_changes_and_feed_the_journal) {
   ecs_world_free(f.w);
 }
 
+/* A native system: P.x += V.dx * dt; P.y = P.y * 0.5 + V.dy; P.k += 1
+** (row by row: safe on workers). */
+static void native_move(ecs_world *w, const ecs_view *v, void *ud) {
+  float *x = (float *)v->out[0];
+  double *y = (double *)v->out[1];
+  int32_t *k = (int32_t *)v->out[2];
+  const float *dx = (const float *)v->column[3];
+  const double *dy = (const double *)v->column[4];
+  (void)w;
+  (void)ud;
+  for (uint32_t i = 0; i < v->count; i++) {
+    x[i] += dx[i] * (float)v->dt;
+    y[i] = y[i] * 0.5 + dy[i];
+    k[i] += 1;
+  }
+}
+
+/* Writes a column it was given read-only (a contract violation). */
+static void native_cheat(ecs_world *w, const ecs_view *v, void *ud) {
+  (void)w;
+  (void)ud;
+  if (v->count > 0) ((float *)(uintptr_t)v->column[0])[0] += 1.0f;
+}
+
+TEST(Native_runs_declared_parallel_give_the_same_bits_on_any_number_of_threads) {
+  fixture f[3];
+  uint32_t threads[3] = {1, 2, 3};
+  ecs_run_opts par = {true}, seq = {false};
+  const uint32_t n = 60000;
+  for (int k = 0; k < 3; k++) CHECK(make(&f[k], n, threads[k]));
+  for (int round = 0; round < 3; round++) {
+    for (int k = 0; k < 3; k++) {
+      ecs_column_ref cols[5];
+      size_t done;
+      uint64_t split = ecs_world_split_runs(f[k].w);
+      cols[0].c = f[k].P; cols[0].field = 0; cols[0].write = true;
+      cols[1].c = f[k].P; cols[1].field = 1; cols[1].write = true;
+      cols[2].c = f[k].P; cols[2].field = 2; cols[2].write = true;
+      cols[3].c = f[k].V; cols[3].field = 0; cols[3].write = false;
+      cols[4].c = f[k].V; cols[4].field = 1; cols[4].write = false;
+      CHECK_EQ_INT(ecs_query_run_opts(f[k].w, f[k].q, cols, 5, 0.25, native_move, NULL,
+                                      round == 1 ? &seq : &par, &done), ECS_ERR_OK);
+      CHECK(done > 40000);
+      /* split where there are threads and the run is declared parallel */
+      CHECK_EQ_INT(ecs_world_split_runs(f[k].w) - split,
+                   threads[k] > 1 && round != 1 ? 1 : 0);
+      /* churn between rounds: rows stop being consecutive (gathered chunks) */
+      for (uint32_t i = 0; i < 3000; i += 7) {
+        ecs_entity e = ecs_component_entities(f[k].V)[i % ecs_component_size(f[k].V)];
+        if (!ecs_alive(f[k].w, e)) continue; /* a dead record, till gc */
+        CHECK_EQ_INT(ecs_component_remove(f[k].w, f[k].V, e, NULL), ECS_ERR_OK);
+        CHECK_EQ_INT(ecs_component_add(f[k].w, f[k].V, e, NULL, NULL), ECS_ERR_OK);
+      }
+    }
+    for (int k = 1; k < 3; k++) {
+      CHECK_EQ_INT(ecs_component_size(f[k].P), ecs_component_size(f[0].P));
+      for (uint32_t c = 0; c < 3; c++)
+        CHECK(memcmp(ecs_component_column(f[k].P, c), ecs_component_column(f[0].P, c),
+                     (size_t)ecs_component_size(f[0].P) *
+                         ecs_type_size(ecs_component_field(f[0].P, c)->type)) == 0);
+    }
+  }
+#ifndef NDEBUG
+  { /* a worker's contract violation is reported as on one thread */
+    ecs_column_ref ro = {NULL, 0, false};
+    ro.c = f[1].P;
+    CHECK_EQ_INT(ecs_query_run_opts(f[1].w, f[1].q, &ro, 1, 0, native_cheat, NULL, &par,
+                                    NULL), ECS_ERR_READONLY);
+  }
+#endif
+  for (int k = 0; k < 3; k++) {
+    CHECK_WORLD(f[k].w);
+    ecs_world_free(f[k].w);
+  }
+}
+
 TEST(Many_worlds_each_with_a_pool) {
   ecs_world *w[12];
   for (int i = 0; i < 12; i++) {
@@ -241,6 +317,7 @@ static const test_case cases[] = {
   CASE(World_threads_cannot_change_during_an_update),
   CASE(Programs_give_the_same_bits_on_any_number_of_threads),
   CASE(Threaded_runs_stamp_changes_and_feed_the_journal),
+  CASE(Native_runs_declared_parallel_give_the_same_bits_on_any_number_of_threads),
   CASE(Many_worlds_each_with_a_pool),
 };
 

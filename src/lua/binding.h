@@ -218,6 +218,7 @@ typedef struct lnative {
   ecs_system_fn fn;
   void *ud;
   int nspec;
+  int parallel; /* ecs_lua_native_parallel: safe on worker threads */
 } lnative;
 
 

@@ -19,6 +19,7 @@ void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
   nv->fn = fn;
   nv->ud = ud;
   nv->nspec = nspecs;
+  nv->parallel = 0;
   luaL_setmetatable(L, ECS_LUA_NATIVE);
   lua_createtable(L, nspecs, 0);
   for (int k = 0; k < nspecs; k++) {
@@ -28,6 +29,12 @@ void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
   lua_setiuservalue(L, -2, 1);
   lua_pushstring(L, name);
   lua_setiuservalue(L, -2, 2);
+}
+
+void ecs_lua_native_parallel(lua_State *L, int idx) {
+  lnative *nv = (lnative *)ecsl_test_object(L, idx, &ecsl_native_tag);
+  if (nv == NULL) ecsl_object_error(L, idx, ECS_LUA_NATIVE);
+  else nv->parallel = 1;
 }
 
 /* Run the native at nidx over the query at qidx. @return entities. */
@@ -58,8 +65,12 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
   if (lq->lw->schema_gen != gen)
     luaL_error(L, "%s: a component was redefined while its columns were looked up "
                "(by a finalizer)", fn);
-  err = ecs_query_run(lq->lw->w, lq->q, cols, (uint32_t)nv->nspec, dt, nv->fn,
-                      nv->ud, &done);
+  {
+    ecs_run_opts opts;
+    opts.parallel = nv->parallel != 0;
+    err = ecs_query_run_opts(lq->lw->w, lq->q, cols, (uint32_t)nv->nspec, dt,
+                             nv->fn, nv->ud, &opts, &done);
+  }
   if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
   return done;
 }
@@ -408,6 +419,7 @@ static int define_system(lua_State *L, bool replacing) {
     lua_pop(L, 1);
     d.fn = nv->fn;
     d.ud = nv->ud;
+    d.parallel = nv->parallel != 0;
     d.cols = cols;
     d.ncols = (uint32_t)nv->nspec;
   } else {
