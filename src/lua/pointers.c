@@ -96,9 +96,11 @@ static int pointers_next(lua_State *L) {
   luaL_checkstack(L, (int)st->ncols + 4, "q:pointers");
   lua_pushinteger(L, (lua_Integer)n);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &ffi_key);            /* n, ffi */
-  lua_getiuservalue(L, 1, 2);                             /* n, ffi, ctypes */
+  lua_getfield(L, -1, "cast");                            /* n, ffi, cast */
+  lua_replace(L, -2);                                     /* n, cast */
+  lua_getiuservalue(L, 1, 2);                             /* n, cast, ctypes */
   for (uint32_t k = 0; k < st->ncols; k++) {
-    lua_getfield(L, -2, "cast");
+    lua_pushvalue(L, -2);                                 /* ..., cast */
     lua_rawgeti(L, -2, (lua_Integer)k + 1);
     /* one element before the first row: p[1] is the chunk's first */
     lua_pushlightuserdata(L, (void *)((uintptr_t)ptr[k] - st->elem[k]));
