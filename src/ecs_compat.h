@@ -241,6 +241,7 @@ static inline int ecsl_compat_typeerror(lua_State *L, int arg, const char *tname
   return luaL_argerror(L, arg, msg);
 }
 #define luaL_typeerror ecsl_compat_typeerror
+#define ECSL_COMPAT_TYPEERROR 1
 #endif
 #ifndef luaL_argexpected
 #define luaL_argexpected(L, cond, arg, tname) \

@@ -28,6 +28,33 @@
 #include "lua.h"
 #include "lauxlib.h"
 #include "ecs_compat.h" /* one API on Lua 5.1-5.4 and LuaJIT */
+#include "lualib.h"     /* LUA_JITLIBNAME: LuaJIT's, below */
+
+/*
+** LuaJIT: every raise from the binding first makes a call on the raising
+** thread (ecsl_thread_resync, observer.c). Observers run on a thread of
+** their own (observer.c); a call into another thread leaves LuaJIT's
+** "current thread" (cur_L, which trace exits restore state into) on that
+** thread until the caller calls into the VM again or returns. LuaJIT
+** before its fix of 2023-09 (e86990f7, LuaJIT issue #1066; Debian 12 ships
+** one from 2022) does not reset it when pcall() catches an error raised
+** from C, so a method that raised after one of its observers ran left a
+** trace exit writing into the observers' thread: a corrupted stack, then
+** a crash. Raises only: a method that returns resets cur_L itself. The
+** wrapped names below are all the binding raises with (lauxlib's own
+** luaL_check* run before any core call, so before any observer).
+*/
+#ifdef LUA_JITLIBNAME
+void ecsl_thread_resync(lua_State *L);
+#undef luaL_error /* ecs_compat.h's: LuaJIT is a 5.1 */
+#define luaL_error(L, ...) (ecsl_thread_resync(L), ecsl_compat_error(L, __VA_ARGS__))
+#define lua_error(L) (ecsl_thread_resync(L), lua_error(L))
+#define luaL_argerror(L, a, m) (ecsl_thread_resync(L), luaL_argerror(L, a, m))
+#ifdef ECSL_COMPAT_TYPEERROR
+#undef luaL_typeerror
+#define luaL_typeerror(L, a, t) (ecsl_thread_resync(L), ecsl_compat_typeerror(L, a, t))
+#endif
+#endif
 
 /*
 ** Hidden symbols in ecs/core.so however it is built. CMake compiles with

@@ -38,6 +38,9 @@ static const char thread_key = 't'; /* registry: the thread of observers */
 static const char index_key = 'x';  /* registry: weak { [address] = obs } */
 static const char error_key = 'e';  /* registry: { [1] = kept?, [2] = error } */
 static const char anchor_key = 'a'; /* world state: { [obs] = true } */
+#ifdef LUA_JITLIBNAME
+static const char resync_key = 'r'; /* registry: a function that does nothing */
+#endif
 
 #define ECS_LUA_OBSERVER "ecs.Observer"
 
@@ -104,6 +107,27 @@ void ecsl_observer_reraise(lua_State *L) {
   lua_pop(L, 1);
 }
 
+#ifdef LUA_JITLIBNAME
+static int do_nothing(lua_State *L) {
+  (void)L;
+  return 0;
+}
+
+/*
+** Call into the VM on L, the thread about to raise (binding.h, LuaJIT):
+** LuaJIT then takes L as its current thread again. Nothing to do before
+** the first observer of the Lua state (no call into another thread yet);
+** the function was made with it (shared_state), so this allocates nothing.
+*/
+void ecsl_thread_resync(lua_State *L) {
+  if (!lua_checkstack(L, 1)) return;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &resync_key) == LUA_TFUNCTION)
+    lua_call(L, 0, 0);
+  else
+    lua_pop(L, 1);
+}
+#endif
+
 /* The registry entries every observer uses, made once per Lua state. */
 static lua_State *shared_state(lua_State *L) {
   lua_State *T;
@@ -125,6 +149,13 @@ static lua_State *shared_state(lua_State *L) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &error_key);
   }
   lua_pop(L, 1);
+#ifdef LUA_JITLIBNAME
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &resync_key) == LUA_TNIL) {
+    lua_pushcfunction(L, do_nothing);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &resync_key);
+  }
+  lua_pop(L, 1);
+#endif
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &thread_key) != LUA_TTHREAD) {
     lua_pop(L, 1);
     lua_newthread(L);
