@@ -29,21 +29,23 @@ trap 'rm -f "$log"' EXIT
 count_ctest() {
   local line total bad
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -1)
-  if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+  if [ -z "$line" ]; then echo "FAILED: ctest printed no summary"; failed=$((failed + 1)); return; fi
   bad=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
   total=$(echo "$line" | sed -E 's/.*out of ([0-9]+).*/\1/')
   passed=$((passed + total - bad))
   failed=$((failed + bad))
+  [ "$bad" -eq 0 ] || echo "FAILED: $bad C tests"
 }
 count_busted() {
   local line s f e
   line=$(grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
-  if [ -z "$line" ]; then failed=$((failed + 1)); return; fi
+  if [ -z "$line" ]; then echo "FAILED: busted printed no summary (it crashed?)"; failed=$((failed + 1)); return; fi
   s=$(echo "$line" | sed -E 's/^([0-9]+) success.*/\1/')
   f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
   e=$(echo "$line" | sed -E 's/.* ([0-9]+) errors?.*/\1/')
   passed=$((passed + s))
   failed=$((failed + f + e))
+  [ $((f + e)) -eq 0 ] || echo "FAILED: $f failures and $e errors in that busted run"
 }
 
 echo "== luacheck (.luacheckrc): any warning fails the stage"
@@ -52,7 +54,7 @@ lint_dirs=(lua spec examples bench test types)
 if luacheck --no-color "${lint_dirs[@]}" 2>&1 | tee "$log"; then
   passed=$((passed + 1))
 else
-  failed=$((failed + 1))
+  echo "FAILED: luacheck"; failed=$((failed + 1))
 fi
 
 echo "== build with AddressSanitizer + UBSan (build-asan/)"
