@@ -172,6 +172,58 @@ describe("q:pointers on LuaJIT", function()
     assert.is_true(w:check())
   end)
 
+  it("puts off a !remove cleanup of a pinned component to the loop's end, and destroy succeeds", function()
+    local T = w:component("T", { "x:f32", "to:entity!remove" })
+    local target, other = w:create(), w:create()
+    local holders = {}
+    for i = 1, 5 do holders[i] = w:create(); T:add(holders[i], i, i <= 3 and target or other) end
+    local removed = {}
+    local o = T:on_remove(function(e) removed[#removed + 1] = e end)
+    local qt = w:query(T)
+    local steps = 0
+    for n, x in qt:pointers("T.x") do
+      steps = steps + 1
+      assert.is_true(w:destroy(target)) -- no error: the removals wait for the pins
+      assert.is_false(w:alive(target))
+      assert.equals(5, T:count())       -- the rows the pointers address stay
+      assert.equals(0, #removed)
+      for i = 1, n do x[i] = x[i] * 10 end
+    end
+    assert.equals(1, steps)
+    assert.equals(3, #removed) -- the loop's end ran the cleanup it put off
+    assert.equals(2, T:count())
+    assert.equals(40, T:field(holders[4], "x"))
+    assert.is_false(T:has(holders[1]))
+    -- closed early: close() runs it, and an observer's error comes out of close()
+    local boom = {}
+    o:close()
+    local o2 = T:on_remove(function() error(boom) end)
+    local step, loop = qt:pointers("T.x")
+    step(loop)
+    w:destroy(other)
+    assert.equals(2, T:count())
+    local ok, err = pcall(loop.close, loop)
+    assert.is_false(ok)
+    assert.equals(boom, err)
+    assert.equals(0, T:count())
+    o2:close()
+    -- collected: the next destroy does it
+    local T2 = w:component("T2", { "x:f32", "to:entity!remove" })
+    local t2, h2 = w:create(), w:create()
+    T2:add(h2, 1, t2)
+    do
+      local f, st = w:query(T2):pointers("T2.x")
+      f(st)
+      w:destroy(t2)
+      assert.is_true(T2:has(h2))
+    end
+    collectgarbage()
+    collectgarbage()
+    w:destroy(w:create())
+    assert.is_false(T2:has(h2))
+    assert.is_true(w:check())
+  end)
+
   it("releases the pins when the loop runs out, by loop:close(), and when collected", function()
     for _ in q:pointers("P.x") do end
     P:add(w:create(), 1) -- ran out

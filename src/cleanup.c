@@ -20,6 +20,11 @@
 ** last row into the hole, which is then looked at again. Rows are walked
 ** in order, so a chain whose holders were created after their targets
 ** (the usual order) goes in one pass; another order takes more passes.
+** A REMOVE on a component a pointer loop pins (ecs_component_pin: its
+** rows must not move) is put off: the sweep leaves the holder and owes
+** another sweep (cleanup_pending), which the loop's end runs (the
+** binding's q:pointers, through ecs_cleanup_hold/release) or else the
+** next destroy.
 **
 ** Layer: managers (with component.c), above entity.
 */
@@ -63,6 +68,12 @@ static void apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
     ecs_component_touch(w, c, i);
     return;
   case ECS_CLEANUP_REMOVE:
+    /* a pointer loop holds c's rows (ecs_component_pin): the holder keeps
+    ** c until a sweep after the loop (the binding runs one at its end) */
+    if (ecs_component_pins(c) > 0) {
+      w->cleanup_deferred = true;
+      return;
+    }
     e = ecs_component_remove(w, c, holder, NULL);
     break;
   default:
@@ -123,6 +134,11 @@ static ecs_err sweep(ecs_world *w) {
     }
   } while (w->cleanup_pending);
   w->cleanup_sweeping = false;
+  /* removals a pin put off: the next sweep owes them */
+  if (w->cleanup_deferred) {
+    w->cleanup_deferred = false;
+    w->cleanup_pending = true;
+  }
   return err;
 }
 

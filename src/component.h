@@ -318,8 +318,10 @@ uint64_t ecs_component_version(const ecs_component *c);
 ** the instances of every component that has such a field: O(instances of
 ** those components) per destroy call, nothing for a world without them.
 ** A field whose value is a dead entity when the sweep runs is treated the
-** same, whenever that entity died. Policies are part of the definition,
-** not of the data: snapshots do not carry them.
+** same, whenever that entity died. REMOVE on a pinned component
+** (ecs_component_pin) is put off: the holder keeps it and the next sweep
+** (the next destroy, or ecs_cleanup_release of a hold) owes it. Policies
+** are part of the definition, not of the data: snapshots do not carry them.
 ** @return ECS_ERR_UNKNOWN_FIELD (field out of range), ECS_ERR_INVALID (not
 **         an entity field, or policy unknown).
 */

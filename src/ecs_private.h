@@ -65,7 +65,7 @@ struct ecs_world {
   /* cleanup.c: entity fields with a cleanup policy in all managers; holds
   ** (ecs_cleanup_hold) and sweeps in progress; a death not yet swept */
   uint32_t cleanup_fields, cleanup_holds;
-  bool cleanup_sweeping, cleanup_pending;
+  bool cleanup_sweeping, cleanup_pending, cleanup_deferred;
   /* component: lua refs dropped by component managers, waiting for the
   ** binding (ecs_drain_refs). Invariant: ref_cap >= ref_len + ref_slots,
   ** where ref_slots counts the lua-field cells of every stored instance, so

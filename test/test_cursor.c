@@ -236,7 +236,51 @@ TEST(Cursor_errors_hold_nothing_and_memory_failures_are_clean) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* A REMOVE policy on a pinned component waits for the pin: the destroy
+** succeeds, the holder keeps its row, and the sweep after the unpin
+** (a hold's release, or the next destroy) removes it. */
+TEST(Cursor_pins_put_off_remove_cleanups) {
+  static const ecs_field_def tether_fields[] = {{"x", ECS_F64}, {"to", ECS_ENTITY}};
+  fixture f;
+  ecs_component *T;
+  ecs_entity target, holder, other;
+  ecs_instance i;
+  CHECK(setup(&f, 4, 0));
+  CHECK_EQ_INT(ecs_component_new(f.w, "T", tether_fields, 2, &T), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_set_cleanup(f.w, T, 1, ECS_CLEANUP_REMOVE), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create(f.w, &target), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create(f.w, &holder), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create(f.w, &other), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_add(f.w, T, holder, &i, NULL), ECS_ERR_OK);
+  ((ecs_entity *)ecs_component_column(T, 1))[i] = target;
+  CHECK_EQ_INT(ecs_component_pin(f.w, T), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, target));
+  CHECK_EQ_INT(ecs_component_count(f.w, T), 1); /* put off */
+  CHECK_WORLD(f.w);
+  ecs_cleanup_hold(f.w);
+  CHECK_EQ_INT(ecs_cleanup_release(f.w), ECS_ERR_OK); /* still pinned */
+  CHECK_EQ_INT(ecs_component_count(f.w, T), 1);
+  ecs_component_unpin(f.w, T);
+  ecs_cleanup_hold(f.w);
+  CHECK_EQ_INT(ecs_cleanup_release(f.w), ECS_ERR_OK); /* owed: swept now */
+  CHECK_EQ_INT(ecs_component_count(f.w, T), 0);
+  /* without a release, the next destroy owes it */
+  CHECK_EQ_INT(ecs_component_add(f.w, T, other, &i, NULL), ECS_ERR_OK);
+  ((ecs_entity *)ecs_component_column(T, 1))[i] = holder;
+  CHECK_EQ_INT(ecs_component_pin(f.w, T), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, holder));
+  CHECK_EQ_INT(ecs_component_count(f.w, T), 1);
+  ecs_component_unpin(f.w, T);
+  CHECK(ecs_destroy(f.w, f.e[0]));
+  CHECK_EQ_INT(ecs_component_count(f.w, T), 0);
+  CHECK_WORLD(f.w);
+  ecs_query_free(f.w, f.q);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Cursor_pins_put_off_remove_cleanups),
   CASE(Cursor_in_place_chunks_write_the_columns),
   CASE(Cursor_gathered_chunks_are_scattered_back),
   CASE(Cursor_pins_refuse_every_move_and_change_nothing),

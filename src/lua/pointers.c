@@ -60,6 +60,20 @@ static void pointers_end(lpointers *st, bool finish) {
   if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
 }
 
+/*
+** The cleanup a loop put off (cleanup.c: a `!remove` policy on a pinned
+** component waits for the pins to go), run when the loop ends by running
+** out or by close(); its observers' errors come out of that call. A loop
+** the collector finalizes leaves it to the next destroy.
+*/
+static void owed_cleanup(lua_State *L, lworld *lw, const char *fn) { /* q:<fn> */
+  ecs_err err;
+  if (lw->w == NULL) return;
+  ecs_cleanup_hold(lw->w);
+  if ((err = ecs_cleanup_release(lw->w)) != ECS_ERR_OK)
+    ecsl_query_fail(L, fn, err);
+}
+
 /* __gc: end without writing a gathered chunk back (a finalizer runs at
 ** any time: a late scatter would overwrite newer writes). */
 static int pointers_gc(lua_State *L) {
@@ -70,7 +84,10 @@ static int pointers_gc(lua_State *L) {
 
 /* loop:close(): end a loop left early; its pins go at once. Idempotent. */
 static int pointers_close(lua_State *L) {
-  pointers_end(ecsl_self(L, lpointers), true);
+  lpointers *st = ecsl_self(L, lpointers);
+  int active = st->active;
+  pointers_end(st, true);
+  if (active) owed_cleanup(L, st->lq->lw, "pointers");
   return 0;
 }
 
@@ -91,6 +108,7 @@ static int pointers_next(lua_State *L) {
   ecsl_charge(L, st->lq->lw); /* the scratch of a first gathered chunk */
   if (n == 0) {
     pointers_end(st, true);
+    owed_cleanup(L, st->lq->lw, "pointers");
     return 0;
   }
   luaL_checkstack(L, (int)st->ncols + 4, "q:pointers");
