@@ -71,6 +71,7 @@ build = {
         "src/lua/spawn.c",
         "src/lua/many.c",
         "src/lua/options.c",
+        "src/lua/native.c",
         "src/lua/system.c",
         "src/lua/observer.c",
         "src/lua/snapshot.c",

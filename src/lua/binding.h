@@ -474,6 +474,10 @@ int ecsl_l_world_inspect(lua_State *L);
 /* each.c */
 int ecsl_l_query_each(lua_State *L);
 
+/* native.c */
+int ecsl_l_native_tostring(lua_State *L);
+int ecsl_l_query_run(lua_State *L);
+
 /* system.c */
 const char *ecsl_check_systems(lua_State *L, ecs_world *w);
 int ecsl_l_world_remove_system(lua_State *L);

@@ -437,3 +437,49 @@ int ecsl_l_query_programs(lua_State *L) {
   return 1;
 }
 
+/* ----------------------------------------------------------------------
+** The classes of queries and of what their methods return (loops,
+** natives), registered once per Lua state (module.c).
+** ------------------------------------------------------------------- */
+
+static const luaL_Reg query_methods[] = {
+  {"count", ecsl_l_query_count},
+  {"entities", ecsl_l_query_entities},
+  {"columns", ecsl_l_query_columns},
+  {"each", ecsl_l_query_each},
+  {"each_chunk", ecsl_l_query_each_chunk},
+  {"pointers", ecsl_l_query_pointers},
+  {"apply", ecsl_l_query_apply},
+  {"programs", ecsl_l_query_programs},
+  {"run", ecsl_l_query_run},
+  {"components", ecsl_l_query_components},
+  {NULL, NULL}
+};
+
+/* A class: methods (if any) as __index and __methods, plus metamethods. */
+static void query_class(lua_State *L, const char *tname, const luaL_Reg *methods,
+                        const luaL_Reg *meta) {
+  luaL_newmetatable(L, tname);
+  luaL_setfuncs(L, meta, 0);
+  if (methods != NULL) ecsl_class_methods(L, methods, &ecsl_query_tag, tname);
+  lua_pushliteral(L, "locked");
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
+}
+
+void ecsl_open_queries(lua_State *L) {
+  static const luaL_Reg query_meta[] = {
+    {"__gc", ecsl_l_query_gc}, {"__tostring", ecsl_l_query_tostring}, {NULL, NULL}};
+  static const luaL_Reg iter_meta[] = {
+    {"__close", ecsl_l_qiter_close}, {"__gc", ecsl_l_qiter_close}, {NULL, NULL}};
+  static const luaL_Reg columns_meta[] = {
+    {"__close", ecsl_l_columns_close}, {"__gc", ecsl_l_columns_gc}, {NULL, NULL}};
+  static const luaL_Reg native_meta[] = {
+    {"__tostring", ecsl_l_native_tostring}, {NULL, NULL}};
+  query_class(L, ECS_LUA_QUERY, query_methods, query_meta);
+  query_class(L, ECS_LUA_QUERY_ITER, NULL, iter_meta);
+  lua_pushcfunction(L, ecsl_l_qiter_next);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ecsl_qiter_next_key);
+  query_class(L, ECS_LUA_COLUMNS, NULL, columns_meta);
+  query_class(L, ECS_LUA_NATIVE, NULL, native_meta);
+}
