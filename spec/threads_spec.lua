@@ -197,6 +197,81 @@ describe("ecs.world({ threads = n })", function()
     assert.equal(out[1], out[2])
   end)
 
+  it("runs systems that do not conflict side by side (batches), with the same bits", function()
+    local motion = require("ecs.motion")
+    local function fields_of(...)
+      local out = {}
+      for _, C in ipairs({ ... }) do
+        for _, f in ipairs(C:fields()) do out[#out + 1] = C.name .. "." .. f:match("^[^:]*") end
+      end
+      return out
+    end
+    local function expr_of(r, fields, d)
+      local k = r.int(d > 2 and 2 or 5)
+      if k == 1 then return fields[r.int(#fields)] end
+      if k == 2 then return tostring(r.int(40) / 8) end
+      if k == 3 then return "dt" end
+      if k == 4 then return "sqrt(abs(" .. expr_of(r, fields, d + 1) .. "))" end
+      return "(" .. expr_of(r, fields, d + 1) .. ({ " + ", " - ", " * " })[r.int(3)] ..
+        expr_of(r, fields, d + 1) .. ")"
+    end
+    local batched = 0
+    for seed = 1, 4 do
+      local plan = prng(100 + seed) -- the same systems on every thread count
+      local shapes = {}
+      for i = 1, 7 do shapes[i] = plan.int(6) end
+      local progs = {}
+      local results = {}
+      for _, threads in ipairs({ 1, 2, 3 }) do
+        local w, A, B = world_of(seed, threads)
+        local C = w:component("C", { "c:f64" })
+        local nth = 0
+        for e in w:query(A):entities() do nth = nth + 1; if nth % 3 > 0 then C:add(e, nth / 5) end end
+        local sets = { { A }, { B }, { C }, { A, B }, { B, C } }
+        local r = prng(200 + seed)
+        for i, shape in ipairs(shapes) do
+          if shape == 6 then
+            if i % 2 == 0 then
+              w:system("lua" .. i, function() end) -- a Lua system: a barrier
+            else
+              w:system("c" .. i, w:query(C), motion.damp("C.c", 0.125)) -- native, parallel
+            end
+          else
+            local set = sets[shape]
+            local fields = fields_of(table.unpack(set))
+            local target = fields[r.int(#fields)]
+            progs[i] = progs[i] or (target .. " = " .. expr_of(r, fields, 0))
+            w:system("s" .. i, w:query(table.unpack(set)), progs[i])
+          end
+        end
+        for _ = 1, 3 do w:update(1 / 30) end
+        results[threads] = dump(w, A, B, C)
+        if testkit.module then
+          local b = testkit.module.batches(w)
+          if threads == 1 then assert.equal(0, b) else batched = batched + b end
+        end
+        assert.is_true(w:check())
+        w:close()
+      end
+      for t = 2, 3 do
+        local ok, why = same_bits(results[1], results[t])
+        assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why))
+      end
+    end
+    if testkit.module then assert.is_true(batched > 0) end
+    -- which systems go side by side: one batch per update, {b, t}
+    local w, A, B, Tag = world_of(9, 2)
+    w:system("a", w:query(A), "A.y = A.y * 0.5 + dt")
+    w:system("r", w:query(B, A), "B.v = A.y * 0.5") -- reads what a writes: after a
+    w:system("lua", function() end)                   -- a barrier
+    w:system("b", w:query(B), "B.u = B.u + 1")
+    w:system("t", w:query(Tag), "Tag.t = 2")          -- beside b
+    for _ = 1, 2 do w:update(0.5) end
+    if testkit.module then assert.equal(2, testkit.module.batches(w)) end
+    for _, st in ipairs(w:stats()) do assert.equal(2, st.calls) end
+    w:close()
+  end)
+
   it("checks its option", function()
     assert.matches("threads must be an integer from 1 to 64, got 0", err_of(function() ecs.world({ threads = 0 }) end))
     assert.matches("got 65", err_of(function() ecs.world({ threads = 65 }) end))

@@ -181,6 +181,10 @@ ecs_err ecs_world_set_threads(ecs_world *w, uint32_t threads);
 uint32_t ecs_world_threads(const ecs_world *w);
 /* Program runs split over threads since w was made (a statistic). */
 uint64_t ecs_world_split_runs(const ecs_world *w);
+/* Batches since w was made: runs of two or more systems whose accesses
+** do not conflict, side by side in one job of the threads (a statistic;
+** ecs_world_update, system.h). */
+uint64_t ecs_world_batches(const ecs_world *w);
 
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);

@@ -461,6 +461,8 @@ struct ecs_api {
                                 double dt, ecs_system_fn fn, void *ud,
                                 const ecs_run_opts *opts, size_t *processed);
   void (*ecs_lua_native_parallel)(lua_State *L, int idx);
+  /* appended: batches of systems (ecs.h) */
+  uint64_t (*ecs_world_batches)(const ecs_world *w);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -764,6 +766,7 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_query_cursor_end (ecs_plugin_api->ecs_query_cursor_end)
 #define ecs_query_run_opts (ecs_plugin_api->ecs_query_run_opts)
 #define ecs_lua_native_parallel (ecs_plugin_api->ecs_lua_native_parallel)
+#define ecs_world_batches (ecs_plugin_api->ecs_world_batches)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

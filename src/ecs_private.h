@@ -105,6 +105,7 @@ struct ecs_world {
   ** thread */
   struct ecsi_pool *pool;
   uint64_t split_runs; /* expr_run.c: program runs split over the pool */
+  uint64_t batches;    /* system.c: batches of systems run side by side */
   uint32_t pins;       /* component.c: pins over all managers (world-wide
                        ** changes such as load and undo check it) */
 };
@@ -256,6 +257,31 @@ uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
 #define ECSI_PAR_MIN_ROWS 8192u
 #define ECSI_PARTS_PER_THREAD 4u
 #define ECSI_MAX_PARTS (ECS_MAX_THREADS * ECSI_PARTS_PER_THREAD)
+/*
+** Runs in a batch (system.c: systems whose accesses do not conflict, run
+** in one pool job; pool.h, ecsi_split). Begin, on the world's thread,
+** after every run of the batch aligned its query: scratch for every
+** thread, the pin, the journal's captures; the split's parts may then run
+** on any thread. End (after the job, or instead of it when ran is false:
+** then only the pin goes): stamps, the pin, the changed pass. Begin fails
+** with ECS_ERR_NOMEM (or a pin's error) having changed nothing.
+*/
+struct ecsi_split;
+struct ecs_program;
+ecs_err ecsi_program_begin(ecs_world *w, struct ecs_program *p, const double *params,
+                           struct ecsi_split *s);
+void ecsi_program_end(ecs_world *w, struct ecsi_split *s, bool ran, size_t *processed);
+/* bit t: the program stores into (reads) its query's "with" term t */
+uint32_t ecsi_program_written(const struct ecs_program *p);
+uint32_t ecsi_program_read(const struct ecs_program *p);
+struct ecs_view;
+ecs_err ecsi_native_begin(ecs_world *w, struct ecs_query *q,
+                          const struct ecs_column_ref *cols, uint32_t ncols, double dt,
+                          void (*fn)(ecs_world *w, const struct ecs_view *view, void *ud),
+                          void *ud, struct ecsi_split *s);
+/* @return ECS_ERR_READONLY when a column handed out read-only changed
+** (debug builds), else ECS_ERR_OK */
+ecs_err ecsi_native_end(ecs_world *w, struct ecsi_split *s, bool ran, size_t *processed);
 /* Gather (dst[j] = src[row[j]]) or scatter (dst[row[j]] = src[j]) n
 ** values of elem bytes (query_run.c). */
 void ecsi_copy_rows(void *dst, const void *src, const uint32_t *row,

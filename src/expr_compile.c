@@ -60,6 +60,7 @@ typedef struct parser {
   uint32_t nparam;
   uint32_t depth, maxdepth; /* value stack now, and at most: sizes the run */
   uint32_t written;          /* bit t: some statement stores into term t */
+  uint32_t read;             /* bit t: some expression or x op= reads term t */
   uint32_t last_push; /* where the last CONST or PARAM was emitted */
   uint32_t nesting;   /* current depth of recursion */
   char *msg;
@@ -375,6 +376,7 @@ static void primary(parser *p) {
     if (at + n < p->len && p->src[at + n] == '.') {
       uint32_t term, field;
       if (!field_ref(p, &term, &field)) return;
+      p->read |= 1u << term;
       emit(p, OP_COL);
       emit(p, term);
       emit(p, field);
@@ -502,6 +504,7 @@ static void statement(parser *p) {
   if ((c == '+' || c == '-' || c == '*' || c == '/') && p->pos + 1 < p->len &&
       p->src[p->pos + 1] == '=') {
     op = c == '+' ? OP_ADD : c == '-' ? OP_SUB : c == '*' ? OP_MUL : OP_DIV;
+    p->read |= 1u << t; /* x op= e reads x */
     p->pos += 2;
   } else if (c == '=') {
     p->pos++;
@@ -641,6 +644,7 @@ ecs_err ecsi_expr_compile(ecs_world *w, ecs_query *q, const char *src,
   prog->cached = cached;
   prog->depth = p.maxdepth;
   prog->written = p.written;
+  prog->read = p.read;
   prog->next = programs_of(q);
   set_programs(q, prog);
   ecsi_query_set_ext_free(q, ecsi_expr_programs_free);

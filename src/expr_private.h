@@ -59,6 +59,7 @@ struct ecs_program {
   uint32_t *param_pos;       /* 1-based position of each one's first use */
   uint32_t depth;            /* deepest stack the code reaches */
   uint32_t written;          /* bit t: the program stores into "with" term t */
+  uint32_t read;             /* bit t: the program reads "with" term t */
 };
 
 /*

@@ -349,6 +349,22 @@ static void touch_blocks(ecs_world *w, const ecs_program *p,
   }
 }
 
+/* An open journal keeps the targets' values before any is written. */
+static void prewrite_targets(ecs_world *w, const ecs_program *p, const ecsi_rows *r) {
+  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
+    if (m & 1u)
+      ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
+                               r->row + (size_t)t * r->stride, r->count);
+}
+
+/* The stamps of a run made on other threads, block by block, here. */
+static void touch_all(ecs_world *w, const ecs_program *p, const ecsi_rows *r) {
+  for (uint32_t i = 0; i < r->count; i += ECSI_BLOCK) {
+    uint32_t n = r->count - i < ECSI_BLOCK ? r->count - i : ECSI_BLOCK;
+    touch_blocks(w, p, r, i, n, ecsi_rows_run(r, i, n) == n);
+  }
+}
+
 /*
 ** Scratch first (the query's, reused between runs), then the pin: the one
 ** fallible step comes before any store, so a run is all or nothing. The
@@ -378,11 +394,7 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     if (all == NULL) threads = 1;
     else memset(stackmem = all, 0, stack * threads * sizeof(double));
   }
-  /* an open journal keeps the targets' values before any is written */
-  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
-    if (m & 1u)
-      ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
-                               r.row + (size_t)t * r.stride, r.count);
+  prewrite_targets(w, p, &r);
   if (threads > 1) {
     par_run job;
     job.p = p;
@@ -395,10 +407,7 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     if (job.parts > job.blocks) job.parts = job.blocks;
     ecsi_pool_run(w->pool, par_part, &job, job.parts);
     w->split_runs++;
-    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
-      uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-      touch_blocks(w, p, &r, i, n, ecsi_rows_run(&r, i, n) == n);
-    }
+    touch_all(w, p, &r);
   } else {
     for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
       uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
@@ -412,4 +421,57 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
   if (processed != NULL) *processed = r.count;
   ecs_query_complete(w, p->q);
   return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Runs in a batch (system.c): begun here, their parts run with the other
+** systems' in one pool job (pool.h, ecsi_split), ended here.
+** --------------------------------------------------------------------- */
+
+typedef struct batch_run {
+  par_run j; /* what the parts read; j.r is r, j.params params */
+  ecsi_rows r;
+  double params[ECS_PROGRAM_MAX_PARAMS];
+} batch_run;
+_Static_assert(sizeof(batch_run) <= ECSI_SPLIT_BYTES, "raise ECSI_SPLIT_BYTES");
+
+uint32_t ecsi_program_written(const ecs_program *p) { return p->written; }
+uint32_t ecsi_program_read(const ecs_program *p) { return p->read; }
+
+ecs_err ecsi_program_begin(ecs_world *w, ecs_program *p, const double *params,
+                           ecsi_split *s) {
+  batch_run *b = (batch_run *)(void *)s->job.bytes;
+  size_t stack = (size_t)(p->depth + 3u) * ECSI_BLOCK;
+  uint32_t threads = ecsi_pool_threads(w->pool);
+  double *mem;
+  ecs_err err;
+  mem = (double *)ecsi_query_scratch(w, p->q, stack * threads * sizeof(double));
+  if (mem == NULL) return ECS_ERR_NOMEM;
+  memset(mem, 0, stack * threads * sizeof(double));
+  if ((err = ecsi_query_pin(w, p->q, &b->r)) != ECS_ERR_OK) return err;
+  prewrite_targets(w, p, &b->r);
+  memcpy(b->params, params, (size_t)p->nparam * sizeof(double));
+  b->j.p = p;
+  b->j.r = &b->r;
+  b->j.params = b->params;
+  b->j.stackmem = mem;
+  b->j.stack = stack;
+  b->j.blocks = (b->r.count + ECSI_BLOCK - 1u) / ECSI_BLOCK;
+  b->j.parts = b->r.count >= ECSI_PAR_MIN_ROWS ? threads * ECSI_PARTS_PER_THREAD : 1u;
+  if (b->j.parts > b->j.blocks) b->j.parts = b->j.blocks;
+  s->fn = par_part;
+  s->parts = b->j.parts;
+  return ECS_ERR_OK;
+}
+
+void ecsi_program_end(ecs_world *w, ecsi_split *s, bool ran, size_t *processed) {
+  batch_run *b = (batch_run *)(void *)s->job.bytes;
+  ecs_program *p = (ecs_program *)(uintptr_t)b->j.p;
+  if (ran) {
+    if (b->j.parts > 1) w->split_runs++;
+    touch_all(w, p, &b->r);
+  }
+  ecsi_query_unpin(w, p->q, b->r.snap);
+  if (processed != NULL) *processed = ran ? b->r.count : 0;
+  if (ran) ecs_query_complete(w, p->q);
 }

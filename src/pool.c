@@ -175,3 +175,30 @@ void ecsi_pool_run(ecsi_pool *p, ecsi_job_fn fn, void *ud, uint32_t parts) {
   while (p->reported < p->threads - 1u) pthread_cond_wait(&p->done, &p->mu);
   pthread_mutex_unlock(&p->mu);
 }
+
+/* Part g of a batch's job: part g - (the parts of the splits before) of
+** the split it falls in (a few splits: a linear walk). */
+typedef struct batch_job {
+  ecsi_split *s;
+  uint32_t n;
+} batch_job;
+
+static void batch_part(void *ud, uint32_t thread, uint32_t part) {
+  batch_job *b = (batch_job *)ud;
+  for (uint32_t k = 0; k < b->n; k++) {
+    if (part < b->s[k].parts) {
+      b->s[k].fn(b->s[k].job.bytes, thread, part);
+      return;
+    }
+    part -= b->s[k].parts;
+  }
+}
+
+void ecsi_pool_run_splits(ecsi_pool *p, ecsi_split *splits, uint32_t n) {
+  batch_job b;
+  uint32_t parts = 0;
+  b.s = splits;
+  b.n = n;
+  for (uint32_t k = 0; k < n; k++) parts += splits[k].parts;
+  ecsi_pool_run(p, batch_part, &b, parts);
+}

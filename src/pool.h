@@ -28,6 +28,8 @@
 #ifndef ECS_POOL_H
 #define ECS_POOL_H
 
+#include <stddef.h>
+
 #include "ecs.h"
 
 typedef struct ecsi_pool ecsi_pool;
@@ -42,5 +44,25 @@ void ecsi_pool_free(ecs_world *w, ecsi_pool *p);
 uint32_t ecsi_pool_threads(const ecsi_pool *p);
 /* Run fn over parts 0 .. parts - 1 on every thread; returns when done. */
 void ecsi_pool_run(ecsi_pool *p, ecsi_job_fn fn, void *ud, uint32_t parts);
+
+/*
+** One run of a batch (system.c runs systems whose accesses do not
+** conflict side by side): its parts and the state they read, kept in the
+** caller's memory from its begin (expr_run.c, query_run.c: on the world's
+** thread) to its end. job is that state, of a type private to its
+** module (each checks that it fits).
+*/
+#define ECSI_SPLIT_BYTES 4096u
+typedef struct ecsi_split {
+  ecsi_job_fn fn;
+  uint32_t parts;
+  union {
+    max_align_t align;
+    unsigned char bytes[ECSI_SPLIT_BYTES];
+  } job;
+} ecsi_split;
+/* Run every part of splits[0 .. n) in one job (n <= ECSI_MAX_BATCH). */
+void ecsi_pool_run_splits(ecsi_pool *p, ecsi_split *splits, uint32_t n);
+#define ECSI_MAX_BATCH 8u
 
 #endif

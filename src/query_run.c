@@ -115,31 +115,35 @@ ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
   return ECS_ERR_OK;
 }
 
-/* What every chunk of a run shares (the columns' layout, the view's
-** constant parts), and one range of the pinned list's positions. */
+/* A run: the columns' layout, the pinned list, what fn gets, and one
+** flag per part (a read-only column changed). In the caller's memory:
+** ecs_query_run_opts's stack, or a batch's ecsi_split (pool.h). */
 typedef struct run_job {
-  const ecsi_rows *r;
-  const ecs_column_ref *cols;
+  ecsi_rows r;
+  ecs_query *q;
+  ecs_column_ref cols[ECS_QUERY_MAX_TERMS];
   uint32_t ncols;
-  const uint32_t *term, *first;
-  const bool *written;
-  const size_t *elem;
-  const ecs_type *type;
+  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
+  bool written[ECS_QUERY_MAX_TERMS];
+  size_t elem[ECS_QUERY_MAX_TERMS];
+  ecs_type type[ECS_QUERY_MAX_TERMS];
   double dt;
   ecs_system_fn fn;
   void *ud;
   ecs_world *w;
-  uint8_t *scratch;  /* per thread: ncols * ECSI_BLOCK * 8 bytes */
+  uint8_t *scratch;  /* per thread: scratch_stride bytes */
   size_t scratch_stride;
   uint32_t parts;
   bool touch;        /* stamp each chunk here (one thread), else after */
+  bool owned;        /* a written column is an owned component's */
   bool bad[ECSI_MAX_PARTS]; /* per part: a read-only column changed */
 } run_job;
+_Static_assert(sizeof(run_job) <= ECSI_SPLIT_BYTES, "raise ECSI_SPLIT_BYTES");
 
 /* Positions [i0, i1) of the list, chunk by chunk, on one thread. */
 static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
                       bool *bad) {
-  const ecsi_rows *r = j->r;
+  const ecsi_rows *r = &j->r;
   const void *colp[ECS_QUERY_MAX_TERMS];
   void *outp[ECS_QUERY_MAX_TERMS];
   ecs_view view;
@@ -207,94 +211,136 @@ static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
 /* Part k of a split run (pool.h), on whichever thread takes it. */
 static void run_part(void *ud, uint32_t worker, uint32_t part) {
   run_job *j = (run_job *)ud;
-  uint32_t i0 = (uint32_t)((uint64_t)j->r->count * part / j->parts);
-  uint32_t i1 = (uint32_t)((uint64_t)j->r->count * (part + 1u) / j->parts);
+  uint32_t i0 = (uint32_t)((uint64_t)j->r.count * part / j->parts);
+  uint32_t i1 = (uint32_t)((uint64_t)j->r.count * (part + 1u) / j->parts);
   run_range(j, j->scratch + (size_t)worker * j->scratch_stride, i0, i1, &j->bad[part]);
+}
+
+/* The columns' layout: columns naming one (manager, field) share the
+** first one's array; a group is written when any of its columns is. */
+static void layout(run_job *j, ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                   uint32_t ncols, double dt, ecs_system_fn fn, void *ud) {
+  memset(j, 0, sizeof *j);
+  j->w = w;
+  j->q = q;
+  j->ncols = ncols;
+  j->dt = dt;
+  j->fn = fn;
+  j->ud = ud;
+  j->scratch_stride = (size_t)(ncols ? ncols : 1) * ECSI_BLOCK * 8u;
+  for (uint32_t c = 0; c < ncols; c++) {
+    j->cols[c] = cols[c];
+    j->type[c] = ecs_component_field(cols[c].c, cols[c].field)->type;
+    j->term[c] = (uint32_t)ecs_query_term(q, cols[c].c);
+    j->elem[c] = ecs_type_size(j->type[c]);
+    j->first[c] = c;
+    for (uint32_t d = 0; d < c; d++)
+      if (cols[d].c == cols[c].c && cols[d].field == cols[c].field) {
+        j->first[c] = j->first[d];
+        break;
+      }
+    j->written[j->first[c]] = j->written[j->first[c]] || cols[c].write;
+    j->owned = j->owned || (cols[c].write && ecs_component_owned(cols[c].c));
+  }
+}
+
+/* An open journal keeps the rows' values before any is written. */
+static void prewrite_cols(ecs_world *w, const run_job *j) {
+  for (uint32_t c = 0; c < j->ncols; c++)
+    if (j->first[c] == c && j->written[c])
+      ecs_component_prewrite_n(w, j->cols[c].c, j->r.row + (size_t)j->term[c] * j->r.stride,
+                               j->r.count);
+}
+
+/* The stamps of a run made on other threads, here; its read-only check. */
+static ecs_err after_split(ecs_world *w, const run_job *j) {
+  ecs_err err = ECS_ERR_OK;
+  for (uint32_t c = 0; c < j->ncols; c++)
+    if (j->first[c] == c && j->written[c])
+      ecs_component_touch_n(w, j->cols[c].c, j->r.row + (size_t)j->term[c] * j->r.stride,
+                            j->r.count);
+  for (uint32_t k = 0; k < j->parts; k++)
+    if (j->bad[k]) err = ECS_ERR_READONLY;
+  return err;
 }
 
 ecs_err ecs_query_run_opts(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
                            uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
                            const ecs_run_opts *opts, size_t *processed) {
-  uint32_t term[ECS_QUERY_MAX_TERMS], first[ECS_QUERY_MAX_TERMS];
-  bool written[ECS_QUERY_MAX_TERMS];
-  ecs_type type[ECS_QUERY_MAX_TERMS];
-  size_t elem[ECS_QUERY_MAX_TERMS];
-  size_t stride = (size_t)(ncols ? ncols : 1) * ECSI_BLOCK * 8u;
   uint32_t threads = 1;
-  bool owned = false;
-  ecsi_rows r;
   run_job job;
   ecs_err err = ECS_ERR_OK;
   if (processed != NULL) *processed = 0;
   if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
     return err;
-  for (uint32_t c = 0; c < ncols; c++) {
-    type[c] = ecs_component_field(cols[c].c, cols[c].field)->type;
-    term[c] = (uint32_t)ecs_query_term(q, cols[c].c);
-    elem[c] = ecs_type_size(type[c]);
-    first[c] = c;
-    for (uint32_t d = 0; d < c; d++)
-      if (cols[d].c == cols[c].c && cols[d].field == cols[c].field) {
-        first[c] = first[d];
-        break;
-      }
-    written[c] = false;
-    written[first[c]] = written[first[c]] || cols[c].write;
-    owned = owned || (cols[c].write && ecs_component_owned(cols[c].c));
-  }
+  layout(&job, w, q, cols, ncols, dt, fn, ud);
   /* everything that can fail comes before the first call of fn */
-  memset(&job, 0, sizeof job);
-  job.scratch = (uint8_t *)ecsi_query_scratch(w, q, stride);
+  job.scratch = (uint8_t *)ecsi_query_scratch(w, q, job.scratch_stride);
   if (job.scratch == NULL) return ECS_ERR_NOMEM;
   ecsi_query_align(w, q);
-  if ((err = ecsi_query_pin(w, q, &r)) != ECS_ERR_OK) return err;
+  if ((err = ecsi_query_pin(w, q, &job.r)) != ECS_ERR_OK) return err;
   /* split over the pool: a run declared safe on workers, long enough, that
   ** writes no owned component (its owner's hook runs chunk by chunk); a
   ** scratch per thread, or, without the memory, this thread alone */
-  if (opts != NULL && opts->parallel && w->pool != NULL && !owned &&
-      r.count >= ECSI_PAR_MIN_ROWS) {
+  if (opts != NULL && opts->parallel && w->pool != NULL && !job.owned &&
+      job.r.count >= ECSI_PAR_MIN_ROWS) {
     uint8_t *all;
     threads = ecsi_pool_threads(w->pool);
-    if ((all = (uint8_t *)ecsi_query_scratch(w, q, stride * threads)) == NULL) threads = 1;
+    all = (uint8_t *)ecsi_query_scratch(w, q, job.scratch_stride * threads);
+    if (all == NULL) threads = 1;
     else job.scratch = all;
   }
-  /* an open journal keeps the rows' values before any is written */
-  for (uint32_t c = 0; c < ncols; c++)
-    if (first[c] == c && written[c])
-      ecs_component_prewrite_n(w, cols[c].c, r.row + (size_t)term[c] * r.stride,
-                               r.count);
-  job.r = &r;
-  job.cols = cols;
-  job.ncols = ncols;
-  job.term = term;
-  job.first = first;
-  job.written = written;
-  job.elem = elem;
-  job.type = type;
-  job.dt = dt;
-  job.fn = fn;
-  job.ud = ud;
-  job.w = w;
-  job.scratch_stride = stride;
+  prewrite_cols(w, &job);
   if (threads > 1) {
     job.parts = threads * ECSI_PARTS_PER_THREAD;
     job.touch = false;
     ecsi_pool_run(w->pool, run_part, &job, job.parts);
     w->split_runs++;
-    for (uint32_t c = 0; c < ncols; c++) /* the stamps, here */
-      if (first[c] == c && written[c])
-        ecs_component_touch_n(w, cols[c].c, r.row + (size_t)term[c] * r.stride, r.count);
-    for (uint32_t k = 0; k < job.parts; k++)
-      if (job.bad[k]) err = ECS_ERR_READONLY;
+    err = after_split(w, &job);
   } else {
     job.parts = 1;
     job.touch = true;
-    run_range(&job, job.scratch, 0, r.count, &job.bad[0]);
+    run_range(&job, job.scratch, 0, job.r.count, &job.bad[0]);
     if (job.bad[0]) err = ECS_ERR_READONLY;
   }
-  ecsi_query_unpin(w, q, r.snap);
-  if (processed != NULL) *processed = r.count;
+  ecsi_query_unpin(w, q, job.r.snap);
+  if (processed != NULL) *processed = job.r.count;
   if (err == ECS_ERR_OK) ecs_query_complete(w, q);
+  return err;
+}
+
+ecs_err ecsi_native_begin(ecs_world *w, ecs_query *q, const ecs_column_ref *cols,
+                          uint32_t ncols, double dt, ecs_system_fn fn, void *ud,
+                          ecsi_split *s) {
+  run_job *j = (run_job *)(void *)s->job.bytes;
+  uint32_t threads = ecsi_pool_threads(w->pool);
+  ecs_err err;
+  if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
+    return err;
+  layout(j, w, q, cols, ncols, dt, fn, ud);
+  if (j->owned) return ECS_ERR_INVALID; /* the scheduler keeps them out */
+  j->scratch = (uint8_t *)ecsi_query_scratch(w, q, j->scratch_stride * threads);
+  if (j->scratch == NULL) return ECS_ERR_NOMEM;
+  if ((err = ecsi_query_pin(w, q, &j->r)) != ECS_ERR_OK) return err;
+  prewrite_cols(w, j);
+  j->parts = j->r.count >= ECSI_PAR_MIN_ROWS ? threads * ECSI_PARTS_PER_THREAD
+                                             : (j->r.count > 0 ? 1u : 0u);
+  j->touch = false;
+  s->fn = run_part;
+  s->parts = j->parts;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_native_end(ecs_world *w, ecsi_split *s, bool ran, size_t *processed) {
+  run_job *j = (run_job *)(void *)s->job.bytes;
+  ecs_err err = ECS_ERR_OK;
+  if (ran) {
+    if (j->parts > 1) w->split_runs++;
+    err = after_split(w, j);
+  }
+  ecsi_query_unpin(w, j->q, j->r.snap);
+  if (processed != NULL) *processed = ran ? j->r.count : 0;
+  if (ran && err == ECS_ERR_OK) ecs_query_complete(w, j->q);
   return err;
 }
 

@@ -169,6 +169,12 @@ static const luaL_Reg recorder_methods[] = {
   {NULL, NULL}
 };
 
+/* testkit.batches(world) -> batches of systems run side by side */
+static int l_batches(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)ecs_world_batches(ecs_lua_check_world(L, 1)));
+  return 1;
+}
+
 /* testkit.split_runs(world) -> program runs split over the world's
 ** threads so far (docs/threads.md) */
 static int l_split_runs(lua_State *L) {
@@ -178,6 +184,7 @@ static int l_split_runs(lua_State *L) {
 
 static const luaL_Reg testkit_functions[] = {
   {"split_runs", l_split_runs},
+  {"batches", l_batches},
   {"lightuserdata", l_lightuserdata},
   {"listen", l_listen},
   {NULL, NULL}

@@ -7,6 +7,8 @@
 ** Built with -fsanitize=thread by test.sh's TSan stage.
 */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdatomic.h>
 
 #include "component.h"
@@ -110,11 +112,15 @@ typedef struct fixture {
   ecs_query *q;
 } fixture;
 
-static int make(fixture *f, uint32_t n, uint32_t threads) {
+static int make_in(fixture *f, uint32_t n, uint32_t threads, test_alloc *a);
+static int make(fixture *f, uint32_t n, uint32_t threads) { return make_in(f, n, threads, NULL); }
+
+/* The world's memory from a (NULL: malloc). */
+static int make_in(fixture *f, uint32_t n, uint32_t threads, test_alloc *a) {
   static const ecs_field_def pf[] = {{"x", ECS_F32}, {"y", ECS_F64}, {"k", ECS_I32}};
   static const ecs_field_def vf[] = {{"dx", ECS_F32}, {"dy", ECS_F64}};
   ecs_component *with[2];
-  f->w = ecs_world_new(NULL, NULL);
+  f->w = a != NULL ? ecs_world_new(test_allocf, a) : ecs_world_new(NULL, NULL);
   if (f->w == NULL || ecs_world_set_threads(f->w, threads) != ECS_ERR_OK ||
       ecs_component_new(f->w, "P", pf, 3, &f->P) != ECS_ERR_OK ||
       ecs_component_new(f->w, "V", vf, 2, &f->V) != ECS_ERR_OK)
@@ -299,6 +305,209 @@ TEST(Native_runs_declared_parallel_give_the_same_bits_on_any_number_of_threads) 
   }
 }
 
+/* Z.z += 1 + Z.z * dt (row by row: safe on workers) */
+static void native_tick(ecs_world *w, const ecs_view *v, void *ud) {
+  double *z = (double *)v->out[0];
+  (void)w;
+  (void)ud;
+  for (uint32_t i = 0; i < v->count; i++) z[i] += 1.0 + z[i] * v->dt;
+}
+
+static int add_system(fixture *f, const char *name, ecs_query *q, const char *expr) {
+  ecs_system_desc d;
+  memset(&d, 0, sizeof d);
+  d.name = name;
+  d.kind = ECS_SYSTEM_EXPR;
+  d.query = q;
+  d.expr = expr;
+  d.expr_len = strlen(expr);
+  return ecs_system_add(f->w, &d, NULL, NULL, 0) == ECS_ERR_OK;
+}
+
+/* P, V (make), W and Z on every entity with P; five systems: s1, s2 and
+** the native s3 do not conflict (one batch), s4 shares s1's query (it
+** ends that batch) and s5 does not conflict with s4 (a second batch). */
+static int make_frame_in(fixture *f, uint32_t n, uint32_t threads, ecs_component **W,
+                         ecs_component **Z, test_alloc *a);
+static int make_frame(fixture *f, uint32_t threads, ecs_component **W, ecs_component **Z) {
+  return make_frame_in(f, 30000, threads, W, Z, NULL);
+}
+
+static int make_frame_in(fixture *f, uint32_t n, uint32_t threads, ecs_component **W,
+                         ecs_component **Z, test_alloc *a) {
+  static const ecs_field_def wf[] = {{"a", ECS_F64}};
+  static const ecs_field_def zf[] = {{"z", ECS_F64}};
+  ecs_component *one[1];
+  ecs_query *qw, *qz, *qv;
+  ecs_column_ref col = {NULL, 0, true};
+  ecs_system_desc d;
+  if (!make_in(f, n, threads, a) ||
+      ecs_component_new(f->w, "W", wf, 1, W) != ECS_ERR_OK ||
+      ecs_component_new(f->w, "Z", zf, 1, Z) != ECS_ERR_OK)
+    return 0;
+  for (uint32_t i = 0; i < ecs_component_size(f->P); i++) {
+    ecs_entity e = ecs_component_entities(f->P)[i];
+    ecs_instance k;
+    if (!ecs_alive(f->w, e)) continue;
+    if (ecs_component_add(f->w, *W, e, &k, NULL) != ECS_ERR_OK) return 0;
+    ((double *)ecs_component_column(*W, 0))[k] = (double)i / 7.0;
+    if (i % 3 == 0) continue;
+    if (ecs_component_add(f->w, *Z, e, &k, NULL) != ECS_ERR_OK) return 0;
+    ((double *)ecs_component_column(*Z, 0))[k] = (double)(i % 11);
+  }
+  one[0] = *W;
+  if (ecs_query_new(f->w, one, 1, NULL, 0, &qw) != ECS_ERR_OK) return 0;
+  one[0] = *Z;
+  if (ecs_query_new(f->w, one, 1, NULL, 0, &qz) != ECS_ERR_OK) return 0;
+  one[0] = f->V;
+  if (ecs_query_new(f->w, one, 1, NULL, 0, &qv) != ECS_ERR_OK) return 0;
+  if (!add_system(f, "s1", f->q, "P.x += V.dx * dt; P.y = P.y * 0.5 + V.dy") ||
+      !add_system(f, "s2", qw, "W.a = sqrt(abs(W.a)) * 3 + dt"))
+    return 0;
+  memset(&d, 0, sizeof d);
+  col.c = *Z;
+  d.name = "s3";
+  d.kind = ECS_SYSTEM_NATIVE;
+  d.query = qz;
+  d.fn = native_tick;
+  d.cols = &col;
+  d.ncols = 1;
+  d.parallel = true;
+  if (ecs_system_add(f->w, &d, NULL, NULL, 0) != ECS_ERR_OK) return 0;
+  return add_system(f, "s4", f->q, "P.k = P.k + 1") &&
+         add_system(f, "s5", qv, "V.dy = V.dy * 0.75 + 1");
+}
+
+TEST(Systems_that_do_not_conflict_run_in_batches_with_the_same_bits) {
+  fixture f[3];
+  ecs_component *W[3], *Z[3];
+  uint32_t threads[3] = {1, 2, 3};
+  for (int k = 0; k < 3; k++) CHECK(make_frame(&f[k], threads[k], &W[k], &Z[k]));
+  for (int frame = 0; frame < 4; frame++)
+    for (int k = 0; k < 3; k++) {
+      uint64_t b = ecs_world_batches(f[k].w);
+      CHECK_EQ_INT(ecs_world_update(f[k].w, 0.125, NULL, NULL), ECS_ERR_OK);
+      /* {s1, s2, s3} and {s4, s5} where there are threads */
+      CHECK_EQ_INT(ecs_world_batches(f[k].w) - b, threads[k] > 1 ? 2 : 0);
+    }
+  for (int k = 1; k < 3; k++) {
+    ecs_component *c0[4] = {f[0].P, f[0].V, W[0], Z[0]};
+    ecs_component *ck[4] = {f[k].P, f[k].V, W[k], Z[k]};
+    for (int m = 0; m < 4; m++) {
+      CHECK_EQ_INT(ecs_component_size(ck[m]), ecs_component_size(c0[m]));
+      for (uint32_t c = 0; c < ecs_component_field_count(c0[m]); c++)
+        CHECK(memcmp(ecs_component_column(ck[m], c), ecs_component_column(c0[m], c),
+                     (size_t)ecs_component_size(c0[m]) *
+                         ecs_type_size(ecs_component_field(c0[m], c)->type)) == 0);
+    }
+  }
+  /* the stats count each system's runs */
+  for (int k = 0; k < 3; k++) {
+    ecs_system_stats st;
+    ecs_system_get_stats(ecs_system_find(f[k].w, "s3"), &st);
+    CHECK_EQ_INT(st.calls, 4);
+    CHECK(st.entities > 0);
+    CHECK_WORLD(f[k].w);
+    ecs_world_free(f[k].w);
+  }
+}
+
+/* A batch's writes are captured by the journal before any is made, and
+** stamped for changed queries. */
+TEST(Batches_feed_the_journal_and_stamp_changes) {
+  fixture f;
+  ecs_component *W, *Z, *changed[1], *with[1];
+  ecs_query *moved;
+  ecs_journal *j;
+  size_t n, m;
+  void *before[4];
+  size_t bytes[4];
+  ecs_component *all[4];
+  CHECK(make_frame(&f, 2, &W, &Z));
+  all[0] = f.P; all[1] = f.V; all[2] = W; all[3] = Z;
+  with[0] = Z;
+  changed[0] = Z;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &moved), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_track_changes(f.w, moved, changed, 1, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_count(f.w, moved, &n), ECS_ERR_OK);
+  ecs_query_complete(f.w, moved);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, NULL, NULL), ECS_ERR_OK); /* aligns */
+  ecs_query_complete(f.w, moved);
+  for (int k = 0; k < 4; k++) {
+    bytes[k] = (size_t)ecs_component_size(all[k]) *
+               ecs_type_size(ecs_component_field(all[k], 0)->type);
+    before[k] = malloc(bytes[k]);
+    CHECK(before[k] != NULL);
+    memcpy(before[k], ecs_component_column(all[k], 0), bytes[k]);
+  }
+  CHECK_EQ_INT(ecs_journal_open(f.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_batches(f.w), 4);
+  CHECK_EQ_INT(ecs_query_count(f.w, moved, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_count(f.w, Z), (size_t)n); /* every Z row changed */
+  CHECK(memcmp(before[3], ecs_component_column(Z, 0), bytes[3]) != 0);
+  CHECK_EQ_INT(ecs_journal_undo(f.w, j), ECS_ERR_OK);
+  for (int k = 0; k < 4; k++) {
+    CHECK_EQ_INT((size_t)ecs_component_size(all[k]) *
+                     ecs_type_size(ecs_component_field(all[k], 0)->type), bytes[k]);
+    CHECK(memcmp(before[k], ecs_component_column(all[k], 0), bytes[k]) == 0);
+    free(before[k]);
+  }
+  (void)m;
+  ecs_journal_close(f.w, j);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+}
+
+/* Memory that fails while a batch begins: nothing of the batch ran, the
+** world is consistent, and the next update runs it. */
+TEST(A_batch_that_cannot_begin_changes_nothing) {
+  int failed = 0;
+  long calls = 0;
+  for (long k = 1; k <= calls + 1; k++) {
+    fixture f;
+    test_alloc a;
+    ecs_component *W, *Z;
+    ecs_system *bad = NULL;
+    double before;
+    ecs_err err;
+    memset(&a, 0, sizeof a);
+    CHECK(make_frame_in(&f, 2000, 2, &W, &Z, &a));
+    before = ((double *)ecs_component_column(Z, 0))[0];
+    if (k == 1) { /* how many allocations an update makes */
+      long c0;
+      fixture g;
+      test_alloc b;
+      ecs_component *W2, *Z2;
+      memset(&b, 0, sizeof b);
+      CHECK(make_frame_in(&g, 2000, 2, &W2, &Z2, &b));
+      c0 = b.calls;
+      CHECK_EQ_INT(ecs_world_update(g.w, 0.125, NULL, NULL), ECS_ERR_OK);
+      calls = b.calls - c0;
+      CHECK(calls > 0);
+      ecs_world_free(g.w);
+      (void)W2;
+      (void)Z2;
+    }
+    a.fail_at = a.calls + k;
+    err = ecs_world_update(f.w, 0.125, NULL, &bad);
+    a.fail_at = 0;
+    if (err != ECS_ERR_OK) {
+      CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+      CHECK(bad != NULL);
+      failed++;
+      if (ecs_world_batches(f.w) == 0) /* the first batch (s1, s2, s3) ran nothing */
+        CHECK(((double *)ecs_component_column(Z, 0))[0] == before);
+      CHECK_WORLD(f.w);
+      CHECK_EQ_INT(ecs_world_update(f.w, 0.125, NULL, NULL), ECS_ERR_OK);
+    }
+    CHECK_WORLD(f.w);
+    ecs_world_free(f.w);
+    CHECK_EQ_INT(a.blocks, 0);
+  }
+  CHECK(failed > 0);
+}
+
 TEST(Many_worlds_each_with_a_pool) {
   ecs_world *w[12];
   for (int i = 0; i < 12; i++) {
@@ -320,6 +529,9 @@ static const test_case cases[] = {
   CASE(Programs_give_the_same_bits_on_any_number_of_threads),
   CASE(Threaded_runs_stamp_changes_and_feed_the_journal),
   CASE(Native_runs_declared_parallel_give_the_same_bits_on_any_number_of_threads),
+  CASE(Systems_that_do_not_conflict_run_in_batches_with_the_same_bits),
+  CASE(Batches_feed_the_journal_and_stamp_changes),
+  CASE(A_batch_that_cannot_begin_changes_nothing),
   CASE(Many_worlds_each_with_a_pool),
 };
 

@@ -236,6 +236,7 @@ static const struct ecs_api api = {
   .ecs_query_cursor_end = ecs_query_cursor_end,
   .ecs_query_run_opts = ecs_query_run_opts,
   .ecs_lua_native_parallel = ecs_lua_native_parallel,
+  .ecs_world_batches = ecs_world_batches,
   .ecs_query_track_changes = ecs_query_track_changes,
   .ecs_query_complete = ecs_query_complete,
   .ecs_query_tracks_changes = ecs_query_tracks_changes,
