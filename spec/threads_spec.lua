@@ -270,6 +270,21 @@ describe("ecs.world({ threads = n })", function()
     if testkit.module then assert.equal(2, testkit.module.batches(w)) end
     for _, st in ipairs(w:stats()) do assert.equal(2, st.calls) end
     w:close()
+    -- a system added during an update runs from the next one, also where it could join a batch
+    w, A, B = world_of(10, 2)
+    local e
+    for x in w:query(B):entities() do e = x break end
+    local u0 = B:field(e, "u")
+    local added = false
+    w:system("adds", function()
+      if not added then added = true; w:system("late", w:query(B), "B.u = B.u + 1") end
+    end)
+    w:system("a", w:query(A), "A.y = A.y + 1")
+    w:update(0.5)
+    assert.equal(u0, B:field(e, "u"))
+    w:update(0.5)
+    assert.equal(u0 + 1, B:field(e, "u"))
+    w:close()
   end)
 
   it("checks its option", function()

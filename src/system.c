@@ -553,15 +553,17 @@ static bool conflict(const access *a, const access *b) {
   return false;
 }
 
-/* The batch that starts at system k (its systems into sys, acc): how
-** many, and in *last the position of the last one. */
-static uint32_t gather(ecs_world *w, const char *phase, uint32_t k, ecs_system **sys,
-                       access *acc, uint32_t *last) {
+/* The batch that starts at system k (its systems into sys, acc), among
+** the first n (the systems of the update's start: one added meanwhile
+** runs from the next update, as when alone): how many, and in *last the
+** position of the last one. */
+static uint32_t gather(ecs_world *w, const char *phase, uint32_t k, uint32_t n,
+                       ecs_system **sys, access *acc, uint32_t *last) {
   uint32_t nb = 0;
   if (!batch_access(w, w->system[k], &acc[0])) return 0;
   sys[nb++] = w->system[k];
   *last = k;
-  for (uint32_t j = k + 1; j < w->system_count && nb < ECSI_MAX_BATCH; j++) {
+  for (uint32_t j = k + 1; j < n && nb < ECSI_MAX_BATCH; j++) {
     ecs_system *t = w->system[j];
     if (t->removed || !t->enabled || strcmp(t->phase, phase) != 0) continue;
     if (!batch_access(w, t, &acc[nb])) break;
@@ -656,7 +658,7 @@ ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
     if (w->pool != NULL) {
       ecs_system *sys[ECSI_MAX_BATCH];
       access acc[ECSI_MAX_BATCH];
-      uint32_t last = k, nb = gather(w, phase, k, sys, acc, &last);
+      uint32_t last = k, nb = gather(w, phase, k, n, sys, acc, &last);
       if (nb > 1) {
         err = run_batch(w, sys, acc, nb, dt, &bad);
         k = last;
