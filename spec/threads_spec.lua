@@ -272,8 +272,8 @@ describe("ecs.world({ threads = n })", function()
     w:close()
     -- a system added during an update runs from the next one, also where it could join a batch
     w, A, B = world_of(10, 2)
-    local e
-    for x in w:query(B):entities() do e = x break end
+    local e = w:create()
+    B:add(e, 2, 1, 0)
     local u0 = B:field(e, "u")
     local added = false
     w:system("adds", function()
