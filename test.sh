@@ -38,7 +38,7 @@ count_ctest() {
 }
 count_busted() {
   local line s f e
-  line=$(grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
+  line=$(grep -E '[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors?' "$log" | tail -1)
   if [ -z "$line" ]; then echo "FAILED: busted printed no summary (it crashed?)"; failed=$((failed + 1)); return; fi
   s=$(echo "$line" | sed -E 's/^([0-9]+) success.*/\1/')
   f=$(echo "$line" | sed -E 's/.* ([0-9]+) failures?.*/\1/')
