@@ -111,6 +111,7 @@ build = {
         "src/expr_compile.c",
         "src/expr_run.c",
         "src/system.c",
+        "src/system_batch.c",
         "src/system_order.c",
         "src/snapshot.c",
         "src/journal.c",

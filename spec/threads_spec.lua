@@ -83,6 +83,15 @@ local function same_bits(a, b)
   return true
 end
 
+-- results[2] and results[3] (2 and 3 threads) hold results[1]'s bits
+local function same_on_every_count(results, seed, what)
+  for t = 2, 3 do
+    local ok, why = same_bits(results[1], results[t])
+    assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why) ..
+      (what and ": " .. what or ""))
+  end
+end
+
 describe("ecs.world({ threads = n })", function()
   it("gives expression systems and q:apply the same bits as one thread", function()
     for seed = 1, 3 do
@@ -106,10 +115,7 @@ describe("ecs.world({ threads = n })", function()
         assert.is_true(w:check())
         w:close()
       end
-      for t = 2, 3 do
-        local ok, why = same_bits(results[1], results[t])
-        assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why) .. ": " .. table.concat(progs, " | "))
-      end
+      same_on_every_count(results, seed, table.concat(progs, " | "))
     end
   end)
 
@@ -132,10 +138,7 @@ describe("ecs.world({ threads = n })", function()
         assert.is_true(w:check())
         w:close()
       end
-      for t = 2, 3 do
-        local ok, why = same_bits(results[1], results[t])
-        assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why))
-      end
+      same_on_every_count(results, seed)
     end
   end)
 
@@ -253,10 +256,7 @@ describe("ecs.world({ threads = n })", function()
         assert.is_true(w:check())
         w:close()
       end
-      for t = 2, 3 do
-        local ok, why = same_bits(results[1], results[t])
-        assert(ok, "seed " .. seed .. ", " .. t .. " threads: " .. tostring(why))
-      end
+      same_on_every_count(results, seed)
     end
     if testkit.module then assert.is_true(batched > 0) end
     -- which systems go side by side: one batch per update, {b, t}

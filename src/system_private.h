@@ -51,6 +51,17 @@ static inline void ecsi_system_set_msg(char *msg, size_t msgsize, const char *te
   msg[n] = '\0';
 }
 
+/* system.c: the program of an expression system (the query's cached one
+** for its text, compiled again if the cache let it go) */
+ecs_err ecsi_system_program(ecs_world *w, ecs_system *s, ecs_program **p);
+
+/* system_batch.c: run system *k and the systems after it among the first
+** n, of phase, side by side when at least two can (then *k becomes the
+** last one run, *err and *bad say how it went, and true comes back);
+** false: system *k runs alone (nothing was run) */
+bool ecsi_batch_run(ecs_world *w, const char *phase, uint32_t *k, uint32_t n, double dt,
+                    ecs_err *err, ecs_system **bad);
+
 /* system_order.c */
 uint32_t ecsi_systems_scratch_cap(const ecs_world *w);
 ecs_err ecsi_systems_scratch_reserve(ecs_world *w);
