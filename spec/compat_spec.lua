@@ -148,6 +148,16 @@ describe("on " .. _VERSION .. (compat.jit and " (LuaJIT)" or ""), function()
   -- raised after one of its observers ran; the next trace exit then wrote
   -- into that thread's stack (a crash within a few thousand rounds of
   -- this loop before the binding's fix; src/lua/binding.h)
+  it("gives every loop of an iterator the same step function", function()
+    -- on LuaJIT and Lua 5.1 lua_pushcfunction makes a new closure each call,
+    -- and a trace guards on the iterator's identity: a new step function per
+    -- loop left the compiled frame loop at every frame
+    local other = ecs.world()
+    assert.are.equal((w:entities()), (other:entities()))
+    assert.are.equal((q:entities()), (other:query(other:component("O", { "v:f64" })):entities()))
+    other:close()
+  end)
+
   describe("a method that raises after its observer ran", function()
     local function rounds(call)
       local fail, seen = false, 0

@@ -81,6 +81,16 @@ describe("q:pointers on LuaJIT", function()
     assert.is_true(w:check())
   end)
 
+  it("gives every loop the same step function, so that a frame loop's traces stay valid", function()
+    -- LuaJIT guards on the iterator's identity: a new function per loop
+    -- left the compiled frame loop at every frame (1.5x slower per entity)
+    local f1, s1 = q:pointers("P.x")
+    local f2, s2 = w:query(V):pointers("V.dx:in")
+    assert.are.equal(f1, f2)
+    assert.are_not.equal(s1, s2)
+    s1:close(); s2:close()
+  end)
+
   it("gathers rows that are not consecutive and writes them back at the next step", function()
     local w2 = ecs.world()
     local A = w2:component("A", { "v:f64" })
