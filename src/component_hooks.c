@@ -142,6 +142,25 @@ static bool run_alive(const ecs_world *w, ecs_entity first, uint32_t len) {
   return bad == 0;
 }
 
+/* run_alive for loads, through the world's memo of the last long run
+** found alive (ecs_private.h): the managers of one snapshot mostly have
+** the same owners, so each run is compared with the slots once. */
+static bool run_alive_load(ecs_world *w, ecs_entity first, uint32_t len) {
+  enum { LONG_RUN = 1024 };
+  if (len >= LONG_RUN && w->alive_epoch == w->destroy_epoch &&
+      w->alive_len > 0 && (first & ~ECS_ID_MASK) == 0 &&
+      first >= w->alive_first && len <= w->alive_len &&
+      first - w->alive_first <= w->alive_len - len)
+    return true;
+  if (!run_alive(w, first, len)) return false;
+  if (len >= LONG_RUN) {
+    w->alive_first = first;
+    w->alive_len = len;
+    w->alive_epoch = w->destroy_epoch;
+  }
+  return true;
+}
+
 ecs_err ecsi_component_save(const ecs_world *w, const void *self,
                               ecs_writer *out) {
   const ecs_component *c = (const ecs_component *)self;
@@ -292,7 +311,7 @@ static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
 static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
                            uint32_t len, uint32_t i) {
   ecs_entity *own = owners(tmp);
-  if (!run_alive(w, first, len)) return ECS_ERR_CORRUPT;
+  if (!run_alive_load(w, first, len)) return ECS_ERR_CORRUPT;
   for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
   tmp->size = i + len;
   return ECS_ERR_OK;
@@ -350,7 +369,7 @@ static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
     n = 1;
     if (v & RUN) (void)ecs_read_u32(in, &n);
     v &= ~RUN;
-    if (!run_alive(w, v, n)) {
+    if (!run_alive_load(w, v, n)) {
       err = ECS_ERR_CORRUPT;
       break;
     }

@@ -476,7 +476,8 @@ TEST(Snapshot_matches_managers_by_name_kind_and_schema) {
 /*
 ** Forged parts under a correct checksum: each is refused by the check
 ** that owns it and the world is unchanged. The entity table: a slot
-** count beyond the limit or the bytes, slot 0 alive, an impossible slot,
+** count beyond the limit or the bytes, slot 0 alive, impossible slots
+** (a stray bit between the free bit and the generation, first or last),
 ** a queue that names a live index, an index twice, or misses a free one;
 ** the directory: a payload size that breaks the tiling; a manager's
 ** payload with a byte too many.
@@ -508,6 +509,9 @@ TEST(Snapshot_refuses_forged_parts) {
   FORGE(put32(p + ent, (uint32_t)nslots + 1000u));
   FORGE(p[ent + 5] = 0);                         /* slot 0 alive */
   FORGE(p[ent + 4 + 3] = 0x40);                  /* slot 1: 0x4000 | gen */
+  FORGE(p[ent + 4 + 3] = 0x01);                  /* slot 1: generation 256+ */
+  FORGE(p[ent + 4 + 3] = 0x81);                  /* slot 1: free, bit 8 set */
+  FORGE(p[ent + 4 + 2 * nslots - 1] = 0x20);     /* the last slot, a stray bit */
   FORGE(put32(p + queue + 4, get32(p + queue + 8)));   /* an index twice */
   FORGE(put32(p + queue + 4, 2));                /* a live index (e[1]) */
   FORGE(put32(p + queue + 4, (uint32_t)nslots)); /* out of range */
