@@ -238,7 +238,65 @@ TEST(Rowmap_build_refuses_duplicates_and_survives_oom) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/*
+** Build's fast path: a range whose 1024 indices are named once each, in
+** order, in consecutive rows gets its page filled without the per-slot
+** check. Checked: such ranges next to a range in reverse order, a range
+** filled by two stretches, a partial one and a sparse one, every index
+** against where it is; and each way a fast range can hide a duplicate
+** (the same index again after the run, before it, a run's index in
+** another generation) is refused, with nothing left allocated.
+*/
+TEST(Rowmap_build_fills_whole_ranges_at_once) {
+  test_alloc a = {0};
+  ecs_world *w = ecs_world_new(test_allocf, &a);
+  static ecs_entity own[5000];
+  ecsi_rowmap m;
+  size_t mem0;
+  uint32_t n = 0, x;
+  CHECK(w != NULL);
+  memset(&m, 0, sizeof m);
+  mem0 = ecs_world_memory(w, NULL);
+  for (x = 1024; x < 2048; x++) own[n++] = ecs_make_entity(x, 1);    /* fast */
+  for (x = 3071; x >= 2048; x--) own[n++] = ecs_make_entity(x, 1);   /* reversed */
+  for (x = 4096; x < 5120; x++) own[n++] = ecs_make_entity(x, 2);    /* fast */
+  for (x = 3072; x < 3584; x++) own[n++] = ecs_make_entity(x, 1);    /* two halves */
+  own[n++] = ecs_make_entity(60000, 1);                             /* sparse */
+  for (x = 3584; x < 4096; x++) own[n++] = ecs_make_entity(x, 1);
+  for (x = 5120; x < 5500; x++) own[n++] = ecs_make_entity(x, 1);    /* partial */
+  CHECK_EQ_INT(ecsi_rowmap_build(w, &m, own, n), ECS_ERR_OK);
+  CHECK(ecsi_rowmap_check(&m, own, n) == NULL);
+  for (uint32_t i = 0; i < n; i++)
+    CHECK_EQ_INT(ecsi_rowmap_get(&m, own, ecs_entity_index(own[i])), i);
+  CHECK_EQ_INT(ecsi_rowmap_get(&m, own, 1023), ECSI_ROWMAP_NONE);
+  CHECK_EQ_INT(ecsi_rowmap_get(&m, own, 5500), ECSI_ROWMAP_NONE);
+  for (uint32_t r = 0; r < m.nrange; r++) /* no build flag left behind */
+    CHECK(m.range[r].fill <= ECSI_ROWMAP_PAGE_SIZE);
+  ecsi_rowmap_free(w, &m);
+  CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+  /* duplicates next to a run of a whole range */
+  n = 0;
+  for (x = 1024; x < 2048; x++) own[n++] = ecs_make_entity(x, 1);
+  own[n++] = ecs_make_entity(1500, 1);                              /* after */
+  m.count = 77;
+  CHECK_EQ_INT(ecsi_rowmap_build(w, &m, own, n), ECS_ERR_CORRUPT);
+  CHECK_EQ_INT(m.count, 77);
+  CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+  own[0] = ecs_make_entity(1030, 3);                                /* before */
+  for (x = 1024, n = 1; x < 2048; x++) own[n++] = ecs_make_entity(x, 1);
+  CHECK_EQ_INT(ecsi_rowmap_build(w, &m, own, n), ECS_ERR_CORRUPT);
+  CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+  for (x = 1024, n = 0; x < 2048; x++) own[n++] = ecs_make_entity(x, 1);
+  own[500] = ecs_make_entity(1024 + 499, 2); /* in order broken: a repeat */
+  CHECK_EQ_INT(ecsi_rowmap_build(w, &m, own, n), ECS_ERR_CORRUPT);
+  CHECK_EQ_INT(m.count, 77);
+  CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Rowmap_build_fills_whole_ranges_at_once),
   CASE(Rowmap_random_changes_match_a_model),
   CASE(Rowmap_saturated_displacements_read_the_key),
   CASE(Rowmap_build_refuses_duplicates_and_survives_oom),
