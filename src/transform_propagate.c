@@ -31,7 +31,7 @@
 ** ===================================================================== */
 
 /* M = T(p) R(q) S(s) */
-static void trs_matrix(const ecs_trs *l, double m[16]) {
+static inline void trs_matrix(const ecs_trs *l, double m[16]) {
   double x = l->rotation[0], y = l->rotation[1], z = l->rotation[2];
   double w = l->rotation[3];
   double sx = l->scale[0], sy = l->scale[1], sz = l->scale[2];
@@ -55,14 +55,22 @@ static void trs_matrix(const ecs_trs *l, double m[16]) {
   m[15] = 1;
 }
 
-/* out = a * b for affine a, b; out may not alias a or b */
-static void mul_affine(const double *a, const double *b, double *out) {
+/*
+** out = a * b for affine a, b; out may not alias a or b. b's last row is
+** 0 0 0 1, so a's translation enters the last column only: the terms a
+** product of full 4x4s would add, a[12 + r] * 0, are left out (they
+** change nothing but the sign of a zero, or give NaN for an infinite
+** translation).
+*/
+static inline void mul_affine(const double *a, const double *b, double *out) {
   for (int c = 0; c < 4; c++) {
     double b0 = b[c * 4], b1 = b[c * 4 + 1], b2 = b[c * 4 + 2];
-    double b3 = c == 3 ? 1.0 : 0.0;
-    for (int r = 0; r < 3; r++)
-      out[c * 4 + r] = a[r] * b0 + a[4 + r] * b1 + a[8 + r] * b2 + a[12 + r] * b3;
-    out[c * 4 + 3] = b3;
+    double t = c == 3 ? 1.0 : 0.0;
+    for (int r = 0; r < 3; r++) {
+      double v = a[r] * b0 + a[4 + r] * b1 + a[8 + r] * b2;
+      out[c * 4 + r] = c == 3 ? v + a[12 + r] : v;
+    }
+    out[c * 4 + 3] = t;
   }
 }
 
@@ -72,7 +80,7 @@ static void mul_affine(const double *a, const double *b, double *out) {
 ** this product) and load (which recomputes it) share it, so a world that
 ** was this product comes back bit for bit.
 */
-static void compose(const double *pw, const ecs_trs *l, double *out) {
+static inline void compose(const double *pw, const ecs_trs *l, double *out) {
   if (pw == NULL) {
     trs_matrix(l, out);
   } else {
