@@ -406,10 +406,12 @@ describe("world.transform as a query term", function()
       function(v) q:each(function() return v.a, v.b, v.c, v.a, v.b, v.c, v.d, v.d, v.d, v.d end, table.unpack(TEN)) end,
     }
     for path, write in ipairs(paths) do
-      for _, d in ipairs({ 0, 0 / 0, math.huge, -math.huge }) do
+      -- d = 0.5: a clean rotation (of length exactly 1) beside unclean numbers
+      for _, d in ipairs({ 0, 0 / 0, math.huge, -math.huge, 0.5 }) do
+        local r = d == 0.5 and 0.5 or nil
         write({ a = 0 / 0, b = math.huge, c = -math.huge, d = d })
         for _, e in ipairs(es) do
-          assert.same({ 0, DBL_MAX, -DBL_MAX, 0, 0, 0, 1, 0, DBL_MAX, -DBL_MAX },
+          assert.same({ 0, DBL_MAX, -DBL_MAX, r or 0, r or 0, r or 0, r or 1, 0, DBL_MAX, -DBL_MAX },
                       { table.unpack(state(T, e), 1, 10) }, "path " .. path)
         end
         assert.same({ 0, DBL_MAX, -DBL_MAX }, { T:world_position(es[1]) })
