@@ -64,7 +64,7 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 7
+#define ECS_API_VERSION 8 /* 8: ecs_snapshot_opts grew room */
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"

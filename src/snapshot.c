@@ -155,6 +155,44 @@ static void xxh_update(xxh64 *s, const unsigned char *p, size_t n) {
   s->memsize = n;
 }
 
+/* xxh_update(s, p, n), and p's n bytes copied to dst in the same pass
+** (each stripe hashed while it is in registers: the copy and the hash
+** read p once). */
+static void xxh_update_copy(xxh64 *s, unsigned char *dst, const unsigned char *p,
+                            size_t n) {
+  size_t head = s->memsize > 0 ? 32 - s->memsize : 0, whole;
+  uint64_t v0, v1, v2, v3;
+  if (head > n) head = n;
+  if (head > 0) { /* complete the buffered stripe */
+    memcpy(dst, p, head);
+    xxh_update(s, p, head);
+    dst += head;
+    p += head;
+    n -= head;
+  }
+  whole = n & ~(size_t)31;
+  v0 = s->v[0];
+  v1 = s->v[1];
+  v2 = s->v[2];
+  v3 = s->v[3];
+  for (size_t k = 0; k < whole; k += 32) {
+    memcpy(dst + k, p + k, 32);
+    v0 = xround(v0, rd64(p + k));
+    v1 = xround(v1, rd64(p + k + 8));
+    v2 = xround(v2, rd64(p + k + 16));
+    v3 = xround(v3, rd64(p + k + 24));
+  }
+  s->v[0] = v0;
+  s->v[1] = v1;
+  s->v[2] = v2;
+  s->v[3] = v3;
+  s->total += whole;
+  if (n > whole) { /* the tail: into the buffer (memsize is 0 here) */
+    memcpy(dst + whole, p + whole, n - whole);
+    xxh_update(s, p + whole, n - whole);
+  }
+}
+
 static uint64_t xxh_digest(const xxh64 *s) {
   const unsigned char *p = s->mem;
   size_t n = s->memsize;
@@ -208,15 +246,24 @@ uint64_t ecs_snapshot_hash(const void *data, size_t size) {
 */
 typedef struct hwriter {
   ecs_writer *out;
+  unsigned char *(*room)(void *ud, size_t n); /* ecs_snapshot_opts */
   xxh64 h;
   uint64_t count;
 } hwriter;
 
 #define PIECE ((size_t)32 * 1024)
+#define ROOM_AT_LEAST 4096u /* smaller writes: through out->write */
 
 static ecs_err hw_write(void *ud, const void *data, size_t size) {
   hwriter *hw = (hwriter *)ud;
   const unsigned char *p = (const unsigned char *)data;
+  if (hw->room != NULL && size >= ROOM_AT_LEAST) {
+    unsigned char *dst = hw->room(hw->out->ud, size);
+    if (dst == NULL) return ECS_ERR_NOMEM;
+    xxh_update_copy(&hw->h, dst, p, size);
+    hw->count += size;
+    return ECS_ERR_OK;
+  }
   while (size > 0) {
     size_t k = size < PIECE ? size : PIECE;
     ecs_err err = ecs_write(hw->out, p, k);
@@ -274,6 +321,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   ecs_err err;
   if (!little_endian()) return ECS_ERR_INVALID;
   hw.out = out;
+  hw.room = opts != NULL ? opts->room : NULL;
   hw.count = 0;
   xxh_init(&hw.h);
   o.write = hw_write;

@@ -66,6 +66,14 @@ typedef struct ecs_snapshot_opts {
   ** ECS_ERR_NO_MANAGER (migration: the Lua binding empties such components
   ** first, so that no lua reference of theirs reaches refs_done). */
   bool skip_unknown;
+  /* save: room(out->ud, n) hands out the next n bytes of the output (they
+  ** count as written) or NULL when it cannot (ECS_ERR_NOMEM), for an
+  ** output in memory: the core then copies each large part (a column)
+  ** into that room and hashes it in the same pass, instead of calling
+  ** out->write and hashing after (one read of the world's memory, not
+  ** two). Small writes still go through out->write: both must append to
+  ** the same output. May be NULL. */
+  unsigned char *(*room)(void *ud, size_t n);
 } ecs_snapshot_opts;
 
 /*

@@ -90,6 +90,16 @@ static bool lbuf_reserve(lbuf *b, size_t size) {
   return true;
 }
 
+/* ecs_snapshot_opts.room: the next size bytes of the buffer. */
+static unsigned char *lbuf_room(void *ud, size_t size) {
+  lbuf *b = (lbuf *)ud;
+  unsigned char *p;
+  if (!lbuf_reserve(b, size)) return NULL;
+  p = b->p + b->n;
+  b->n += size;
+  return p;
+}
+
 static ecs_err lbuf_write(void *ud, const void *data, size_t size) {
   lbuf *b = (lbuf *)ud;
   if (!lbuf_reserve(b, size)) return ECS_ERR_NOMEM;
@@ -523,6 +533,7 @@ int ecsl_l_world_snapshot(lua_State *L) {
   memset(&opts, 0, sizeof opts);
   opts.host = host->p;
   opts.host_size = host->n;
+  opts.room = lbuf_room; /* columns copied and hashed in one pass */
   wr.write = lbuf_write;
   wr.ud = out;
   err = ecs_world_save_opts(w, &wr, &opts);
