@@ -114,6 +114,7 @@ build = {
         "src/system_batch.c",
         "src/system_order.c",
         "src/snapshot.c",
+        "src/checksum.c",
         "src/journal.c",
         "src/journal_delta.c",
         "src/journal_undo.c",

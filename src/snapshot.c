@@ -35,6 +35,7 @@
 */
 #include <string.h>
 
+#include "checksum.h"
 #include "component.h"
 #include "ecs_private.h"
 #include "snapshot.h"
@@ -68,170 +69,11 @@ static void put_u64(unsigned char *b, uint64_t v) {
   for (int k = 0; k < 8; k++) b[k] = (unsigned char)(v >> (8 * k));
 }
 
-/* ------------------------------------------------------------------------
-** XXH64 (Yann Collet's xxHash, 64-bit, seed 0), streaming: any single
-** changed 8-byte word changes the result (every step is a bijection of
-** the state), and random damage goes unseen with odds of 2^-64.
-** --------------------------------------------------------------------- */
-#define P1 0x9E3779B185EBCA87u
-#define P2 0xC2B2AE3D27D4EB4Fu
-#define P3 0x165667B19E3779F9u
-#define P4 0x85EBCA77C2B2AE63u
-#define P5 0x27D4EB2F165667C5u
-
-typedef struct xxh64 {
-  uint64_t v[4], total;
-  unsigned char mem[32];
-  size_t memsize;
-} xxh64;
-
-static uint64_t rotl64(uint64_t x, int r) {
-  return (x << r) | (x >> (64 - r));
-}
-
-static uint64_t rd64(const unsigned char *p) {
-  uint64_t v;
-  if (little_endian()) {
-    memcpy(&v, p, 8);
-    return v;
-  }
-  return get_u64(p);
-}
-
-static uint64_t xround(uint64_t acc, uint64_t in) {
-  acc += in * P2;
-  acc = rotl64(acc, 31);
-  return acc * P1;
-}
-
-static uint64_t xmerge(uint64_t acc, uint64_t v) {
-  acc ^= xround(0, v);
-  return acc * P1 + P4;
-}
-
-static void xxh_init(xxh64 *s) {
-  s->v[0] = P1 + P2;
-  s->v[1] = P2;
-  s->v[2] = 0;
-  s->v[3] = 0 - P1;
-  s->total = 0;
-  s->memsize = 0;
-}
-
-/* Whole stripes of 32 bytes from p (n a multiple of 32). */
-static void xxh_stripes(xxh64 *s, const unsigned char *p, size_t n) {
-  uint64_t v0 = s->v[0], v1 = s->v[1], v2 = s->v[2], v3 = s->v[3];
-  for (const unsigned char *end = p + n; p < end; p += 32) {
-    v0 = xround(v0, rd64(p));
-    v1 = xround(v1, rd64(p + 8));
-    v2 = xround(v2, rd64(p + 16));
-    v3 = xround(v3, rd64(p + 24));
-  }
-  s->v[0] = v0;
-  s->v[1] = v1;
-  s->v[2] = v2;
-  s->v[3] = v3;
-}
-
-static void xxh_update(xxh64 *s, const unsigned char *p, size_t n) {
-  s->total += n;
-  if (s->memsize + n < 32) {
-    if (n > 0) memcpy(s->mem + s->memsize, p, n);
-    s->memsize += n;
-    return;
-  }
-  if (s->memsize > 0) {
-    size_t fill = 32 - s->memsize;
-    memcpy(s->mem + s->memsize, p, fill);
-    xxh_stripes(s, s->mem, 32);
-    p += fill;
-    n -= fill;
-    s->memsize = 0;
-  }
-  xxh_stripes(s, p, n & ~(size_t)31);
-  p += n & ~(size_t)31;
-  n &= 31;
-  if (n > 0) memcpy(s->mem, p, n);
-  s->memsize = n;
-}
-
-/* xxh_update(s, p, n), and p's n bytes copied to dst in the same pass
-** (each stripe hashed while it is in registers: the copy and the hash
-** read p once). */
-static void xxh_update_copy(xxh64 *s, unsigned char *dst, const unsigned char *p,
-                            size_t n) {
-  size_t head = s->memsize > 0 ? 32 - s->memsize : 0, whole;
-  uint64_t v0, v1, v2, v3;
-  if (head > n) head = n;
-  if (head > 0) { /* complete the buffered stripe */
-    memcpy(dst, p, head);
-    xxh_update(s, p, head);
-    dst += head;
-    p += head;
-    n -= head;
-  }
-  whole = n & ~(size_t)31;
-  v0 = s->v[0];
-  v1 = s->v[1];
-  v2 = s->v[2];
-  v3 = s->v[3];
-  for (size_t k = 0; k < whole; k += 32) {
-    memcpy(dst + k, p + k, 32);
-    v0 = xround(v0, rd64(p + k));
-    v1 = xround(v1, rd64(p + k + 8));
-    v2 = xround(v2, rd64(p + k + 16));
-    v3 = xround(v3, rd64(p + k + 24));
-  }
-  s->v[0] = v0;
-  s->v[1] = v1;
-  s->v[2] = v2;
-  s->v[3] = v3;
-  s->total += whole;
-  if (n > whole) { /* the tail: into the buffer (memsize is 0 here) */
-    memcpy(dst + whole, p + whole, n - whole);
-    xxh_update(s, p + whole, n - whole);
-  }
-}
-
-static uint64_t xxh_digest(const xxh64 *s) {
-  const unsigned char *p = s->mem;
-  size_t n = s->memsize;
-  uint64_t h;
-  if (s->total >= 32) {
-    h = rotl64(s->v[0], 1) + rotl64(s->v[1], 7) + rotl64(s->v[2], 12) +
-        rotl64(s->v[3], 18);
-    for (int k = 0; k < 4; k++) h = xmerge(h, s->v[k]);
-  } else {
-    h = s->v[2] + P5; /* the seed, 0 */
-  }
-  h += s->total;
-  for (; n >= 8; p += 8, n -= 8) {
-    h ^= xround(0, rd64(p));
-    h = rotl64(h, 27) * P1 + P4;
-  }
-  if (n >= 4) {
-    h ^= (uint64_t)get_u32(p) * P1;
-    h = rotl64(h, 23) * P2 + P3;
-    p += 4;
-    n -= 4;
-  }
-  for (; n > 0; p++, n--) {
-    h ^= (uint64_t)*p * P5;
-    h = rotl64(h, 11) * P1;
-  }
-  h ^= h >> 33;
-  h *= P2;
-  h ^= h >> 29;
-  h *= P3;
-  h ^= h >> 32;
-  return h;
-}
-
 uint64_t ecs_snapshot_hash(const void *data, size_t size) {
-  xxh64 s;
-  xxh_init(&s);
-  xxh_update(&s, (const unsigned char *)data, size);
-  return xxh_digest(&s);
+  ecsi_xxh64 s;
+  ecsi_xxh64_init(&s);
+  ecsi_xxh64_update(&s, (const unsigned char *)data, size);
+  return ecsi_xxh64_digest(&s);
 }
 
 /* ------------------------------------------------------------------------
@@ -247,7 +89,7 @@ uint64_t ecs_snapshot_hash(const void *data, size_t size) {
 typedef struct hwriter {
   ecs_writer *out;
   unsigned char *(*room)(void *ud, size_t n); /* ecs_snapshot_opts */
-  xxh64 h;
+  ecsi_xxh64 h;
   uint64_t count;
 } hwriter;
 
@@ -260,7 +102,7 @@ static ecs_err hw_write(void *ud, const void *data, size_t size) {
   if (hw->room != NULL && size >= ROOM_AT_LEAST) {
     unsigned char *dst = hw->room(hw->out->ud, size);
     if (dst == NULL) return ECS_ERR_NOMEM;
-    xxh_update_copy(&hw->h, dst, p, size);
+    ecsi_xxh64_update_copy(&hw->h, dst, p, size);
     hw->count += size;
     return ECS_ERR_OK;
   }
@@ -268,7 +110,7 @@ static ecs_err hw_write(void *ud, const void *data, size_t size) {
     size_t k = size < PIECE ? size : PIECE;
     ecs_err err = ecs_write(hw->out, p, k);
     if (err != ECS_ERR_OK) return err;
-    xxh_update(&hw->h, p, k);
+    ecsi_xxh64_update(&hw->h, p, k);
     hw->count += k;
     p += k;
     size -= k;
@@ -323,7 +165,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   hw.out = out;
   hw.room = opts != NULL ? opts->room : NULL;
   hw.count = 0;
-  xxh_init(&hw.h);
+  ecsi_xxh64_init(&hw.h);
   o.write = hw_write;
   o.ud = &hw;
   if (n > 0) { /* a const world: uncounted scratch, like its checks */
@@ -353,7 +195,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
     err = write_u64(&o, opts != NULL ? (uint64_t)opts->host_size : 0);
   if (err == ECS_ERR_OK) err = write_u64(&o, dir_at);
   if (err == ECS_ERR_OK) { /* the checksum, not hashed itself */
-    put_u64(b, xxh_digest(&hw.h));
+    put_u64(b, ecsi_xxh64_digest(&hw.h));
     err = ecs_write(out, b, sizeof b);
   }
   if (psize != NULL) ecsi_scratch_realloc(w, psize, n * sizeof *psize, 0);
