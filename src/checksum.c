@@ -14,22 +14,6 @@
 
 #include "checksum.h"
 
-static bool little_endian(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 #define P1 0x9E3779B185EBCA87u
 #define P2 0xC2B2AE3D27D4EB4Fu
 #define P3 0x165667B19E3779F9u
@@ -42,11 +26,11 @@ static uint64_t rotl64(uint64_t x, int r) {
 
 static uint64_t rd64(const unsigned char *p) {
   uint64_t v;
-  if (little_endian()) {
+  if (ecsi_little_endian()) {
     memcpy(&v, p, 8);
     return v;
   }
-  return get_u64(p);
+  return ecsi_get_u64(p);
 }
 
 static uint64_t xround(uint64_t acc, uint64_t in) {
@@ -161,7 +145,7 @@ uint64_t ecsi_xxh64_digest(const ecsi_xxh64 *s) {
     h = rotl64(h, 27) * P1 + P4;
   }
   if (n >= 4) {
-    h ^= (uint64_t)get_u32(p) * P1;
+    h ^= (uint64_t)ecsi_get_u32(p) * P1;
     h = rotl64(h, 23) * P2 + P3;
     p += 4;
     n -= 4;

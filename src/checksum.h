@@ -7,8 +7,25 @@
 #ifndef ECS_CHECKSUM_H
 #define ECS_CHECKSUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Little-endian words, as XXH64 and the byte formats that carry it
+** (snapshots, deltas) read them on any machine. */
+static inline bool ecsi_little_endian(void) {
+  const uint16_t one = 1;
+  return *(const unsigned char *)&one == 1;
+}
+
+static inline uint32_t ecsi_get_u32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t ecsi_get_u64(const unsigned char *p) {
+  return (uint64_t)ecsi_get_u32(p) | (uint64_t)ecsi_get_u32(p + 4) << 32;
+}
 
 typedef struct ecsi_xxh64 {
   uint64_t v[4], total;

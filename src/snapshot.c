@@ -49,22 +49,6 @@
 
 static const unsigned char magic[4] = {'E', 'C', 'S', 'S'};
 
-static bool little_endian(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
 static void put_u64(unsigned char *b, uint64_t v) {
   for (int k = 0; k < 8; k++) b[k] = (unsigned char)(v >> (8 * k));
 }
@@ -161,7 +145,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   size_t n = w->manager_count;
   unsigned char b[8];
   ecs_err err;
-  if (!little_endian()) return ECS_ERR_INVALID;
+  if (!ecsi_little_endian()) return ECS_ERR_INVALID;
   hw.out = out;
   hw.room = opts != NULL ? opts->room : NULL;
   hw.count = 0;
@@ -226,14 +210,14 @@ static bool take(cursor *c, size_t n, const unsigned char **out) {
 static bool take_u32(cursor *c, uint32_t *v) {
   const unsigned char *q;
   if (!take(c, 4, &q)) return false;
-  *v = get_u32(q);
+  *v = ecsi_get_u32(q);
   return true;
 }
 
 static bool take_u64(cursor *c, uint64_t *v) {
   const unsigned char *q;
   if (!take(c, 8, &q)) return false;
-  *v = get_u64(q);
+  *v = ecsi_get_u64(q);
   return true;
 }
 
@@ -279,15 +263,15 @@ ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size) {
   uint64_t dir_at, esize, hsize, used;
   uint32_t n;
   cursor c;
-  if (!little_endian()) return ECS_ERR_INVALID;
+  if (!ecsi_little_endian()) return ECS_ERR_INVALID;
   memset(s, 0, sizeof *s);
   if (size < HEADER_SIZE + TRAILER_SIZE || memcmp(p, magic, 4) != 0)
     return ECS_ERR_CORRUPT;
-  if (get_u32(p + 4) != ECS_SNAPSHOT_VERSION) return ECS_ERR_VERSION;
-  if (ecs_snapshot_hash(p, size - 8) != get_u64(p + size - 8))
+  if (ecsi_get_u32(p + 4) != ECS_SNAPSHOT_VERSION) return ECS_ERR_VERSION;
+  if (ecs_snapshot_hash(p, size - 8) != ecsi_get_u64(p + size - 8))
     return ECS_ERR_CORRUPT;
-  if (get_u32(p + 8) != 0) return ECS_ERR_CORRUPT; /* flags */
-  dir_at = get_u64(p + size - TRAILER_SIZE);
+  if (ecsi_get_u32(p + 8) != 0) return ECS_ERR_CORRUPT; /* flags */
+  dir_at = ecsi_get_u64(p + size - TRAILER_SIZE);
   if (dir_at < HEADER_SIZE || dir_at > size - TRAILER_SIZE) return ECS_ERR_CORRUPT;
   c.p = p;
   c.at = (size_t)dir_at;
@@ -354,7 +338,7 @@ void ecs_snapshot_field(const ecs_snapshot_manager *m, uint32_t k,
                         ecs_type *type, const char **name, size_t *name_len) {
   const unsigned char *p = m->fields;
   for (uint32_t j = 0;; j++) {
-    uint32_t t = get_u32(p), len = get_u32(p + 4);
+    uint32_t t = ecsi_get_u32(p), len = ecsi_get_u32(p + 4);
     if (j == k) {
       *type = (ecs_type)t;
       *name = (const char *)(p + 8);
@@ -453,7 +437,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
   if (opts != NULL && opts->opened != NULL &&
       opts->opened->data == in->data + in->pos &&
-      opts->opened->size == in->size - in->pos && little_endian()) {
+      opts->opened->size == in->size - in->pos && ecsi_little_endian()) {
     s = *opts->opened;
     err = ECS_ERR_OK;
   } else {
