@@ -144,12 +144,6 @@ static void push_ffi(lua_State *L) {
   lua_setfield(L, -2, "cast");
   lua_getfield(L, -2, "typeof");
   lua_setfield(L, -2, "typeof");
-  /* the step, one function object for every loop: LuaJIT makes a new
-  ** closure at each lua_pushcfunction, and a trace that guards on the
-  ** iterator's identity would be left at every loop (a new side trace each
-  ** frame, until the loop is blacklisted: 1.5x slower per entity) */
-  lua_pushcfunction(L, pointers_next);
-  lua_setfield(L, -2, "next");
   lua_remove(L, -2);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &ffi_key);
@@ -230,7 +224,11 @@ int ecsl_l_query_pointers(lua_State *L) {
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "pointers", err);
   st->active = 1;
   lq->lw->busy++;
-  lua_getfield(L, top, "next");
+  /* the step, one function object for every loop (ecsl_push_cfn): LuaJIT
+  ** makes a new closure at each lua_pushcfunction, and the trace that
+  ** stitches the loop guards on the iterator's identity (a new side trace
+  ** each frame, until the loop is blacklisted: 1.5x slower per entity) */
+  ecsl_push_cfn(L, pointers_next);
   lua_insert(L, -2);
   lua_pushnil(L);
   return 3;

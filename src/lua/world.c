@@ -287,19 +287,12 @@ static int l_world_entities_next(lua_State *L) {
   return 1;
 }
 
-/* The step is one function object for every loop (registry): LuaJIT and
-** Lua 5.1 make a new closure at each lua_pushcfunction, and a LuaJIT trace
-** that guards on the iterator's identity would be left at every loop. */
-static const char entities_next_key = 'e';
-
+/* The step is one function object for every loop (ecsl_push_cfn): a
+** LuaJIT trace that guards on the iterator's identity would otherwise be
+** left at every loop. */
 int ecsl_l_world_entities(lua_State *L) {
   check_world(L, 1);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &entities_next_key) != LUA_TFUNCTION) {
-    lua_pop(L, 1);
-    lua_pushcfunction(L, l_world_entities_next);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &entities_next_key);
-  }
+  ecsl_push_cfn(L, l_world_entities_next);
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
