@@ -143,21 +143,19 @@ static bool run_alive(const ecs_world *w, ecs_entity first, uint32_t len) {
 }
 
 /* run_alive for loads, through the world's memo of the last long run
-** found alive (ecs_private.h): the managers of one snapshot mostly have
-** the same owners, so each run is compared with the slots once. */
+** found alive while a snapshot loads (ecs_private.h): the managers of one
+** snapshot mostly have the same owners, so each run is compared with the
+** slots once. */
 static bool run_alive_load(ecs_world *w, ecs_entity first, uint32_t len) {
   enum { LONG_RUN = 1024 };
-  if (len >= LONG_RUN && w->alive_epoch == w->destroy_epoch &&
-      w->alive_len > 0 && (first & ~ECS_ID_MASK) == 0 &&
+  if (!w->alive_memo || len < LONG_RUN) return run_alive(w, first, len);
+  if (w->alive_len > 0 && (first & ~ECS_ID_MASK) == 0 &&
       first >= w->alive_first && len <= w->alive_len &&
       first - w->alive_first <= w->alive_len - len)
     return true;
   if (!run_alive(w, first, len)) return false;
-  if (len >= LONG_RUN) {
-    w->alive_first = first;
-    w->alive_len = len;
-    w->alive_epoch = w->destroy_epoch;
-  }
+  w->alive_first = first;
+  w->alive_len = len;
   return true;
 }
 

@@ -50,13 +50,15 @@ struct ecs_world {
   uint32_t slot_cap;     /* allocated slots (>= head.slot_count) */
   uint32_t live;         /* live entities */
   ecsi_queue free;       /* freed indices, oldest first */
-  /* component_hooks.c: the last long run of ids a load found alive, and
-  ** the destroy_epoch then (an id dies or changes generation only by a
-  ** change that moves the epoch): a snapshot's managers name the same
-  ** runs, each checked once per load instead of once per manager */
+  /* component_hooks.c: the last long run of ids found alive while
+  ** snapshot.c's load holds the memo on (from its entity table's swap to
+  ** its end: the table does not change in between). A snapshot's managers
+  ** name the same runs: each is checked once per load, not once per
+  ** manager. Off for every other load (a delta's, an undo's change slots
+  ** while their managers load). */
+  bool alive_memo;
   ecs_entity alive_first;
   uint32_t alive_len;
-  uint64_t alive_epoch;
   ecsi_manager *manager; /* registry.c: managers, in registration order */
   uint32_t manager_count, manager_cap;
   ecsi_listener *listener; /* registry.c: in the order they were added */

@@ -509,6 +509,8 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     if (err != ECS_ERR_OK) goto done;
     ecsi_entities_swap(w, &tab); /* tab: the world's old table */
     swapped = true;
+    w->alive_memo = true; /* until done: the table stays as it is */
+    w->alive_len = 0;
   }
   /* (4) every staged manager into its twin */
   walk_start(&s, &dw);
@@ -577,6 +579,8 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   ecsi_journal_restored(w); /* its captures describe another world now */
   in->pos = in->size;
 done:
+  w->alive_memo = false;
+  w->alive_len = 0;
   if (err != ECS_ERR_OK) {
     for (uint32_t i = 0; twin != NULL && i < s.manager_count; i++)
       if (twin[i] != NULL) w->manager[which[i]].cls->free(w, twin[i]);
