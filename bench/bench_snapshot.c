@@ -33,10 +33,9 @@ static unsigned char *buf_room(void *ud, size_t size) {
 }
 
 static ecs_err buf_write(void *ud, const void *data, size_t size) {
-  buf *b = (buf *)ud;
-  if (size > b->cap - b->n) return ECS_ERR_NOMEM;
-  memcpy(b->p + b->n, data, size);
-  b->n += size;
+  unsigned char *p = buf_room(ud, size);
+  if (p == NULL) return ECS_ERR_NOMEM;
+  memcpy(p, data, size);
   return ECS_ERR_OK;
 }
 

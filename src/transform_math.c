@@ -215,7 +215,7 @@ bool ecsi_transform_decompose(const double *m, ecs_trs *out) {
 ** ECS_ERR_ZERO_ROTATION (out untouched on error).
 */
 ecs_err ecsi_transform_clean_trs(const ecs_trs *in, ecs_trs *out) {
-  double n = 0, k = 0;
+  double n, k = 0;
   ecs_trs v = *in;
   for (int i = 0; i < 3; i++)
     if (!isfinite(v.position[i]) || !isfinite(v.scale[i]))
@@ -227,8 +227,7 @@ ecs_err ecsi_transform_clean_trs(const ecs_trs *in, ecs_trs *out) {
   if (!(k > 0)) return ECS_ERR_ZERO_ROTATION; /* (0, 0, 0, 0) */
   if (!(k > 1e-150 && k < 1e150))
     for (int i = 0; i < 4; i++) v.rotation[i] /= k;
-  for (int i = 0; i < 4; i++) n += v.rotation[i] * v.rotation[i];
-  n = sqrt(n);
+  n = ecsi_rotation_length(v.rotation);
   for (int i = 0; i < 4; i++) v.rotation[i] /= n;
   *out = v;
   return ECS_ERR_OK;

@@ -70,6 +70,23 @@ bool ecsi_transform_relative_to(const double *parent, const double *world,
                                 double *out);
 bool ecsi_transform_decompose(const double *m, ecs_trs *out);
 ecs_err ecsi_transform_clean_trs(const ecs_trs *in, ecs_trs *out);
+/* A rotation's length as ecsi_transform_clean_trs computes it (this sum,
+** this order), and whether clean_trs would give l back unchanged: every
+** number finite, a rotation of length exactly 1 (divided by 1). Inline:
+** a bulk write's clean pass asks it of every written row. */
+static inline double ecsi_rotation_length(const double q[4]) {
+  double n = 0;
+  for (int i = 0; i < 4; i++) n += q[i] * q[i];
+  return sqrt(n);
+}
+
+static inline bool ecsi_transform_trs_is_clean(const ecs_trs *l) {
+  for (int i = 0; i < 3; i++)
+    if (!isfinite(l->position[i]) || !isfinite(l->scale[i])) return false;
+  for (int i = 0; i < 4; i++)
+    if (!isfinite(l->rotation[i])) return false;
+  return ecsi_rotation_length(l->rotation) == 1.0;
+}
 
 /* transform_propagate.c: the one formula for a world matrix, and the walk
 ** that applies it to a subtree (wrappers of its static functions) */

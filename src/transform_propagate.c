@@ -305,19 +305,10 @@ static double finite_or(double v) {
 
 static void clean_row(const trs_cols *k, uint32_t i) {
   ecs_trs l;
-  bool bad_rotation = false, finite = true;
-  double n = 0;
+  bool bad_rotation = false;
   trs_load(k, i, &l);
-  /* the usual row, already clean: every number finite and a rotation of
-  ** length exactly 1, which ecsi_transform_clean_trs would divide by 1
-  ** (its sum in the same order): nothing to change, nothing to store */
-  for (int f = 0; f < 3; f++)
-    finite = finite && isfinite(l.position[f]) && isfinite(l.scale[f]);
-  for (int f = 0; f < 4; f++) {
-    finite = finite && isfinite(l.rotation[f]);
-    n += l.rotation[f] * l.rotation[f];
-  }
-  if (finite && sqrt(n) == 1.0) return;
+  /* the usual row, already clean: nothing to change, nothing to store */
+  if (ecsi_transform_trs_is_clean(&l)) return;
   for (int f = 0; f < 3; f++) {
     l.position[f] = finite_or(l.position[f]);
     l.scale[f] = finite_or(l.scale[f]);

@@ -101,10 +101,10 @@ static unsigned char *lbuf_room(void *ud, size_t size) {
 }
 
 static ecs_err lbuf_write(void *ud, const void *data, size_t size) {
-  lbuf *b = (lbuf *)ud;
-  if (!lbuf_reserve(b, size)) return ECS_ERR_NOMEM;
-  memcpy(b->p + b->n, data, size);
-  b->n += size;
+  unsigned char *p;
+  if (size == 0) return ECS_ERR_OK; /* an empty buffer has no room yet */
+  if ((p = lbuf_room(ud, size)) == NULL) return ECS_ERR_NOMEM;
+  memcpy(p, data, size);
   return ECS_ERR_OK;
 }
 
