@@ -430,7 +430,8 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_component *c = (ecs_component *)self;
   ecs_component tmp = *c;
   size_t start = in->pos, values = c->stride - sizeof(ecs_entity);
-  uint32_t count = 0, i = 0, v, n;
+  uint32_t count = 0, i = 0, v, n, last = 0;
+  bool ascending = true;
   ecs_err err = load_schema(c, in);
   if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
   if (err == ECS_ERR_OK && count > ecs_count(w))
@@ -463,10 +464,17 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
     if (v & RUN) (void)ecs_read_u32(in, &n);
     if ((err = take_owners(w, &tmp, v & ~RUN, n, i)) != ECS_ERR_OK)
       goto fail;
+    /* index 0 is no entity's: the first run is past last = 0 */
+    ascending = ascending && ecs_entity_index(v & ~RUN) > last;
+    last = ecs_entity_index(v & ~RUN) + n - 1u; /* take_owners: no wrap */
     i += n;
   }
-  if ((err = ecsi_rowmap_build(w, &tmp.map, owners(&tmp), count)) !=
-      ECS_ERR_OK)
+  /* runs that each start past the last one's end: every index once, in
+  ** order, which is what a save writes for a manager whose rows follow
+  ** its entities' creation (the map then reads a few owners per page) */
+  err = ascending ? ecsi_rowmap_build_ascending(w, &tmp.map, owners(&tmp), count)
+                  : ecsi_rowmap_build(w, &tmp.map, owners(&tmp), count);
+  if (err != ECS_ERR_OK)
     goto fail; /* NOMEM, or CORRUPT: an entity twice */
   /* the change stamps of the manager the rows will go to (c, or the one
   ** a twin stands in for): room for them now, while failing is allowed */

@@ -292,17 +292,50 @@ static void count_ranges(ecsi_rowmap *m, const ecs_entity *owners,
   }
 }
 
-ecs_err ecsi_rowmap_build(ecs_world *w, ecsi_rowmap *out,
-                          const ecs_entity *owners, uint32_t size) {
+/*
+** count_ranges for owners whose indices strictly ascend: a range's owners
+** are one stretch of rows, which starts where the last one ended and can
+** be no longer than the indices left in the range, so one read (the
+** stretch fills that room) or a binary search finds its end, and the
+** owners between are not read. 1024 owners in a range are its whole page
+** in order (FULL_RUN).
+*/
+static void count_ascending(ecsi_rowmap *m, const ecs_entity *owners,
+                            uint32_t size) {
+  uint32_t i = 0;
+  while (i < size) {
+    uint32_t x = ecs_entity_index(owners[i]), r = x >> ECSI_ROWMAP_PAGE_BITS;
+    uint32_t end = (r + 1u) << ECSI_ROWMAP_PAGE_BITS;
+    uint32_t lo = i + 1u, hi = size - i < end - x ? size : i + (end - x);
+    if (ecs_entity_index(owners[hi - 1u]) < end) lo = hi;
+    while (lo < hi) { /* the first row past the range, in [lo, hi] */
+      uint32_t mid = lo + (hi - lo) / 2u;
+      if (ecs_entity_index(owners[mid]) < end) lo = mid + 1u;
+      else hi = mid;
+    }
+    m->range[r].fill = lo - i;
+    if (lo - i == ECSI_ROWMAP_PAGE_SIZE) m->range[r].fill |= FULL_RUN;
+    i = lo;
+  }
+}
+
+static ecs_err build(ecs_world *w, ecsi_rowmap *out, const ecs_entity *owners,
+                     uint32_t size, bool ascending) {
   ecsi_rowmap m;
   uint32_t top = 0, in_table = 0;
   ecs_err err = ECS_ERR_OK;
   memset(&m, 0, sizeof m);
-  for (uint32_t i = 0; i < size; i++)
-    if (ecs_entity_index(owners[i]) > top) top = ecs_entity_index(owners[i]);
+  if (ascending && size > 0)
+    top = ecs_entity_index(owners[size - 1u]);
+  else
+    for (uint32_t i = 0; i < size; i++)
+      if (ecs_entity_index(owners[i]) > top) top = ecs_entity_index(owners[i]);
   if (size > 0 && (err = cover(w, &m, top >> ECSI_ROWMAP_PAGE_BITS)) != ECS_ERR_OK)
     return err;
-  count_ranges(&m, owners, size);
+  if (ascending)
+    count_ascending(&m, owners, size);
+  else
+    count_ranges(&m, owners, size);
   for (uint32_t r = 0; r < m.nrange && err == ECS_ERR_OK; r++) {
     uint32_t fill = m.range[r].fill & ~FULL_RUN;
     if (m.range[r].fill & FULL_RUN) { /* every slot written below */
@@ -344,6 +377,16 @@ ecs_err ecsi_rowmap_build(ecs_world *w, ecsi_rowmap *out,
   }
   *out = m;
   return ECS_ERR_OK;
+}
+
+ecs_err ecsi_rowmap_build(ecs_world *w, ecsi_rowmap *out,
+                          const ecs_entity *owners, uint32_t size) {
+  return build(w, out, owners, size, false);
+}
+
+ecs_err ecsi_rowmap_build_ascending(ecs_world *w, ecsi_rowmap *out,
+                                    const ecs_entity *owners, uint32_t size) {
+  return build(w, out, owners, size, true);
 }
 
 void ecsi_rowmap_free(ecs_world *w, ecsi_rowmap *m) {

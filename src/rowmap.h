@@ -168,6 +168,15 @@ void ecsi_rowmap_clear(ecsi_rowmap *m);
 ecs_err ecsi_rowmap_build(ecs_world *w, ecsi_rowmap *out,
                           const ecs_entity *owners, uint32_t size);
 
+/*
+** ecsi_rowmap_build for owners whose indices strictly ascend, which the
+** caller knows (a load reads them as ascending runs): the ranges are
+** counted from O(log) owners each instead of from every owner. Owners that
+** do not ascend give a wrong map: the caller must be sure.
+*/
+ecs_err ecsi_rowmap_build_ascending(ecs_world *w, ecsi_rowmap *out,
+                                    const ecs_entity *owners, uint32_t size);
+
 void ecsi_rowmap_free(ecs_world *w, ecsi_rowmap *m);
 
 /* @return bytes of the map: directory, pages, table. */

@@ -295,7 +295,83 @@ TEST(Rowmap_build_fills_whole_ranges_at_once) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/*
+** Build for owners known to ascend (a load's runs): the ranges are counted
+** from a few owners each (a binary search for each range's end). Random
+** strictly ascending sets -- whole ranges, ranges cut at either end or
+** with holes, ranges left empty, single owners, long gaps into the hash
+** table's ranges -- give the very map the general build gives: the same
+** page or table for each range, the same counts, every index at its row,
+** the map's own check passing. Out of memory at every allocation leaves
+** nothing allocated.
+*/
+TEST(Rowmap_build_ascending_equals_build) {
+  test_alloc a = {0};
+  ecs_world *w = ecs_world_new(test_allocf, &a);
+  static ecs_entity own[40000];
+  CHECK(w != NULL);
+  for (uint32_t round = 0; round < 300u; round++) {
+    ecsi_rowmap m1, m2;
+    uint32_t n = 0, x = 1 + next_rand() % 3000u;
+    uint32_t mode = next_rand() % 4u;
+    while (n < 30000u && x < ECS_MAX_ENTITIES) {
+      uint32_t pick = next_rand() % 100u;
+      own[n++] = ecs_make_entity(x, 1u + x % 3u);
+      if (mode == 0 || pick < 85u) x += 1u;              /* dense */
+      else if (pick < 95u) x += 2u + next_rand() % 40u;  /* holes */
+      else if (pick < 99u) x += 1024u + next_rand() % 5000u; /* gap */
+      else x += 200000u;                                  /* far */
+      if (n >= (round % 7u + 1u) * 4000u) break;
+    }
+    if (round % 50u == 0) n = round % 100u == 0 ? 0 : 1; /* empty, single */
+    memset(&m1, 0, sizeof m1);
+    memset(&m2, 0, sizeof m2);
+    CHECK_EQ_INT(ecsi_rowmap_build(w, &m1, own, n), ECS_ERR_OK);
+    CHECK_EQ_INT(ecsi_rowmap_build_ascending(w, &m2, own, n), ECS_ERR_OK);
+    CHECK(ecsi_rowmap_check(&m2, own, n) == NULL);
+    CHECK_EQ_INT(m1.nrange, m2.nrange);
+    CHECK_EQ_INT(m1.cap, m2.cap);
+    CHECK_EQ_INT(m1.count, m2.count);
+    for (uint32_t r = 0; r < m1.nrange; r++) {
+      CHECK_EQ_INT(m1.range[r].fill, m2.range[r].fill);
+      CHECK((m1.range[r].page == NULL) == (m2.range[r].page == NULL));
+      if (m1.range[r].page != NULL)
+        CHECK(memcmp(m1.range[r].page, m2.range[r].page,
+                     ECSI_ROWMAP_PAGE_SIZE * sizeof(uint32_t)) == 0);
+    }
+    if (m1.cap > 0)
+      CHECK(memcmp(m1.slot, m2.slot, m1.cap * sizeof(uint32_t)) == 0);
+    for (uint32_t i = 0; i < n; i++)
+      CHECK_EQ_INT(ecsi_rowmap_get(&m2, own, ecs_entity_index(own[i])), i);
+    ecsi_rowmap_free(w, &m1);
+    ecsi_rowmap_free(w, &m2);
+  }
+  { /* out of memory at each allocation: refused, nothing kept */
+    size_t mem0 = ecs_world_memory(w, NULL);
+    uint32_t n = 0;
+    ecsi_rowmap m;
+    ecs_err err;
+    for (uint32_t x = 1; x < 5000u; x++) own[n++] = ecs_make_entity(x, 1);
+    for (uint32_t x = 9000; x < 9100u; x++) own[n++] = ecs_make_entity(x, 1);
+    for (long k = 1;; k++) { /* every allocation of build fails in turn */
+      memset(&m, 0, sizeof m);
+      a.fail_at = a.calls + k;
+      err = ecsi_rowmap_build_ascending(w, &m, own, n);
+      a.fail_at = 0;
+      if (err == ECS_ERR_OK) break;
+      CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+      CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+    }
+    CHECK(ecsi_rowmap_check(&m, own, n) == NULL);
+    ecsi_rowmap_free(w, &m);
+    CHECK_EQ_INT(ecs_world_memory(w, NULL), mem0);
+  }
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Rowmap_build_ascending_equals_build),
   CASE(Rowmap_build_fills_whole_ranges_at_once),
   CASE(Rowmap_random_changes_match_a_model),
   CASE(Rowmap_saturated_displacements_read_the_key),
