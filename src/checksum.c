@@ -161,3 +161,36 @@ uint64_t ecsi_xxh64_digest(const ecsi_xxh64 *s) {
   h ^= h >> 32;
   return h;
 }
+
+void ecsi_xxh64_cursor_init(ecsi_xxh64_cursor *c, const unsigned char *from,
+                            const unsigned char *end) {
+  ecsi_xxh64_init(&c->h);
+  c->to = from;
+  c->end = end;
+}
+
+/* Addresses compared as integers: a reader may hold bytes of another
+** block, which the cursor must then leave alone. */
+void ecsi_xxh64_cursor_to(ecsi_xxh64_cursor *c, const unsigned char *p) {
+  uintptr_t a = (uintptr_t)p, to = (uintptr_t)c->to;
+  if (a <= to || a > (uintptr_t)c->end) return;
+  ecsi_xxh64_update(&c->h, c->to, a - to);
+  c->to = p;
+}
+
+void ecsi_xxh64_cursor_copy(ecsi_xxh64_cursor *c, unsigned char *dst,
+                            const unsigned char *p, size_t n) {
+  uintptr_t a = (uintptr_t)p, to = (uintptr_t)c->to, end = (uintptr_t)c->end;
+  size_t behind, past;
+  if (a + n <= to || a >= end) { /* all hashed already, or not the block's */
+    if (n > 0) memcpy(dst, p, n);
+    return;
+  }
+  behind = a < to ? to - a : 0; /* hashed already: copied only */
+  past = a + n > end ? (size_t)(a + n - end) : 0; /* not the block's */
+  if (behind > 0) memcpy(dst, p, behind);
+  ecsi_xxh64_cursor_to(c, p + behind);
+  ecsi_xxh64_update_copy(&c->h, dst + behind, p + behind, n - behind - past);
+  c->to = p + (n - past);
+  if (past > 0) memcpy(dst + (n - past), p + (n - past), past);
+}

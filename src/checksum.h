@@ -41,4 +41,29 @@ void ecsi_xxh64_update_copy(ecsi_xxh64 *s, unsigned char *dst,
                             const unsigned char *p, size_t n);
 uint64_t ecsi_xxh64_digest(const ecsi_xxh64 *s);
 
+/*
+** The XXH64 of the bytes [from, end), taken in order while a reader
+** copies parts of them out: what a snapshot's load does to check the
+** checksum in the pass that copies the columns (one read of the bytes,
+** not two). The bytes before to are hashed.
+*/
+typedef struct ecsi_xxh64_cursor {
+  ecsi_xxh64 h;
+  const unsigned char *to, *end;
+} ecsi_xxh64_cursor;
+
+void ecsi_xxh64_cursor_init(ecsi_xxh64_cursor *c, const unsigned char *from,
+                            const unsigned char *end);
+
+/* Hash the bytes from the cursor to p (none when p is behind it or
+** outside [from, end]). */
+void ecsi_xxh64_cursor_to(ecsi_xxh64_cursor *c, const unsigned char *p);
+
+/* Copy the n bytes at p to dst. Those of them in [to, end) are hashed in
+** the same pass, after the bytes between the cursor and p: the cursor
+** moves past them. Bytes behind the cursor (hashed already) or outside
+** the block are only copied. */
+void ecsi_xxh64_cursor_copy(ecsi_xxh64_cursor *c, unsigned char *dst,
+                            const unsigned char *p, size_t n);
+
 #endif

@@ -484,7 +484,8 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
     goto fail;
   }
   for (uint32_t k = 0; k < c->nfields && count > 0; k++) /* (no block: 0) */
-    if (ecs_read(in, col(&tmp, k), (size_t)count * c->elem[k]) != ECS_ERR_OK ||
+    if (ecsi_read_hashed(w, in, col(&tmp, k), (size_t)count * c->elem[k]) !=
+            ECS_ERR_OK ||
         !column_ok(&tmp, k, count))
       goto corrupt;
   /* the swap: nothing below can fail */

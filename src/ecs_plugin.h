@@ -64,7 +64,7 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 8 /* 8: ecs_snapshot_opts grew room */
+#define ECS_API_VERSION 9 /* 9: ecs_snapshot grew checked */
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -463,6 +463,10 @@ struct ecs_api {
   void (*ecs_lua_native_parallel)(lua_State *L, int idx);
   /* appended: batches of systems (ecs.h) */
   uint64_t (*ecs_world_batches)(const ecs_world *w);
+  /* appended: snapshots framed now, checked by the load (snapshot.h) */
+  ecs_err (*ecs_snapshot_frame)(ecs_snapshot *s, const void *data,
+                                size_t size);
+  ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
 };
 
 #ifndef ECS_API_ONLY /* ecs.core itself defines ECS_API_ONLY */
@@ -767,6 +771,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_query_run_opts (ecs_plugin_api->ecs_query_run_opts)
 #define ecs_lua_native_parallel (ecs_plugin_api->ecs_lua_native_parallel)
 #define ecs_world_batches (ecs_plugin_api->ecs_world_batches)
+#define ecs_snapshot_frame (ecs_plugin_api->ecs_snapshot_frame)
+#define ecs_snapshot_check (ecs_plugin_api->ecs_snapshot_check)
 #define ecs_query_track_changes (ecs_plugin_api->ecs_query_track_changes)
 #define ecs_query_complete (ecs_plugin_api->ecs_query_complete)
 #define ecs_query_tracks_changes (ecs_plugin_api->ecs_query_tracks_changes)

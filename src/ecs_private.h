@@ -59,6 +59,11 @@ struct ecs_world {
   bool alive_memo;
   ecs_entity alive_first;
   uint32_t alive_len;
+  /* snapshot.c: while a load checks the snapshot's checksum as it reads
+  ** it, the hash so far (checksum.h); NULL otherwise. The bulk copies of
+  ** the load (entity slots, component columns) go through
+  ** ecsi_read_hashed, which hashes what they copy in the same pass. */
+  struct ecsi_xxh64_cursor *load_hash;
   ecsi_manager *manager; /* registry.c: managers, in registration order */
   uint32_t manager_count, manager_cap;
   ecsi_listener *listener; /* registry.c: in the order they were added */
@@ -150,6 +155,10 @@ ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out);
 ** ECS_ERR_NOMEM: nothing allocated, in->pos unchanged). */
 ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
                            ecsi_entity_table *t);
+/* stream.c: ecs_read, where the bytes copied are hashed on the way when
+** w->load_hash is set (a snapshot's load checking its checksum). */
+ecs_err ecsi_read_hashed(ecs_world *w, ecs_reader *in, void *data,
+                         size_t size);
 /* Room for slots slots and a free queue of queue items (delta.c). */
 ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue);
 /* Trade the world's table for t (t gets the old one); never fails. */

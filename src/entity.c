@@ -441,14 +441,14 @@ ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
     t->free.item = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)cap * sizeof(uint32_t));
     if (t->free.item == NULL) goto nomem;
     t->free.cap = cap;
-    if (little_endian()) {
-      memcpy(t->slot, in->data + in->pos, (size_t)n * sizeof(uint16_t));
+    if (little_endian()) { /* (the size was checked above) */
+      (void)ecsi_read_hashed(w, in, t->slot, (size_t)n * sizeof(uint16_t));
     } else {
       const unsigned char *b = in->data + in->pos;
       for (uint32_t i = 0; i < n; i++)
         t->slot[i] = (uint16_t)(b[2 * i] | b[2 * i + 1] << 8);
+      in->pos += (size_t)n * sizeof(uint16_t);
     }
-    in->pos += (size_t)n * sizeof(uint16_t);
     if (t->slot[0] != ECS_SLOT_FREE) goto corrupt;
     { /* a slot is a generation (0..255) or ECS_SLOT_FREE | one: no bit
       ** between them. Branch-free, so that the compiler vectorizes it

@@ -17,7 +17,10 @@
 ** the trailer first and checks that the parts tile the bytes exactly (no
 ** gap, no overlap, nothing after), so nothing is skipped silently.
 **
-** Loading, all or nothing: (1) open: header, checksum, directory; (2)
+** Loading, all or nothing: (1) open: header, directory (and checksum,
+** which a load given bytes not checked yet computes while it copies the
+** parts: the entity slots and the component columns are hashed in the
+** pass that copies them, the rest when (4) is done); (2)
 ** match every manager of the snapshot to the world's (namespace and
 ** name), with its kind and schema; (3) read the entity table aside and
 ** swap it in (a second swap undoes it: nothing allocated); (4) load each
@@ -258,7 +261,10 @@ static bool take_entry(cursor *c, ecs_snapshot_manager *m, uint64_t *psize) {
   return take_u64(c, psize);
 }
 
-ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size) {
+/* The header, the checksum (when hashed: else s->checked stays false),
+** the directory and the framing. */
+static ecs_err open_snapshot(ecs_snapshot *s, const void *data, size_t size,
+                             bool hashed) {
   const unsigned char *p = (const unsigned char *)data;
   uint64_t dir_at, esize, hsize, used;
   uint32_t n;
@@ -268,7 +274,7 @@ ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size) {
   if (size < HEADER_SIZE + TRAILER_SIZE || memcmp(p, magic, 4) != 0)
     return ECS_ERR_CORRUPT;
   if (ecsi_get_u32(p + 4) != ECS_SNAPSHOT_VERSION) return ECS_ERR_VERSION;
-  if (ecs_snapshot_hash(p, size - 8) != ecsi_get_u64(p + size - 8))
+  if (hashed && ecs_snapshot_hash(p, size - 8) != ecsi_get_u64(p + size - 8))
     return ECS_ERR_CORRUPT;
   if (ecsi_get_u32(p + 8) != 0) return ECS_ERR_CORRUPT; /* flags */
   dir_at = ecsi_get_u64(p + size - TRAILER_SIZE);
@@ -299,7 +305,27 @@ ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size) {
   s->host_at = (size_t)used;
   s->host_size = (size_t)hsize;
   s->manager_count = n;
+  s->checked = hashed;
   return ECS_ERR_OK;
+}
+
+ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size) {
+  return open_snapshot(s, data, size, true);
+}
+
+ecs_err ecs_snapshot_frame(ecs_snapshot *s, const void *data, size_t size) {
+  return open_snapshot(s, data, size, false);
+}
+
+static bool checksum_matches(const ecs_snapshot *s, uint64_t hash) {
+  return hash == ecsi_get_u64(s->data + s->size - 8);
+}
+
+ecs_err ecs_snapshot_check(ecs_snapshot *s) {
+  if (!s->checked && s->data != NULL &&
+      checksum_matches(s, ecs_snapshot_hash(s->data, s->size - 8)))
+    s->checked = true;
+  return s->checked ? ECS_ERR_OK : ECS_ERR_CORRUPT;
 }
 
 /* The entries in order from the first: each call fills m with the next
@@ -432,6 +458,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   uint8_t *matched = NULL; /* world manager -> held by the snapshot */
   size_t scratch = 0;
   bool swapped = false, rows_kept = true;
+  ecsi_xxh64_cursor sum; /* the checksum, while s.checked is false */
   ecs_err err;
   if (w->pins != 0) return ECS_ERR_PINNED;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
@@ -441,9 +468,16 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     s = *opts->opened;
     err = ECS_ERR_OK;
   } else {
-    err = ecs_snapshot_open(&s, in->data + in->pos, in->size - in->pos);
+    err = ecs_snapshot_frame(&s, in->data + in->pos, in->size - in->pos);
   }
-  if (err != ECS_ERR_OK) goto done;
+  if (err != ECS_ERR_OK) {
+    s.checked = true; /* nothing framed: nothing to blame on it */
+    goto done;
+  }
+  if (!s.checked) { /* hashed as the parts are copied: (1) ends at (5) */
+    ecsi_xxh64_cursor_init(&sum, s.data, s.data + s.size - 8);
+    w->load_hash = &sum;
+  }
   n = s.manager_count;
   /* (2) match: every entry to a world manager, once, kind and schema */
   scratch = (size_t)n * (sizeof *which + sizeof *twin) + nw;
@@ -537,6 +571,16 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
       goto done;
   }
   bad = UINT32_MAX;
+  if (!s.checked) { /* the bytes no load copied, then the sum */
+    ecsi_xxh64_cursor_to(&sum, sum.end);
+    w->load_hash = NULL;
+    if (!checksum_matches(&s, ecsi_xxh64_digest(&sum.h))) {
+      s.checked = true; /* settled: not looked at again below */
+      err = ECS_ERR_CORRUPT;
+      goto done;
+    }
+    s.checked = true;
+  }
   if (opts != NULL && opts->refs_done != NULL &&
       (err = opts->refs_done(opts->ud)) != ECS_ERR_OK)
     goto done;
@@ -581,6 +625,13 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
 done:
   w->alive_memo = false;
   w->alive_len = 0;
+  w->load_hash = NULL;
+  /* an error met before the checksum was: damaged bytes are blamed as a
+  ** checked open would have, before anything else */
+  if (err != ECS_ERR_OK && !s.checked && ecs_snapshot_check(&s) != ECS_ERR_OK) {
+    err = ECS_ERR_CORRUPT;
+    bad = UINT32_MAX;
+  }
   if (err != ECS_ERR_OK) {
     for (uint32_t i = 0; twin != NULL && i < s.manager_count; i++)
       if (twin[i] != NULL) w->manager[which[i]].cls->free(w, twin[i]);

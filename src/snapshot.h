@@ -57,9 +57,11 @@ typedef struct ecs_snapshot_opts {
   ** used, say) fails the load. May be NULL. */
   ecs_err (*refs_done)(void *ud);
   void *ud;
-  /* load: these very bytes as ecs_snapshot_open read them (a host that
-  ** opened them to create managers first), so that the checksum is not
-  ** computed twice; ignored unless its data and size are the reader's. */
+  /* load: these very bytes as ecs_snapshot_open or ecs_snapshot_frame
+  ** read them (a host that opened them to create managers first), so that
+  ** they are not framed twice and their checksum is computed once (by the
+  ** load, when opened->checked is false); ignored unless its data and
+  ** size are the reader's. */
   const struct ecs_snapshot *opened;
   /* load: a generic component (ECS_NS_COMPONENT) of the snapshot that the
   ** world has not registered is skipped instead of failing the load with
@@ -122,6 +124,9 @@ typedef struct ecs_snapshot {
   /* where the parts are (set by ecs_snapshot_open) */
   size_t entities_size, managers_at, directory_at, host_at, host_size;
   uint32_t manager_count;
+  /* the checksum was found to match (ecs_snapshot_open, or
+  ** ecs_snapshot_check after ecs_snapshot_frame) */
+  bool checked;
 } ecs_snapshot;
 
 typedef struct ecs_snapshot_manager {
@@ -142,6 +147,22 @@ typedef struct ecs_snapshot_manager {
 ** ECS_ERR_CORRUPT, ECS_ERR_VERSION, ECS_ERR_INVALID (big-endian).
 */
 ecs_err ecs_snapshot_open(ecs_snapshot *s, const void *data, size_t size);
+
+/*
+** ecs_snapshot_open without the checksum (s->checked is false): for a host
+** that reads the managers first and then loads (ecs.restore).
+** ecs_world_load_opts, given it as opts->opened, checks the checksum
+** itself while it copies the parts (one read of the bytes, not two) and
+** refuses a mismatch with ECS_ERR_CORRUPT before anything changes; a host
+** that fails before its load blames the bytes when ecs_snapshot_check
+** does. Everything read from an unchecked snapshot is framed (every
+** length was checked) but may be damaged.
+*/
+ecs_err ecs_snapshot_frame(ecs_snapshot *s, const void *data, size_t size);
+
+/* Compute the checksum of a framed snapshot: ECS_ERR_OK (s->checked is
+** then true) or ECS_ERR_CORRUPT. */
+ecs_err ecs_snapshot_check(ecs_snapshot *s);
 
 /* The i-th manager of an opened snapshot (i < s->manager_count), in the
 ** order they were saved (the saving world's registration order). O(i).

@@ -10,6 +10,7 @@
 */
 #include <string.h>
 
+#include "checksum.h"
 #include "ecs_private.h"
 
 ecs_err ecs_write(ecs_writer *out, const void *data, size_t size) {
@@ -20,6 +21,16 @@ ecs_err ecs_write(ecs_writer *out, const void *data, size_t size) {
 ecs_err ecs_read(ecs_reader *in, void *data, size_t size) {
   if (in->pos > in->size || size > in->size - in->pos) return ECS_ERR_CORRUPT;
   if (size > 0) memcpy(data, in->data + in->pos, size);
+  in->pos += size;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_read_hashed(ecs_world *w, ecs_reader *in, void *data,
+                         size_t size) {
+  if (w->load_hash == NULL) return ecs_read(in, data, size);
+  if (in->pos > in->size || size > in->size - in->pos) return ECS_ERR_CORRUPT;
+  ecsi_xxh64_cursor_copy(w->load_hash, (unsigned char *)data,
+                         in->data + in->pos, size);
   in->pos += size;
   return ECS_ERR_OK;
 }

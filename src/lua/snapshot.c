@@ -331,7 +331,7 @@ void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
   opts.map_ref = map_ref;
   opts.refs_done = refs_done;
   opts.ud = m;
-  opts.opened = s; /* checked by open_snapshot: not hashed again */
+  opts.opened = s; /* framed once; checked there or by the load */
   opts.skip_unknown = skip_unknown;
   in.data = (const unsigned char *)blob;
   in.size = len;
@@ -345,14 +345,49 @@ void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
   lua_settop(L, top);
 }
 
-void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
-                        const char *fn) {
+/* The snapshot (string) at bidx framed into *s, its checksum checked
+** now or (framed only) left to the load. */
+static void open_blob(lua_State *L, int bidx, ecs_snapshot *s, const char *fn,
+                      bool check) {
   size_t len;
   const char *blob;
+  ecs_err err;
   if (lua_type(L, bidx) != LUA_TSTRING) luaL_typeerror(L, bidx, "string");
   blob = lua_tolstring(L, bidx, &len);
-  ecs_err err = ecs_snapshot_open(s, blob, len);
+  err = check ? ecs_snapshot_open(s, blob, len) : ecs_snapshot_frame(s, blob, len);
   if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
+}
+
+void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
+                        const char *fn) {
+  open_blob(L, bidx, s, fn, true);
+}
+
+/*
+** Call the function below its nargs arguments, protected. ecs.restore and
+** world:restore only frame the blob: the load checks the checksum in the
+** pass that copies the columns (ecs_snapshot_frame). So when what runs
+** before the load -- the managers made from the blob's schemas, its lua
+** values read -- raises, damaged bytes may be the cause: the error is the
+** one a checked open raises first when the checksum does not match, and
+** stands as raised when it does.
+*/
+static void call_blaming_blob(lua_State *L, const ecs_snapshot *s,
+                              const char *fn, int nargs, int nresults) {
+  if (lua_pcall(L, nargs, nresults, 0) != LUA_OK) {
+    ecs_snapshot t = *s;
+    if (ecs_snapshot_check(&t) != ECS_ERR_OK)
+      ecsl_error(L, NULL, fn, ECS_ERR_CORRUPT, NULL, 0);
+    lua_error(L); /* the same error object */
+  }
+}
+
+/* world:restore's load: 1 world, 2 blob, 3 its framed snapshot */
+static int restore_framed(lua_State *L) {
+  const ecs_snapshot *s = (const ecs_snapshot *)lua_touserdata(L, 3);
+  lua_settop(L, 2);
+  ecsl_restore_into(L, 1, 2, s, "world:restore", false);
+  return 0;
 }
 
 /* world:restore(blob [, options]) -- the world becomes equal to blob */
@@ -360,7 +395,7 @@ int ecsl_l_world_restore(lua_State *L) {
   ecs_snapshot s;
   int migrate = 0;
   check_world(L, 1);
-  ecsl_open_snapshot(L, 2, &s, "world:restore");
+  open_blob(L, 2, &s, "world:restore", false);
   if (!lua_isnoneornil(L, 3)) {
     static const char *const known[] = {"migrate", NULL};
     luaL_checktype(L, 3, LUA_TTABLE);
@@ -378,7 +413,11 @@ int ecsl_l_world_restore(lua_State *L) {
     ecsl_restore_migrate(L); /* 3: the migrate option */
   } else {
     lua_settop(L, 2);
-    ecsl_restore_into(L, 1, 2, &s, "world:restore", false);
+    lua_pushcfunction(L, restore_framed);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_pushlightuserdata(L, &s);
+    call_blaming_blob(L, &s, "world:restore", 3, 0);
   }
   ecsl_charge(L, self_lworld(L));
   return 0;
@@ -469,18 +508,29 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
   }
 }
 
-/* ecs.restore(blob) -> a new world equal to the one blob was taken of */
-int ecsl_l_restore(lua_State *L) {
-  ecs_snapshot s;
+/* ecs.restore's work: 1 blob, 2 its framed snapshot -> the new world */
+static int restore_new(lua_State *L) {
+  const ecs_snapshot *s = (const ecs_snapshot *)lua_touserdata(L, 2);
   int widx;
-  ecsl_open_snapshot(L, 1, &s, "ecs.restore");
   lua_settop(L, 1);
   lua_pushcfunction(L, ecsl_l_world_new);
   lua_call(L, 0, 1);                                     /* blob, world */
   widx = lua_gettop(L);
-  create_managers(L, widx, &s);
-  ecsl_restore_into(L, widx, 1, &s, "ecs.restore", false);
+  create_managers(L, widx, s);
+  ecsl_restore_into(L, widx, 1, s, "ecs.restore", false);
   ecsl_charge(L, ecsl_to_lworld(L, widx));
+  return 1;
+}
+
+/* ecs.restore(blob) -> a new world equal to the one blob was taken of */
+int ecsl_l_restore(lua_State *L) {
+  ecs_snapshot s;
+  open_blob(L, 1, &s, "ecs.restore", false);
+  lua_settop(L, 1);
+  lua_pushcfunction(L, restore_new);
+  lua_pushvalue(L, 1);
+  lua_pushlightuserdata(L, &s);
+  call_blaming_blob(L, &s, "ecs.restore", 2, 1);
   return 1;
 }
 
