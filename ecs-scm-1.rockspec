@@ -152,6 +152,7 @@ build = {
       ["ecs.include.expr"] = "src/expr.h", -- query.h includes it
       ["ecs.include.snapshot"] = "src/snapshot.h",
       ["ecs.include.ecs_lua"] = "src/ecs_lua.h",
+      ["ecs.include.ecs_api"] = "src/ecs_api.h", -- ecs_plugin.h includes it
       ["ecs.include.ecs_plugin"] = "src/ecs_plugin.h",
       ["ecs.include.ecs_compat"] = "src/ecs_compat.h", -- ecs_lua.h includes it
       -- the LuaLS annotations (---@meta ecs), beside the headers:

@@ -1,7 +1,7 @@
 /*
 ** ecs_compat.h -- one C API for every Lua the binding builds against: Lua 5.1,
 ** 5.2, 5.3, 5.4 and LuaJIT 2.1. Included right after lua.h and lauxlib.h
-** by binding.h, ecs_lua.h and ecs_plugin.h (so by every binding file and
+** by binding.h, ecs_lua.h and ecs_api.h (so by every binding file and
 ** every C plugin); the rest of the code is written against the 5.4 API.
 **
 ** 5.4 and 5.3: nothing, or almost (5.3 lacks the 5.4 user values and

@@ -2,8 +2,7 @@
 ** plugin.c -- part of the Lua binding (src/lua/binding.h).
 */
 #include "binding.h"
-#define ECS_API_ONLY
-#include "ecs_plugin.h"
+#include "ecs_api.h"
 
 /* ----------------------------------------------------------------------
 ** C plugins (ecs_lua.h)
