@@ -57,6 +57,20 @@ static ecs_err snap(const ecs_world *w, membuf *b) {
   return ecs_world_save(w, &out);
 }
 
+/* snap, with a host section of n bytes at host */
+static ecs_err snap_host(const ecs_world *w, membuf *b, const void *host,
+                         size_t n) {
+  ecs_writer out;
+  ecs_snapshot_opts o;
+  memset(&o, 0, sizeof o);
+  o.host = host;
+  o.host_size = n;
+  out.write = membuf_write;
+  out.ud = b;
+  b->n = 0;
+  return ecs_world_save_opts(w, &out, &o);
+}
+
 static ecs_err load(ecs_world *w, const unsigned char *p, size_t n) {
   ecs_reader in;
   in.data = p;
@@ -333,7 +347,11 @@ TEST(Snapshot_load_makes_queries_stale_and_notifies_nobody) {
 
 /* The load of p (n bytes) into f is refused with err and f is exactly as
 ** it was: its snapshot, its check, its memory. */
-static int refused(fixture *f, const unsigned char *p, size_t n, ecs_err *err) {
+/* The load of the bytes [p, p + n) into f (with opts o, which may be NULL)
+** failed and changed nothing: no byte of f's snapshot, no byte of memory,
+** the reader where it was; *err says why. */
+static int refused_opts(fixture *f, const unsigned char *p, size_t n,
+                        const ecs_snapshot_opts *o, ecs_err *err) {
   membuf before, after;
   size_t mem = ecs_world_memory(f->w, NULL);
   int ok;
@@ -344,7 +362,7 @@ static int refused(fixture *f, const unsigned char *p, size_t n, ecs_err *err) {
   in.data = p;
   in.size = n;
   in.pos = 0;
-  *err = ecs_world_load(f->w, &in);
+  *err = ecs_world_load_opts(f->w, &in, o, NULL);
   ok = *err != ECS_ERR_OK && in.pos == 0 && snap(f->w, &after) == ECS_ERR_OK &&
        same(&before, &after) && ecs_world_check(f->w) == NULL &&
        ecs_world_memory(f->w, NULL) == mem;
@@ -353,34 +371,22 @@ static int refused(fixture *f, const unsigned char *p, size_t n, ecs_err *err) {
   return ok;
 }
 
+static int refused(fixture *f, const unsigned char *p, size_t n, ecs_err *err) {
+  return refused_opts(f, p, n, NULL, err);
+}
+
 /* refused, for a host that framed the bytes first (ecs_snapshot_frame):
 ** the load, given them as opened, computes the checksum itself. 2 when
 ** even framing refused them (err says why). */
 static int refused_framed(fixture *f, const unsigned char *p, size_t n,
                           ecs_err *err) {
-  membuf before, after;
-  size_t mem = ecs_world_memory(f->w, NULL);
-  int ok;
-  ecs_reader in;
   ecs_snapshot s;
   ecs_snapshot_opts o;
   if ((*err = ecs_snapshot_frame(&s, p, n)) != ECS_ERR_OK) return 2;
   if (s.checked) return 0;
-  memset(&before, 0, sizeof before);
-  memset(&after, 0, sizeof after);
   memset(&o, 0, sizeof o);
   o.opened = &s;
-  if (snap(f->w, &before) != ECS_ERR_OK) return 0;
-  in.data = p;
-  in.size = n;
-  in.pos = 0;
-  *err = ecs_world_load_opts(f->w, &in, &o, NULL);
-  ok = *err != ECS_ERR_OK && in.pos == 0 && snap(f->w, &after) == ECS_ERR_OK &&
-       same(&before, &after) && ecs_world_check(f->w) == NULL &&
-       ecs_world_memory(f->w, NULL) == mem;
-  free(before.p);
-  free(after.p);
-  return ok;
+  return refused_opts(f, p, n, &o, err);
 }
 
 /*
@@ -401,7 +407,6 @@ TEST(Snapshot_checksum_checked_while_loading) {
   unsigned char *p;
   ecs_snapshot s;
   ecs_snapshot_opts o;
-  ecs_writer out;
   ecs_reader in;
   ecs_err err;
   static const char host[] = "bytes of the host's own";
@@ -410,12 +415,7 @@ TEST(Snapshot_checksum_checked_while_loading) {
   CHECK(fixture_managers(&x) && fixture_fill(&x, 1));
   CHECK(fixture_managers(&y) && fixture_fill(&y, 2));
   CHECK(fixture_managers(&z));
-  memset(&o, 0, sizeof o);
-  o.host = host;
-  o.host_size = sizeof host;
-  out.write = membuf_write;
-  out.ud = &b;
-  CHECK_EQ_INT(ecs_world_save_opts(x.w, &out, &o), ECS_ERR_OK);
+  CHECK_EQ_INT(snap_host(x.w, &b, host, sizeof host), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_snapshot_frame(&s, b.p, b.n), ECS_ERR_OK);
   CHECK(!s.checked);
   CHECK_EQ_INT(ecs_snapshot_check(&s), ECS_ERR_OK);
@@ -464,11 +464,7 @@ TEST(Snapshot_checksum_checked_while_loading) {
     CHECK_EQ_INT(ecs_world_load_opts(f->w, &in, &o, NULL), ECS_ERR_OK);
     CHECK(in.pos == b.n);
     CHECK_WORLD(f->w);
-    memset(&o, 0, sizeof o);
-    o.host = host;
-    o.host_size = sizeof host;
-    out.ud = &again;
-    CHECK_EQ_INT(ecs_world_save_opts(f->w, &out, &o), ECS_ERR_OK);
+    CHECK_EQ_INT(snap_host(f->w, &again, host, sizeof host), ECS_ERR_OK);
     CHECK(same(&again, &b));
     free(again.p);
   }
@@ -777,7 +773,6 @@ TEST(Snapshot_host_section_and_ref_mapping) {
   fixture x, y;
   membuf b;
   ecs_snapshot_opts o;
-  ecs_writer out;
   ecs_reader in;
   ecs_snapshot s;
   refmap m;
@@ -787,12 +782,7 @@ TEST(Snapshot_host_section_and_ref_mapping) {
   memset(&m, 0, sizeof m);
   CHECK(fixture_managers(&x) && fixture_fill(&x, 1));
   CHECK(fixture_managers(&y) && fixture_fill(&y, 2));
-  memset(&o, 0, sizeof o);
-  o.host = host;
-  o.host_size = sizeof host;
-  out.write = membuf_write;
-  out.ud = &b;
-  CHECK_EQ_INT(ecs_world_save_opts(x.w, &out, &o), ECS_ERR_OK);
+  CHECK_EQ_INT(snap_host(x.w, &b, host, sizeof host), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_snapshot_open(&s, b.p, b.n), ECS_ERR_OK);
   CHECK(s.host_size == sizeof host && memcmp(b.p + s.host_at, host, sizeof host) == 0);
   /* x's refs (live instances): each mapped to a number of y's */
