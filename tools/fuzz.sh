@@ -25,22 +25,27 @@ CC=clang cmake -S "$src" -B "$build" -DECS_FUZZ=ON -DECS_SANITIZE=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 cmake --build "$build" -j2 --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null || exit 1
 
-par=""  # -jobs makes libFuzzer write fuzz-N.log files into the cwd
+build=$(cd "$build" && pwd)  # absolute: each target runs in a directory of its own
+par=""
 [ "$jobs" -gt 1 ] && par="-jobs=$jobs -workers=$jobs"
 status=0
 for t in "${targets[@]}"; do
   work="$build/corpus/$t"
   art="$build/artifacts/$t"
-  mkdir -p "$work" "$art"
+  jobdir="$build/jobs/$t"  # -jobs makes libFuzzer write fuzz-N.log files into the cwd
+  rm -rf "$jobdir"
+  mkdir -p "$work" "$art" "$jobdir"
   cp -n "$src/test/fuzz/$t/"* "$work/" 2>/dev/null || true
   log="$build/fuzz_$t.log"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$build/fuzz_$t" -max_len=2048 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$art/" $par \
-      "$work" >"$log" 2>&1
+  (cd "$jobdir" &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "$build/fuzz_$t" -max_len=2048 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$art/" $par \
+        "$work") >"$log" 2>&1
   rc=$?
-  runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  runs=$(cat "$log" "$jobdir"/fuzz-*.log 2>/dev/null |
+         grep -E '^stat::number_of_executed_units' | awk '{s += $2} END {print s + 0}')
   if [ $rc -eq 0 ]; then
     echo "fuzz_$t: $runs executions in ${secs}s, corpus $(ls "$work" | wc -l) inputs, no crash"
   else
