@@ -23,6 +23,7 @@
 */
 #include <string.h>
 
+#include "checksum.h"
 #include "ecs_private.h"
 #include "journal_private.h"
 
@@ -349,20 +350,13 @@ const char *ecsi_entities_check(const ecs_world *w) {
 ** Little-endian, as every count of a snapshot.
 ** --------------------------------------------------------------------- */
 
-static bool little_endian(void) {
-  const uint16_t one = 1;
-  unsigned char b;
-  memcpy(&b, &one, 1);
-  return b == 1;
-}
-
 ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out) {
   const ecsi_queue *q = &w->free;
   uint32_t n = w->head.slot_count;
   unsigned char buf[256 * 4];
   ecs_err err = ecs_write_u32(out, n);
   if (err != ECS_ERR_OK) return err;
-  if (little_endian()) {
+  if (ecsi_little_endian()) {
     err = ecs_write(out, w->head.slot, (size_t)n * sizeof(uint16_t));
   } else {
     for (uint32_t i = 0; i < n && err == ECS_ERR_OK;) {
@@ -379,7 +373,7 @@ ecs_err ecsi_entities_save(const ecs_world *w, ecs_writer *out) {
   for (uint32_t k = 0; k < q->len && err == ECS_ERR_OK;) {
     uint32_t at = (q->head + k) & (q->cap - 1u);
     uint32_t run = q->cap - at < q->len - k ? q->cap - at : q->len - k;
-    if (little_endian()) {
+    if (ecsi_little_endian()) {
       err = ecs_write(out, q->item + at, (size_t)run * sizeof(uint32_t));
       k += run;
     } else {
@@ -441,7 +435,7 @@ ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
     t->free.item = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)cap * sizeof(uint32_t));
     if (t->free.item == NULL) goto nomem;
     t->free.cap = cap;
-    if (little_endian()) { /* (the size was checked above) */
+    if (ecsi_little_endian()) { /* (the size was checked above) */
       (void)ecsi_read_hashed(w, in, t->slot, (size_t)n * sizeof(uint16_t));
     } else {
       const unsigned char *b = in->data + in->pos;
@@ -468,12 +462,12 @@ ecs_err ecsi_entities_read(ecs_world *w, ecs_reader *in,
   if (queued > 0) {
     const unsigned char *b = in->data + in->pos;
     uint32_t bad = 0, k;
-    if (little_endian()) memcpy(t->free.item, b, (size_t)queued * sizeof(uint32_t));
-    else
-      for (k = 0; k < queued; k++)
-        t->free.item[k] = (uint32_t)b[4 * k] | (uint32_t)b[4 * k + 1] << 8 |
-                          (uint32_t)b[4 * k + 2] << 16 | (uint32_t)b[4 * k + 3] << 24;
-    in->pos += (size_t)queued * sizeof(uint32_t);
+    if (ecsi_little_endian()) { /* (the size was checked above) */
+      (void)ecsi_read_hashed(w, in, t->free.item, (size_t)queued * sizeof(uint32_t));
+    } else {
+      for (k = 0; k < queued; k++) t->free.item[k] = ecsi_get_u32(b + 4 * k);
+      in->pos += (size_t)queued * sizeof(uint32_t);
+    }
     for (k = 0; k < queued; k++) {
       uint32_t i = t->free.item[k];
       if (i == 0 || i >= n || t->slot[i] < ECS_SLOT_FREE || (t->slot[i] & SEEN)) {

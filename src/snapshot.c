@@ -458,7 +458,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   uint8_t *matched = NULL; /* world manager -> held by the snapshot */
   size_t scratch = 0;
   bool swapped = false, rows_kept = true;
-  ecsi_xxh64_cursor sum; /* the checksum, while s.checked is false */
+  ecsi_xxh64_cursor sum; /* the checksum while w->load_hash is &sum */
   ecs_err err;
   if (w->pins != 0) return ECS_ERR_PINNED;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
@@ -470,10 +470,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   } else {
     err = ecs_snapshot_frame(&s, in->data + in->pos, in->size - in->pos);
   }
-  if (err != ECS_ERR_OK) {
-    s.checked = true; /* nothing framed: nothing to blame on it */
-    goto done;
-  }
+  if (err != ECS_ERR_OK) goto done;
   if (!s.checked) { /* hashed as the parts are copied: (1) ends at (5) */
     ecsi_xxh64_cursor_init(&sum, s.data, s.data + s.size - 8);
     w->load_hash = &sum;
@@ -571,15 +568,13 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
       goto done;
   }
   bad = UINT32_MAX;
-  if (!s.checked) { /* the bytes no load copied, then the sum */
+  if (w->load_hash != NULL) { /* the bytes no load copied, then the sum */
     ecsi_xxh64_cursor_to(&sum, sum.end);
     w->load_hash = NULL;
     if (!checksum_matches(&s, ecsi_xxh64_digest(&sum.h))) {
-      s.checked = true; /* settled: not looked at again below */
       err = ECS_ERR_CORRUPT;
       goto done;
     }
-    s.checked = true;
   }
   if (opts != NULL && opts->refs_done != NULL &&
       (err = opts->refs_done(opts->ud)) != ECS_ERR_OK)
@@ -625,13 +620,14 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
 done:
   w->alive_memo = false;
   w->alive_len = 0;
-  w->load_hash = NULL;
-  /* an error met before the checksum was: damaged bytes are blamed as a
-  ** checked open would have, before anything else */
-  if (err != ECS_ERR_OK && !s.checked && ecs_snapshot_check(&s) != ECS_ERR_OK) {
+  /* an error met while the checksum was still being taken: damaged
+  ** bytes are blamed as a checked open would have, before anything else */
+  if (err != ECS_ERR_OK && w->load_hash != NULL &&
+      ecs_snapshot_check(&s) != ECS_ERR_OK) {
     err = ECS_ERR_CORRUPT;
     bad = UINT32_MAX;
   }
+  w->load_hash = NULL;
   if (err != ECS_ERR_OK) {
     for (uint32_t i = 0; twin != NULL && i < s.manager_count; i++)
       if (twin[i] != NULL) w->manager[which[i]].cls->free(w, twin[i]);
