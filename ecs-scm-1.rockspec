@@ -117,6 +117,7 @@ build = {
         "src/checksum.c",
         "src/journal.c",
         "src/journal_delta.c",
+        "src/journal_image.c",
         "src/journal_undo.c",
         "src/delta.c",
         "src/pool.c",

@@ -610,7 +610,7 @@ static int l_pm_copy_positions(lua_State *L) {
       ecs_component_prewrite(w, c, inst[j]);
       for (int k = 0; k < 3; k++)
         if (f[k] >= 0) put(dst[k], type[k], inst[j], col(pm, PX + k)[base + j]);
-      ecs_component_touch(w, c, inst[j]);
+      ecs_component_written(w, c, inst[j]);
       done++;
     }
   }

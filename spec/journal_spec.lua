@@ -143,8 +143,10 @@ local function assert_equal_worlds(a, b, where, plugins)
   assert.equals(true_hash(a), ha, "the source's hash is not its state's" .. where)
   local d = diff(dump(a, plugins), dump(b, plugins))
   assert(d == nil, "the worlds differ" .. where .. " at " .. tostring(d))
-  local ok, bad = b:check()
-  assert(ok, "world:check() failed" .. where .. ": " .. tostring(bad))
+  for _, x in ipairs({ a, b }) do
+    local ok, bad = x:check()
+    assert(ok, "world:check() failed" .. where .. ": " .. tostring(bad))
+  end
 end
 
 -- f() raises a "world:apply_delta: ..." error (matching pattern, if
@@ -287,6 +289,57 @@ describe("the journal", function()
       w:update(0.5)
       w:update(0.25)
       sync(w, r, j)
+    end)
+
+    it("single writes, whose values the journal copies at the write, mixed with every other writer", function()
+      local w, r, j, x = pair(basic)
+      local P, V, es = x.P, x.V, x.es
+      P:set_field(es[1], "x", 11)          -- scattered single writes
+      P:set(es[2], 12, 13)
+      P:set_field(es[1], "y", 14)          -- the same instance again
+      sync(w, r, j)
+      P:set_field(es[3], "x", 5)           -- then a bulk writer over it
+      w:query(P):apply("P.x = P.x + 1")
+      sync(w, r, j)
+      for n, xs in w:query(P):columns("P.x") do -- inside a body: the write-back wins
+        P:set_field(es[4], "x", -1)
+        for i = 1, n do xs[i] = i end
+      end
+      sync(w, r, j)
+      w:query(P):each(function(e, px)      -- inside q:each: its result wins
+        P:set_field(e, "x", 1000)
+        if ecs.index(e) % 2 == 0 then return px + 0.5 end
+      end, "P.x")
+      sync(w, r, j)
+      w:system("single", w:query(V), function() P:set_field(es[5], "y", 99) end)
+      w:system("bulk", w:query(P, V), "P.y += V.dx * dt") -- after it, the same rows
+      w:update(1)
+      sync(w, r, j)
+      P:set_field(es[6], "x", 1)           -- written, removed, added again, written
+      P:remove(es[6])
+      P:add(es[6], 2, 3)
+      P:set_field(es[6], "y", 4)
+      P:set_field(es[7], "x", 1)           -- written, then its entity destroyed
+      w:destroy(es[7])
+      P:set_field(es[8], "x", 1)           -- written, its entity destroyed, the index reused
+      w:destroy(es[8])
+      P:add(w:create(), 8, 8)
+      w:query(P):each(function() end)      -- a pass that reads only
+      sync(w, r, j)
+    end)
+
+    it("a single write that puts back the value at the mark carries nothing", function()
+      local w, r, j, x = pair(basic)
+      local empty = #j:delta()
+      local old = { x.P:get(x.es[1]) }
+      x.P:set_field(x.es[1], "x", 123)
+      x.P:set_field(x.es[1], "x", old[1])
+      assert.equals(empty, #j:delta())
+      x.P:set(x.es[2], 5, 5)
+      x.P:set(x.es[2], x.P:get(x.es[2]))   -- the same value again: carried once
+      x.P:set(x.es[3], 5, 5)
+      local d = sync(w, r, j)
+      assert.equals(empty + 2 * (8 + 4 + 8) + 4 + 4 + #"P" + 4 + #"component" + 4 + 4 + 2 * 4 + 4, #d)
     end)
 
     it("native systems: q:run and a native system run by world:update", function()
@@ -889,6 +942,26 @@ describe("the journal", function()
         end
       end },
       { 1, "q:apply", function() w:query(Pos, Hp):apply("Pos.y = Pos.y * 0.5") end },
+      -- single writes inside and around the bulk writers: the journal's
+      -- copy of a single write's values goes stale when a bulk one follows
+      { 1, "Pos:set_field inside q:columns", function()
+        for n, xs in w:query(Pos, Hp):columns("Pos.x") do
+          local e = pick()
+          if Pos:has(e) then Pos:set_field(e, "x", -rnd(9)) end
+          for i = 1, n do xs[i] = xs[i] - 1 end
+        end
+      end },
+      { 1, "Hp:set_field inside q:each", function()
+        w:query(Hp):each(function(e, hp)
+          Hp:set_field(e, "hp", hp * 2)
+          if ecs.index(e) % 3 == 0 then return hp + 7 end
+        end, "Hp.hp")
+      end },
+      { 1, "Pos:set_field, then q:apply", function()
+        local e = pick()
+        if Pos:has(e) then Pos:set_field(e, "y", rnd(9)) end
+        w:query(Pos):apply("Pos.y = Pos.y + 1")
+      end },
       { 1, "q:each", function()
         w:query(Hp):each(function(e, hp) if ecs.index(e) % 4 == 0 then return hp + 1 end end, "Hp.hp")
       end },
@@ -943,6 +1016,8 @@ describe("the journal", function()
         local op = sim.step()
         if step % 20 == 0 then
           local where = ("seed %d, step %d, %s"):format(SEED, step, op)
+          local ok, bad = w:check() -- the source too: its journal's copies
+          assert(ok, "world:check() " .. where .. ": " .. tostring(bad))
           local d = j:delta()
           deltas, bytes = deltas + 1, bytes + #d
           r:apply_delta(d)

@@ -303,6 +303,27 @@ describe("q:pointers on LuaJIT", function()
     j:close()
   end)
 
+  it("carries into a delta a single write made in a loop, then overwritten through a pointer", function()
+    local r = ecs.restore(w:snapshot())
+    local j = w:journal()
+    P:set_field(es[5], "x", 500)    -- copied at the write; stale once the loop starts
+    for n, x in q:pointers("P.x") do
+      P:set_field(es[5], "x", 1000) -- the loop pins P: the journal copies no values now
+      for i = 1, n do x[i] = -i end -- then every row through the pointer
+    end
+    P:set_field(es[6], "y", 2000)   -- after the loop: its values copied at the write
+    r:apply_delta(j:delta())
+    assert.equals(w:state_hash(), r:state_hash())
+    local RP = r:find_component("P")
+    for _, k in ipairs({ 1, 5, 6, N }) do
+      assert.same({ P:get(es[k]) }, { RP:get(es[k]) })
+    end
+    assert.equals(-5, RP:field(es[5], "x"))
+    assert.is_true(w:check())
+    j:close()
+    r:close()
+  end)
+
   it("refuses specs it cannot point at, naming the column", function()
     assert.equals("q:pointers: column 'V.ref': entity values have no pointer type (use q:columns)",
       err_of(function() return q:pointers("V.ref") end))

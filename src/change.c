@@ -28,6 +28,7 @@
 
 #include "component.h"
 #include "component_private.h"
+#include "journal_private.h"
 #include "query_private.h"
 
 /* ------------------------------------------------------------------------
@@ -160,6 +161,13 @@ void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i) {
   if (i < c->size) tell_owner(w, c, NULL, i, 1);
 }
 
+void ecs_component_written(ecs_world *w, ecs_component *c, ecs_instance i) {
+  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED];
+  if (a != NULL && i < c->size) a[i] = ecsi_clock_now(w);
+  if (w->journal != NULL) ecsi_journal_touched(w, c, i);
+  if (i < c->size) tell_owner(w, c, NULL, i, 1);
+}
+
 void ecs_component_touch_n(ecs_world *w, ecs_component *c,
                            const ecs_instance *rows, size_t n) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
@@ -168,6 +176,7 @@ void ecs_component_touch_n(ecs_world *w, ecs_component *c,
     for (size_t j = 0; j < n; j++)
       if (rows[j] < c->size) a[rows[j]] = now;
   }
+  if (w->journal != NULL) ecsi_journal_bulk(c);
   tell_owner(w, c, rows, 0, n);
 }
 
@@ -180,6 +189,7 @@ void ecs_component_touch_range(ecs_world *w, ecs_component *c,
     now = ecsi_clock_now(w);
     for (size_t j = 0; j < n; j++) a[first + j] = now;
   }
+  if (w->journal != NULL) ecsi_journal_bulk(c);
   tell_owner(w, c, NULL, first, n);
 }
 

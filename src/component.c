@@ -430,7 +430,7 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     c->version++;
     if (c->nwatch != 0) tell_changed(w, c, owner, true);
   } else {
-    ecs_component_touch(w, c, i);
+    ecs_component_written(w, c, i);
   }
 }
 

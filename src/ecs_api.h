@@ -438,6 +438,8 @@ struct ecs_api {
   ecs_err (*ecs_snapshot_frame)(ecs_snapshot *s, const void *data,
                                 size_t size);
   ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
+  /* appended: a single write told complete (component.h) */
+  void (*ecs_component_written)(ecs_world *w, ecs_component *c, ecs_instance i);
 };
 
 #endif

@@ -173,6 +173,9 @@ static ecsi_jcomp *jcomp_of(ecs_world *w, ecs_journal *j, ecs_component *c) {
   if (jc == NULL) return NULL;
   memset(jc, 0, sizeof *jc);
   jc->c = c;
+  jc->epoch = 1;
+  for (uint32_t m = 0; m < w->manager_count; m++)
+    if (w->manager[m].self == (void *)c) jc->name_hash = ecsi_manager_name_hash(w, m);
   j->comp[j->ncomp++] = jc;
   c->journal = jc;
   return jc;
@@ -199,7 +202,11 @@ static void seen_clear(uint32_t *bits, uint32_t index) {
   bits[index >> 5] &= ~(1u << (index & 31u));
 }
 
-void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
+/* single: a write of this one instance follows (its after-image is
+** prepared: journal_image.c); else one of many, whose caller makes every
+** image of c stale (ecsi_journal_bulk). */
+static void capture(ecs_world *w, ecs_component *c, uint32_t index,
+                    bool single) {
   ecs_journal *j = w->journal;
   ecsi_jcomp *jc;
   ecsi_jcap *cap;
@@ -210,8 +217,11 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   if (j == NULL || j->lost || c->owner != NULL) return;
   jc = c->journal;
   if (jc != NULL && (index >> 5) < jc->seen_words &&
-      (jc->seen[index >> 5] >> (index & 31u) & 1u))
-    return; /* the common case: captured already */
+      (jc->seen[index >> 5] >> (index & 31u) & 1u)) {
+    /* the common case: captured already */
+    if (single) ecsi_journal_reprepare(jc, index);
+    return;
+  }
   if ((jc = jcomp_of(w, j, c)) == NULL ||
       (jc->n == jc->ncap &&
        !grow(w, (void **)&jc->cap, &jc->ncap, jc->n + 1, sizeof *jc->cap)) ||
@@ -225,6 +235,7 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   cap->owner = 0;
   cap->row = i != ECS_NO_INSTANCE ? i : c->size; /* an add appends */
   cap->at = j->nbytes;
+  cap->img = 0;
   if (i != ECS_NO_INSTANCE && ecs_alive(w, owners(c)[i])) {
     size_t size = ecsi_packed_size(c);
     ecsi_jbuf b;
@@ -253,6 +264,11 @@ void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   }
   jc->n++;
   j->captures++;
+  jc->memo = single ? jc->n : 0;
+}
+
+void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
+  capture(w, c, index, true);
 }
 
 void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
@@ -260,14 +276,16 @@ void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
   if (w->journal == NULL) return;
   for (size_t k = 0; k < n; k++)
     if (rows[k] < c->size)
-      ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[rows[k]]));
+      capture(w, c, ecs_entity_index(owners(c)[rows[k]]), false);
+  ecsi_journal_bulk(c);
 }
 
 void ecsi_journal_range(ecs_world *w, ecs_component *c, uint32_t first,
                         size_t n) {
   if (w->journal == NULL) return;
   for (size_t k = 0; k < n && first + k < c->size; k++)
-    ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[first + k]));
+    capture(w, c, ecs_entity_index(owners(c)[first + k]), false);
+  ecsi_journal_bulk(c);
 }
 
 void ecs_component_prewrite(ecs_world *w, ecs_component *c, ecs_instance i) {
@@ -365,6 +383,7 @@ void ecsi_journal_forget(ecs_world *w, ecs_component *c) {
   ecs_journal *j = w->journal;
   ecsi_jcomp *jc = c->journal;
   if (jc == NULL) return;
+  ecsi_journal_images_free(w, jc);
   ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
   ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
   if (j != NULL)
@@ -388,6 +407,7 @@ void ecsi_journal_mark_reset(ecs_world *w, ecs_journal *j, bool release) {
     ecsi_jcomp *jc = j->comp[k];
     for (uint32_t n = 0; n < jc->n; n++) seen_clear(jc->seen, jc->cap[n].index);
     jc->n = 0;
+    ecsi_journal_images_reset(w, jc);
   }
   for (uint32_t n = 0; n < j->nslot; n++) seen_clear(j->slot_seen, j->slot[n].index);
   j->nslot = j->npopped = j->npushed = 0;
@@ -473,6 +493,7 @@ void ecs_journal_close(ecs_world *w, ecs_journal *j) {
   for (uint32_t k = 0; k < j->ncomp; k++) {
     ecsi_jcomp *jc = j->comp[k];
     jc->c->journal = NULL;
+    ecsi_journal_images_free(w, jc);
     ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
     ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
     ecsi_free(w, jc, sizeof *jc);

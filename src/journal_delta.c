@@ -157,7 +157,7 @@ static uint64_t bytes_hash(const unsigned char *p, size_t n) {
   return h;
 }
 
-ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
+ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
                          uint64_t name_hash, ecs_entity owner,
                          const unsigned char *packed,
                          const ecs_journal_host *host, uint64_t *out,
@@ -393,12 +393,13 @@ static ecs_err manager_head(ecsi_jbuf *b, const ecs_world *w, uint32_t m,
 #define PREFETCH 16u
 
 static void prefetch_rows(const ecs_world *w, const ecs_component *c,
+                          const ecsi_jcomp *jc,
                           const ecsi_jcap *cap, uint32_t left) {
 #if defined(__GNUC__)
   uint32_t n = left < 2u * PREFETCH ? left : 2u * PREFETCH;
   for (uint32_t k = PREFETCH < n ? PREFETCH : 0; k < n; k++) {
     uint32_t r = cap[k].row;
-    if (r >= c->size) continue;
+    if (r >= c->size || ecsi_image(jc, &cap[k]) != NULL) continue;
     __builtin_prefetch(&owners(c)[r]);
     __builtin_prefetch(&w->head.slot[cap[k].index]);
     for (uint32_t f = 0; f < c->nfields; f++)
@@ -407,9 +408,31 @@ static void prefetch_rows(const ecs_world *w, const ecs_component *c,
 #else
   (void)w;
   (void)c;
+  (void)jc;
   (void)cap;
   (void)left;
 #endif
+}
+
+/* n bytes copied: a few words inline for the sizes records usually have
+** (a call to memcpy per changed row would cost more than the rest of its
+** record). */
+static void small_copy(unsigned char *to, const unsigned char *from, size_t n) {
+  uint64_t x, u;
+  uint32_t p, r;
+  if (n > 16 || n < 4) {
+    memcpy(to, from, n);
+  } else if (n >= 8) {
+    memcpy(&x, from, 8);
+    memcpy(&u, from + n - 8, 8);
+    memcpy(to, &x, 8);
+    memcpy(to + n - 8, &u, 8);
+  } else {
+    memcpy(&p, from, 4);
+    memcpy(&r, from + n - 4, 4);
+    memcpy(to, &p, 4);
+    memcpy(to + n - 4, &r, 4);
+  }
 }
 
 /* Row i of c holds exactly the packed values (lua cells: the same
@@ -453,12 +476,34 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       err = ECS_ERR_NOMEM;
     if (err == ECS_ERR_OK) err = ecsi_jbuf_reserve(b, (size_t)jc->n * (8 + size));
   }
-  for (uint32_t n = 0; n < jc->n && err == ECS_ERR_OK; n++) {
+  if (err == ECS_ERR_OK && jc->ncur == jc->n && jc->nsame == 0) {
+    /* every capture has a current image that changed its instance: the
+    ** records are the log, in one copy (room reserved: no lua field) */
+    written = jc->n;
+    k->hash += jc->sum;
+    if (b != NULL) {
+      memcpy(b->p + b->n, jc->rec, (size_t)jc->n * (8 + size));
+      b->n += (size_t)jc->n * (8 + size);
+    }
+  }
+  for (uint32_t n = written; n < jc->n && err == ECS_ERR_OK; n++) {
     const ecsi_jcap *cap = &jc->cap[n];
+    const ecsi_jimg *im = ecsi_image(jc, cap);
     uint32_t i = cap->row;
     uint64_t h;
+    if (im != NULL) { /* taken at the write (journal_image.c) */
+      if (im->same) continue;
+      written++;
+      k->hash += im->after - im->before;
+      if (b != NULL) { /* room reserved: no lua field */
+        small_copy(b->p + b->n, jc->rec + (size_t)(cap->img - 1u) * (8 + size),
+                   8 + size);
+        b->n += 8 + size;
+      }
+      continue;
+    }
     /* the rows are scattered: ask for a batch ahead before using one */
-    if (n % PREFETCH == 0) prefetch_rows(w, c, jc->cap + n, jc->n - n);
+    if (n % PREFETCH == 0) prefetch_rows(w, c, jc, jc->cap + n, jc->n - n);
     /* where the capture saw the row, unless it moved since */
     if (i >= c->size || ecs_entity_index(owners(c)[i]) != cap->index ||
         !ecs_alive(w, owners(c)[i]))

@@ -17,8 +17,16 @@ typedef struct ecsi_jcap {
   uint32_t index;
   ecs_entity owner;
   uint32_t row;  /* where the instance was (or would go): a hint, checked */
+  uint32_t img;  /* its after-image + 1 (journal_image.c), or 0 */
   size_t at;
 } ecsi_jcap;
+
+/* An after-image's bookkeeping; its values are a record of jc->rec. */
+typedef struct ecsi_jimg {
+  uint64_t before, after; /* the instance's hash at the mark (0: absent), now */
+  uint32_t epoch;         /* current when jc->epoch */
+  uint32_t same;          /* 1: now as at the mark (nothing to carry) */
+} ecsi_jimg;
 
 /* The captures of one generic component (ecs_component.journal). */
 typedef struct ecsi_jcomp {
@@ -27,6 +35,18 @@ typedef struct ecsi_jcomp {
   uint32_t seen_words;
   ecsi_jcap *cap;
   uint32_t n, ncap;
+  /* after-images (journal_image.c) */
+  uint64_t name_hash;   /* the component's, for the state hash */
+  unsigned char *rec;   /* nimg records of a delta: index, owner, values */
+  size_t reccap;
+  ecsi_jimg *img;
+  uint32_t nimg, imgcap;
+  uint32_t *find;       /* open addressing: entity index -> capture + 1 */
+  uint32_t findcap;
+  uint32_t memo;        /* capture + 1 a single write prepared, or 0 */
+  uint32_t epoch;       /* images of other epochs are stale */
+  uint32_t ncur, nsame; /* current images; of those, the unchanged */
+  uint64_t sum;         /* sum of after - before over the current images */
 } ecsi_jcomp;
 
 /* The journal (journal.c records, journal_delta.c writes deltas). */
@@ -140,6 +160,26 @@ void ecsi_journal_free(ecs_world *w);
 /* component.c: a component being freed forgets its captures. */
 void ecsi_journal_forget(ecs_world *w, ecs_component *c);
 
+/* journal_image.c: after-images, the values a capture's instance has now,
+** taken when a single write is told complete (ecs_component_written). */
+void ecsi_journal_reprepare(ecsi_jcomp *jc, uint32_t index);
+void ecsi_journal_touched(ecs_world *w, ecs_component *c, uint32_t row);
+void ecsi_journal_bulk(ecs_component *c);
+void ecsi_journal_images_reset(ecs_world *w, ecsi_jcomp *jc);
+void ecsi_journal_images_free(ecs_world *w, ecsi_jcomp *jc);
+const char *ecsi_journal_check(const ecs_world *w);
+/* A record of jc->rec: u32 entity index, u32 owner, the packed values (a
+** delta's record, in the machine's order: little-endian, snapshot.h). */
+static inline size_t ecsi_record_size(const ecs_component *c) {
+  return 8u + (c->prefix[c->nfields] - c->prefix[0]);
+}
+/* The current image of cap, or NULL. */
+static inline const ecsi_jimg *ecsi_image(const ecsi_jcomp *jc,
+                                          const ecsi_jcap *cap) {
+  const ecsi_jimg *im = cap->img != 0 ? &jc->img[cap->img - 1u] : NULL;
+  return im != NULL && im->epoch == jc->epoch ? im : NULL;
+}
+
 /* journal.c, for delta.c: hashing */
 uint64_t ecsi_mix64(uint64_t x);
 uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len);
@@ -162,7 +202,7 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
                            ecs_entity owner, ecs_journal_bad *bad);
 /* Hash of an instance: its component's name hash, owner and encoded
 ** values. */
-ecs_err ecsi_hash_packed(ecs_world *w, const ecs_component *c,
+ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
                          uint64_t name_hash, ecs_entity owner,
                          const unsigned char *packed,
                          const ecs_journal_host *host, uint64_t *out,

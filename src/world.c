@@ -81,6 +81,7 @@ const char *ecs_world_check(const ecs_world *w) {
   const char *bad = ecsi_entities_check(w);
   if (bad == NULL) bad = ecsi_queries_check(w);
   if (bad == NULL) bad = ecsi_systems_check(w);
+  if (bad == NULL) bad = ecsi_journal_check(w);
   for (uint32_t i = 0; bad == NULL && i < w->manager_count; i++)
     if (w->manager[i].cls->check != NULL)
       bad = w->manager[i].cls->check(w, w->manager[i].self);

@@ -709,6 +709,51 @@ static void op_component_new(state *st, input *in) {
   st->ncomp++;
 }
 
+/* Numeric fields of instance inst of component ci get values made from v
+** (entity and lua fields keep theirs: the model tracks those). */
+static void scribble(state *st, size_t ci, ecs_instance inst, uint8_t v) {
+  ecs_component *c = st->comp[ci].c;
+  for (uint32_t k = 0; k < st->comp[ci].nf; k++) {
+    ecs_type t = (ecs_type)st->comp[ci].ftype[k];
+    ecs_scalar s;
+    ecs_kind kind = ecs_type_kind(t);
+    if (kind == ECS_KIND_FLOAT) s.f = (double)v * 0.5 - 3.0;
+    else if (kind == ECS_KIND_INT) s.i = (int64_t)(v + k);
+    else if (kind == ECS_KIND_BOOL) s.i = (v + k) & 1u;
+    else continue;
+    ecs_value_store(ecs_component_column(c, k), t, inst, s);
+  }
+}
+
+/* A write of an existing instance, told in one of the ways a writer may:
+** prewrite, the values, then ecs_component_written (an open journal keeps
+** an after-image) or a plain touch; a touch before the values; a written
+** write followed by a second one prepared again; two instances prepared
+** in a row, told in the other order. The world's check after the op
+** compares every after-image with its row, and the journal step's
+** replica follows the deltas. */
+static void write_told(state *st, size_t ci, ecs_instance inst, input *in) {
+  ecs_component *c = st->comp[ci].c;
+  uint8_t how = byte(in) % 5, v = byte(in);
+  ecs_instance other = v % ecs_component_size(c);
+  tracked *y = find_tracked(st, ecs_component_entities(c)[other]);
+  if (how == 4 && (y == NULL || !y->alive || other == inst)) how = 0;
+  if (how == 4) mark_written(st, ci, y);
+  ecs_component_prewrite(st->w, c, inst);
+  if (how == 1) ecs_component_touch(st->w, c, inst);
+  if (how == 4) ecs_component_prewrite(st->w, c, other);
+  scribble(st, ci, inst, v);
+  if (how == 4) scribble(st, ci, other, (uint8_t)(v + 1u));
+  if (how == 0 || how == 3 || how == 4) ecs_component_written(st->w, c, inst);
+  else if (how == 2) ecs_component_touch(st->w, c, inst);
+  if (how == 3) {
+    ecs_component_prewrite(st->w, c, inst);
+    scribble(st, ci, inst, (uint8_t)(v ^ 0x5Au));
+    ecs_component_written(st->w, c, inst);
+  }
+  if (how == 4) ecs_component_written(st->w, c, other);
+}
+
 static void op_add(state *st, input *in) {
   size_t ci;
   ecs_entity e;
@@ -733,7 +778,7 @@ static void op_add(state *st, input *in) {
   x->comps |= 1u << ci;
   if (!existed) expect_event(st, (int)ci, ECS_EVENT_ADD);
   if (!existed || (st->ops & 1u)) { /* a new instance, or a write told */
-    if (existed) ecs_component_touch(st->w, st->comp[ci].c, inst);
+    if (existed) write_told(st, ci, inst, in);
     mark_written(st, ci, x);
   }
   drain(st); /* reusing a dead record drops its refs */

@@ -315,7 +315,7 @@ static int comp_write(lua_State *L, int is_add) {
       ecsl_write_value(lc, k, i, &val[k]);
     }
   }
-  ecs_component_touch(w, lc->c, i);
+  ecs_component_written(w, lc->c, i);
   if (refs != 0) drain_refs_at(L, w, refs);
   err = notify(L, lc, w, e,
                is_add && !existed ? ECS_EVENT_ADD : ECS_EVENT_SET);
@@ -411,7 +411,7 @@ static int l_comp_set_field(lua_State *L) {
     ecs_component_prewrite(w, lc->c, i);
     ecsl_write_value(lc, k, i, &v);
   }
-  ecs_component_touch(w, lc->c, i);
+  ecs_component_written(w, lc->c, i);
   if ((err = notify(L, lc, w, e, ECS_EVENT_SET)) != ECS_ERR_OK)
     return comp_error(L, lc, "set_field", err);
   return 0;

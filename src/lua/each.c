@@ -165,9 +165,9 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     ecs_component *c = st->comp[k];
     ecs_instance i;
     if (!(set & ((uint64_t)1 << r)) || (set & st->same_before[r])) continue;
-    if (current) ecs_component_touch(w, c, st->row[k]);
+    if (current) ecs_component_written(w, c, st->row[k]);
     else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE)
-      ecs_component_touch(w, c, i);
+      ecs_component_written(w, c, i);
   }
 }
 

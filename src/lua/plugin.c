@@ -196,6 +196,7 @@ static const struct ecs_api api = {
   .ecs_component_touch = ecs_component_touch,
   .ecs_component_touch_n = ecs_component_touch_n,
   .ecs_component_touch_range = ecs_component_touch_range,
+  .ecs_component_written = ecs_component_written,
   .ecs_component_prewrite = ecs_component_prewrite,
   .ecs_component_prewrite_n = ecs_component_prewrite_n,
   .ecs_component_prewrite_range = ecs_component_prewrite_range,
