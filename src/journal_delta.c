@@ -22,15 +22,6 @@
 ** Hashing (journal.h, "state hash")
 ** --------------------------------------------------------------------- */
 
-uint64_t ecsi_mix64(uint64_t x) { /* splitmix64's finaliser: a bijection */
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9u;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBu;
-  x ^= x >> 31;
-  return x;
-}
-
 uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len) {
   return ecsi_mix64(ecs_snapshot_hash(name, len) + (uint64_t)ns);
 }
@@ -140,21 +131,8 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
   return err;
 }
 
-/* A row's bytes: a few words (the usual component) through the mixer,
-** more through XXH64. Both sides of a delta compute the same. */
-static uint64_t bytes_hash(const unsigned char *p, size_t n) {
-  uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u, v;
-  if (n > 64) return ecs_snapshot_hash(p, n);
-  for (; n >= 8; p += 8, n -= 8) {
-    memcpy(&v, p, 8); /* the machine's order: little-endian (snapshot.h) */
-    h = ecsi_mix64(h ^ v);
-  }
-  if (n > 0) {
-    v = 0;
-    memcpy(&v, p, n);
-    h = ecsi_mix64(h ^ v ^ 0xFF);
-  }
-  return h;
+uint64_t ecsi_bytes_hash_long(const unsigned char *p, size_t n) {
+  return ecs_snapshot_hash(p, n);
 }
 
 ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
@@ -167,7 +145,7 @@ ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
   size_t n = 0;
   (void)w;
   if (c->nlua == 0) { /* the common case: one hash of the packed bytes */
-    *out = ecsi_mix64(acc ^ bytes_hash(packed, ecsi_packed_size(c)));
+    *out = ecsi_hash_plain(name_hash, owner, packed, ecsi_packed_size(c));
     return ECS_ERR_OK;
   }
   /* lua cells count by their values' hash (the host's: a table's does not
@@ -197,7 +175,7 @@ ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
     }
     packed += c->elem[k];
   }
-  *out = ecsi_mix64(acc ^ bytes_hash(buf, n));
+  *out = ecsi_mix64(acc ^ ecsi_bytes_hash(buf, n));
   return ECS_ERR_OK;
 }
 

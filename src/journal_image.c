@@ -78,6 +78,9 @@ static bool grow_bytes(ecs_world *w, void **p, size_t *cap, size_t need) {
 ** (a load of at most 1/2). */
 static bool image_reserve(ecs_world *w, ecsi_jcomp *jc) {
   size_t rs = ecsi_record_size(jc->c);
+  if (jc->nimg < jc->imgcap && (jc->nimg + 1u) * 2u <= jc->findcap &&
+      ((size_t)jc->nimg + 1u) * rs <= jc->reccap)
+    return true; /* the usual case: room from an earlier interval */
   if ((size_t)jc->nimg + 1u > SIZE_MAX / 4u / rs ||
       !grow_bytes(w, (void **)&jc->rec, &jc->reccap, (jc->nimg + 1u) * rs))
     return false;
@@ -163,8 +166,8 @@ void ecsi_journal_touched(ecs_world *w, ecs_component *c, uint32_t row) {
     im->before = 0;
     im->epoch = 0;
     if (cap->owner != 0)
-      (void)ecsi_hash_packed(w, c, jc->name_hash, cap->owner,
-                             ecsi_captured(j, cap->at), NULL, &im->before, NULL);
+      im->before = ecsi_hash_plain(jc->name_hash, cap->owner,
+                                   ecsi_captured(j, cap->at), size);
     memcpy(jc->rec + (size_t)k * ecsi_record_size(c), &cap->index, 4);
   } else {
     k = cap->img - 1u;
@@ -174,8 +177,7 @@ void ecsi_journal_touched(ecs_world *w, ecs_component *c, uint32_t row) {
   rec = jc->rec + (size_t)k * ecsi_record_size(c);
   memcpy(rec + 4, &owner, 4);
   ecsi_pack_row(c, row, rec + 8);
-  (void)ecsi_hash_packed(w, c, jc->name_hash, owner, rec + 8, NULL, &im->after,
-                         NULL);
+  im->after = ecsi_hash_plain(jc->name_hash, owner, rec + 8, size);
   im->same = cap->owner == owner &&
              (size == 0 || memcmp(ecsi_captured(j, cap->at), rec + 8, size) == 0);
   im->epoch = jc->epoch;

@@ -6,6 +6,8 @@
 #ifndef ECS_JOURNAL_PRIVATE_H
 #define ECS_JOURNAL_PRIVATE_H
 
+#include <string.h>
+
 #include "component_private.h"
 #include "journal.h"
 
@@ -181,7 +183,14 @@ static inline const ecsi_jimg *ecsi_image(const ecsi_jcomp *jc,
 }
 
 /* journal.c, for delta.c: hashing */
-uint64_t ecsi_mix64(uint64_t x);
+static inline uint64_t ecsi_mix64(uint64_t x) { /* splitmix64's finaliser: a bijection */
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBu;
+  x ^= x >> 31;
+  return x;
+}
 uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len);
 uint64_t ecsi_hash_slot(uint32_t index, uint32_t state);
 uint64_t ecsi_hash_slot_count(uint32_t count);
@@ -200,6 +209,30 @@ void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out);
 ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
                            const ecs_journal_host *host, ecs_writer *out,
                            ecs_entity owner, ecs_journal_bad *bad);
+/* The hash of n packed bytes (a row of a component without lua fields): a
+** few words through the mixer, more through XXH64. Both sides of a delta
+** compute the same. */
+uint64_t ecsi_bytes_hash_long(const unsigned char *p, size_t n);
+static inline uint64_t ecsi_bytes_hash(const unsigned char *p, size_t n) {
+  uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u, v;
+  if (n > 64) return ecsi_bytes_hash_long(p, n);
+  for (; n >= 8; p += 8, n -= 8) {
+    memcpy(&v, p, 8); /* the machine's order: little-endian (snapshot.h) */
+    h = ecsi_mix64(h ^ v);
+  }
+  if (n > 0) {
+    v = 0;
+    memcpy(&v, p, n);
+    h = ecsi_mix64(h ^ v ^ 0xFF);
+  }
+  return h;
+}
+/* ecsi_hash_packed of an instance of a component without lua fields. */
+static inline uint64_t ecsi_hash_plain(uint64_t name_hash, ecs_entity owner,
+                                       const unsigned char *packed, size_t n) {
+  return ecsi_mix64((name_hash + (uint64_t)owner * 0x9E3779B97F4A7C15u) ^
+                    ecsi_bytes_hash(packed, n));
+}
 /* Hash of an instance: its component's name hash, owner and encoded
 ** values. */
 ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
