@@ -434,6 +434,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
   ecsi_jbuf *b = k->out;
   size_t size = ecsi_packed_size(c), count_at = 0, head_at = 0;
   uint32_t written = 0;
+  bool whole;
   ecs_writer out;
   ecs_err err = ECS_ERR_OK;
   if (jc == NULL || jc->n == 0) return ECS_ERR_OK;
@@ -454,9 +455,11 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       err = ECS_ERR_NOMEM;
     if (err == ECS_ERR_OK) err = ecsi_jbuf_reserve(b, (size_t)jc->n * (8 + size));
   }
-  if (err == ECS_ERR_OK && jc->ncur == jc->n && jc->nsame == 0) {
+  whole = err == ECS_ERR_OK && jc->ncur == jc->n && jc->nsame == 0;
+  if (whole) {
     /* every capture has a current image that changed its instance: the
-    ** records are the log, in one copy (room reserved: no lua field) */
+    ** records are the log, in capture order, in one copy (room reserved:
+    ** no lua field) */
     written = jc->n;
     k->hash += jc->sum;
     if (b != NULL) {
@@ -464,7 +467,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       b->n += (size_t)jc->n * (8 + size);
     }
   }
-  for (uint32_t n = written; n < jc->n && err == ECS_ERR_OK; n++) {
+  for (uint32_t n = 0; n < jc->n && err == ECS_ERR_OK && !whole; n++) {
     const ecsi_jcap *cap = &jc->cap[n];
     const ecsi_jimg *im = ecsi_image(jc, cap);
     uint32_t i = cap->row;

@@ -8,9 +8,10 @@
 ** (a change of 1% of a large world is one cache miss per column, the
 ** owner and the entity slot, per change). Taken at the write, the row is in
 ** the cache already: a single write (ecs_component_prewrite, the values,
-** ecs_component_touch: the set paths, set_field, q:each, the cleanup
-** policies, a delta's put) tells the journal at its end
-** (ecs_component_written), and the journal writes the instance's record
+** then ecs_component_written instead of ecs_component_touch: the binding's
+** set paths, set_field, q:each, the cleanup policies, a delta's put, a
+** plugin's write) tells the journal at its end, and the journal writes
+** the instance's record
 ** as a delta carries it (entity index, owner, values) into a log of its
 ** component, with the instance's hash before and after. A delta then
 ** copies each component's log, in one memcpy when every capture has a
@@ -24,17 +25,19 @@
 ** of its component prepared (jc->memo), and it goes stale
 **   - at every later single capture of its index (a prewrite, a remove, an
 **     add, a destroy, a delta's put: ecsi_journal_reprepare), until the
-**     touch that follows takes it again;
+**     ecs_component_written that follows takes it again;
 **   - at every write of many rows (prewrite_n/_range and touch_n/_range:
-**     systems, q:columns, spawn, a C system's chunks, a pointer loop's
-**     chunks): ecsi_journal_bulk moves the component's epoch, and every
+**     systems, q:apply, q:columns, set_many, a C system's chunks, a
+**     pointer loop's chunks): ecsi_journal_bulk moves the component's
+**     epoch, and every
 **     image of an older epoch is stale. A C system or a Lua body that sets
 **     one instance inside a bulk writer's run is covered: the run touches
 **     its chunk after the body, and the touch makes the image stale;
 **   - while the component is pinned (a pointer loop holds its columns),
 **     no image is taken;
 **   - components with lua fields take none (their cells' values are the
-**     host's).
+**     host's), nor do instances whose values are written with no
+**     ecs_component_written after them (spawn's).
 ** A capture without a current image is read from the row, as before.
 ** ecs_world_check compares every current image with its row
 ** (ecsi_journal_check), so that the model tests and fuzzers that check
