@@ -162,10 +162,8 @@ void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i) {
 }
 
 void ecs_component_written(ecs_world *w, ecs_component *c, ecs_instance i) {
-  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED];
-  if (a != NULL && i < c->size) a[i] = ecsi_clock_now(w);
   if (w->journal != NULL) ecsi_journal_touched(w, c, i);
-  if (i < c->size) tell_owner(w, c, NULL, i, 1);
+  ecs_component_touch(w, c, i);
 }
 
 void ecs_component_touch_n(ecs_world *w, ecs_component *c,

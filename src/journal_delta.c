@@ -73,11 +73,6 @@ static uint64_t inverse_p(void) { /* Newton: x = P^-1 mod 2^64 */
   return x;
 }
 
-size_t ecsi_packed_size(const ecs_component *c) {
-  /* bytes per instance over the fields (prefix[0]: the owner column's) */
-  return c->prefix[c->nfields] - c->prefix[0];
-}
-
 void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out) {
   for (uint32_t k = 0; k < c->nfields; k++) {
     memcpy(out, col(c, k) + (size_t)i * c->elem[k], c->elem[k]);
@@ -129,10 +124,6 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
     packed += c->elem[k];
   }
   return err;
-}
-
-uint64_t ecsi_bytes_hash_long(const unsigned char *p, size_t n) {
-  return ecs_snapshot_hash(p, n);
 }
 
 ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
@@ -413,10 +404,8 @@ static void small_copy(unsigned char *to, const unsigned char *from, size_t n) {
   }
 }
 
-/* Row i of c holds exactly the packed values (lua cells: the same
-** references). */
-static bool same_row(const ecs_component *c, uint32_t i,
-                     const unsigned char *packed) {
+bool ecsi_same_row(const ecs_component *c, uint32_t i,
+                   const unsigned char *packed) {
   for (uint32_t k = 0; k < c->nfields; k++) {
     if (memcmp(col(c, k) + (size_t)i * c->elem[k], packed, c->elem[k]) != 0)
       return false;
@@ -493,7 +482,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     ** entity made and destroyed): nothing to carry, nothing to hash */
     if (i == ECS_NO_INSTANCE ? cap->owner == 0
                              : cap->owner == owners(c)[i] &&
-                                   same_row(c, i, ecsi_captured(j, cap->at)))
+                                   ecsi_same_row(c, i, ecsi_captured(j, cap->at)))
       continue;
     written++;
     if (cap->owner != 0) {

@@ -260,9 +260,8 @@ static const char *check_one(const ecs_world *w, const ecs_journal *j,
     i = map_get(c, cap->index);
     if (i == ECS_NO_INSTANCE || owners(c)[i] != owner || !ecs_alive(w, owner))
       return "journal: an after-image names an instance that is not there";
-    for (uint32_t f = 0, at = 0; f < c->nfields; at += c->elem[f], f++)
-      if (memcmp(col(c, f) + (size_t)i * c->elem[f], rec + 8 + at, c->elem[f]) != 0)
-        return "journal: an after-image differs from its row";
+    if (!ecsi_same_row(c, i, rec + 8))
+      return "journal: an after-image differs from its row";
     (void)ecsi_hash_packed(w, c, jc->name_hash, owner, rec + 8, NULL, &h, NULL);
     if (h != im->after) return "journal: an after-image's hash is not its values'";
     if (im->same != (uint32_t)(cap->owner == owner &&

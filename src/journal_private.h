@@ -10,6 +10,7 @@
 
 #include "component_private.h"
 #include "journal.h"
+#include "snapshot.h"
 
 /* A captured (component, entity index): the state before the first
 ** change of the mark's interval. owner 0: no live instance; else the row's
@@ -170,10 +171,15 @@ void ecsi_journal_bulk(ecs_component *c);
 void ecsi_journal_images_reset(ecs_world *w, ecsi_jcomp *jc);
 void ecsi_journal_images_free(ecs_world *w, ecsi_jcomp *jc);
 const char *ecsi_journal_check(const ecs_world *w);
+/* Bytes of one packed row (lua cells as 4-byte references): the fields'
+** (prefix[0] is the owner column's). */
+static inline size_t ecsi_packed_size(const ecs_component *c) {
+  return c->prefix[c->nfields] - c->prefix[0];
+}
 /* A record of jc->rec: u32 entity index, u32 owner, the packed values (a
 ** delta's record, in the machine's order: little-endian, snapshot.h). */
 static inline size_t ecsi_record_size(const ecs_component *c) {
-  return 8u + (c->prefix[c->nfields] - c->prefix[0]);
+  return 8u + ecsi_packed_size(c);
 }
 /* The current image of cap, or NULL. */
 static inline const ecsi_jimg *ecsi_image(const ecsi_jcomp *jc,
@@ -200,8 +206,10 @@ uint64_t ecsi_whole_term(const ecs_world *w, uint32_t m, const void *bytes,
                          size_t n);
 #define ECSI_QUEUE_P 0x9E3779B97F4A7C15u /* odd: invertible mod 2^64 */
 
-/* Bytes of one packed row (lua cells as 4-byte references). */
-size_t ecsi_packed_size(const ecs_component *c);
+/* Row i of c holds exactly the packed values (lua cells: the same
+** references). */
+bool ecsi_same_row(const ecs_component *c, uint32_t i,
+                   const unsigned char *packed);
 /* Copy row i of c into packed form at out. */
 void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out);
 /* Write row values at packed (lua cells as references) as plain data
@@ -212,10 +220,9 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
 /* The hash of n packed bytes (a row of a component without lua fields): a
 ** few words through the mixer, more through XXH64. Both sides of a delta
 ** compute the same. */
-uint64_t ecsi_bytes_hash_long(const unsigned char *p, size_t n);
 static inline uint64_t ecsi_bytes_hash(const unsigned char *p, size_t n) {
   uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u, v;
-  if (n > 64) return ecsi_bytes_hash_long(p, n);
+  if (n > 64) return ecs_snapshot_hash(p, n);
   for (; n >= 8; p += 8, n -= 8) {
     memcpy(&v, p, 8); /* the machine's order: little-endian (snapshot.h) */
     h = ecsi_mix64(h ^ v);
