@@ -28,10 +28,12 @@ generator seeded by the frame number, so replaying a frame replays its inputs.
    be the reference's: the trace is the order the game's rules saw, which the
    promise covers ("whatever order its rules depend on") and which is the first
    thing to differ when it does not hold.
-3. Right after each route, on a churned world with holes (dead records not
-   reclaimed yet) and long-lived queries: the orders of w:entities, every
-   C:entities, and q:entities, q:each, q:columns, q:each_chunk of every query,
-   and what the change queries report, equal the original's.
+3. Right after each route (and after a world:restore of the snapshot just
+   taken, and a j:undo with nothing to undo), on a churned world with holes
+   (dead records not reclaimed yet) and long-lived queries: the orders of
+   w:entities, every C:entities, and q:entities, q:each, q:columns,
+   q:each_chunk of every query, and what the change queries report, equal
+   the original's at that moment.
 
 A failure says the route, the frame (and the last rollback), and the first
 difference: in the frame's trace (which iteration, which visit, which entity
@@ -1031,7 +1033,8 @@ describe("the replay promise", function()
     local function compare(route, mine, ref)
       local d = order_differences(mine, ref)
       if #d > 0 then
-        fail(route .. ": " .. #d .. " orders differ from the original's:\n  " .. table.concat(d, "\n  "))
+        fail(string.format("%s: %d %s from the original's:\n  %s", route, #d,
+          #d == 1 and "order differs" or "orders differ", table.concat(d, "\n  ")))
       end
     end
 
@@ -1058,11 +1061,30 @@ describe("the replay promise", function()
         g.w:close()
         return mine, mine_ref
       end,
+      ["world:restore of the snapshot just taken"] = function(which)
+        local g = churned()
+        local blob = g.w:snapshot()
+        local mine_ref = orders(g, which)
+        g.w:restore(blob)
+        local mine = orders(g, which)
+        g.w:close()
+        return mine, mine_ref
+      end,
       ["j:undo"] = function(which)
         local g, at = churned()
         local j = g.w:journal()
         local mine_ref = orders(g, which)
         for f = at + 1, at + 7 do step(g, f) end
+        j:undo()
+        local mine = orders(g, which)
+        j:close()
+        g.w:close()
+        return mine, mine_ref
+      end,
+      ["j:undo with nothing to undo"] = function(which)
+        local g = churned()
+        local j = g.w:journal()
+        local mine_ref = orders(g, which)
         j:undo()
         local mine = orders(g, which)
         j:close()
@@ -1082,7 +1104,8 @@ describe("the replay promise", function()
       end,
     }
 
-    for _, route in ipairs({ "ecs.restore", "world:restore", "j:undo", "apply_delta" }) do
+    for _, route in ipairs({ "ecs.restore", "world:restore", "world:restore of the snapshot just taken", "j:undo",
+                             "j:undo with nothing to undo", "apply_delta" }) do
       it(route .. ", every iteration visits in the original's order", function()
         local mine, ref = CASES[route]("plain")
         compare("right after " .. route, mine, ref)
