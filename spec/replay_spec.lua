@@ -838,8 +838,9 @@ local RATE = 40  -- a rollback at one new frame in RATE, on average
 local BACK = 24  -- by at most BACK frames
 
 -- Each route: start() -> a state st with st.g the world that plays;
--- after(st, f) once frame f is played; rollback(st, f, rng) at a new frame:
--- nil, or the frame the world is back at (its setup done).
+-- after(st, f) once frame f is played; rollback(st, f, rng, force) at a new
+-- frame: nil, or the frame the world is back at (its setup done); force
+-- asks for one.
 local ROUTES = {
   {
     name = "ecs.restore",
@@ -851,8 +852,8 @@ local ROUTES = {
       st.snaps[f] = st.g.w:snapshot()
       st.snaps[f - BACK - 1] = nil
     end,
-    rollback = function(st, f, rng)
-      if not rng.chance(RATE) then return nil end
+    rollback = function(st, f, rng, force)
+      if not (rng.chance(RATE) or force) then return nil end
       local to = f - rng.int(0, math.min(f, BACK))
       local w = ecs.restore(st.snaps[to])
       st.g.w:close()
@@ -871,8 +872,8 @@ local ROUTES = {
       st.snaps[f] = st.g.w:snapshot()
       st.snaps[f - BACK - 1] = nil
     end,
-    rollback = function(st, f, rng)
-      if not rng.chance(RATE) then return nil end
+    rollback = function(st, f, rng, force)
+      if not (rng.chance(RATE) or force) then return nil end
       local to = f - rng.int(0, math.min(f, BACK))
       st.g.w:restore(st.snaps[to])
       return to
@@ -886,8 +887,8 @@ local ROUTES = {
       return { g = g, j = g.w:journal(), mark = 0 }
     end,
     after = function() end,
-    rollback = function(st, f, rng)
-      if rng.chance(RATE) then
+    rollback = function(st, f, rng, force)
+      if rng.chance(RATE) or force then
         st.j:undo()
         return st.mark
       end
@@ -913,8 +914,8 @@ local ROUTES = {
       st.replica.w:apply_delta(st.j:delta())
       check_state("apply_delta", ref, st.replica, f, "the replica after apply_delta")
     end,
-    rollback = function(st, f, rng)
-      if not rng.chance(RATE) then return nil end
+    rollback = function(st, f, rng, force)
+      if not (rng.chance(RATE) or force) then return nil end
       -- the replica plays on; the player follows it
       st.j:close()
       st.g, st.replica = st.replica, st.g
@@ -958,7 +959,8 @@ local function play_frames(route, st, frames, stop)
     if f > reached then
       reached = f
       local to
-      ok, to = pcall(route.rollback, st, f, rng)
+      -- the first rollback comes by frame 25 at the latest (or the last frame)
+      ok, to = pcall(route.rollback, st, f, rng, rollbacks == 0 and (f >= 25 or f == frames))
       if not ok then
         fail(string.format("%s: frame %d (%s): the rollback raised: %s", name, f, history, tostring(to)))
       end
@@ -1015,10 +1017,31 @@ describe("the replay promise", function()
       g.w:close()
     end)
 
+    -- The harness's control: a rollback that plays a fresh game again from
+    -- its start to the frame passes (so a failure below is the route's).
+    it("passes a world that rolls back by playing a fresh game again up to the frame", function()
+      local frames = math.min(FRAMES, 300)
+      local n = play_route({
+        name = "replay from the start",
+        start = function() return { g = new_game() } end,
+        after = function() end,
+        rollback = function(st, f, rng, force)
+          if not (rng.chance(RATE) or force) then return nil end
+          local to = f - rng.int(0, math.min(f, BACK))
+          st.g.w:close()
+          st.g = new_game()
+          for i = 1, to do step(st.g, i) end
+          return to
+        end,
+        finish = function(st) st.g.w:close() end,
+      }, frames)
+      assert.is_true(n >= 1, "no rollback in " .. frames .. " frames")
+    end)
+
     for _, route in ipairs(ROUTES) do
       it("replays bit for bit after rollbacks by " .. route.name, function()
         local n = play_route(route, FRAMES)
-        assert.is_true(n >= math.floor(FRAMES / RATE / 4), route.name .. ": only " .. n .. " rollbacks")
+        assert.is_true(n >= math.max(1, math.floor(FRAMES / RATE / 4)), route.name .. ": only " .. n .. " rollbacks")
       end)
     end
   end)
