@@ -27,7 +27,9 @@ generator seeded by the frame number, so replaying a frame replays its inputs.
    replica). At every frame, replayed ones included, state hash and trace must
    be the reference's: the trace is the order the game's rules saw, which the
    promise covers ("whatever order its rules depend on") and which is the first
-   thing to differ when it does not hold.
+   thing to differ when it does not hold. A control, a world that rolls back
+   by playing a fresh game again up to the frame, must pass: the harness is
+   sound, a route's failure is the route's.
 3. Right after each route (and after a world:restore of the snapshot just
    taken, and a j:undo with nothing to undo), on a churned world with holes
    (dead records not reclaimed yet) and long-lived queries: the orders of
