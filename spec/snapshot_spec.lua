@@ -502,15 +502,21 @@ describe("snapshots", function()
                      err_of(ecs.restore, blobs.build(b)))
     end)
 
-    it("with forged component records (huge runs, dead or repeated owners, values) is refused", function()
+    it("with forged component records (huge runs, repeated owners, owners ahead of their slots, values) is refused", function()
       local w = small()
       local target = small()
       local es = {}
       for e in w:entities() do es[#es + 1] = e end
       local head = blobs.parse(w:snapshot())
       local P = blobs.find(head, "P")
-      local schema = P.payload:sub(1, 8 + 2 * (4 + 4 + 1))
-      local cols = P.payload:sub(#P.payload - 2 * 8 + 1)
+      -- layout, field count, two fields, the gc cursor and the churn
+      local schema = P.payload:sub(1, 8 + 2 * (4 + 4 + 1) + 8)
+      -- the saved owners are one run of three (the third one dead: its
+      -- record waits for the gc), then the x and v columns of 3 x 4 bytes:
+      -- the columns of the first two records
+      assert.equal(#schema + 12 + 2 * 12, #P.payload)
+      local body = P.payload:sub(#schema + 13)
+      local cols = body:sub(1, 8) .. body:sub(13, 20)
       local function with(owners, columns)
         local b = blobs.parse(w:snapshot())
         blobs.find(b, "P").payload = schema .. owners .. (columns or cols)
@@ -523,9 +529,13 @@ describe("snapshots", function()
       refused(target, with(pack("<I4I4I4", id1 | 0x80000000, 0xffffffff, 0)), "invalid or truncated data")
       refused(target, with(pack("<I4I4I4", id1, id1, 0)), "invalid or truncated data")       -- twice
       refused(target, with(pack("<I4I4I4", id1, id2 + 5, 0)), "invalid or truncated data")   -- no such id
-      refused(target, with(pack("<I4I4I4", id1, id2 | 0x40000000, 0)), "invalid or truncated data")
+      refused(target, with(pack("<I4I4I4", id1, id2 | 0xc0000000, 2)), "invalid or truncated data")
       refused(target, with(pack("<I4I4I4", id1, ecs.id(ecs.entity(ecs.index(es[2]) | 1 << 22)), 0)),
-              "invalid or truncated data")                                                 -- a stale one
+              "invalid or truncated data")                        -- a generation no slot had yet
+      -- a purged record (bit 30) is a dead record in its row: es[2] has no P
+      target:restore(with(pack("<I4I4I4", id1, id2 | 0x40000000, 0)))
+      assert.is_false(target:find_component("P"):has(es[2]))
+      assert.is_true(target:check())
       refused(target, with(pack("<I4I4I4", id1, id2, 7)), "invalid or truncated data")       -- no end
       refused(target, with(pack("<I4I4", id1, id2)), "invalid or truncated data")
       refused(target, with(pack("<I4I4I4", id1, id2, 0), cols:sub(2)), "invalid or truncated data")
@@ -533,7 +543,7 @@ describe("snapshots", function()
       -- Q has no lua field and the target room for it: its load is checked
       -- whole, then copied in place by the swap
       local Q = blobs.find(head, "Q")
-      local qschema = Q.payload:sub(1, 8 + 3 * (4 + 4 + 1))
+      local qschema = Q.payload:sub(1, 8 + 3 * (4 + 4 + 1) + 8)
       local function qwith(owners, columns)
         local b = blobs.parse(w:snapshot())
         blobs.find(b, "Q").payload = qschema .. owners .. columns

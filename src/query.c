@@ -50,6 +50,7 @@
 */
 #include <string.h>
 
+#include "checksum.h"
 #include "query_private.h"
 
 /* ------------------------------------------------------------------------
@@ -86,7 +87,7 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
   memset(q, 0, sizeof *q);
   q->nwith = nwith;
   q->nwithout = nwithout;
-  q->churn = UINT32_MAX; /* look at the runs at the first run */
+  q->serial = ++w->query_serial;
   for (uint32_t i = 0; i < n; i++) {
     q->term[i] = i < nwith ? with[i] : without[i - nwith];
     if (ecsi_component_watch(w, q->term[i], q, i) != ECS_ERR_OK) {
@@ -143,6 +144,23 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
 
 void ecsi_queries_free(ecs_world *w) {
   while (w->queries != NULL) ecs_query_free(w, w->queries);
+}
+
+/*
+** The signature that tells a query's cursor from another's (cursors.c):
+** the number of "with" and "without" terms, each term's name in order,
+** and the change terms. Names, not managers: a world made by ecs.restore
+** has other managers of the same names.
+*/
+uint64_t ecsi_query_signature(const ecs_query *q) {
+  uint64_t h = ecsi_mix64((uint64_t)q->nwith << 32 | q->nwithout);
+  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++) {
+    const char *name = ecs_component_name(q->term[k]);
+    uint64_t n = 0xcbf29ce484222325u; /* FNV-1a of the name */
+    for (; *name != '\0'; name++) n = (n ^ (unsigned char)*name) * 0x100000001b3u;
+    h = ecsi_mix64(h ^ n);
+  }
+  return ecsi_mix64(h ^ ((uint64_t)q->changed_mask << 32 | q->added_mask));
 }
 
 void **ecsi_query_ext(ecs_query *q) { return &q->ext; }
@@ -284,24 +302,76 @@ static bool snap_writable(ecs_world *w, ecs_query *q, uint32_t need) {
     memcpy(ns->row + (size_t)k * ns->cap, s->row + (size_t)k * s->cap,
            (size_t)s->count * sizeof *s->row);
   memcpy(ns->cont, s->cont, s->count);
+  ns->breaks = s->breaks;
   snap_replace(w, q, ns);
   return true;
 }
 
-/* Recompute cont[i] (nothing when i is past the end). */
+/*
+** Run flag i set to v, the count of breaks (positions past the first whose
+** flag is 0) kept with it: every write of a flag goes through here or
+** through a recount (breaks_recount), so that the re-alignment's test
+** reads one number instead of scanning the list.
+*/
+static void cont_set(qsnap *s, uint32_t i, uint8_t v) {
+  if (i > 0 && s->cont[i] != v) {
+    if (v == 0) s->breaks++;
+    else s->breaks--;
+  }
+  s->cont[i] = v;
+}
+
+static void breaks_recount(qsnap *s) {
+  uint32_t n = 0;
+  for (uint32_t i = 1; i < s->count; i++) n += s->cont[i] == 0;
+  s->breaks = n;
+}
+
+/* Recompute cont[i] (nothing when i is past the end): 0 at a hole and
+** right after one. */
 void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
   uint32_t k = 0;
   if (i >= s->count) return;
-  if (i > 0)
+  if (i > 0 && s->entity[i] != ECS_NULL && s->entity[i - 1u] != ECS_NULL)
     for (; k < q->nwith; k++) {
       const uint32_t *row = s->row + (size_t)k * s->cap;
       if (row[i] != row[i - 1] + 1u) break;
     }
-  s->cont[i] = (uint8_t)(i > 0 && k == q->nwith);
+  else if (i > 0)
+    k = q->nwith + 1u;
+  cont_set(s, i, (uint8_t)(i > 0 && k == q->nwith));
 }
 
 /* ------------------------------------------------------------------------
 ** Upkeep: one change at a time
+**
+** The order. A list holds its matches in the order of their rows in the
+** first "with" manager (the driver, term 0): the order a walk over that
+** manager's rows meets them. So the order is a function of the managers'
+** rows alone, never of the history of the query: a query made now, one
+** made a thousand frames ago, one rebuilt after a load and one in a world
+** restored from a snapshot list the same entities in the same order, and
+** a game whose rules depend on that order replays bit for bit (API.md,
+** "Replay promise"). Rows are world state; snapshots, undo and deltas
+** carry them.
+**
+** Keeping that order costs O(1) per change, because the list is allowed
+** to be out of order between passes and is put in order (normalized) at
+** the start of the next pass (ecs_query_refresh), once, whatever the
+** number of changes:
+** - entries [0, sorted) are in driver order; a new match whose driver row
+**   is past the last of them (what spawning and adding do: new rows go at
+**   the end of the driver) is appended there;
+** - a match that cannot be (an entity gaining a later term, a driver row
+**   that moved: the swap of a remove or a gc) goes to the unsorted tail
+**   [sorted, count);
+** - an entry that stops matching in [0, sorted) leaves a hole (its entity
+**   set to ECS_NULL, its driver row kept so that the part stays ordered),
+**   one in the tail is swap-removed within the tail.
+** Normalizing sorts the tail by driver row and merges it in, dropping the
+** holes: O(count) when anything moved, nothing otherwise. The run flags
+** (cont) are right for [0, sorted) at all times (a hole breaks a run) and
+** 0 in the tail.
 ** --------------------------------------------------------------------- */
 
 /*
@@ -326,10 +396,30 @@ static uint32_t position_of(const ecs_query *q, ecs_entity e) {
   return p != ECS_RECORD_NONE && q->cur->entity[p] == e ? p : ECS_RECORD_NONE;
 }
 
-static void list_append(ecs_world *w, ecs_query *q, ecs_entity e,
+/* Entry i's driver row (term 0's). */
+static inline uint32_t driver_row(const qsnap *s, uint32_t i) {
+  return s->row[i];
+}
+
+/* Put entry from's entity and rows at to (the position map follows). */
+static void entry_move(ecs_query *q, qsnap *s, uint32_t to, uint32_t from) {
+  s->entity[to] = s->entity[from];
+  for (uint32_t k = 0; k < q->nwith; k++)
+    s->row[(size_t)k * s->cap + to] = s->row[(size_t)k * s->cap + from];
+  if (s->entity[to] != ECS_NULL)
+    ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[to]), to);
+}
+
+/*
+** A new match: appended to the ordered part when its driver row is past
+** the last entry's (holes keep theirs, so the part stays ordered), else to
+** the unsorted tail.
+*/
+static void list_insert(ecs_world *w, ecs_query *q, ecs_entity e,
                         const uint32_t *rows) {
   qsnap *s;
   uint32_t i;
+  bool ordered;
   if (q->cur->count == UINT32_MAX) {
     q->built = false;
     return;
@@ -340,40 +430,74 @@ static void list_append(ecs_world *w, ecs_query *q, ecs_entity e,
     return;
   }
   s = q->cur;
+  ordered = q->sorted == s->count &&
+            (s->count == 0 || rows[0] > driver_row(s, s->count - 1u));
   i = s->count++;
   s->entity[i] = e;
   for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + i] = rows[k];
   ecs_record_map_set(&q->pos, ecs_entity_index(e), i);
-  ecsi_snap_cont_fix(q, s, i);
-}
-
-/* Swap-remove position p: the last entry moves into it. */
-static void list_remove(ecs_world *w, ecs_query *q, uint32_t p) {
-  qsnap *s;
-  uint32_t last;
-  if (!snap_writable(w, q, q->cur->count)) return;
-  s = q->cur;
-  last = --s->count;
-  ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), ECS_RECORD_NONE);
-  if (p != last) {
-    s->entity[p] = s->entity[last];
-    for (uint32_t k = 0; k < q->nwith; k++)
-      s->row[(size_t)k * s->cap + p] = s->row[(size_t)k * s->cap + last];
-    ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), p);
-    ecsi_snap_cont_fix(q, s, p);
-    ecsi_snap_cont_fix(q, s, p + 1u);
+  s->cont[i] = 0; /* a new position: a break until its flag says more */
+  if (i > 0) s->breaks++;
+  if (ordered) {
+    q->sorted = s->count;
+    ecsi_snap_cont_fix(q, s, i);
   }
 }
 
+/* Position p stops matching: a hole in the ordered part (or nothing, at
+** its end), a swap-remove in the tail. */
+static void list_remove(ecs_world *w, ecs_query *q, uint32_t p) {
+  qsnap *s;
+  if (!snap_writable(w, q, q->cur->count)) return;
+  s = q->cur;
+  ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), ECS_RECORD_NONE);
+  if (p >= q->sorted) { /* the tail: its flags are all 0 */
+    uint32_t last = --s->count;
+    if (last > 0) s->breaks--;
+    if (p != last) entry_move(q, s, p, last);
+    return;
+  }
+  if (p + 1u == s->count) { /* the last entry, no tail: gone, with the */
+    s->entity[p] = ECS_NULL; /* holes before it */
+    while (s->count > 0 && s->entity[s->count - 1u] == ECS_NULL) {
+      uint32_t last = --s->count;
+      if (last > 0 && s->cont[last] == 0) s->breaks--;
+      if (last != p) q->holes--;
+    }
+    q->sorted = s->count;
+    return;
+  }
+  s->entity[p] = ECS_NULL;
+  q->holes++;
+  cont_set(s, p, 0);
+  if (p + 1u < q->sorted) cont_set(s, p + 1u, 0);
+}
+
+/*
+** Term k's row of the entry at p is now row. Another term's row is set in
+** place; a driver row that changes moves the entry (out of the ordered
+** part, into the tail), since the order is the driver's.
+*/
 static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
                          uint32_t row) {
   qsnap *s = q->cur;
   if (s->row[(size_t)k * s->cap + p] == row) return;
+  if (k == 0) {
+    uint32_t rows[ECS_QUERY_MAX_TERMS];
+    ecs_entity e = s->entity[p];
+    for (uint32_t t = 0; t < q->nwith; t++) rows[t] = s->row[(size_t)t * s->cap + p];
+    rows[0] = row;
+    list_remove(w, q, p);
+    if (q->built) list_insert(w, q, e, rows);
+    return;
+  }
   if (!snap_writable(w, q, s->count)) return;
   s = q->cur;
   s->row[(size_t)k * s->cap + p] = row;
-  ecsi_snap_cont_fix(q, s, p);
-  ecsi_snap_cont_fix(q, s, p + 1u);
+  if (p < q->sorted) {
+    ecsi_snap_cont_fix(q, s, p);
+    if (p + 1u < q->sorted) ecsi_snap_cont_fix(q, s, p + 1u);
+  }
 }
 
 /*
@@ -389,11 +513,10 @@ static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
 void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
                                ecs_entity e, bool added) {
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
-  if (q->churn != UINT32_MAX) q->churn++;
   if (!q->built) return;
   if (added == (term < q->nwith)) {
     if (!record_change(q)) return;
-    if (match_rows(w, q, e, rows)) list_append(w, q, e, rows);
+    if (match_rows(w, q, e, rows)) list_insert(w, q, e, rows);
   } else if ((p = position_of(q, e)) != ECS_RECORD_NONE &&
              record_change(q)) {
     list_remove(w, q, p);
@@ -403,7 +526,6 @@ void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
 void ecsi_query_row_moved(ecs_world *w, ecs_query *q, uint32_t term,
                           ecs_entity e, uint32_t row) {
   uint32_t p;
-  if (q->churn != UINT32_MAX) q->churn++;
   if (!q->built || term >= q->nwith) return;
   if ((p = position_of(q, e)) != ECS_RECORD_NONE && record_change(q))
     list_set_row(w, q, p, term, row);
@@ -423,6 +545,123 @@ void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
         record_change(q))
       list_remove(w, q, p);
   }
+}
+
+/* ------------------------------------------------------------------------
+** Normalizing: the list put in driver order (see "Upkeep")
+** --------------------------------------------------------------------- */
+
+/*
+** Sort key[0 .. n) (driver row << 32 | position) ascending: insertion
+** sort when short, else a least-significant-digit radix sort of the
+** driver rows (11 bits a pass, as many passes as the largest row needs)
+** through tmp (n more keys). Driver rows are unique, so any stable sort
+** gives the one order.
+*/
+static void sort_keys(uint64_t *key, uint64_t *tmp, uint32_t n) {
+  uint32_t top = 0, shift = 32, count[2048];
+  uint64_t *from = key, *to = tmp;
+  if (n < 64u) {
+    for (uint32_t i = 1; i < n; i++) {
+      uint64_t x = key[i];
+      uint32_t j = i;
+      for (; j > 0 && key[j - 1u] > x; j--) key[j] = key[j - 1u];
+      key[j] = x;
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    if ((uint32_t)(key[i] >> 32) > top) top = (uint32_t)(key[i] >> 32);
+  do {
+    uint64_t *swap;
+    uint32_t sum = 0;
+    memset(count, 0, sizeof count);
+    for (uint32_t i = 0; i < n; i++) count[(from[i] >> shift) & 2047u]++;
+    for (uint32_t d = 0; d < 2048u; d++) {
+      uint32_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++) to[count[(from[i] >> shift) & 2047u]++] = from[i];
+    swap = from;
+    from = to;
+    to = swap;
+    shift += 11;
+  } while (shift < 64u && (top >> (shift - 32u)) != 0);
+  if (from != key) memcpy(key, from, (size_t)n * sizeof *key);
+}
+
+/*
+** Put the list in driver order: the holes of [0, sorted) dropped, the
+** tail sorted and merged in (from the back, in place, the tail's entries
+** first copied aside). Every entry that moves gets its position map entry
+** and its run flag. @return ECS_ERR_NOMEM with nothing changed when the
+** tail's copy or the sort's keys find no memory (a pinned list is copied
+** first: snap_writable).
+*/
+static ecs_err normalize(ecs_world *w, ecs_query *q) {
+  qsnap *s = q->cur;
+  uint32_t m, live = 0, first_moved, stride;
+  size_t kbytes, ebytes;
+  uint64_t *key;
+  uint32_t *tail;
+  if (q->holes == 0 && q->sorted == s->count) return ECS_ERR_OK;
+  if (!snap_writable(w, q, s->count)) return ECS_ERR_NOMEM;
+  s = q->cur;
+  m = s->count - q->sorted;
+  stride = 1u + q->nwith; /* a tail entry: entity, then its rows */
+  kbytes = (size_t)m * 2u * sizeof *key;
+  ebytes = (size_t)m * stride * sizeof *tail;
+  key = m == 0 ? NULL : (uint64_t *)ecsi_realloc(w, NULL, 0, kbytes);
+  tail = m == 0 ? NULL : (uint32_t *)ecsi_realloc(w, NULL, 0, ebytes);
+  if (m != 0 && (key == NULL || tail == NULL)) {
+    ecsi_free(w, key, key == NULL ? 0 : kbytes);
+    ecsi_free(w, tail, tail == NULL ? 0 : ebytes);
+    return ECS_ERR_NOMEM;
+  }
+  /* the tail, sorted, copied aside */
+  for (uint32_t j = 0; j < m; j++)
+    key[j] = (uint64_t)driver_row(s, q->sorted + j) << 32 | (q->sorted + j);
+  sort_keys(key, key + m, m);
+  for (uint32_t j = 0; j < m; j++) {
+    uint32_t from = (uint32_t)key[j], *t = tail + (size_t)j * stride;
+    t[0] = s->entity[from];
+    for (uint32_t k = 0; k < q->nwith; k++) t[1u + k] = s->row[(size_t)k * s->cap + from];
+  }
+  /* the ordered part without its holes, in place */
+  first_moved = q->sorted;
+  for (uint32_t i = 0; i < q->sorted; i++) {
+    if (s->entity[i] == ECS_NULL) {
+      if (first_moved > live) first_moved = live;
+      continue;
+    }
+    if (i != live) entry_move(q, s, live, i);
+    live++;
+  }
+  /* merge from the back: out walks down from the new end */
+  if (m != 0) {
+    uint32_t i = live, j = m, out = live + m;
+    while (j > 0) {
+      const uint32_t *t = tail + (size_t)(j - 1u) * stride;
+      out--;
+      if (i > 0 && driver_row(s, i - 1u) > t[1]) {
+        entry_move(q, s, out, --i);
+        continue;
+      }
+      s->entity[out] = t[0];
+      for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + out] = t[1u + k];
+      ecs_record_map_set(&q->pos, ecs_entity_index(t[0]), out);
+      j--;
+    }
+    if (out < first_moved) first_moved = out;
+  }
+  s->count = q->sorted = live + m;
+  q->holes = 0;
+  for (uint32_t i = first_moved; i < s->count; i++) ecsi_snap_cont_fix(q, s, i);
+  breaks_recount(s);
+  ecsi_free(w, key, kbytes);
+  ecsi_free(w, tail, ebytes);
+  return ECS_ERR_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -449,19 +688,19 @@ void ecsi_queries_entity_died(ecs_world *w, ecs_entity e) {
 ** --------------------------------------------------------------------- */
 void ecsi_query_align(ecs_world *w, ecs_query *q) {
   qsnap *s;
-  uint32_t breaks = 0;
+  uint64_t churn = 0;
   if (ecs_query_refresh(w, q) != ECS_ERR_OK) return;
   s = q->cur;
-  if (q->churn < s->count / 4u + 64u || s->pins > 0) return;
-  q->churn = 0;
+  if (s->pins > 0) return;
+  for (uint32_t k = 0; k < q->nwith; k++) churn += ecsi_component_churn(q->term[k]);
+  if (churn < s->count / 4u + 64u) return;
   /* the re-order costs O(size) per manager: only where q holds at least
   ** half of each, so that it stays O(count) */
   for (uint32_t k = 0; k < q->nwith; k++)
     if (ecs_component_size(q->term[k]) / 2u > s->count ||
         ecs_component_pins(q->term[k]) != 0)
       return;
-  for (uint32_t i = 0; i < s->count; i++) breaks += s->cont[i] == 0;
-  if (breaks <= s->count / 8u + 1u) return;
+  if (s->breaks <= s->count / 8u + 1u) return;
   for (uint32_t k = 0; k < q->nwith; k++) {
     uint32_t *row = s->row + (size_t)k * s->cap;
     if (!ecsi_component_reorder(w, q->term[k], s->entity, s->count, q)) {
@@ -471,6 +710,7 @@ void ecsi_query_align(ecs_world *w, ecs_query *q) {
     for (uint32_t i = 0; i < s->count; i++) row[i] = i;
   }
   for (uint32_t i = 0; i < s->count; i++) s->cont[i] = i > 0;
+  s->breaks = 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -486,27 +726,33 @@ static void pos_clear(ecs_record_map *m) {
 }
 
 /*
-** Build the match list when it is stale (the first use, or after a change
-** the query could not follow). The smallest "with" manager drives: every
-** match has an instance in each "with" manager, so walking the smallest
-** visits the fewest candidates, and the others answer in O(1) each
-** through their maps. The list goes into a fresh block when the current
-** one is pinned (which retires it), or does not fit, or is four times
-** too large.
+** Bring the match list up to date. A built list that changed since its
+** last pass is normalized (put in driver order: "Upkeep"). A stale one
+** (the first use, or after a change the query could not follow) is built
+** whole: the smallest "with" manager is walked, since every match has an
+** instance in each "with" manager and the others answer in O(1) each
+** through their maps; when the smallest is not the driver the list is
+** then sorted into driver order like a tail. The list goes into a fresh
+** block when the current one is pinned (which retires it), or does not
+** fit, or is four times too large.
 **
 ** On ECS_ERR_NOMEM q stays stale (its pinners keep reading what they
 ** pinned) and the next use tries again.
 */
 ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
-  uint32_t driver = 0, n = 0, need, cap;
+  uint32_t walk = 0, n = 0, need, cap;
   const ecs_entity *own;
   qsnap *s = q->cur;
+  ecs_err err;
   q->pending = 0;
-  if (q->built) return ECS_ERR_OK;
+  if (q->built) {
+    if ((err = normalize(w, q)) == ECS_ERR_OK || q->built) return err;
+    s = q->cur; /* a pinned list found no memory for its copy: stale */
+  }
   for (uint32_t k = 1; k < q->nwith; k++)
-    if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[driver]))
-      driver = k;
-  need = ecs_component_size(q->term[driver]);
+    if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[walk]))
+      walk = k;
+  need = ecs_component_size(q->term[walk]);
   if (s == NULL || s->pins > 0 || s->cap < need ||
       s->cap / 4u > (need < MIN_SNAP_CAP ? MIN_SNAP_CAP : need)) {
     qsnap *ns = ecsi_snap_new(w, q, need, s != NULL ? s->cap : 0);
@@ -517,7 +763,9 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   cap = s->cap;
   pos_clear(&q->pos);
   s->count = 0;
-  own = ecs_component_entities(q->term[driver]);
+  s->breaks = 0;
+  q->holes = 0;
+  own = ecs_component_entities(q->term[walk]);
   for (uint32_t i = 0; i < need; i++) {
     uint32_t rows[ECS_QUERY_MAX_TERMS];
     ecs_entity e = own[i];
@@ -528,8 +776,14 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
     for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * cap + n] = rows[k];
     s->entity[n] = e;
     s->count = ++n;
-    ecsi_snap_cont_fix(q, s, n - 1u);
+    if (walk == 0) ecsi_snap_cont_fix(q, s, n - 1u);
   }
+  q->sorted = walk == 0 ? n : 0; /* else all of it is a tail to sort */
+  if (walk != 0) {
+    memset(s->cont, 0, n);
+    if ((err = normalize(w, q)) != ECS_ERR_OK) return err; /* stays stale */
+  }
+  breaks_recount(s);
   q->built = true;
   return ECS_ERR_OK;
 }
@@ -550,7 +804,7 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
 void ecs_query_get_stats(const ecs_query *q, ecs_query_stats *out) {
   memset(out, 0, sizeof *out);
   if (q->cur != NULL) {
-    out->count = q->cur->count;
+    out->count = q->cur->count - q->holes;
     out->capacity = q->cur->cap;
     out->sized_for = q->cur->sized_for;
     out->pins = q->cur->pins;
@@ -582,22 +836,27 @@ static bool snap_sized(const ecs_query *q, const qsnap *s) {
 /* Every entry of the position map names the list entry of its index. */
 static const char *check_pos(const void *ud, uint32_t index, uint32_t p) {
   const qsnap *s = ((const ecs_query *)ud)->cur;
-  if (p >= s->count || ecs_entity_index(s->entity[p]) != index)
+  if (p >= s->count || s->entity[p] == ECS_NULL ||
+      ecs_entity_index(s->entity[p]) != index)
     return "query: position map holds a stale entry";
   return NULL;
 }
 
 /*
-** For a query whose list is up to date: every entry matches with the
-** right rows and the right run flag, the position map is a one-to-one
-** image of the list (so no entity is listed twice), and the number of
-** entries equals a brute-force count over the first "with" manager.
+** For a query whose list is up to date: every entry but the holes matches
+** with the right rows, the position map is a one-to-one image of the list
+** (so no entity is listed twice), the number of entries equals a
+** brute-force count over the first "with" manager, the ordered part is in
+** driver order (holes included) with as many holes as counted and none in
+** the tail, the run flags are right there (0 in the tail) and the breaks
+** are counted right.
 */
 static const char *query_check(const ecs_world *w, const ecs_query *q) {
   const qsnap *s = q->cur;
   const ecs_component *d = q->term[0];
   const ecs_entity *own;
   size_t expect = 0;
+  uint32_t holes = 0, breaks = 0;
   for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
     if (r->pins == 0) return "query: an unpinned snapshot is retired";
     if (!snap_sized(q, r)) return "query: a snapshot is not sized by its need";
@@ -606,8 +865,18 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
     return "query: a snapshot is not sized by its need";
   if (!q->built) return NULL;
   if (s == NULL) return "query: built without a list";
+  if (q->sorted > s->count) return "query: the ordered part is past the end";
   for (uint32_t i = 0; i < s->count; i++) {
-    bool cont = i > 0;
+    bool cont = i > 0 && i < q->sorted && s->entity[i - 1u] != ECS_NULL;
+    if (i > 0 && i < q->sorted && s->row[i] <= s->row[i - 1u])
+      return "query: the list is not in the driver's order";
+    if (i > 0 && s->cont[i] == 0) breaks++;
+    if (s->entity[i] == ECS_NULL) {
+      if (i >= q->sorted) return "query: a hole in the unsorted tail";
+      if (s->cont[i] != 0) return "query: cached runs are wrong";
+      holes++;
+      continue;
+    }
     if (!ecs_query_matches(w, q, s->entity[i]))
       return "query: a cached entity does not match";
     if (ecs_record_map_get(&q->pos, ecs_entity_index(s->entity[i])) != i)
@@ -620,10 +889,12 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
     }
     if (s->cont[i] != (uint8_t)cont) return "query: cached runs are wrong";
   }
+  if (holes != q->holes) return "query: holes miscounted";
+  if (breaks != s->breaks) return "query: run breaks miscounted";
   own = ecs_component_entities(d);
   for (uint32_t i = 0; i < ecs_component_size(d); i++)
     expect += ecs_query_matches(w, q, own[i]);
-  if (expect != s->count) return "query: cached match count is wrong";
+  if (expect != s->count - holes) return "query: cached match count is wrong";
   return ecs_record_map_each(&q->pos, check_pos, q);
 }
 

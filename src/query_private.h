@@ -27,6 +27,7 @@ typedef struct qsnap {
   /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
   ** (so the run holding i - 1 goes on through i); cont[0] is 0 */
   uint8_t *cont;
+  uint32_t breaks; /* positions i > 0 whose cont[i] is 0 (query.c) */
   /* a filtered snapshot (the matches that pass the change terms, made for
   ** one pass): the current snapshot it was taken from, which it keeps
   ** pinned; NULL for the query's own snapshots */
@@ -43,8 +44,11 @@ struct ecs_query {
   uint32_t nwith, nwithout;
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
   bool built;         /* cur (and pos) match the world */
+  uint32_t serial;    /* its number among the world's queries (cursors.c) */
   uint32_t pending;   /* changes recorded since the last use (refresh) */
-  uint32_t churn;     /* changes since the runs were last looked at */
+  uint32_t sorted;    /* entries [0, sorted) of cur in driver order
+                      ** (query.c, "Upkeep"); the rest an unsorted tail */
+  uint32_t holes;     /* entries of [0, sorted) set to ECS_NULL */
   qsnap *cur;         /* NULL until the first build */
   qsnap *retired;     /* pinned snapshots replaced since */
   ecs_record_map pos; /* entity index -> position in cur, while built */

@@ -35,8 +35,11 @@
 extern "C" {
 #endif
 
-/* The format this core writes and the only one it reads. */
-#define ECS_SNAPSHOT_VERSION 1u
+/* The format this core writes. It reads this one and the one before:
+** version 1 has no cursors after the entity table (cursors.c) and saves
+** components in their older layout (component_hooks.c, "layout 2"). */
+#define ECS_SNAPSHOT_VERSION 2u
+#define ECS_SNAPSHOT_VERSION_OLDEST 1u
 
 /*
 ** What a host adds to a snapshot and how it takes its part back (the Lua
