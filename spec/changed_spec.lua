@@ -177,6 +177,7 @@ describe("change detection", function()
       touch(es[3]); V:remove(es[2]); V:add(es[2], 7) -- es[2]'s V added again
       touch(es[2])
       local w2 = ecs.restore(w:snapshot())
+      assert.equals(1, qb:count()) -- (qb lives on until the snapshot is taken)
       local P2, V2 = w2:find_component("P"), w2:find_component("V")
       -- the first query made in w2 is not q's twin (other terms): it starts fresh
       local fresh = w2:query({ P2, changed = { P2 }, without = { V2 } })

@@ -502,7 +502,7 @@ describe("snapshots", function()
                      err_of(ecs.restore, blobs.build(b)))
     end)
 
-    it("with forged component records (huge runs, repeated owners, owners ahead of their slots, values) is refused", function()
+    it("with forged component records (huge runs, repeated or impossible owners, values) is refused", function()
       local w = small()
       local target = small()
       local es = {}
