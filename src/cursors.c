@@ -272,7 +272,7 @@ ecs_err ecsi_cursors_read(ecs_world *w, ecs_reader *in, ecsi_cursors *out) {
   for (uint32_t k = 0; k < ns; k++) {
     ecsi_scursor *sc = &out->sys[k];
     uint32_t len;
-    uint64_t bits;
+    uint64_t bits = 0;
     (void)ecs_read_u32(in, &len);
     memcpy(out->names + at, in->data + in->pos, len);
     out->names[at + len] = '\0';
