@@ -512,11 +512,13 @@ describe("snapshots", function()
       -- layout, field count, two fields, the gc cursor and the churn
       local schema = P.payload:sub(1, 8 + 2 * (4 + 4 + 1) + 8)
       -- the saved owners are one run of three (the third one dead: its
-      -- record waits for the gc), then the x and v columns of 3 x 4 bytes:
-      -- the columns of the first two records
-      assert.equal(#schema + 12 + 2 * 12, #P.payload)
+      -- record waits for the gc), then the x and v columns of 3 x 4 bytes,
+      -- then no change stamp of either kind (no change query): the columns
+      -- of the first two records and the stamps' two counts
+      local nostamps = pack("<I4I4", 0, 0)
+      assert.equal(#schema + 12 + 2 * 12 + 8, #P.payload)
       local body = P.payload:sub(#schema + 13)
-      local cols = body:sub(1, 8) .. body:sub(13, 20)
+      local cols = body:sub(1, 8) .. body:sub(13, 20) .. nostamps
       local function with(owners, columns)
         local b = blobs.parse(w:snapshot())
         blobs.find(b, "P").payload = schema .. owners .. (columns or cols)
@@ -546,7 +548,7 @@ describe("snapshots", function()
       local qschema = Q.payload:sub(1, 8 + 3 * (4 + 4 + 1) + 8)
       local function qwith(owners, columns)
         local b = blobs.parse(w:snapshot())
-        blobs.find(b, "Q").payload = qschema .. owners .. columns
+        blobs.find(b, "Q").payload = qschema .. owners .. columns .. nostamps
         return blobs.build(b)
       end
       local run = pack("<I4I4I4", id1 | 0x80000000, 2, 0)
