@@ -100,8 +100,8 @@ static bool exact(const ecs_query *q, const qsnap *s) {
 }
 
 bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it) {
-  return it->snap != NULL && stamp(w, it->q) == it->stamp &&
-         it->loads == w->loads;
+  return it->snap != NULL && it->loads == w->loads &&
+         stamp(w, it->q) == it->stamp;
 }
 
 bool ecs_query_iter_loaded(const ecs_world *w, const ecs_query_iter *it) {
@@ -114,6 +114,7 @@ ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
   it->q = q;
   it->snap = err == ECS_ERR_OK ? r.snap : NULL;
   it->pos = 0;
+  it->stamp = stamp(w, q); /* as of the begin, until the first chunk */
   it->loads = w->loads;
   return err;
 }
