@@ -301,24 +301,25 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
                                ecs_query_cursor *cur);
 
 /*
-** Finish the chunk handed out before (a chunk gathered into scratch is
-** scattered back) and hand out the next: *count rows; ptr[k] addresses the
-** values of column k (in place where the rows are consecutive, else
-** scratch); *entities (if not NULL) the chunk's entities. Written columns
-** are stamped and captured by an open journal now, before the caller
-** writes. *count is 0 at the end (the pins are released then, and a
-** query with changed/added terms completes its pass, as after
-** ecs_query_run; a cursor ended early completes nothing).
-** @return ECS_ERR_OK, or ECS_ERR_NOMEM for the scratch of the first
-** gathered chunk (nothing handed out; the cursor still holds its pins).
+** Hand out the next chunk: *count rows, one run over which the rows of the
+** columns' terms are consecutive (however short: nothing is ever copied);
+** ptr[k] addresses the values of column k in place, its rows
+** ptr[k][0 .. *count - 1]; *entities (if not NULL) the chunk's entities.
+** Every path that writes those rows meanwhile (a set, a nested cursor)
+** writes the same memory, so no write is ever lost or stale, whatever the
+** layout. Written columns are stamped and captured by an open journal
+** now, before the caller writes. *count is 0 at the end (the pins are
+** released then, and a query with changed/added terms completes its pass,
+** as after ecs_query_run; a cursor ended early completes nothing).
+** @return ECS_ERR_OK (the code is kept for callers that check it).
 */
 ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
                               void **ptr, const ecs_entity **entities,
                               uint32_t *count);
 
-/* End the cursor: release its pins and scratch. finish: scatter a gathered
-** chunk back first (false drops its writes: for a caller ending at an
-** arbitrary time). Idempotent. */
+/* End the cursor: release its pins. finish is ignored (it asked for a
+** gathered chunk to be written back, when cursors gathered short runs;
+** kept in the signature). Idempotent. */
 void ecs_query_cursor_end(ecs_world *w, ecs_query_cursor *cur, bool finish);
 
 #ifdef __cplusplus

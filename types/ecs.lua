@@ -432,10 +432,13 @@ function Query:each_chunk(fn, spec, ...) end
 
 ---LuaJIT only: a zero-copy loop. Each step yields n and one FFI pointer per
 ---spec into the C columns (float*, double*, int32_t*, bool* ...; const for
----":in"), indexed 1..n. The columns' components are pinned until the loop
----ends: adding or removing their instances raises meanwhile. A loop left
----early keeps the pins until its state is collected or closed (loop:close()).
----Raises on Lua versions without the FFI.
+---":in"), indexed 1..n: each chunk is a run of the rows themselves, however
+---short (nothing is copied or written back, so a set or a nested loop in the
+---body is seen at once and kept). The columns' components are pinned until
+---the loop ends: adding or removing their instances, restore, undo and
+---apply_delta raise meanwhile. A loop left early keeps the pins until its
+---state is collected or closed (loop:close()). Raises on Lua versions
+---without the FFI.
 ---@param spec string # "Component.field" or "Component.field:in"
 ---@param ... string
 ---@return fun(loop: ecs.PointerLoop): integer?, ... # step: n, then the pointers
@@ -445,8 +448,8 @@ function Query:pointers(spec, ...) end
 ---@class ecs.PointerLoop
 local PointerLoop = {}
 
----Ends a q:pointers loop now: writes a gathered chunk back and releases the
----pins. Idempotent.
+---Ends a q:pointers loop now: releases the pins (nothing is written back:
+---the loop wrote the columns in place). Idempotent.
 function PointerLoop:close() end
 
 ---Runs an expression over every match in C.
