@@ -563,6 +563,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       w->manager[m].cls->free(w, twin[m]);
     }
   w->destroy_epoch++;
+  w->loads++; /* loops begun before it are over */
 done:
   ecsi_free(w, sorted, sorted_size);
   ecsi_free(w, popped, popped_size);

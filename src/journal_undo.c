@@ -201,6 +201,7 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
     }
   w->journal = j;
   w->destroy_epoch++;
+  w->loads++; /* loops begun before it are over */
   ecsi_queries_invalidate(w);
   ecsi_journal_mark_reset(w, j, false); /* every held reference is in its cell again */
 done:

@@ -616,6 +616,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   swapped = false;
   if (!rows_kept) ecsi_queries_invalidate(w);
   ecsi_journal_restored(w); /* its captures describe another world now */
+  w->loads++;               /* loops begun before it are over */
   in->pos = in->size;
 done:
   w->alive_memo = false;
