@@ -1665,6 +1665,70 @@ describe("the journal", function()
       assert_equal_worlds(w, r)
     end)
 
+    it("forged deltas naming a component twice or an entity twice in it (lua fields) under a correct checksum", function()
+      -- one real delta's records split over two entries of the component:
+      -- each entry alone is well formed, together they name the component
+      -- twice (8 records broke the replica's map, 9 or more wrote past its
+      -- rows); an entity in both entries or twice in one, also absent once
+      -- (the lua values it drops were reserved once)
+      for made = 2, 12 do
+        local w, r, j = pair(function(w0)
+          w0:component("P", { "x:f32", "v:lua" })
+          w0:component("Q", { "n:i32" })
+          for i, e in ipairs(w0:create(3)) do w0:find_component("P"):add(e, i, { i }) end
+          return {}
+        end)
+        local P = w:find_component("P")
+        for i, e in ipairs(w:create(made)) do
+          P:add(e, i, { "value", i })
+          w:find_component("Q"):add(e, -i)
+        end
+        for e in P:entities() do P:set_field(e, "v", { "changed" }) end
+        local d = j:delta()
+        local p0 = jd.parse(d)
+        local m0 = jd.find(p0, "P", 1)
+        assert.is_true(#m0.records >= made)
+        local function entry(p, first, last) -- P's entry again, with records first..last
+          local m = jd.copy(jd.find(p, "P", 1))
+          m.records = {}
+          for k = first, last do m.records[#m.records + 1] = jd.copy(m0.records[k]) end
+          p.managers[#p.managers + 1] = m
+          return m
+        end
+        local half = #m0.records // 2
+        local edits = {
+          function(p) -- split in two
+            local m = jd.find(p, "P", 1)
+            for k = #m.records, half + 1, -1 do m.records[k] = nil end
+            entry(p, half + 1, #m0.records)
+          end,
+          function(p) entry(p, 1, #m0.records) end,   -- the whole entry twice
+          function(p) entry(p, 1, 1) end,             -- one entity in both
+          function(p)                                 -- twice in one entry
+            local m = jd.find(p, "P", 1)
+            m.records[#m.records + 1] = jd.copy(m.records[1])
+          end,
+          function(p)                                 -- twice, once absent
+            local m = jd.find(p, "P", 1)
+            local rec = jd.copy(m.records[1])
+            rec.owner, rec.values = 0, {}
+            m.records[#m.records + 1] = rec
+          end,
+          function(p)                                 -- Q named twice, empty the second time
+            local m = jd.copy(jd.find(p, "Q", 1))
+            m.records = {}
+            p.managers[#p.managers + 1] = m
+          end,
+        }
+        for k, edit in ipairs(edits) do
+          local ok, err = pcall(forged, r, d, edit, "invalid or truncated data")
+          assert(ok, made .. " made, forgery " .. k .. ": " .. tostring(err))
+        end
+        r:apply_delta(d)
+        assert_equal_worlds(w, r, made .. " made")
+      end
+    end)
+
     it("a forged delta, well formed but leading elsewhere: refused, or its result hash tells", function()
       -- A generation changed on a slot no record names passes every check
       -- of the entity part; the result hash is the user's check (docs:

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta_forge.h"
 #include "ecs_private.h" /* w->journal: the hash from scratch */
 #include "harness.h"
 #include "journal_base.h"
@@ -395,6 +396,253 @@ TEST(Journal_damaged_deltas_change_nothing) {
   ecs_world_free(r.w);
 }
 
+/*
+** Forged deltas, sealed with a correct checksum (test/delta_forge.h): each
+** breaks one structural rule of the format -- every manager named once,
+** every entity index once per component, counts within what the parts
+** hold -- and must be refused with the replica exactly as it was (its
+** snapshot bytes, its check); the real delta still applies after. The
+** records of one component split over two entries used to pass: the room
+** reserved for each entry was not summed, so 8 records broke the map and
+** 9 or more wrote past the rows.
+*/
+typedef struct forge_case {
+  const char *id, *what; /* id: the name of its seed in test/fuzz/delta/ */
+  void (*edit)(df_delta *d, int p);
+  ecs_err want; /* the error, or OK for any refusal: a count that the
+                ** records do not fill misreads what follows as a manager */
+} forge_case;
+
+static void forge_split(df_delta *d, int p) { /* P's records over two entries */
+  df_man *x = &d->man[p];
+  uint32_t half = x->nrec / 2;
+  (void)df_add_entry(d, (uint32_t)p, half, x->nrec - half);
+  x->nrec = x->count = half;
+}
+
+static void forge_twice(df_delta *d, int p) { /* P's entry again, whole */
+  (void)df_add_entry(d, (uint32_t)p, 0, d->man[p].nrec);
+}
+
+static void forge_entity_in_both(df_delta *d, int p) { /* one record in two entries */
+  (void)df_add_entry(d, (uint32_t)p, 0, 1);
+}
+
+static void forge_entity_twice(df_delta *d, int p) { /* a record repeated */
+  df_man *x = &d->man[p];
+  x->rec[x->nrec++] = x->rec[0];
+  x->count++;
+}
+
+static void forge_entity_twice_absent(df_delta *d, int p) { /* repeated absent */
+  df_man *x = &d->man[p];
+  x->rec[x->nrec] = x->rec[0];
+  x->rec[x->nrec].owner = 0;
+  x->nrec++;
+  x->count++;
+}
+
+static void forge_count_more(df_delta *d, int p) { d->man[p].count++; }
+static void forge_count_less(df_delta *d, int p) { d->man[p].count--; }
+static void forge_count_huge(df_delta *d, int p) { d->man[p].count = 0x7fffffffu; }
+
+static void forge_index_zero(df_delta *d, int p) { d->man[p].rec[0].index = 0; }
+
+static void forge_index_past(df_delta *d, int p) { /* past the new slot count */
+  d->man[p].rec[0].index = d->counts[1];
+}
+
+static void forge_owner_elsewhere(df_delta *d, int p) { /* owner of another index */
+  d->man[p].rec[0].owner = d->man[p].rec[1].owner;
+}
+
+static void forge_owner_high_bits(df_delta *d, int p) {
+  d->man[p].rec[0].owner |= 0x40000000u;
+}
+
+static void forge_whole_twice(df_delta *d, int p) { /* the transform twice */
+  int t = df_find(d, "transform");
+  (void)p;
+  if (t >= 0) (void)df_add_entry(d, (uint32_t)t, 0, 0);
+}
+
+static void forge_managers_more(df_delta *d, int p) {
+  (void)p;
+  d->nman++; /* an entry the bytes do not hold */
+  d->man[d->nman - 1] = d->man[0];
+  d->man[d->nman - 1].rec = NULL;
+  d->man[d->nman - 1].nrec = d->man[d->nman - 1].count = 0;
+  d->man[d->nman - 1].mode = 0;
+}
+
+static void forge_slot_twice(df_delta *d, int p) {
+  (void)p;
+  d->slot[d->nslot][0] = d->slot[0][0];
+  d->slot[d->nslot][1] = d->slot[0][1];
+  d->nslot++;
+}
+
+static void forge_slots_huge(df_delta *d, int p) {
+  (void)p;
+  d->counts[1] = ECS_MAX_ENTITIES + 2u;
+}
+
+static void forge_live_off(df_delta *d, int p) { /* live + queued != slots - 1 */
+  (void)p;
+  d->counts[5]++;
+}
+
+static void forge_queue_off(df_delta *d, int p) {
+  (void)p;
+  d->counts[3]++;
+}
+
+static void forge_pops_huge(df_delta *d, int p) {
+  (void)p;
+  d->npopped = 0xffffffffu;
+}
+
+static void forge_push_unnamed(df_delta *d, int p) { /* a push of no slot named */
+  (void)p;
+  d->pushed[d->npushed++] = 1;
+  d->counts[3]++;
+}
+
+static const forge_case forge_cases[] = {
+    {"split", "P's records split over two entries", forge_split, ECS_ERR_CORRUPT},
+    {"twice", "P named twice", forge_twice, ECS_ERR_CORRUPT},
+    {"entity_in_both", "one entity in two entries of P", forge_entity_in_both, ECS_ERR_CORRUPT},
+    {"entity_twice", "one entity twice in P's entry", forge_entity_twice, ECS_ERR_CORRUPT},
+    {"entity_twice_absent", "one entity twice in P's entry, once absent", forge_entity_twice_absent, ECS_ERR_CORRUPT},
+    {"count_more", "P's count one more than its records", forge_count_more, ECS_ERR_OK},
+    {"count_less", "P's count one less than its records", forge_count_less, ECS_ERR_OK},
+    {"count_huge", "P's count huge", forge_count_huge, ECS_ERR_CORRUPT},
+    {"index_zero", "a record at index 0", forge_index_zero, ECS_ERR_CORRUPT},
+    {"index_past", "a record past the slot count", forge_index_past, ECS_ERR_CORRUPT},
+    {"owner_elsewhere", "a record whose owner has another index", forge_owner_elsewhere, ECS_ERR_CORRUPT},
+    {"owner_high_bits", "a record whose owner has bits above the id", forge_owner_high_bits, ECS_ERR_CORRUPT},
+    {"whole_twice", "the transform named twice", forge_whole_twice, ECS_ERR_CORRUPT},
+    {"managers_more", "one manager more than the bytes hold", forge_managers_more, ECS_ERR_OK},
+    {"slot_twice", "a slot named twice", forge_slot_twice, ECS_ERR_CORRUPT},
+    {"slots_huge", "a slot count past the limit", forge_slots_huge, ECS_ERR_CORRUPT},
+    {"live_off", "live and queued do not add up", forge_live_off, ECS_ERR_CORRUPT},
+    {"queue_off", "a queue length that the operations do not make", forge_queue_off, ECS_ERR_CORRUPT},
+    {"pops_huge", "pops beyond any queue", forge_pops_huge, ECS_ERR_CORRUPT},
+    {"push_unnamed", "a push of a slot not named", forge_push_unnamed, ECS_ERR_CORRUPT},
+};
+
+/* The source of the forged deltas: the base world, made new instances of
+** P (the first one given a transform too), a few more changes; its delta
+** into d. */
+static ecs_err forge_source(jb_world *a, uint32_t made, membuf *d) {
+  ecs_journal *j;
+  ecs_err err;
+  if ((err = jb_build(a, NULL, NULL)) != ECS_ERR_OK ||
+      (err = ecs_journal_open(a->w, NULL, &j, NULL)) != ECS_ERR_OK)
+    return err;
+  for (uint32_t k = 0; k < made && err == ECS_ERR_OK; k++) {
+    ecs_entity e;
+    ecs_trs trs = {{1, 2, 3}, {0, 0, 0, 1}, {1, 1, 1}};
+    if ((err = ecs_create(a->w, &e)) == ECS_ERR_OK &&
+        (err = ecs_component_add(a->w, a->P, e, NULL, NULL)) == ECS_ERR_OK &&
+        (err = jb_write_p(a, e, k + 1)) == ECS_ERR_OK && k == 0)
+      err = ecs_transform_add(a->t, e, &trs); /* a manager kept whole */
+  }
+  if (err == ECS_ERR_OK) err = jb_change(a, made, 6);
+  if (err == ECS_ERR_OK) err = delta(a->w, j, d);
+  ecs_journal_close(a->w, j);
+  return err;
+}
+
+/* Forged case k of the delta d into out. */
+static bool forge(df_delta *fd, const membuf *d, size_t k, membuf *out) {
+  int p;
+  if (!df_parse(fd, d->p, d->n) || (p = df_find(fd, "P")) < 0 ||
+      fd->man[p].nrec < 2) {
+    df_free(fd);
+    return false;
+  }
+  forge_cases[k].edit(fd, p);
+  df_build(fd, out);
+  df_free(fd);
+  return true;
+}
+
+TEST(Journal_forged_deltas_are_refused_whole) {
+  df_delta *fd = (df_delta *)malloc(sizeof *fd);
+  CHECK(fd != NULL);
+  for (uint32_t made = 2; made <= 24; made++) {
+    jb_world a, r;
+    membuf d = {0}, bad = {0}, s0 = {0}, s1 = {0};
+    CHECK_EQ_INT(forge_source(&a, made, &d), ECS_ERR_OK);
+    CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+    snap(r.w, &s0);
+    for (size_t k = 0; k < sizeof forge_cases / sizeof forge_cases[0]; k++) {
+      ecs_err err;
+      CHECK(forge(fd, &d, k, &bad));
+      err = apply(r.w, &bad);
+      if (forge_cases[k].want == ECS_ERR_OK ? err == ECS_ERR_OK || err == ECS_ERR_NOMEM
+                                            : err != forge_cases[k].want) {
+        fprintf(stderr, "%u made, %s: %s\n", (unsigned)made, forge_cases[k].what,
+                ecs_strerror(err));
+        CHECK(false);
+      }
+      CHECK_WORLD(r.w);
+      snap(r.w, &s1);
+      CHECK(s0.n == s1.n && memcmp(s0.p, s1.p, s0.n) == 0);
+    }
+    /* the parts put back together unchanged: the very delta, which applies */
+    CHECK(df_parse(fd, d.p, d.n));
+    df_build(fd, &bad);
+    df_free(fd);
+    CHECK(bad.n == d.n && memcmp(bad.p, d.p, d.n) == 0);
+    CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    CHECK(state_hash(r.w) == state_hash(a.w));
+    CHECK_WORLD(r.w);
+    ecs_world_free(a.w);
+    ecs_world_free(r.w);
+    free(d.p);
+    free(bad.p);
+    free(s0.p);
+    free(s1.p);
+  }
+  free(fd);
+}
+
+/* The world a delta was opened against may change before it is applied
+** (the host makes its lua values in between, and a finalizer may run
+** then): a component redefined since is an error of the apply, never a
+** read of the records under the old layout. */
+TEST(Journal_a_delta_opened_then_a_component_redefined) {
+  static const ecs_field_def wider[] = {
+      {"x", ECS_F64}, {"y", ECS_F64}, {"flag", ECS_BOOL}, {"t", ECS_ENTITY},
+      {"n", ECS_I8}, {"z", ECS_F64}};
+  static const uint32_t from[] = {ECS_NO_FIELD, 1, 2, 3, 4, ECS_NO_FIELD};
+  jb_world a, r;
+  ecs_journal *j;
+  membuf d = {0}, s0 = {0}, s1 = {0};
+  ecs_delta dd;
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_change(&a, 3, 40), ECS_ERR_OK);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_delta_open(r.w, &dd, d.p, d.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_redefine(r.w, r.P, wider, 6, from, NULL, NULL, NULL, 0),
+               ECS_ERR_OK);
+  snap(r.w, &s0);
+  CHECK_EQ_INT(ecs_delta_apply(r.w, &dd, NULL, NULL, NULL), ECS_ERR_SCHEMA_DIFFERS);
+  snap(r.w, &s1);
+  CHECK(s0.n == s1.n && memcmp(s0.p, s1.p, s0.n) == 0);
+  CHECK_WORLD(r.w);
+  ecs_journal_close(a.w, j);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+  free(d.p);
+  free(s0.p);
+  free(s1.p);
+}
+
 /* Out of memory at each allocation of a delta, an apply and an undo: the
 ** call fails whole (the mark, the replica, the world as they were). */
 TEST(Journal_out_of_memory_fails_whole) {
@@ -510,8 +758,33 @@ TEST(Journal_a_restore_loses_the_journal) {
   free(d.p);
 }
 
-/* ECS_WRITE_DELTA_SEEDS=dir: the fuzz corpus's seeds (mode byte, delta). */
+/* ECS_WRITE_DELTA_SEEDS=dir: the fuzz corpus's seeds (mode byte, delta):
+** deltas of jb_change, and the forged ones of forge_cases (sealed). */
 static void write_seeds(const char *dir) {
+  df_delta *fd = (df_delta *)malloc(sizeof *fd);
+  static const uint32_t mades[] = {8, 9, 16};
+  if (fd == NULL) abort();
+  for (size_t m = 0; m < sizeof mades / sizeof mades[0]; m++) {
+    jb_world a;
+    membuf d = {0}, out = {0};
+    if (forge_source(&a, mades[m], &d) != ECS_ERR_OK) abort();
+    for (size_t k = 0; k < sizeof forge_cases / sizeof forge_cases[0]; k++) {
+      char path[512];
+      unsigned char mode = 0;
+      FILE *f;
+      if (!forge(fd, &d, k, &out)) abort();
+      snprintf(path, sizeof path, "%s/forged_%s_%u", dir, forge_cases[k].id,
+               (unsigned)mades[m]);
+      if ((f = fopen(path, "wb")) == NULL) abort();
+      fwrite(&mode, 1, 1, f);
+      fwrite(out.p, 1, out.n, f);
+      fclose(f);
+    }
+    ecs_world_free(a.w);
+    free(d.p);
+    free(out.p);
+  }
+  free(fd);
   for (uint32_t seed = 1; seed <= 24; seed++) {
     jb_world a;
     ecs_journal *j;
@@ -541,6 +814,8 @@ static const test_case cases[] = {
     CASE(Journal_deltas_carry_random_changes_to_a_replica),
     CASE(Journal_undo_returns_to_the_mark),
     CASE(Journal_damaged_deltas_change_nothing),
+    CASE(Journal_forged_deltas_are_refused_whole),
+    CASE(Journal_a_delta_opened_then_a_component_redefined),
     CASE(Journal_out_of_memory_fails_whole),
     CASE(Journal_lost_captures_are_reported),
     CASE(Journal_a_restore_loses_the_journal),
