@@ -1128,6 +1128,85 @@ describe("the journal", function()
       assert.same(next_ids(ref, 400), next_ids(w, 400))
     end)
 
+    it("of a world's first entities, one or a batch: the next id is 1 again, never ecs.null", function()
+      for _, n in ipairs({ 1, 3, 1100 }) do
+        local w = track(ecs.world())
+        local P = w:component("P", { "x:i32", "s:lua" })
+        local r = track(ecs.restore(w:snapshot()))
+        local j = w:journal()
+        local made = n == 1 and { w:create() } or w:create(n)
+        P:add(made[1], 1, { "one" })
+        j:undo()
+        assert.is_true(w:check())
+        assert.equals(0, w:count())
+        local e = w:create()
+        assert.are_not.equal(null, e)
+        assert.equals("entity(1.0)", ecs.tostring(e))
+        assert.is_true(w:alive(e))
+        assert.is_false(w:alive(null))
+        P:add(e, 2, { "two" })
+        assert.is_true(w:check())
+        assert.same({ 2, { "two" } }, { P:get(e) })
+        -- the same from a replica's side: the delta since the mark applies
+        w:create(2)
+        sync(w, r, j)
+        assert.same(next_ids(w, 5), next_ids(r, 5))
+        j:undo()
+        assert.is_true(w:check())
+      end
+    end)
+
+    it("puts the free indices back as at the mark: the next ids, through random batches (seed 4242)", function()
+      -- random creations (one, batches that pass the 1024 free indices
+      -- after which they are reused), destroys and undos; after each undo
+      -- the world hands out the ids it would have handed out at the mark,
+      -- and passes its check; every fourth round a delta moves the mark
+      -- instead and a replica follows
+      local rnd = prng(4242)
+      for _, start in ipairs({ 0, 40, 1500 }) do
+        local w = track(ecs.world())
+        local P = w:component("P", { "x:i32" })
+        if start > 0 then
+          local es = w:create(start)
+          for i = 1, start, 3 do w:destroy(es[i]) end
+        end
+        local r = track(ecs.restore(w:snapshot()))
+        local j = w:journal()
+        for round = 1, 12 do
+          local ref = ecs.restore(w:snapshot())
+          for _ = 1, rnd(5) do
+            local op = rnd(4)
+            if op == 1 then
+              P:add(w:create(), round)
+            elseif op == 2 then
+              local es = w:create(rnd(1300))
+              for i = 1, #es, rnd(3) do w:destroy(es[i]) end
+            else
+              local live = {}
+              for e in w:entities() do
+                if rnd(2) == 1 then live[#live + 1] = e end
+              end
+              w:destroy(live)
+            end
+          end
+          if round % 4 == 0 then
+            sync(w, r, j)
+            local copy = ecs.restore(r:snapshot()) -- (r itself follows w only)
+            assert.same(next_ids(w, 1200), next_ids(copy, 1200), "start " .. start .. ", round " .. round)
+            copy:close()
+            j:undo()
+          else
+            j:undo()
+            assert_equal_worlds(ref, w, "start " .. start .. ", round " .. round)
+            assert.same(next_ids(ref, 1200), next_ids(w, 1200), "start " .. start .. ", round " .. round)
+            assert.is_true(w:check())
+            j:undo()
+          end
+          ref:close()
+        end
+      end
+    end)
+
     it("twice in a row: the second changes nothing; the mark stays", function()
       local w, j, ref, sim = marked(31)
       for _ = 1, 60 do sim.step() end

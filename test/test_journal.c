@@ -397,6 +397,118 @@ TEST(Journal_damaged_deltas_change_nothing) {
 }
 
 /*
+** Undo puts the free indices back exactly as they were at the mark: the
+** slot count (also 0, a world that never made an entity), the queue in
+** order. A property test: random creations (one, batches of up to 1300,
+** which pass the 1024 entries after which freed indices are reused),
+** destroys (one, many) and undos; after each undo the world's snapshot is
+** the mark's byte for byte, its check passes, and the ids it hands out
+** are the ones it would have handed out at the mark. Some rounds end with
+** a delta instead, which a replica applies: its snapshot and next ids are
+** the source's. Undo of a world's first entity used to leave the slot
+** count 0 with the slots allocated, and the next create handed out index
+** 0: ECS_NULL, alive.
+*/
+static void random_ops(ecs_world *w, ecs_component *P, uint32_t *s, int ops) {
+  for (int k = 0; k < ops; k++) {
+    uint32_t op = jb_rand(s) % 6u;
+    if (op <= 1) { /* one */
+      ecs_entity e;
+      if (ecs_create(w, &e) != ECS_ERR_OK) abort();
+      if (op == 1 && ecs_component_add(w, P, e, NULL, NULL) != ECS_ERR_OK) abort();
+    } else if (op == 2) { /* a batch, some of them kept */
+      uint32_t n = 1u + jb_rand(s) % 1300u;
+      ecs_entity *es = (ecs_entity *)malloc(n * sizeof *es);
+      if (es == NULL || ecs_create_n(w, es, n) != ECS_ERR_OK) abort();
+      for (uint32_t i = 0; i < n; i++)
+        if (jb_rand(s) % 3u == 0) (void)ecs_destroy(w, es[i]);
+      free(es);
+    } else { /* destroy some live ones */
+      uint32_t n = op == 5 ? 1u + jb_rand(s) % 800u : 1u, cursor = 1;
+      ecs_entity e;
+      while (n > 0 && ecs_next_entity(w, &cursor, &e)) {
+        if (jb_rand(s) % 2u == 0) {
+          (void)ecs_destroy(w, e);
+          n--;
+        }
+      }
+    }
+  }
+}
+
+#define NEXT_IDS 1500u
+
+TEST(Journal_undo_restores_the_free_indices) {
+  static const ecs_field_def pf[] = {{"x", ECS_I32}};
+  uint32_t *want = (uint32_t *)malloc(NEXT_IDS * sizeof *want);
+  ecs_entity *got = (ecs_entity *)malloc(NEXT_IDS * sizeof *got);
+  CHECK(want != NULL && got != NULL);
+  for (uint32_t seed = 1; seed <= 12; seed++) {
+    uint32_t s = seed * 2654435761u;
+    ecs_world *w = ecs_world_new(NULL, NULL), *rep = ecs_world_new(NULL, NULL);
+    ecs_component *P, *RP;
+    ecs_journal *j;
+    membuf mark = {0}, now = {0}, d = {0};
+    CHECK(w != NULL && rep != NULL);
+    CHECK_EQ_INT(ecs_component_new(w, "P", pf, 1, &P), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_new(rep, "P", pf, 1, &RP), ECS_ERR_OK);
+    if (seed % 3 != 1) random_ops(w, P, &s, (int)seed); /* else: never an entity */
+    snap(w, &mark);
+    {
+      ecs_reader in = {mark.p, mark.n, 0};
+      CHECK_EQ_INT(ecs_world_load(rep, &in), ECS_ERR_OK);
+    }
+    CHECK_EQ_INT(ecs_journal_open(w, NULL, &j, NULL), ECS_ERR_OK);
+    for (uint32_t round = 0; round < 16; round++) {
+      size_t k = NEXT_IDS;
+      snap(w, &mark);
+      if (ecs_next_indices(w, want, k) != ECS_ERR_OK) abort();
+      random_ops(w, P, &s, 1 + (int)(jb_rand(&s) % 6u));
+      if (round % 4 == 3) { /* a delta: the mark moves, the replica follows */
+        CHECK_EQ_INT(delta(w, j, &d), ECS_ERR_OK);
+        CHECK_EQ_INT(apply(rep, &d), ECS_ERR_OK);
+        CHECK_WORLD(rep);
+        snap(w, &now);
+        snap(rep, &mark);
+        CHECK(now.n == mark.n && memcmp(now.p, mark.p, now.n) == 0);
+        CHECK_EQ_INT(ecs_next_indices(w, want, k), ECS_ERR_OK);
+        CHECK_EQ_INT(ecs_next_indices(rep, got, k), ECS_ERR_OK);
+        CHECK(memcmp(want, got, k * sizeof *want) == 0);
+        continue;
+      }
+      CHECK_EQ_INT(ecs_journal_undo(w, j), ECS_ERR_OK);
+      CHECK_WORLD(w);
+      snap(w, &now);
+      CHECK(now.n == mark.n && memcmp(now.p, mark.p, now.n) == 0);
+      /* the ids the world hands out are the mark's */
+      CHECK_EQ_INT(ecs_create_n(w, got, k), ECS_ERR_OK);
+      CHECK_WORLD(w);
+      for (size_t i = 0; i < k; i++) {
+        if (ecs_entity_index(got[i]) != want[i])
+          fprintf(stderr, "seed %u round %u: id %u is entity(%u.%u), the mark's next index %u\n",
+                  (unsigned)seed, (unsigned)round, (unsigned)i,
+                  (unsigned)ecs_entity_index(got[i]),
+                  (unsigned)ecs_entity_generation(got[i]), (unsigned)want[i]);
+        CHECK_EQ_INT(ecs_entity_index(got[i]), want[i]);
+        CHECK(got[i] != ECS_NULL);
+      }
+      CHECK_EQ_INT(ecs_journal_undo(w, j), ECS_ERR_OK);
+      CHECK_WORLD(w);
+      snap(w, &now);
+      CHECK(now.n == mark.n && memcmp(now.p, mark.p, now.n) == 0);
+    }
+    ecs_journal_close(w, j);
+    ecs_world_free(w);
+    ecs_world_free(rep);
+    free(mark.p);
+    free(now.p);
+    free(d.p);
+  }
+  free(want);
+  free(got);
+}
+
+/*
 ** Forged deltas, sealed with a correct checksum (test/delta_forge.h): each
 ** breaks one structural rule of the format -- every manager named once,
 ** every entity index once per component, counts within what the parts
@@ -813,6 +925,7 @@ static const test_case cases[] = {
     CASE(Journal_after_images_without_memory_read_the_rows),
     CASE(Journal_deltas_carry_random_changes_to_a_replica),
     CASE(Journal_undo_returns_to_the_mark),
+    CASE(Journal_undo_restores_the_free_indices),
     CASE(Journal_damaged_deltas_change_nothing),
     CASE(Journal_forged_deltas_are_refused_whole),
     CASE(Journal_a_delta_opened_then_a_component_redefined),
