@@ -1951,27 +1951,6 @@ describe("the journal", function()
       assert.is_nil(kept)
     end)
 
-    it("world:restore while recording: delta and undo report a lost track; a new journal works", function()
-      local w, r, j, x = pair(basic)
-      local blob = w:snapshot()
-      x.P:set(x.es[1], 50, 50)
-      w:restore(blob)
-      local err = msg(err_of(j.delta, j))
-      assert.truthy(err:find("^journal:delta: .*the journal lost track of a change"), err)
-      local h, before = w:state_hash(), dump(w)
-      err = msg(err_of(j.undo, j))
-      assert.truthy(err:find("^journal:undo: .*the journal lost track of a change"), err)
-      assert.equals(h, w:state_hash()) -- the undo changed nothing
-      assert.is_nil(diff(before, dump(w)))
-      assert.equals("world:journal: a journal is already recording this world", msg(err_of(w.journal, w)))
-      j:close()
-      local j2 = w:journal()
-      x.P:set(x.es[2], 60, 60)
-      r:restore(blob)
-      r:apply_delta(j2:delta())
-      assert_equal_worlds(w, r)
-    end)
-
     it("after world:close(): close and active do not raise, the other methods do", function()
       local w = track(ecs.world())
       local j = w:journal()
@@ -2003,6 +1982,199 @@ describe("the journal", function()
       collectgarbage()
       collectgarbage()
       assert.is_nil(weak[1])
+    end)
+  end)
+
+  describe("a restore while recording", function()
+    -- The ids a and b would hand out next (asked of copies: a and b stay).
+    local function same_next_ids(a, b, n, where)
+      local ca, cb = ecs.restore(a:snapshot()), ecs.restore(b:snapshot())
+      assert.same(next_ids(ca, n), next_ids(cb, n), where)
+      ca:close()
+      cb:close()
+    end
+
+    -- basic's components without an entity: a world that never made one
+    local function empty_blob()
+      local e = ecs.world()
+      basic(e)
+      local blob = ecs.restore(e:snapshot()) -- (its schema, no entity)
+      for x in blob:entities() do blob:destroy(x) end
+      e:close()
+      local fresh = ecs.world()
+      for _, c in ipairs(blob:components()) do fresh:component(c.name, c:fields()) end
+      blob:close()
+      local bytes = fresh:snapshot()
+      fresh:close()
+      return bytes
+    end
+
+    it("is carried to a replica by the next delta: older, newer and the same state, an empty world", function()
+      local w, r, j, x = pair(basic)
+      local early = w:snapshot()
+      x.P:set(x.es[1], 50, 50)
+      w:destroy({ x.es[2], x.es[9] })
+      local made = w:create(1500)                -- more slots, and indices to reuse
+      for i = 1, 1500, 2 do w:destroy(made[i]) end
+      x.S:add(made[2], { "new", made[4] })
+      w.transform:add(made[4])
+      w.names:set(made[6], "six")
+      sync(w, r, j)
+      local later = w:snapshot()
+      for step, blob in ipairs({ early, later, later, empty_blob(), later, early }) do
+        local where = "step " .. step
+        w:restore(blob)
+        sync(w, r, j, where)                      -- hashes, every value, checks
+        same_next_ids(w, r, 1600, where)
+        -- and changes after it, carried with it
+        x.P:add(w:create(), step, -step)
+        w:restore(blob)
+        sync(w, r, j, where .. ", again")
+      end
+    end)
+
+    it("a server that loads a checkpoint keeps its clients: restore, then changes, one delta", function()
+      local w, r, j, x = pair(basic)
+      local checkpoint = w:snapshot()
+      for round = 1, 3 do
+        for i, e in ipairs(w:create(40 * round)) do x.P:add(e, i, round) end
+        x.S:set(x.es[3], { round = round })
+        sync(w, r, j, "round " .. round)
+      end
+      w:restore(checkpoint)
+      local e = w:create()
+      x.P:add(e, 7, 7)
+      x.S:add(e, { "after" })
+      local d = j:delta()
+      r:apply_delta(d)
+      assert_equal_worlds(w, r)
+      assert.equals(unpack("<i8", d, 21), r:state_hash())
+      same_next_ids(w, r, 200)
+    end)
+
+    it("j:undo() after a restore returns to the mark, the very lua values back", function()
+      local w = track(ecs.world())
+      local x = basic(w)
+      local older = w:snapshot()                 -- before the mark: fewer changes
+      x.S:set(x.es[6], { "at the mark" })
+      local made = w:create(1200)
+      for i = 1, 1200, 3 do w:destroy(made[i]) end
+      local j = w:journal()
+      local ref = track(ecs.restore(w:snapshot()))
+      local v6, v9 = x.S:get(x.es[6]), x.S:get(x.es[9])
+      for step, restore in ipairs({ "older", "newer", "empty", "twice" }) do
+        local where = "step " .. step .. " (" .. restore .. ")"
+        x.P:set(x.es[1], step, step)
+        w:destroy(x.es[6])
+        local newer
+        if restore == "newer" then
+          for _, e in ipairs(w:create(900)) do x.P:add(e, 1, 1) end
+          newer = w:snapshot()
+          w:destroy(x.es[3])
+        end
+        w:restore(restore == "older" and older or restore == "newer" and newer
+                  or restore == "empty" and empty_blob() or older)
+        if restore == "twice" then
+          w:create(3000)
+          w:restore(ref:snapshot())
+          w:restore(older)
+        end
+        if w:alive(x.es[9]) then x.S:add(x.es[9], { "after the restore" }) end
+        w:create(7)
+        j:undo()
+        assert_equal_worlds(ref, w, where)
+        assert.is_true(rawequal(v6, x.S:get(x.es[6])), where)
+        assert.is_true(rawequal(v9, x.S:get(x.es[9])), where)
+        same_next_ids(ref, w, 1300, where)
+      end
+      -- the mark stayed: a delta now is empty, and applies to a copy of it
+      local copy = track(ecs.restore(ref:snapshot()))
+      copy:apply_delta(j:delta())
+      assert_equal_worlds(w, copy)
+    end)
+
+    it("world:restore(blob, { migrate = true }): the delta and undo as for any restore", function()
+      local old = track(ecs.world())
+      local saved = old:create()
+      old:component("Mover", { "x", "y", "speed" }):add(saved, 1, 2, 3)
+      local old_blob = old:snapshot()
+      local w, r, j = pair(function(w0)
+        local M = w0:component("Mover", { "x", "y", "vx" })
+        for i, e in ipairs(w0:create(5)) do M:add(e, i, i, i) end
+        return {}
+      end)
+      local ref = track(ecs.restore(w:snapshot()))
+      w:find_component("Mover"):add(w:create(), 9, 9, 9)
+      w:restore(old_blob, { migrate = { rename = { Mover = { speed = "vx" } } } })
+      assert.same({ 1.0, 2.0, 3.0 }, { w:find_component("Mover"):get(saved) })
+      sync(w, r, j)
+      w:restore(old_blob, { migrate = true })
+      j:undo()
+      assert_equal_worlds(w, r)
+      w:restore(ref:snapshot())
+      sync(w, r, j)
+      assert_equal_worlds(ref, r)
+    end)
+
+    it("a relay carries it on, and the relay's undo takes it back", function()
+      local w, a, j, x = pair(basic)
+      local b = track(ecs.restore(a:snapshot()))
+      local ja = a:journal()
+      local ref = track(ecs.restore(a:snapshot()))
+      local early = w:snapshot()
+      for _, e in ipairs(w:create(1300)) do x.P:add(e, 1, 2) end
+      a:apply_delta(j:delta())
+      b:apply_delta(ja:delta())
+      w:restore(early)
+      a:apply_delta(j:delta())                   -- fewer slots again
+      assert_equal_worlds(w, a)
+      b:apply_delta(ja:delta())
+      assert_equal_worlds(w, b)
+      x.P:set(x.es[1], 3, 3)
+      a:apply_delta(j:delta())
+      ja:undo()                                  -- a goes back to its mark
+      assert_equal_worlds(b, a)
+      w:restore(ref:snapshot())
+      j:delta()                                  -- (w's mark moves: a is elsewhere now)
+      assert.is_true(a:check())
+      same_next_ids(a, b, 1400)
+    end)
+
+    it("random operations and restores of random checkpoints, deltas and undos (seed 2718)", function()
+      local rnd = prng(2718)
+      local w = track(ecs.world())
+      local sim = new_sim(w, rnd)
+      for _ = 1, 150 do sim.step() end
+      local r = track(ecs.restore(w:snapshot()))
+      local j = w:journal()
+      local checkpoints = { w:snapshot() }
+      local at_mark = w:snapshot()
+      for round = 1, 30 do
+        local where = "round " .. round
+        for _ = 1, rnd(40) do sim.step() end
+        if rnd(3) == 1 then checkpoints[#checkpoints + 1] = w:snapshot() end
+        for _ = 1, rnd(2) do
+          w:restore(checkpoints[rnd(#checkpoints)])
+          sim.resync()
+          for _ = 1, rnd(10) - 1 do sim.step() end
+        end
+        assert.is_true(w:check(), where)
+        if rnd(3) == 1 then
+          j:undo()
+          sim.resync()
+          local ref = ecs.restore(at_mark)
+          assert_equal_worlds(ref, w, where .. " (undo)")
+          ref:close()
+        else
+          local d = j:delta()
+          r:apply_delta(d)
+          assert.equals(w:state_hash(), r:state_hash(), where)
+          assert.is_true(r:check(), where)
+          at_mark = w:snapshot()
+        end
+      end
+      assert_equal_worlds(w, r)
+      same_next_ids(w, r, 1200)
     end)
   end)
 

@@ -161,7 +161,6 @@ static ecs_err read_slots(const ecs_delta *d, const ehead *e, nslot *sorted) {
   const unsigned char *sp = d->data + e->slots_at, *pp = d->data + e->pushed_at;
   uint32_t span = span_of(e), lo, band = 0;
   if (e->old_count > ECS_MAX_ENTITIES + 1u || e->new_count > ECS_MAX_ENTITIES + 1u ||
-      e->new_count < e->old_count || /* (no journal writes that yet) */
       (e->new_count == 1u && e->old_count != 1u) ||
       (uint64_t)e->new_live + e->new_qlen != used_of(e->new_count) ||
       (uint64_t)e->old_live + e->old_qlen != used_of(e->old_count) ||
@@ -237,13 +236,15 @@ static bool check_values(rd *r, const ecs_component *c, uint32_t *nlua) {
 ** One manager's part at r, checked as far as the bytes and the world's
 ** managers go: the manager present with its kind, mode and schema (never
 ** an owned component: its owner's records are its owner's part), a save
-** within the bytes, or records each at an index in [1, new_count) with an
-** owner that is 0 (absent) or a handle of that index, and well formed
-** values. The count of records is bounded by the bytes before anything
-** is sized by it. Counts d's lua values and its largest record count.
+** within the bytes, or records each at an entity index the entity part
+** allows -- a present one below the new slot count, its owner a handle of
+** that index; an absent one also where a smaller count drops a slot --
+** and well formed values. The count of records is bounded by the bytes
+** before anything is sized by it. Counts d's lua values and its largest
+** record count.
 */
 static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
-                            uint32_t new_count, mhead *h) {
+                            const ehead *e, mhead *h) {
   uint32_t ns;
   const char *name, *kind;
   size_t nlen, klen;
@@ -279,7 +280,8 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     if (h->n > d->max_records) d->max_records = h->n;
     for (uint32_t k = 0; k < h->n; k++) {
       uint32_t index = 0, owner = 0;
-      if (!r32(r, &index) || !r32(r, &owner) || index == 0 || index >= new_count)
+      if (!r32(r, &index) || !r32(r, &owner) || index == 0 ||
+          index >= (owner != 0 ? e->new_count : span_of(e)))
         return ECS_ERR_CORRUPT;
       if (owner == 0) continue;
       if ((owner & ~ECS_ID_MASK) != 0 || ecs_entity_index(owner) != index ||
@@ -322,7 +324,7 @@ static void record_indices(const ecs_delta *d, const ecs_component *c,
 ** w->manager_count bytes and d->max_records indices, or NULL for the
 ** first pass, which finds max_records.
 */
-static ecs_err read_managers(const ecs_world *w, ecs_delta *d, uint32_t new_count,
+static ecs_err read_managers(const ecs_world *w, ecs_delta *d, const ehead *e,
                              unsigned char *named, uint32_t *scratch) {
   rd r;
   r.p = d->data;
@@ -332,7 +334,7 @@ static ecs_err read_managers(const ecs_world *w, ecs_delta *d, uint32_t new_coun
   if (named != NULL) memset(named, 0, w->manager_count);
   for (uint32_t k = 0; k < d->nmanagers; k++) {
     mhead h;
-    ecs_err err = read_manager(w, &r, d, new_count, &h);
+    ecs_err err = read_manager(w, &r, d, e, &h);
     if (err != ECS_ERR_OK) return err;
     if (named == NULL) continue;
     if (named[h.m]++ != 0) return ECS_ERR_CORRUPT;
@@ -378,19 +380,19 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   d->managers_at = r.at;
   /* the framing first (it bounds every count), then the rules that need
   ** room sized by those counts */
-  if ((err = read_managers(w, d, e.new_count, NULL, NULL)) != ECS_ERR_OK)
+  if ((err = read_managers(w, d, &e, NULL, NULL)) != ECS_ERR_OK)
     return err;
+  /* one block: the record indices (aligned, first), then a byte per
+  ** manager of the world */
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
-  named_size = (size_t)w->manager_count +
-               (size_t)d->max_records * sizeof(uint32_t) + sizeof(uint32_t);
+  named_size = (size_t)d->max_records * sizeof(uint32_t) + w->manager_count + 1;
   sorted = (nslot *)ecsi_scratch_realloc(w, NULL, 0, sorted_size);
   named = (unsigned char *)ecsi_scratch_realloc(w, NULL, 0, named_size);
   if (sorted == NULL || named == NULL) {
     err = ECS_ERR_NOMEM;
   } else if ((err = read_slots(d, &e, sorted)) == ECS_ERR_OK) {
-    uint32_t *scratch = (uint32_t *)(void *)(named + named_size - sizeof(uint32_t) -
-                                             (size_t)d->max_records * sizeof(uint32_t));
-    err = read_managers(w, d, e.new_count, named, scratch);
+    err = read_managers(w, d, &e, named + (size_t)d->max_records * sizeof(uint32_t),
+                        (uint32_t *)(void *)named);
   }
   if (sorted != NULL) ecsi_scratch_realloc(w, sorted, sorted_size, 0);
   if (named != NULL) ecsi_scratch_realloc(w, named, named_size, 0);
@@ -408,7 +410,7 @@ static void next_manager(const ecs_world *w, const ecs_delta *d, rd *r,
   rd e = {d->data, ENTITIES_AT, d->size - 8};
   ehead eh;
   (void)read_entities(&e, &eh);
-  (void)read_manager(w, r, &tmp, eh.new_count, h);
+  (void)read_manager(w, r, &tmp, &eh, h);
 }
 
 ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
@@ -567,30 +569,32 @@ static ecs_err check_records(ecs_world *w, const ecs_delta *d,
   for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
     mhead h;
     ecs_component *c;
+    rd o;
+    uint32_t npresent = 0;
     next_manager(w, d, &r, &h);
     if (h.mode != 0) continue;
     c = (ecs_component *)w->manager[h.m].self;
-    record_indices(d, c, &h, scratch);
-    {
-      rd o = {d->data, h.body_at, d->size - 8};
-      for (uint32_t n = 0; n < h.n; n++) {
-        uint32_t index = 0, owner = 0;
-        (void)r32(&o, &index);
-        (void)r32(&o, &owner);
-        if (owner == 0) continue;
-        if (!ecs_alive(w, owner)) return ECS_ERR_CORRUPT;
-        for (uint32_t f = 0; f < c->nfields; f++) { /* past its values */
-          uint32_t len = 0;
-          if (c->field[f].type != ECS_LUA) {
-            o.at += c->elem[f];
-            continue;
-          }
-          (void)r32(&o, &len);
-          o.at += len;
+    o.p = d->data;
+    o.at = h.body_at;
+    o.n = d->size - 8;
+    for (uint32_t n = 0; n < h.n; n++) {
+      uint32_t index = 0, owner = 0;
+      (void)r32(&o, &index);
+      (void)r32(&o, &owner);
+      if (owner == 0) continue;
+      if (!ecs_alive(w, owner)) return ECS_ERR_CORRUPT;
+      scratch[npresent++] = index;
+      for (uint32_t f = 0; f < c->nfields; f++) { /* past its values */
+        uint32_t len = 0;
+        if (c->field[f].type != ECS_LUA) {
+          o.at += c->elem[f];
+          continue;
         }
+        (void)r32(&o, &len);
+        o.at += len;
       }
     }
-    err = ecs_component_reserve(w, c, scratch, h.n);
+    err = ecs_component_reserve(w, c, scratch, npresent);
   }
   return err;
 }
@@ -599,13 +603,13 @@ static ecs_err check_records(ecs_world *w, const ecs_delta *d,
 ** (by a finalizer while the host made the values) is the error open would
 ** have given, and the values the host made are still one per lua cell. */
 static ecs_err recheck_managers(const ecs_world *w, const ecs_delta *d,
-                                uint32_t new_count) {
+                                const ehead *e) {
   ecs_delta tmp = *d;
   rd r = {d->data, d->managers_at, d->size - 8};
   tmp.nvalues = tmp.max_records = 0;
   for (uint32_t k = 0; k < d->nmanagers; k++) {
     mhead h;
-    ecs_err err = read_manager(w, &r, &tmp, new_count, &h);
+    ecs_err err = read_manager(w, &r, &tmp, e, &h);
     if (err != ECS_ERR_OK) return err;
   }
   return tmp.nvalues == d->nvalues && tmp.max_records == d->max_records
@@ -629,7 +633,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   r.at = ENTITIES_AT;
   r.n = d->size - 8;
   (void)read_entities(&r, &e);
-  if ((err = recheck_managers(w, d, e.new_count)) != ECS_ERR_OK) return err;
+  if ((err = recheck_managers(w, d, &e)) != ECS_ERR_OK) return err;
   if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
   if (h != d->base) return ECS_ERR_BASE;
   /* (open bounded the pops by the base's queue and the pushes) */
@@ -725,6 +729,11 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
       w->manager[m].cls->free(w, twin[m]);
     }
+  /* a smaller slot count (the delta of a restore): the dead records the
+  ** managers still hold at the indices it dropped would outlive their
+  ** slots -- every manager reclaims its dead records now, one whole lap
+  ** (O(the world), as the restore it carries) */
+  if (e.new_count < u.slot_count) (void)ecs_world_gc(w, (size_t)UINT32_MAX);
   w->destroy_epoch++;
 done:
   ecsi_free(w, sorted, sorted_size);

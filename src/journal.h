@@ -91,7 +91,9 @@ ecs_journal *ecs_world_journal(const ecs_world *w);
 ** @return ECS_ERR_OK, ECS_ERR_NOMEM, ECS_ERR_INVALID (a lua value that is
 **         not plain data: *bad), ECS_ERR_LOST (the journal could not
 **         record some change -- out of memory at a write that could not
-**         fail, or a restore since the mark -- and must be closed).
+**         fail, or a component redefined since the mark -- and must be
+**         closed). A restore since the mark is recorded (snapshot.c tells
+**         the journal what it replaces).
 */
 ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
                           const ecs_journal_host *host, const void **data,
@@ -106,7 +108,7 @@ void ecs_journal_mark(ecs_world *w, ecs_journal *j);
 ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j);
 
 /* Has j lost track (ECS_ERR_LOST)? *memory: because a capture ran out of
-** memory (else a restore since the mark). May be NULL. */
+** memory (else a component redefined since the mark). May be NULL. */
 bool ecs_journal_lost(const ecs_journal *j, bool *memory);
 
 /* Changes recorded since the mark (captured instances and slots): 0 when

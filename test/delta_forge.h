@@ -135,7 +135,8 @@ static inline df_man *df_add_entry(df_delta *d, uint32_t m, uint32_t first,
   df_man *x = &d->man[d->nman++];
   *x = d->man[m];
   x->rec = (df_rec *)malloc(((size_t)n + 1) * sizeof *x->rec);
-  if (x->rec != NULL) memcpy(x->rec, d->man[m].rec + first, (size_t)n * sizeof *x->rec);
+  if (x->rec != NULL && n > 0)
+    memcpy(x->rec, d->man[m].rec + first, (size_t)n * sizeof *x->rec);
   x->nrec = x->count = n;
   return x;
 }

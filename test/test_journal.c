@@ -845,29 +845,298 @@ TEST(Journal_lost_captures_are_reported) {
   free(d.p);
 }
 
-/* A restore while recording loses the journal. */
-TEST(Journal_a_restore_loses_the_journal) {
-  jb_world a;
-  ecs_journal *j;
-  membuf s = {0}, d = {0};
+/*
+** A restore while a journal records is recorded like any change: the
+** delta since the mark carries a replica to the restored state, and undo
+** takes the world back to the mark. Rounds of random changes, each with
+** one or two restores of checkpoints: older ones (fewer slots: the slot
+** count goes down, indices are dropped), newer ones (more), the same
+** state, a world without entities; changes before and after; then a
+** delta that a replica applies (a relay with a journal of its own passes
+** it on), or an undo. The worlds must hash alike, pass their checks and
+** hand out the same next ids.
+*/
+static void load_blob(ecs_world *w, const membuf *b) {
   ecs_reader in;
-  bool memory = true;
-  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
-  snap(a.w, &s);
-  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
-  CHECK_EQ_INT(jb_change(&a, 5, 10), ECS_ERR_OK);
-  in.data = s.p;
-  in.size = s.n;
+  in.data = b->p;
+  in.size = b->n;
   in.pos = 0;
-  CHECK_EQ_INT(ecs_world_load(a.w, &in), ECS_ERR_OK);
-  CHECK(ecs_journal_lost(j, &memory));
-  CHECK(!memory);
-  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_LOST);
-  CHECK_WORLD(a.w);
+  if (ecs_world_load(w, &in) != ECS_ERR_OK) abort();
+}
+
+/* a and b are the same state: full hashes, next ids. */
+static bool same_state(ecs_world *a, ecs_world *b) {
+  uint32_t na[1200], nb[1200];
+  return full_hash(a) == full_hash(b) && ecs_count(a) == ecs_count(b) &&
+         ecs_next_indices(a, na, 1200) == ECS_ERR_OK &&
+         ecs_next_indices(b, nb, 1200) == ECS_ERR_OK &&
+         memcmp(na, nb, sizeof na) == 0;
+}
+
+TEST(Journal_records_a_restore) {
+  membuf cp[4] = {{0}, {0}, {0}, {0}}, mark = {0}, d = {0}, dr = {0};
+  jb_world a, r, r2, e;
+  ecs_journal *j, *jr;
+  uint32_t s = 77;
+  /* the checkpoints: a world without entities, the base, and two later */
+  CHECK_EQ_INT(jb_build(&e, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  {
+    ecs_world *empty = ecs_world_new(NULL, NULL);
+    ecs_component *P, *V;
+    ecs_transform *t;
+    ecs_names *n;
+    static const ecs_field_def pf[] = {
+        {"x", ECS_F32}, {"y", ECS_F64}, {"flag", ECS_BOOL}, {"t", ECS_ENTITY},
+        {"n", ECS_I8}};
+    static const ecs_field_def vf[] = {{"dx", ECS_I32}, {"big", ECS_I64}};
+    CHECK(empty != NULL);
+    CHECK_EQ_INT(ecs_component_new(empty, "P", pf, 5, &P), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_new(empty, "V", vf, 2, &V), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_transform_new(empty, &t), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_names_new(empty, &n), ECS_ERR_OK);
+    snap(empty, &cp[0]);
+    ecs_world_free(empty);
+  }
+  ecs_world_free(e.w);
+  snap(a.w, &cp[1]);
+  CHECK_EQ_INT(jb_change(&a, 1, 300), ECS_ERR_OK);
+  snap(a.w, &cp[2]);
+  CHECK_EQ_INT(jb_change(&a, 2, 300), ECS_ERR_OK);
+  snap(a.w, &cp[3]);
+  load_blob(a.w, &cp[1]);
+  /* the replica and a relay's replica, at the base */
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r2, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_journal_open(r.w, NULL, &jr, NULL), ECS_ERR_OK);
+  for (uint32_t round = 0; round < 48; round++) {
+    uint32_t op = jb_rand(&s);
+    uint64_t h = full_hash(a.w);
+    snap(a.w, &mark);
+    if (op & 1u) CHECK_EQ_INT(jb_change(&a, 100 + round, 1 + (int)(op >> 8) % 40), ECS_ERR_OK);
+    load_blob(a.w, &cp[(op >> 1) % 4u]);
+    CHECK(!ecs_journal_lost(j, NULL));
+    CHECK_WORLD(a.w);
+    CHECK(state_hash(a.w) == full_hash(a.w)); /* the journal's hash follows */
+    if (op & 8u) load_blob(a.w, &cp[(op >> 4) % 4u]);
+    if (op & 64u) CHECK_EQ_INT(jb_change(&a, 200 + round, 1 + (int)(op >> 12) % 40), ECS_ERR_OK);
+    CHECK(state_hash(a.w) == full_hash(a.w));
+    if (round % 3 == 2) { /* back to the mark */
+      ecs_world *c = ecs_world_new(NULL, NULL);
+      jb_world cb;
+      CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_OK);
+      CHECK_WORLD(a.w);
+      CHECK(full_hash(a.w) == h);
+      CHECK(state_hash(a.w) == h);
+      CHECK_EQ_INT(jb_build(&cb, NULL, NULL), ECS_ERR_OK);
+      load_blob(cb.w, &mark);
+      CHECK(same_state(a.w, cb.w));
+      ecs_world_free(cb.w);
+      ecs_world_free(c);
+      continue;
+    }
+    /* the delta carries the replica there; the replica's journal carries
+    ** the relay's replica */
+    CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+    CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    CHECK_WORLD(r.w);
+    CHECK(same_state(a.w, r.w));
+    CHECK(state_hash(r.w) == full_hash(r.w));
+    if (round % 4 == 1) { /* the relay undoes what it applied, then again */
+      CHECK_EQ_INT(ecs_journal_undo(r.w, jr), ECS_ERR_OK);
+      CHECK_WORLD(r.w);
+      CHECK(same_state(r.w, r2.w));
+      CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    }
+    CHECK_EQ_INT(delta(r.w, jr, &dr), ECS_ERR_OK);
+    CHECK_EQ_INT(apply(r2.w, &dr), ECS_ERR_OK);
+    CHECK_WORLD(r2.w);
+    CHECK(same_state(a.w, r2.w));
+  }
+  ecs_journal_close(a.w, j);
+  ecs_journal_close(r.w, jr);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+  ecs_world_free(r2.w);
+  /* lockstep: a replica that is the source's state by the same history,
+  ** dead records included (peers replaying the same inputs); the source
+  ** restores a checkpoint with fewer slots, and the replica's dead records
+  ** at the slots dropped must not outlive them */
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  snap(a.w, &mark);
+  for (int k = 0; k < 2; k++) { /* the same on both: new slots, dead records */
+    jb_world *x = k == 0 ? &a : &r;
+    ecs_entity es[1500];
+    ecs_trs trs = {{1, 2, 3}, {0, 0, 0, 1}, {1, 1, 1}};
+    CHECK_EQ_INT(ecs_create_n(x->w, es, 1500), ECS_ERR_OK);
+    for (int i = 0; i < 1500; i += 3) {
+      CHECK_EQ_INT(ecs_component_add(x->w, x->P, es[i], NULL, NULL), ECS_ERR_OK);
+      CHECK_EQ_INT(ecs_transform_add(x->t, es[i], &trs), ECS_ERR_OK);
+    }
+    for (int i = 0; i < 1500; i += 2) (void)ecs_destroy(x->w, es[i]);
+    CHECK_EQ_INT(jb_change(x, 9, 100), ECS_ERR_OK);
+  }
+  CHECK(full_hash(a.w) == full_hash(r.w));
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  snap(a.w, &cp[0]);
+  CHECK(df_get32(mark.p + 12) < df_get32(cp[0].p + 12)); /* fewer slots */
+  load_blob(a.w, &mark);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+  CHECK_WORLD(r.w);
+  CHECK(same_state(a.w, r.w));
   ecs_journal_close(a.w, j);
   ecs_world_free(a.w);
-  free(s.p);
+  ecs_world_free(r.w);
+  for (int k = 0; k < 4; k++) free(cp[k].p);
+  free(mark.p);
   free(d.p);
+  free(dr.p);
+}
+
+/* A rollback that finds the owners in their rows (the load copies the
+** values into the columns in place): the journal compares the values,
+** row by row where a block differs; an entity destroyed since the
+** checkpoint, its records not collected, comes back (its slot changes,
+** its rows stay). The delta carries exactly that; undo takes it back. */
+TEST(Journal_records_a_rollback_in_place) {
+  jb_world a, r;
+  ecs_journal *j;
+  membuf cp = {0}, mark = {0}, d = {0};
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  snap(a.w, &cp);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  for (uint32_t round = 0; round < 12; round++) {
+    uint32_t cursor = 1, n = 0;
+    ecs_entity e;
+    uint64_t h;
+    while (ecs_next_entity(a.w, &cursor, &e)) { /* values only, or a destroy */
+      if (++n % (round + 2) == 0) (void)jb_write_p(&a, e, round * 100 + n);
+      if (round % 3 == 1 && n == 5 + round) (void)ecs_destroy(a.w, e);
+    }
+    /* the mark after the changes: the destroyed entity's records are not
+    ** the journal's captures, the load alone brings it back */
+    CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+    CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    h = full_hash(a.w);
+    snap(a.w, &mark);
+    load_blob(a.w, &cp);
+    CHECK_WORLD(a.w);
+    CHECK(state_hash(a.w) == full_hash(a.w));
+    if (round % 4 == 3) {
+      CHECK_EQ_INT(ecs_journal_undo(a.w, j), ECS_ERR_OK);
+      CHECK_WORLD(a.w);
+      CHECK(full_hash(a.w) == h);
+      continue;
+    }
+    CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+    CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+    CHECK_WORLD(r.w);
+    CHECK(same_state(a.w, r.w));
+  }
+  ecs_journal_close(a.w, j);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+  free(cp.p);
+  free(mark.p);
+  free(d.p);
+}
+
+/* The delta of a restore with fewer slots, forged: every slot dropped
+** must be named, free with generation 0 and unqueued after, and no record
+** may hold an instance there. Each forgery is refused, the replica as it
+** was; the real delta applies. */
+TEST(Journal_forged_deltas_of_a_smaller_slot_count) {
+  df_delta *fd = (df_delta *)malloc(sizeof *fd);
+  jb_world a, r;
+  ecs_journal *j;
+  membuf base = {0}, d = {0}, bad = {0}, s0 = {0}, s1 = {0};
+  ecs_entity es[300];
+  uint32_t band = 0;
+  CHECK(fd != NULL);
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(jb_build(&r, NULL, NULL), ECS_ERR_OK);
+  snap(a.w, &base);
+  CHECK_EQ_INT(ecs_journal_open(a.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(a.w, es, 300), ECS_ERR_OK); /* 1100 queued: reused */
+  CHECK_EQ_INT(ecs_create_n(a.w, es, 300), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(a.w, es, 300), ECS_ERR_OK); /* fresh slots */
+  for (int i = 0; i < 300; i += 2)
+    CHECK_EQ_INT(ecs_component_add(a.w, a.P, es[i], NULL, NULL), ECS_ERR_OK);
+  for (int i = 0; i < 300; i += 3) (void)ecs_destroy(a.w, es[i]);
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+  load_blob(a.w, &base); /* fewer slots */
+  { /* and a present record: P given to an entity of the base without it */
+    uint32_t cursor = 1;
+    ecs_entity e;
+    while (ecs_next_entity(a.w, &cursor, &e) &&
+           ecs_component_lookup(a.w, a.P, e) != ECS_NO_INSTANCE) {
+    }
+    CHECK_EQ_INT(ecs_component_add(a.w, a.P, e, NULL, NULL), ECS_ERR_OK);
+    CHECK_EQ_INT(jb_write_p(&a, e, 5), ECS_ERR_OK);
+  }
+  CHECK_EQ_INT(delta(a.w, j, &d), ECS_ERR_OK);
+  CHECK(df_parse(fd, d.p, d.n));
+  CHECK(fd->counts[1] < fd->counts[0]);
+  for (uint32_t k = 0; k < fd->nslot; k++) band += fd->slot[k][0] >= fd->counts[1];
+  CHECK(band == fd->counts[0] - fd->counts[1]);
+  df_free(fd);
+  snap(r.w, &s0);
+  for (int k = 0; k < 6; k++) {
+    int p;
+    uint32_t first = 0; /* a slot the smaller count drops */
+    CHECK(df_parse(fd, d.p, d.n));
+    while (fd->slot[first][0] < fd->counts[1]) first++;
+    p = df_find(fd, "P");
+    switch (k) {
+    case 0: /* a dropped slot not named */
+      fd->slot[first][0] = fd->slot[fd->nslot - 1][0];
+      fd->slot[first][1] = fd->slot[fd->nslot - 1][1];
+      fd->nslot--;
+      break;
+    case 1: fd->slot[first][1] = 0; break;               /* live */
+    case 2: fd->slot[first][1] = ECS_SLOT_FREE | 1u; break; /* free, generation 1 */
+    case 3: /* still queued after: one pop fewer */
+      fd->npopped--;
+      fd->counts[3]++;
+      fd->counts[5]--;
+      break;
+    case 4: { /* a present record moved to a dropped slot */
+      uint32_t r0 = 0;
+      CHECK(p >= 0);
+      while (r0 < fd->man[p].nrec && fd->man[p].rec[r0].owner == 0) r0++;
+      CHECK(r0 < fd->man[p].nrec);
+      fd->man[p].rec[r0].index = fd->slot[first][0];
+      fd->man[p].rec[r0].owner = ecs_make_entity(fd->slot[first][0], 0);
+      break;
+    }
+    default: /* the new count one less: a slot it keeps named as dropped */
+      fd->counts[1]--;
+      break;
+    }
+    df_build(fd, &bad);
+    df_free(fd);
+    CHECK(apply(r.w, &bad) != ECS_ERR_OK);
+    CHECK_WORLD(r.w);
+    snap(r.w, &s1);
+    CHECK(s0.n == s1.n && memcmp(s0.p, s1.p, s0.n) == 0);
+  }
+  CHECK_EQ_INT(apply(r.w, &d), ECS_ERR_OK);
+  CHECK_WORLD(r.w);
+  CHECK(same_state(a.w, r.w));
+  ecs_journal_close(a.w, j);
+  ecs_world_free(a.w);
+  ecs_world_free(r.w);
+  free(fd);
+  free(base.p);
+  free(d.p);
+  free(bad.p);
+  free(s0.p);
+  free(s1.p);
 }
 
 /* ECS_WRITE_DELTA_SEEDS=dir: the fuzz corpus's seeds (mode byte, delta):
@@ -931,7 +1200,9 @@ static const test_case cases[] = {
     CASE(Journal_a_delta_opened_then_a_component_redefined),
     CASE(Journal_out_of_memory_fails_whole),
     CASE(Journal_lost_captures_are_reported),
-    CASE(Journal_a_restore_loses_the_journal),
+    CASE(Journal_records_a_restore),
+    CASE(Journal_records_a_rollback_in_place),
+    CASE(Journal_forged_deltas_of_a_smaller_slot_count),
 };
 
 int main(void) {

@@ -285,7 +285,8 @@ function World:snapshot() end
 ---@param options? { migrate: boolean|{ rename: table<string, table<string, string>>? }? }
 function World:restore(blob, options) end
 
----Starts recording every change (one journal per world at a time).
+---Starts recording every change (one journal per world at a time), a
+---restore of the world included.
 ---@return ecs.Journal
 function World:journal() end
 
@@ -662,7 +663,7 @@ local Journal = {}
 ---@return string
 function Journal:delta() end
 
----Takes the world back to the journal's mark.
+---Takes the world back to the journal's mark (also across restores since).
 function Journal:undo() end
 
 ---Stops recording (also `<close>` and collection); idempotent.
