@@ -856,6 +856,30 @@ TEST(Journal_lost_captures_are_reported) {
 ** it on), or an undo. The worlds must hash alike, pass their checks and
 ** hand out the same next ids.
 */
+/* The base's managers and n entities, each with P (fewer slots than the
+** base: a checkpoint older than it). */
+static ecs_err jb_small(jb_world *b, uint32_t n) {
+  static const ecs_field_def pf[] = {
+      {"x", ECS_F32}, {"y", ECS_F64}, {"flag", ECS_BOOL}, {"t", ECS_ENTITY},
+      {"n", ECS_I8}};
+  static const ecs_field_def vf[] = {{"dx", ECS_I32}, {"big", ECS_I64}};
+  ecs_err err;
+  memset(b, 0, sizeof *b);
+  if ((b->w = ecs_world_new(NULL, NULL)) == NULL) return ECS_ERR_NOMEM;
+  if ((err = ecs_component_new(b->w, "P", pf, 5, &b->P)) != ECS_ERR_OK ||
+      (err = ecs_component_new(b->w, "V", vf, 2, &b->V)) != ECS_ERR_OK ||
+      (err = ecs_transform_new(b->w, &b->t)) != ECS_ERR_OK ||
+      (err = ecs_names_new(b->w, &b->n)) != ECS_ERR_OK)
+    return err;
+  for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
+    ecs_entity e;
+    if ((err = ecs_create(b->w, &e)) == ECS_ERR_OK &&
+        (err = ecs_component_add(b->w, b->P, e, NULL, NULL)) == ECS_ERR_OK)
+      err = jb_write_p(b, e, k);
+  }
+  return err;
+}
+
 static void load_blob(ecs_world *w, const membuf *b) {
   ecs_reader in;
   in.data = b->p;
@@ -879,26 +903,10 @@ TEST(Journal_records_a_restore) {
   ecs_journal *j, *jr;
   uint32_t s = 77;
   /* the checkpoints: a world without entities, the base, and two later */
-  CHECK_EQ_INT(jb_build(&e, NULL, NULL), ECS_ERR_OK);
-  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
-  {
-    ecs_world *empty = ecs_world_new(NULL, NULL);
-    ecs_component *P, *V;
-    ecs_transform *t;
-    ecs_names *n;
-    static const ecs_field_def pf[] = {
-        {"x", ECS_F32}, {"y", ECS_F64}, {"flag", ECS_BOOL}, {"t", ECS_ENTITY},
-        {"n", ECS_I8}};
-    static const ecs_field_def vf[] = {{"dx", ECS_I32}, {"big", ECS_I64}};
-    CHECK(empty != NULL);
-    CHECK_EQ_INT(ecs_component_new(empty, "P", pf, 5, &P), ECS_ERR_OK);
-    CHECK_EQ_INT(ecs_component_new(empty, "V", vf, 2, &V), ECS_ERR_OK);
-    CHECK_EQ_INT(ecs_transform_new(empty, &t), ECS_ERR_OK);
-    CHECK_EQ_INT(ecs_names_new(empty, &n), ECS_ERR_OK);
-    snap(empty, &cp[0]);
-    ecs_world_free(empty);
-  }
+  CHECK_EQ_INT(jb_small(&e, 0), ECS_ERR_OK);
+  snap(e.w, &cp[0]);
   ecs_world_free(e.w);
+  CHECK_EQ_INT(jb_build(&a, NULL, NULL), ECS_ERR_OK);
   snap(a.w, &cp[1]);
   CHECK_EQ_INT(jb_change(&a, 1, 300), ECS_ERR_OK);
   snap(a.w, &cp[2]);
@@ -1166,6 +1174,36 @@ static void write_seeds(const char *dir) {
     free(out.p);
   }
   free(fd);
+  /* deltas of restores: to a world of the same managers without entities,
+  ** with fewer, the base itself after changes, one with more */
+  for (uint32_t k = 0; k < 4; k++) {
+    jb_world a, b;
+    ecs_journal *j;
+    membuf cp = {0}, d = {0};
+    char path[512];
+    unsigned char mode = 0;
+    FILE *f;
+    if ((k < 2 ? jb_small(&b, k * 30u) : jb_build(&b, NULL, NULL)) != ECS_ERR_OK ||
+        (k == 3 && jb_change(&b, 31, 200) != ECS_ERR_OK))
+      abort();
+    snap(b.w, &cp);
+    if (jb_build(&a, NULL, NULL) != ECS_ERR_OK ||
+        ecs_journal_open(a.w, NULL, &j, NULL) != ECS_ERR_OK ||
+        (k == 2 && jb_change(&a, 17, 60) != ECS_ERR_OK))
+      abort();
+    load_blob(a.w, &cp);
+    if (delta(a.w, j, &d) != ECS_ERR_OK) abort();
+    snprintf(path, sizeof path, "%s/restore_%u", dir, (unsigned)k);
+    if ((f = fopen(path, "wb")) == NULL) abort();
+    fwrite(&mode, 1, 1, f);
+    fwrite(d.p, 1, d.n, f);
+    fclose(f);
+    ecs_journal_close(a.w, j);
+    ecs_world_free(a.w);
+    ecs_world_free(b.w);
+    free(cp.p);
+    free(d.p);
+  }
   for (uint32_t seed = 1; seed <= 24; seed++) {
     jb_world a;
     ecs_journal *j;
