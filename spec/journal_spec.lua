@@ -1744,7 +1744,7 @@ describe("the journal", function()
       assert_equal_worlds(w, r)
     end)
 
-    it("forged deltas naming a component twice or an entity twice in it (lua fields) under a correct checksum", function()
+    it("forged deltas naming a component or an entity in it twice (lua fields) under a correct checksum", function()
       -- one real delta's records split over two entries of the component:
       -- each entry alone is well formed, together they name the component
       -- twice (8 records broke the replica's map, 9 or more wrote past its

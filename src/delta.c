@@ -354,8 +354,8 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   uint32_t version = 0;
   uint64_t sum = 0;
   nslot *sorted = NULL;
-  unsigned char *named = NULL;
-  size_t sorted_size = 0, named_size = 0;
+  unsigned char *block = NULL;
+  size_t sorted_size = 0, block_size = 0;
   ecs_err err;
   memset(d, 0, sizeof *d);
   r.p = (const unsigned char *)data;
@@ -385,17 +385,17 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   /* one block: the record indices (aligned, first), then a byte per
   ** manager of the world */
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
-  named_size = (size_t)d->max_records * sizeof(uint32_t) + w->manager_count + 1;
+  block_size = (size_t)d->max_records * sizeof(uint32_t) + w->manager_count + 1;
   sorted = (nslot *)ecsi_scratch_realloc(w, NULL, 0, sorted_size);
-  named = (unsigned char *)ecsi_scratch_realloc(w, NULL, 0, named_size);
-  if (sorted == NULL || named == NULL) {
+  block = (unsigned char *)ecsi_scratch_realloc(w, NULL, 0, block_size);
+  if (sorted == NULL || block == NULL) {
     err = ECS_ERR_NOMEM;
   } else if ((err = read_slots(d, &e, sorted)) == ECS_ERR_OK) {
-    err = read_managers(w, d, &e, named + (size_t)d->max_records * sizeof(uint32_t),
-                        (uint32_t *)(void *)named);
+    err = read_managers(w, d, &e, block + (size_t)d->max_records * sizeof(uint32_t),
+                        (uint32_t *)(void *)block);
   }
   if (sorted != NULL) ecsi_scratch_realloc(w, sorted, sorted_size, 0);
-  if (named != NULL) ecsi_scratch_realloc(w, named, named_size, 0);
+  if (block != NULL) ecsi_scratch_realloc(w, block, block_size, 0);
   if (err != ECS_ERR_OK) return err;
   d->bad_name = NULL;
   d->bad_name_len = 0;
