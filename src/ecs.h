@@ -105,7 +105,7 @@ typedef uint32_t ecs_entity;
   /* appended: the journal (journal.h) */                                  \
   X(JOURNAL_OPEN, "a journal is already recording this world")            \
   X(LOST, "the journal lost track of a change (out of memory, or a "        \
-          "restore or a component redefined since its mark): close it")                             \
+          "component redefined since its mark): close it")                  \
   X(BASE, "the world differs from the delta's base")                      \
   /* appended: fields only their manager writes (component.h) */           \
   X(READONLY_FIELD, "the field is read-only")                               \

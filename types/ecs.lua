@@ -287,7 +287,8 @@ function World:snapshot() end
 ---@param options? { migrate: boolean|{ rename: table<string, table<string, string>>? }? }
 function World:restore(blob, options) end
 
----Starts recording every change (one journal per world at a time).
+---Starts recording every change (one journal per world at a time), a
+---restore of the world included.
 ---@return ecs.Journal
 function World:journal() end
 
@@ -672,8 +673,8 @@ local Journal = {}
 ---@return string
 function Journal:delta() end
 
----Takes the world back to the journal's mark. Inside a loop over a query it
----wins, as world:restore does.
+---Takes the world back to the journal's mark (also across restores since).
+---Inside a loop over a query it wins, as world:restore does.
 function Journal:undo() end
 
 ---Stops recording (also `<close>` and collection); idempotent.
