@@ -10,6 +10,10 @@ measured in one run against its two references:
           next to the module; built with the module's flags, -O2)
       (d) ours, q:columns (plain Lua arrays per chunk), for scale
       (e) ours, q:apply (an expression run by C), for scale
+  W2s the same move through q:pointers over a query whose rows are scattered:
+      runs of R consecutive rows (R = 1, 4, 16, 64) apart in Position, the
+      query under half of Position (so never re-aligned), N / 4 matches;
+      each run is a chunk of its own (docs/queries.md, q:pointers "Chunks")
 Prints ns per entity per frame, best of RUNS, and the ratios. Each world
 runs one untimed frame first (the query's first build, the JIT's traces).
 Usage: LUA_PATH='build-luajit/?.lua;build-luajit/?/init.lua' \
@@ -110,6 +114,38 @@ for _ = 1, RUNS do
   w:close()
 end
 
+-- W2s: runs of R matches, then R + 1 entities with Position alone
+local scattered = {}
+for _, R in ipairs({ 1, 4, 16, 64 }) do
+  local w = ecs.world()
+  local P = w:component("Position", { "x:f32", "y:f32" })
+  local V = w:component("Velocity", { "dx:f32", "dy:f32" })
+  local matches = 0
+  while matches < N / 4 do
+    for _ = 1, R do
+      local e = w:create()
+      P:add(e, matches, -matches); V:add(e, 1, -1)
+      matches = matches + 1
+    end
+    for _ = 1, R + 1 do P:add(w:create(), 0, 0) end
+  end
+  local q = w:query(P, V)
+  local function frame()
+    for n, x, y, dx, dy in q:pointers("Position.x", "Position.y", "Velocity.dx:in", "Velocity.dy:in") do
+      for i = 1, n do x[i] = x[i] + dx[i] * DT; y[i] = y[i] + dy[i] * DT end
+    end
+  end
+  frame()
+  collectgarbage("collect")
+  for _ = 1, RUNS do
+    local t = clock()
+    for _ = 1, FRAMES do frame() end
+    local ns = (clock() - t) * 1e9 / (matches * FRAMES)
+    if not scattered[R] or ns < scattered[R] then scattered[R] = ns end
+  end
+  w:close()
+end
+
 print(("q:pointers on %s: W2 over %d entities, %d frames, best of %d (ns per entity per frame)")
   :format(rawget(_G, "jit").version, N, FRAMES, RUNS))
 local names = {}
@@ -117,6 +153,9 @@ for k in pairs(best) do names[#names + 1] = k end
 table.sort(names)
 for _, k in ipairs(names) do print(("  %-36s %7.3f"):format(k, best[k])) end
 if c_loop then print(("  %-36s %7.3f"):format("W2 (c) C loop over the same columns", c_loop)) end
+for _, R in ipairs({ 1, 4, 16, 64 }) do
+  print(("  %-36s %7.3f"):format(("W2s q:pointers, runs of %d rows"):format(R), scattered[R]))
+end
 local p = best["W2 (b) ours, q:pointers"]
 print(("ratio pointers / plain Lua arrays: %.2fx"):format(p / best["W2 (a) plain Lua arrays (LuaJIT)"]))
 if c_loop then

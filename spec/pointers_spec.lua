@@ -91,27 +91,96 @@ describe("q:pointers on LuaJIT", function()
     s1:close(); s2:close()
   end)
 
-  it("gathers rows that are not consecutive and writes them back at the next step", function()
+  it("hands out every run in place, however short: rows that are not consecutive are chunks of their own", function()
     local w2 = ecs.world()
     local A = w2:component("A", { "v:f64" })
     local B = w2:component("B", { "w:f64" })
     local list = {}
     for i = 1, 600 do list[i] = w2:create(); A:add(list[i], i) end
     for i = 600, 1, -1 do B:add(list[i], 10 * i) end -- B's rows in the reverse order
-    -- the query under half of A: never re-aligned, its chunks stay gathered
+    -- the query under half of A: never re-aligned, no two rows consecutive in both
     for _ = 1, 1200 do A:add(w2:create(), 0) end
     local qq = w2:query(A, B)
-    local sizes = {}
+    local chunks, total = 0, 0
     for n, a, b in qq:pointers("A.v", "B.w:in") do
-      sizes[#sizes + 1] = n
+      chunks = chunks + 1
+      total = total + n
       for i = 1, n do a[i] = a[i] + b[i] end
     end
-    local total = 0
-    for _, n in ipairs(sizes) do total = total + n end
     assert.equals(600, total)
-    assert.is_true(#sizes >= 3) -- chunks of at most 256 rows
+    assert.equals(600, chunks) -- one row per run: no copy, nothing written back
     for i = 1, 600 do assert.equals(11 * i, A:field(list[i], "v")) end
+    -- a loop over B alone is cut by B's rows only: one run
+    chunks = 0
+    for n in qq:pointers("B.w") do chunks = chunks + 1; assert.equals(600, n) end
+    assert.equals(1, chunks)
     assert.is_true(w2:check())
+    w2:close()
+  end)
+
+  -- Regression: runs under 32 rows were copied and written back when the
+  -- loop moved on, over a set or a nested loop made meanwhile, so the
+  -- result depended on how many rows the query had and how they lay.
+  it("keeps writes made during the loop by other paths, seen at once, whatever the rows", function()
+    local layouts = {
+      { 10, 1 },   -- 10 entities spawned together: one run of 10 rows
+      { 10, 3 },   -- every third entity: runs of one row
+      { 1000, 1 }, -- one run of 1000
+      { 1000, 3 }, -- 334 runs of one row
+    }
+    for _, layout in ipairs(layouts) do
+      local size, every = layout[1], layout[2]
+      local w2 = ecs.world()
+      local A = w2:component("A", { "v:f64", "k:i32" })
+      local B = w2:component("B", { "w:f64" })
+      local list = {}
+      for i = 1, size * every do
+        local e = w2:create()
+        A:add(e, i, 0)
+        if (i - 1) % every == 0 then B:add(e, 1); list[#list + 1] = e end
+      end
+      local qq = w2:query(A, B)
+      -- A:set inside the loop, the body writing nothing: kept, and seen through the pointers
+      local first, seen = true, 0
+      for n, v in qq:pointers("A.v") do
+        if first then
+          first = false
+          for k, e in ipairs(list) do A:set(e, -k, 0) end
+        end
+        for i = 1, n do if v[i] < 0 then seen = seen + 1 end end
+      end
+      assert.equals(#list, seen)
+      for k, e in ipairs(list) do assert.equals(-k, A:field(e, "v")) end
+      -- a nested loop writing the rows, the outer loop writing another field
+      first = true
+      for n, v, k in qq:pointers("A.v:in", "A.k") do
+        if first then
+          first = false
+          for m, v2 in qq:pointers("A.v") do
+            for i = 1, m do v2[i] = 7 end
+          end
+        end
+        for i = 1, n do k[i] = v[i] end -- reads what the nested loop wrote
+      end
+      for _, e in ipairs(list) do
+        assert.same({ 7, 7 }, { A:get(e) })
+      end
+      assert.is_true(w2:check())
+      w2:close()
+    end
+  end)
+
+  it("yields nothing over an empty query, also of a component that never had a row", function()
+    local w2 = ecs.world()
+    local A = w2:component("A", { "v:f64" })
+    local steps = 0
+    for _ in w2:query(A):pointers("A.v") do steps = steps + 1 end
+    local e = w2:create()
+    A:add(e, 1)
+    A:remove(e)
+    for _ in w2:query(A):pointers("A.v") do steps = steps + 1 end
+    assert.equals(0, steps)
+    A:add(e, 2) -- the loops ended: nothing pinned
     w2:close()
   end)
 

@@ -2,22 +2,35 @@
 ** delta.c -- applying a delta written by a journal (journal.h; the format:
 ** docs/persistence.md, "Deltas, byte by byte").
 **
-** All or nothing, in stages. open: the checksum, the framing and every
-** count against the bytes left, and every manager named present in the
-** world with its kind and schema; nothing changes. apply: (1) the world's
-** state hash must be the delta's base; (2) the entity part is checked
-** whole against the world -- its slot count, queue length and live count
-** are the base's, every slot it names is in range and named once, every
-** new slot is named, every index popped or pushed is a named slot, and
-** after the queue operations each named slot is queued exactly when it is
-** free (what the base's invariants then make true of every slot); (3) room
-** is reserved: slots, the queue, each component's records; (4) the entity
-** table is changed in place, keeping what undoes it; (5) every record is
-** checked against the new table (owner alive at its index, named once,
-** bool and entity values) and the managers kept whole are loaded into
-** twins; a failure there puts the table back; (6) commit, where nothing
-** fails: purges of indices whose generation wrapped, queries told of the
-** entities that died, records put, twins swapped in.
+** Deltas come from the network (examples/replicate.lua): nothing in the
+** bytes is trusted, checksum or not. All or nothing, in stages.
+**
+** open checks every structural rule of the bytes, with nothing changed:
+** the checksum and the framing (every count against the bytes left, every
+** part ending where the next begins); the entity part alone -- slot counts
+** within the limit, live and queued adding up to the slots used, every
+** slot named at most once, in range and well formed, every slot a count
+** change adds or drops named, every pushed index a named slot, the pops
+** and the queue lengths agreeing; and the managers -- each present in the
+** world with its kind and schema and named once, each record's entity
+** index in range and named once per component, its owner a handle of that
+** index, its bool and entity values well formed, its lua cells framed.
+**
+** apply: (0) the managers again (the world may have changed since open:
+** the host makes its values in between, and a finalizer may redefine a
+** component then); (1) the world's state hash must be the delta's base;
+** (2) the entity part against the world -- its counts are the base's, the
+** indices popped are named slots, and after the queue operations each
+** named slot is queued exactly when it is free and in range (what the
+** base's invariants then make true of every slot); (3) room is reserved:
+** slots, the queue, each component's records; (4) the entity table is
+** changed in place, keeping what undoes it; (5) every owner is checked
+** alive at its index under the new table and the managers kept whole are
+** loaded into twins; a failure there puts the table back; (6) commit,
+** where nothing fails: purges of indices whose generation went back (a
+** wrap, or a restore of an older state) or that fall past a smaller slot
+** count, queries told of the entities that died, records put, twins
+** swapped in.
 **
 ** The world's own journal, if it has one, records the delta's changes
 ** like any others (a relay can pass them on).
@@ -65,16 +78,6 @@ static bool rtext(rd *r, const char **s, size_t *len) {
   return true;
 }
 
-static int find_manager(const ecs_world *w, uint32_t ns, const char *name,
-                        size_t len) {
-  for (uint32_t m = 0; m < w->manager_count; m++)
-    if ((uint32_t)w->manager[m].ns == ns &&
-        strlen(w->manager[m].name) == len &&
-        memcmp(w->manager[m].name, name, len) == 0)
-      return (int)m;
-  return -1;
-}
-
 /* The entity part's fixed fields. */
 typedef struct ehead {
   uint32_t old_count, new_count, old_qlen, new_qlen, old_live, new_live;
@@ -93,6 +96,114 @@ static bool read_entities(rd *r, ehead *e) {
   return rskip(r, (uint64_t)e->npushed * 4u) && r32(r, &e->npopped);
 }
 
+/* The part of the delta after its header (magic, version, flags, base,
+** result): the entity part, then the managers. */
+#define ENTITIES_AT 28u
+
+/* The slots an entity part can name: [1, span). */
+static uint32_t span_of(const ehead *e) {
+  return e->old_count > e->new_count ? e->old_count : e->new_count;
+}
+
+/* Slots used by a table of count slots (index 0 is reserved). */
+static uint32_t used_of(uint32_t count) { return count > 0 ? count - 1u : 0; }
+
+static uint32_t get32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static bool state_ok(uint32_t s) {
+  return s <= ECS_GENERATION_MASK ||
+         (s >= ECS_SLOT_FREE && s <= (ECS_SLOT_FREE | ECS_GENERATION_MASK));
+}
+
+static bool is_free(uint32_t s) { return s >= ECS_SLOT_FREE; }
+
+typedef struct nslot {
+  uint32_t index, state, old, pos; /* pos: in the delta's list */
+  int32_t occ;                     /* queue occurrences, counted */
+} nslot;
+
+static int by_index(const void *a, const void *b) {
+  uint32_t x = ((const nslot *)a)->index, y = ((const nslot *)b)->index;
+  return x < y ? -1 : x > y;
+}
+
+static int by_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static nslot *find_slot(nslot *s, uint32_t n, uint32_t index) {
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s[mid].index < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && s[lo].index == index ? &s[lo] : NULL;
+}
+
+/*
+** The named slots of the entity part, sorted by index, into sorted (nslot
+** of them), with the structural rules of the part checked: the counts
+** within the limit (a count of 1 is no table a world makes), live and
+** queued adding up to the slots used after, each slot in [1, span) and
+** named once, a well formed state, free with generation 0 past the new
+** count (a slot a smaller count drops reads as never used), every slot
+** between the two counts named (the fresh ones a larger count adds, the
+** ones a smaller count drops), every pushed index named, no more pops
+** than the queue and the pushes hold, the new queue length what the
+** operations make. The states before are the world's: apply fills them.
+*/
+static ecs_err read_slots(const ecs_delta *d, const ehead *e, nslot *sorted) {
+  const unsigned char *sp = d->data + e->slots_at, *pp = d->data + e->pushed_at;
+  uint32_t span = span_of(e), lo, band = 0;
+  if (e->old_count > ECS_MAX_ENTITIES + 1u || e->new_count > ECS_MAX_ENTITIES + 1u ||
+      (e->new_count == 1u && e->old_count != 1u) ||
+      (uint64_t)e->new_live + e->new_qlen != used_of(e->new_count) ||
+      (uint64_t)e->old_live + e->old_qlen != used_of(e->old_count) ||
+      e->nslot > used_of(span) ||
+      (uint64_t)e->npopped > (uint64_t)e->old_qlen + e->npushed ||
+      (uint64_t)e->new_qlen != (uint64_t)e->old_qlen + e->npushed - e->npopped)
+    return ECS_ERR_CORRUPT;
+  for (uint32_t k = 0; k < e->nslot; k++) {
+    nslot *s = &sorted[k];
+    s->index = get32(sp + 8u * k);
+    s->state = get32(sp + 8u * k + 4u);
+    s->pos = k;
+    s->old = ECS_SLOT_FREE;
+    s->occ = 0;
+    if (s->index == 0 || s->index >= span || !state_ok(s->state) ||
+        (s->index >= e->new_count && s->state != ECS_SLOT_FREE))
+      return ECS_ERR_CORRUPT;
+  }
+  qsort(sorted, e->nslot, sizeof *sorted, by_index);
+  for (uint32_t k = 1; k < e->nslot; k++)
+    if (sorted[k].index == sorted[k - 1].index) return ECS_ERR_CORRUPT;
+  /* the band between the counts, [lo, span), named whole: the indices are
+  ** distinct and below span, so counting them is enough */
+  lo = e->old_count < e->new_count ? e->old_count : e->new_count;
+  if (lo == 0) lo = 1; /* index 0 is no slot */
+  for (uint32_t k = 0; k < e->nslot; k++) band += sorted[k].index >= lo;
+  if (band != (span > lo ? span - lo : 0)) return ECS_ERR_CORRUPT;
+  for (uint32_t k = 0; k < e->npushed; k++)
+    if (find_slot(sorted, e->nslot, get32(pp + 4u * k)) == NULL)
+      return ECS_ERR_CORRUPT;
+  return ECS_ERR_OK;
+}
+
+static int find_manager(const ecs_world *w, uint32_t ns, const char *name,
+                        size_t len) {
+  for (uint32_t m = 0; m < w->manager_count; m++)
+    if ((uint32_t)w->manager[m].ns == ns &&
+        strlen(w->manager[m].name) == len &&
+        memcmp(w->manager[m].name, name, len) == 0)
+      return (int)m;
+  return -1;
+}
+
 /* One manager's head; *m its position in w (checked: kind, mode, schema). */
 typedef struct mhead {
   int m;
@@ -101,23 +212,39 @@ typedef struct mhead {
   size_t body_at;   /* records, or the save */
 } mhead;
 
-/* Bytes of record values of c in encoded form at r (lua cells: u32 length
-** and bytes), counting its lua cells. */
-static bool skip_values(rd *r, const ecs_component *c, uint32_t *nlua) {
+/* The values of a present record of c at r, well formed: bool values 0 or
+** 1, entity values ids (30 bits), lua cells a u32 length and that many
+** bytes (the host decodes those); *nlua counts the lua cells. */
+static bool check_values(rd *r, const ecs_component *c, uint32_t *nlua) {
   for (uint32_t k = 0; k < c->nfields; k++) {
-    if (c->field[k].type == ECS_LUA) {
+    ecs_type t = c->field[k].type;
+    if (t == ECS_LUA) {
       uint32_t len = 0;
       if (!r32(r, &len) || !rskip(r, len)) return false;
       (*nlua)++;
-    } else if (!rskip(r, c->elem[k])) {
-      return false;
+      continue;
     }
+    if (r->n - r->at < c->elem[k]) return false;
+    if (t == ECS_BOOL && r->p[r->at] > 1u) return false;
+    if (t == ECS_ENTITY && (get32(r->p + r->at) & ~ECS_ID_MASK) != 0) return false;
+    r->at += c->elem[k];
   }
   return true;
 }
 
+/*
+** One manager's part at r, checked as far as the bytes and the world's
+** managers go: the manager present with its kind, mode and schema (never
+** an owned component: its owner's records are its owner's part), a save
+** within the bytes, or records each at an entity index the entity part
+** allows -- a present one below the new slot count, its owner a handle of
+** that index; an absent one also where a smaller count drops a slot --
+** and well formed values. The count of records is bounded by the bytes
+** before anything is sized by it. Counts d's lua values and its largest
+** record count.
+*/
 static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
-                            mhead *h) {
+                            const ehead *e, mhead *h) {
   uint32_t ns;
   const char *name, *kind;
   size_t nlen, klen;
@@ -143,7 +270,7 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     const ecs_component *c = (const ecs_component *)w->manager[h->m].self;
     uint32_t nf, t;
     if (!r32(r, &nf)) return ECS_ERR_CORRUPT;
-    if (nf != c->nfields) return ECS_ERR_SCHEMA_DIFFERS;
+    if (nf != c->nfields || c->owner != NULL) return ECS_ERR_SCHEMA_DIFFERS;
     for (uint32_t k = 0; k < nf; k++) {
       if (!r32(r, &t)) return ECS_ERR_CORRUPT;
       if (t != (uint32_t)c->field[k].type) return ECS_ERR_SCHEMA_DIFFERS;
@@ -153,11 +280,71 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     if (h->n > d->max_records) d->max_records = h->n;
     for (uint32_t k = 0; k < h->n; k++) {
       uint32_t index = 0, owner = 0;
-      if (!r32(r, &index) || !r32(r, &owner)) return ECS_ERR_CORRUPT;
-      if (owner != 0 && !skip_values(r, c, &d->nvalues)) return ECS_ERR_CORRUPT;
+      if (!r32(r, &index) || !r32(r, &owner) || index == 0 ||
+          index >= (owner != 0 ? e->new_count : span_of(e)))
+        return ECS_ERR_CORRUPT;
+      if (owner == 0) continue;
+      if ((owner & ~ECS_ID_MASK) != 0 || ecs_entity_index(owner) != index ||
+          !check_values(r, c, &d->nvalues))
+        return ECS_ERR_CORRUPT;
     }
     return ECS_ERR_OK;
   }
+}
+
+/* The entity indices of the records of the mode 0 part h, into out. */
+static void record_indices(const ecs_delta *d, const ecs_component *c,
+                           const mhead *h, uint32_t *out) {
+  rd r;
+  r.p = d->data;
+  r.at = h->body_at;
+  r.n = d->size - 8;
+  for (uint32_t k = 0; k < h->n; k++) {
+    uint32_t owner = 0;
+    (void)r32(&r, &out[k]);
+    (void)r32(&r, &owner);
+    if (owner == 0) continue;
+    for (uint32_t f = 0; f < c->nfields; f++) {
+      if (c->field[f].type == ECS_LUA) {
+        uint32_t len = 0;
+        (void)r32(&r, &len);
+        r.at += len;
+      } else {
+        r.at += c->elem[f];
+      }
+    }
+  }
+}
+
+/*
+** Every manager's part (read_manager), each manager named once, each
+** component's entity indices named once: one entry per manager is what
+** apply reserves room for and puts, so a component split over two entries
+** (or an index repeated) would outgrow its room. scratch: room for
+** w->manager_count bytes and d->max_records indices, or NULL for the
+** first pass, which finds max_records.
+*/
+static ecs_err read_managers(const ecs_world *w, ecs_delta *d, const ehead *e,
+                             unsigned char *named, uint32_t *scratch) {
+  rd r;
+  r.p = d->data;
+  r.at = d->managers_at;
+  r.n = d->size - 8;
+  d->nvalues = d->max_records = 0;
+  if (named != NULL) memset(named, 0, w->manager_count);
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
+    mhead h;
+    ecs_err err = read_manager(w, &r, d, e, &h);
+    if (err != ECS_ERR_OK) return err;
+    if (named == NULL) continue;
+    if (named[h.m]++ != 0) return ECS_ERR_CORRUPT;
+    if (h.mode != 0 || h.n < 2) continue;
+    record_indices(d, (const ecs_component *)w->manager[h.m].self, &h, scratch);
+    qsort(scratch, h.n, sizeof *scratch, by_u32);
+    for (uint32_t n = 1; n < h.n; n++)
+      if (scratch[n] == scratch[n - 1]) return ECS_ERR_CORRUPT;
+  }
+  return r.at == r.n ? ECS_ERR_OK : ECS_ERR_CORRUPT;
 }
 
 ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
@@ -166,6 +353,10 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   ehead e;
   uint32_t version = 0;
   uint64_t sum = 0;
+  nslot *sorted = NULL;
+  unsigned char *block = NULL;
+  size_t sorted_size = 0, block_size = 0;
+  ecs_err err;
   memset(d, 0, sizeof *d);
   r.p = (const unsigned char *)data;
   r.at = 0;
@@ -187,15 +378,39 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   d->data = (const unsigned char *)data;
   d->size = size;
   d->managers_at = r.at;
-  for (uint32_t k = 0; k < d->nmanagers; k++) {
-    mhead h;
-    ecs_err err = read_manager(w, &r, d, &h);
-    if (err != ECS_ERR_OK) return err;
+  /* the framing first (it bounds every count), then the rules that need
+  ** room sized by those counts */
+  if ((err = read_managers(w, d, &e, NULL, NULL)) != ECS_ERR_OK)
+    return err;
+  /* one block: the record indices (aligned, first), then a byte per
+  ** manager of the world */
+  sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
+  block_size = (size_t)d->max_records * sizeof(uint32_t) + w->manager_count + 1;
+  sorted = (nslot *)ecsi_scratch_realloc(w, NULL, 0, sorted_size);
+  block = (unsigned char *)ecsi_scratch_realloc(w, NULL, 0, block_size);
+  if (sorted == NULL || block == NULL) {
+    err = ECS_ERR_NOMEM;
+  } else if ((err = read_slots(d, &e, sorted)) == ECS_ERR_OK) {
+    err = read_managers(w, d, &e, block + (size_t)d->max_records * sizeof(uint32_t),
+                        (uint32_t *)(void *)block);
   }
-  if (r.at != r.n) return ECS_ERR_CORRUPT;
+  if (sorted != NULL) ecsi_scratch_realloc(w, sorted, sorted_size, 0);
+  if (block != NULL) ecsi_scratch_realloc(w, block, block_size, 0);
+  if (err != ECS_ERR_OK) return err;
   d->bad_name = NULL;
   d->bad_name_len = 0;
   return ECS_ERR_OK;
+}
+
+/* The manager part at r as open read it (open checked it whole, and apply
+** again that the world's managers still match). */
+static void next_manager(const ecs_world *w, const ecs_delta *d, rd *r,
+                         mhead *h) {
+  ecs_delta tmp = *d;
+  rd e = {d->data, ENTITIES_AT, d->size - 8};
+  ehead eh;
+  (void)read_entities(&e, &eh);
+  (void)read_manager(w, r, &tmp, &eh, h);
 }
 
 ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
@@ -203,15 +418,14 @@ ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
                                            size_t len),
                              void *ud) {
   rd r;
-  ecs_delta tmp = *d;
   r.p = d->data;
   r.at = d->managers_at;
   r.n = d->size - 8;
   for (uint32_t k = 0; k < d->nmanagers; k++) {
     mhead h;
     const ecs_component *c;
-    ecs_err err = read_manager(w, &r, &tmp, &h);
-    if (err != ECS_ERR_OK) return err;
+    ecs_err err;
+    next_manager(w, d, &r, &h);
     if (h.mode != 0) continue;
     c = (const ecs_component *)w->manager[h.m].self;
     if (c->nlua == 0) continue;
@@ -240,72 +454,29 @@ ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
 ** Apply
 ** --------------------------------------------------------------------- */
 
-static bool state_ok(uint32_t s) {
-  return s <= ECS_GENERATION_MASK ||
-         (s >= ECS_SLOT_FREE && s <= (ECS_SLOT_FREE | ECS_GENERATION_MASK));
-}
-
-static bool is_free(uint32_t s) { return s >= ECS_SLOT_FREE; }
-
 /* Where a state stands in an index's lap: live g at 2g + 1, free with next
-** generation n at 2n; a step back is a wrap (the lap ended: purge). */
+** generation n at 2n; a step back is a wrap, or a restore of an older
+** state, or a slot a smaller count drops (free, generation 0): purge. */
 static uint32_t lap_pos(uint32_t s) {
   return is_free(s) ? 2u * (s & ECS_GENERATION_MASK)
                     : 2u * s + 1u;
 }
 
-typedef struct nslot {
-  uint32_t index, state, old, pos; /* pos: in the delta's list */
-  int32_t occ;                     /* queue occurrences, counted */
-} nslot;
-
-static int by_index(const void *a, const void *b) {
-  uint32_t x = ((const nslot *)a)->index, y = ((const nslot *)b)->index;
-  return x < y ? -1 : x > y;
-}
-
-static int by_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-static nslot *find_slot(nslot *s, uint32_t n, uint32_t index) {
-  uint32_t lo = 0, hi = n;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (s[mid].index < index) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < n && s[lo].index == index ? &s[lo] : NULL;
-}
-
-static uint32_t get32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
 /* (2) the entity part against w; sorted gets the named slots by index,
-** popped the indices the pops take (first of the queue, then of pushed). */
+** popped the indices the pops take (first of the queue, then of pushed).
+** open checked the part's own rules. */
 static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
                               const ehead *e, nslot *sorted, uint32_t *popped) {
-  const unsigned char *sp = d->data + e->slots_at, *pp = d->data + e->pushed_at;
+  const unsigned char *pp = d->data + e->pushed_at;
   const ecsi_queue *q = &w->free;
   uint32_t live = e->old_live, old_count = w->head.slot_count;
+  ecs_err err;
   if (e->old_count != old_count || e->old_qlen != q->len ||
       e->old_live != w->live)
     return ECS_ERR_BASE;
-  if (e->new_count < old_count || e->new_count > ECS_MAX_ENTITIES + 1u ||
-      (e->new_count > 0 && e->new_count < 2u && old_count == 0) ||
-      e->nslot > e->new_count || e->npopped > (uint64_t)q->len + e->npushed ||
-      (uint64_t)e->new_qlen != (uint64_t)q->len + e->npushed - e->npopped)
-    return ECS_ERR_CORRUPT;
+  if ((err = read_slots(d, e, sorted)) != ECS_ERR_OK) return err;
   for (uint32_t k = 0; k < e->nslot; k++) {
     nslot *s = &sorted[k];
-    s->index = get32(sp + 8u * k);
-    s->state = get32(sp + 8u * k + 4u);
-    s->pos = k;
-    if (s->index == 0 || s->index >= e->new_count || !state_ok(s->state))
-      return ECS_ERR_CORRUPT;
     s->old = s->index < old_count ? w->head.slot[s->index] : ECS_SLOT_FREE;
     /* queued now exactly when free (an index past the count is not) */
     s->occ = s->index < old_count && is_free(s->old) ? 1 : 0;
@@ -313,22 +484,8 @@ static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
     live -= (uint32_t)(s->index < old_count && !is_free(s->old));
   }
   if (live != e->new_live) return ECS_ERR_CORRUPT;
-  qsort(sorted, e->nslot, sizeof *sorted, by_index);
-  for (uint32_t k = 1; k < e->nslot; k++)
-    if (sorted[k].index == sorted[k - 1].index) return ECS_ERR_CORRUPT;
-  /* every new slot is named: the named ones past the old count number
-  ** new_count - old_count (minus index 0 of a world that had none) */
-  {
-    uint32_t fresh = 0, want = e->new_count - old_count;
-    for (uint32_t k = 0; k < e->nslot; k++) fresh += sorted[k].index >= old_count;
-    if (old_count == 0 && e->new_count > 0) want--; /* index 0 */
-    if (fresh != want) return ECS_ERR_CORRUPT;
-  }
-  for (uint32_t k = 0; k < e->npushed; k++) {
-    nslot *s = find_slot(sorted, e->nslot, get32(pp + 4u * k));
-    if (s == NULL) return ECS_ERR_CORRUPT;
-    s->occ++;
-  }
+  for (uint32_t k = 0; k < e->npushed; k++)
+    find_slot(sorted, e->nslot, get32(pp + 4u * k))->occ++;
   for (uint32_t k = 0; k < e->npopped; k++) {
     uint32_t i = k < q->len ? q->item[(q->head + k) & (q->cap - 1u)]
                             : get32(pp + 4u * (k - q->len));
@@ -337,8 +494,10 @@ static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
     s->occ--;
     popped[k] = i;
   }
+  /* queued after exactly when free and within the new count */
   for (uint32_t k = 0; k < e->nslot; k++)
-    if (sorted[k].occ != (is_free(sorted[k].state) ? 1 : 0))
+    if (sorted[k].occ !=
+        (is_free(sorted[k].state) && sorted[k].index < e->new_count ? 1 : 0))
       return ECS_ERR_CORRUPT;
   return ECS_ERR_OK;
 }
@@ -380,12 +539,11 @@ static void table_restore(ecs_world *w, const ehead *e, const nslot *sorted,
 }
 
 /* Decode the encoded values of one record at r into packed (lua cells:
-** the next references); check bool and entity values. */
-static bool decode_values(rd *r, const ecs_component *c, unsigned char *packed,
+** the next references); open checked them. */
+static void decode_values(rd *r, const ecs_component *c, unsigned char *packed,
                           const uint32_t *refs, uint32_t *next) {
   for (uint32_t k = 0; k < c->nfields; k++) {
-    ecs_type t = c->field[k].type;
-    if (t == ECS_LUA) {
+    if (c->field[k].type == ECS_LUA) {
       uint32_t len = 0, ref = refs != NULL ? refs[*next] : 0;
       (void)r32(r, &len);
       r->at += len;
@@ -394,54 +552,69 @@ static bool decode_values(rd *r, const ecs_component *c, unsigned char *packed,
     } else {
       memcpy(packed, r->p + r->at, c->elem[k]);
       r->at += c->elem[k];
-      if (t == ECS_BOOL && packed[0] > 1u) return false;
-      if (t == ECS_ENTITY && (get32(packed) & ~ECS_ID_MASK) != 0) return false;
     }
     packed += c->elem[k];
   }
-  return true;
 }
 
 /* (3, 5) the records of every component: owners alive at their index under
-** the new table, each index once, values well formed; room reserved. */
+** the new table; room reserved for them. */
 static ecs_err check_records(ecs_world *w, const ecs_delta *d,
-                             const uint32_t *refs, uint32_t *scratch) {
+                             uint32_t *scratch) {
   rd r;
-  uint32_t next = 0;
   ecs_err err = ECS_ERR_OK;
   r.p = d->data;
   r.at = d->managers_at;
   r.n = d->size - 8;
   for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
     mhead h;
-    ecs_delta tmp = *d;
     ecs_component *c;
+    rd o;
     uint32_t npresent = 0;
-    (void)read_manager(w, &r, &tmp, &h);
+    next_manager(w, d, &r, &h);
     if (h.mode != 0) continue;
     c = (ecs_component *)w->manager[h.m].self;
-    r.at = h.body_at;
+    o.p = d->data;
+    o.at = h.body_at;
+    o.n = d->size - 8;
     for (uint32_t n = 0; n < h.n; n++) {
       uint32_t index = 0, owner = 0;
-      unsigned char packed[ECS_MAX_FIELDS * 8];
-      (void)r32(&r, &index);
-      (void)r32(&r, &owner);
-      if (index == 0 || index >= w->head.slot_count) return ECS_ERR_CORRUPT;
-      scratch[n] = index;
+      (void)r32(&o, &index);
+      (void)r32(&o, &owner);
       if (owner == 0) continue;
-      if (!ecs_alive(w, owner) || ecs_entity_index(owner) != index ||
-          !decode_values(&r, c, packed, refs, &next))
-        return ECS_ERR_CORRUPT;
-      npresent++;
+      if (!ecs_alive(w, owner)) return ECS_ERR_CORRUPT;
+      scratch[npresent++] = index;
+      for (uint32_t f = 0; f < c->nfields; f++) { /* past its values */
+        uint32_t len = 0;
+        if (c->field[f].type != ECS_LUA) {
+          o.at += c->elem[f];
+          continue;
+        }
+        (void)r32(&o, &len);
+        o.at += len;
+      }
     }
-    /* each index once: sort the list */
-    qsort(scratch, h.n, sizeof *scratch, by_u32);
-    for (uint32_t n = 1; n < h.n; n++)
-      if (scratch[n] == scratch[n - 1]) return ECS_ERR_CORRUPT;
-    (void)npresent;
-    err = ecs_component_reserve(w, c, scratch, h.n);
+    err = ecs_component_reserve(w, c, scratch, npresent);
   }
   return err;
+}
+
+/* (0) the managers as open found them: a component redefined since open
+** (by a finalizer while the host made the values) is the error open would
+** have given, and the values the host made are still one per lua cell. */
+static ecs_err recheck_managers(const ecs_world *w, const ecs_delta *d,
+                                const ehead *e) {
+  ecs_delta tmp = *d;
+  rd r = {d->data, d->managers_at, d->size - 8};
+  tmp.nvalues = tmp.max_records = 0;
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
+    mhead h;
+    ecs_err err = read_manager(w, &r, &tmp, e, &h);
+    if (err != ECS_ERR_OK) return err;
+  }
+  return tmp.nvalues == d->nvalues && tmp.max_records == d->max_records
+             ? ECS_ERR_OK
+             : ECS_ERR_SCHEMA_DIFFERS;
 }
 
 ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
@@ -456,14 +629,14 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   uint64_t h;
   ecs_err err;
   if (w->pins != 0) return ECS_ERR_PINNED;
-  if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
-  if (h != d->base) return ECS_ERR_BASE;
   r.p = d->data;
-  r.at = 28; /* magic, version, flags, base, result */
+  r.at = ENTITIES_AT;
   r.n = d->size - 8;
   (void)read_entities(&r, &e);
-  /* the pops are a count, not bytes: bound it before sizing anything */
-  if ((uint64_t)e.npopped > (uint64_t)w->free.len + e.npushed) return ECS_ERR_CORRUPT;
+  if ((err = recheck_managers(w, d, &e)) != ECS_ERR_OK) return err;
+  if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
+  if (h != d->base) return ECS_ERR_BASE;
+  /* (open bounded the pops by the base's queue and the pushes) */
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
   popped_size = (size_t)e.npopped * sizeof *popped + 1;
   scratch_size = (size_t)d->max_records * sizeof *scratch + 1;
@@ -492,20 +665,15 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     }
   table_apply(w, d, &e, sorted, &u);
   /* (5) records and twins against the new table */
-  err = check_records(w, d, refs, scratch);
+  err = check_records(w, d, scratch);
   r.at = d->managers_at;
   for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
     mhead mh;
-    ecs_delta tmp = *d;
     const ecs_manager_class *cls;
     ecs_reader in;
-    (void)read_manager(w, &r, &tmp, &mh);
+    next_manager(w, d, &r, &mh);
     if (mh.mode != 1) continue;
     cls = w->manager[mh.m].cls;
-    if (twin[mh.m] != NULL) { /* named twice */
-      err = ECS_ERR_CORRUPT;
-      break;
-    }
     if ((twin[mh.m] = cls->twin(w, w->manager[mh.m].self)) == NULL) {
       err = ECS_ERR_NOMEM;
       break;
@@ -540,9 +708,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     r.at = d->managers_at;
     for (uint32_t k = 0; k < d->nmanagers; k++) {
       mhead mh;
-      ecs_delta tmp = *d;
       ecs_component *c;
-      (void)read_manager(w, &r, &tmp, &mh);
+      next_manager(w, d, &r, &mh);
       if (mh.mode != 0) continue;
       c = (ecs_component *)w->manager[mh.m].self;
       r.at = mh.body_at;
@@ -551,7 +718,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
         unsigned char packed[ECS_MAX_FIELDS * 8];
         (void)r32(&r, &index);
         (void)r32(&r, &owner);
-        if (owner != 0) (void)decode_values(&r, c, packed, refs, &next);
+        if (owner != 0) decode_values(&r, c, packed, refs, &next);
         if (w->journal != NULL) ecsi_journal_capture(w, c, index);
         ecsi_component_put(w, c, index, owner, owner != 0 ? packed : NULL);
       }
@@ -562,7 +729,13 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
       w->manager[m].cls->free(w, twin[m]);
     }
+  /* a smaller slot count (the delta of a restore): the dead records the
+  ** managers still hold at the indices it dropped would outlive their
+  ** slots -- every manager reclaims its dead records now, one whole lap
+  ** (O(the world), as the restore it carries) */
+  if (e.new_count < u.slot_count) (void)ecs_world_gc(w, (size_t)UINT32_MAX);
   w->destroy_epoch++;
+  w->loads++; /* loops begun before it are over */
 done:
   ecsi_free(w, sorted, sorted_size);
   ecsi_free(w, popped, popped_size);

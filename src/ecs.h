@@ -105,7 +105,7 @@ typedef uint32_t ecs_entity;
   /* appended: the journal (journal.h) */                                  \
   X(JOURNAL_OPEN, "a journal is already recording this world")            \
   X(LOST, "the journal lost track of a change (out of memory, or a "        \
-          "restore or a component redefined since its mark): close it")                             \
+          "component redefined since its mark): close it")                  \
   X(BASE, "the world differs from the delta's base")                      \
   /* appended: fields only their manager writes (component.h) */           \
   X(READONLY_FIELD, "the field is read-only")                               \
@@ -185,6 +185,15 @@ uint64_t ecs_world_split_runs(const ecs_world *w);
 ** do not conflict, side by side in one job of the threads (a statistic;
 ** ecs_world_update, system.h). */
 uint64_t ecs_world_batches(const ecs_world *w);
+/*
+** Whole-world loads committed in w since it was made: ecs_world_load (a
+** snapshot restored in place), ecs_journal_undo and ecs_delta_apply each
+** count one when they succeed. A caller that holds state about the world
+** across code that may load one (a loop that writes values back, a pass it
+** means to complete) compares two readings: a different count means that
+** state describes a world that is gone (ecs_query_iter_loaded, query.h).
+*/
+uint64_t ecs_world_loads(const ecs_world *w);
 
 /* Free a world and everything it owns. NULL is a no-op. */
 void ecs_world_free(ecs_world *w);

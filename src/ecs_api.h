@@ -35,7 +35,7 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 9 /* 9: ecs_snapshot grew checked */
+#define ECS_API_VERSION 10 /* 10: ecs_query_iter grew loads */
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -440,6 +440,9 @@ struct ecs_api {
   ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
   /* appended: a single write told complete (component.h) */
   void (*ecs_component_written)(ecs_world *w, ecs_component *c, ecs_instance i);
+  /* appended: whole-world loads end iterations (ecs.h, query.h) */
+  uint64_t (*ecs_world_loads)(const ecs_world *w);
+  bool (*ecs_query_iter_loaded)(const ecs_world *w, const ecs_query_iter *it);
 };
 
 #endif

@@ -304,6 +304,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_touch_n (ecs_plugin_api->ecs_component_touch_n)
 #define ecs_component_touch_range (ecs_plugin_api->ecs_component_touch_range)
 #define ecs_component_written (ecs_plugin_api->ecs_component_written)
+#define ecs_world_loads (ecs_plugin_api->ecs_world_loads)
+#define ecs_query_iter_loaded (ecs_plugin_api->ecs_query_iter_loaded)
 #define ecs_component_prewrite (ecs_plugin_api->ecs_component_prewrite)
 #define ecs_component_prewrite_n (ecs_plugin_api->ecs_component_prewrite_n)
 #define ecs_component_prewrite_range (ecs_plugin_api->ecs_component_prewrite_range)

@@ -82,6 +82,11 @@ struct ecs_world {
   ** tell whether rows they handed out are still exact). */
   struct ecs_query *queries;
   uint64_t destroy_epoch;
+  /* whole-world loads committed (snapshot.c, journal_undo.c, delta.c each
+  ** count theirs at its commit): an iteration begun before one is over,
+  ** and what its loop would write back belongs to the world it replaced
+  ** (ecs_query_iter_loaded, ecs_world_loads) */
+  uint64_t loads;
   /* change.c: the change clock (its tick is change_clock + 1) */
   uint32_t change_clock;
   /* journal.c: the open journal, or NULL; references old values held by

@@ -69,12 +69,16 @@ static ecs_err queue_reserve(ecs_world *w, uint32_t need) {
 ** Make room for n more fresh indices (slots and ring), all or nothing.
 ** The ring is grown first: if the slot array then fails to grow, the larger
 ** ring is harmless.
+**
+** A slot count of 0 is a table that never handed out an index, whatever
+** its capacity: a new world, and one that an undo took back to that state
+** with its slots still allocated. Index 0 is reserved then, before the
+** first fresh index is taken.
 */
 static ecs_err reserve_fresh(ecs_world *w, uint32_t n) {
   uint32_t start = w->head.slot_count ? w->head.slot_count : 1u;
   uint32_t need = start + n;
   void *p = w->head.slot;
-  uint32_t ocap = w->slot_cap;
   ecs_err err;
   if (n == 0) return ECS_ERR_OK;
   err = queue_reserve(w, need);
@@ -82,7 +86,7 @@ static ecs_err reserve_fresh(ecs_world *w, uint32_t n) {
   err = ecsi_grow(w, &p, &w->slot_cap, need, sizeof(uint16_t), MIN_SLOTS);
   if (err != ECS_ERR_OK) return err;
   w->head.slot = (uint16_t *)p;
-  if (ocap == 0) { /* index 0 is reserved forever */
+  if (w->head.slot_count == 0) { /* index 0 is reserved forever */
     w->head.slot[0] = ECS_SLOT_FREE;
     w->head.slot_count = 1;
   }

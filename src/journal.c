@@ -421,6 +421,233 @@ void ecsi_journal_restored(ecs_world *w) {
   if (w->journal != NULL) ecsi_journal_lose(w->journal, false);
 }
 
+/* ------------------------------------------------------------------------
+** A load (snapshot.c: world:restore, a migrating restore's last step)
+** replaces the world's whole state at once. The journal records it as it
+** records the same changes made one by one, so that a delta still carries
+** the world from the mark to the loaded state and undo still takes it
+** back to the mark. Before the commit, with the world's own entity table
+** in place and the loaded state staged beside it (the new table, each
+** manager's twin), every (component, entity index) pair whose state the
+** load changes is captured (a pair changed since the mark keeps its state
+** at the mark, as always), every slot whose state changes or that a change
+** of the slot count adds or drops, and the free queue as operations. The
+** pairs are found by comparing each component with its twin: a twin that
+** keeps the owners in their rows (a rollback) row by row and column by
+** column, in blocks; any other by the rows where both hold the same owner,
+** then by entity index. So a restore costs, with a journal open, a compare
+** of the old and new state and a capture of each pair that changed: what
+** the delta then carries.
+** --------------------------------------------------------------------- */
+
+static uint32_t queued(const ecsi_queue *q, uint32_t k) {
+  return q->item[(q->head + k) & (q->cap - 1u)];
+}
+
+/* A slot's state in a table of count slots (free, generation 0, past it). */
+static uint32_t slot_state(const uint16_t *slot, uint32_t count, uint32_t i) {
+  return i < count ? slot[i] : ECS_SLOT_FREE;
+}
+
+/* Two values of e bytes (a field's: 1, 2, 4 or 8) are the same: loads of
+** those sizes, where a call to memcmp, or a copy of a variable size,
+** would cost more than the rest. */
+static inline bool same_value(const uint8_t *x, const uint8_t *y, size_t e) {
+  switch (e) {
+  case 1: return *x == *y;
+  case 2: {
+    uint16_t a, b;
+    memcpy(&a, x, 2);
+    memcpy(&b, y, 2);
+    return a == b;
+  }
+  case 4: {
+    uint32_t a, b;
+    memcpy(&a, x, 4);
+    memcpy(&b, y, 4);
+    return a == b;
+  }
+  case 8: {
+    uint64_t a, b;
+    memcpy(&a, x, 8);
+    memcpy(&b, y, 8);
+    return a == b;
+  }
+  default: return memcmp(x, y, e) == 0;
+  }
+}
+
+/* Row i of c holds what row k of its twin t holds. A lua cell of the twin
+** holds a reference the host made for the loaded value: another one than
+** any cell of c holds, whatever the value (empty cells aside). */
+static bool same_as_twin(const ecs_component *c, uint32_t i,
+                         const ecs_component *t, uint32_t k) {
+  for (uint32_t f = 0; f < c->nfields; f++) {
+    size_t e = c->elem[f];
+    const uint8_t *x = col(c, f) + (size_t)i * e, *y = col(t, f) + (size_t)k * e;
+    if (c->field[f].type == ECS_LUA) {
+      uint32_t rx, ry;
+      memcpy(&rx, x, sizeof rx);
+      memcpy(&ry, y, sizeof ry);
+      if (rx != 0 || ry != 0) return false;
+    } else if (!same_value(x, y, e)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The twin keeps c's owners in their rows and brings new columns (the
+** stream's, t->defer_cols): the rows whose values differ, found by blocks
+** of rows compared whole. */
+#define LOAD_BLOCK 256u
+
+/* Is e alive in the table t (the one a load brings)? */
+static bool alive_in(const ecsi_entity_table *t, ecs_entity e) {
+  uint32_t i = ecs_entity_index(e);
+  return (e & ~ECS_ID_MASK) == 0 && i != 0 && i < t->slot_count &&
+         t->slot[i] == ecs_entity_generation(e);
+}
+
+static void load_rows_kept(ecs_world *w, ecs_component *c,
+                           const ecs_component *t, const ecsi_entity_table *next) {
+  const unsigned char *from = t->defer_cols;
+  uint32_t n = t->defer_count;
+  /* a record a snapshot keeps may be dead (its values then 0): one whose
+  ** owner lives on one side only changes, whatever the values */
+  for (uint32_t i = 0; i < n; i++)
+    if (ecs_alive(w, owners(c)[i]) != alive_in(next, owners(c)[i]))
+      capture(w, c, ecs_entity_index(owners(c)[i]), false);
+  for (uint32_t f = 0; f < c->nfields; f++) {
+    size_t e = c->elem[f];
+    const uint8_t *old = col(c, f);
+    for (uint32_t s = 0; s < n; s += LOAD_BLOCK) {
+      uint32_t len = n - s < LOAD_BLOCK ? n - s : LOAD_BLOCK;
+      if (memcmp(old + (size_t)s * e, from + (size_t)s * e, (size_t)len * e) == 0)
+        continue;
+      for (uint32_t i = s; i < s + len; i++)
+        if (!same_value(old + (size_t)i * e, from + (size_t)i * e, e))
+          capture(w, c, ecs_entity_index(owners(c)[i]), false);
+    }
+    from += (size_t)n * e;
+  }
+}
+
+/* The twin t holds the loaded instances of c in its own rows. */
+static void load_rows_new(ecs_world *w, ecs_component *c,
+                          const ecs_component *t, const ecsi_entity_table *next) {
+  const ecs_entity *oc = owners(c), *ot = owners(t);
+  /* each old instance: gone, or another owner, or other values */
+  for (uint32_t i = 0; i < c->size; i++) {
+    ecs_entity o = oc[i];
+    uint32_t k;
+    if (!ecs_alive(w, o)) continue; /* no state: the loop below sees its index */
+    if (i < t->size && ot[i] == o) {
+      k = i; /* the same row: no lookup */
+    } else {
+      k = map_get(t, ecs_entity_index(o));
+      if (k == ECS_NO_INSTANCE || ot[k] != o) {
+        capture(w, c, ecs_entity_index(o), false);
+        continue;
+      }
+    }
+    if (!alive_in(next, o)) { /* a dead record in the snapshot: it dies */
+      capture(w, c, ecs_entity_index(o), false);
+      continue;
+    }
+    if (!same_as_twin(c, i, t, k)) capture(w, c, ecs_entity_index(o), false);
+  }
+  /* each new instance whose index held no live instance of its owner */
+  for (uint32_t k = 0; k < t->size; k++) {
+    ecs_entity o = ot[k];
+    uint32_t i = k < c->size && oc[k] == o ? k : map_get(c, ecs_entity_index(o));
+    if (i == ECS_NO_INSTANCE || oc[i] != o || !ecs_alive(w, o))
+      capture(w, c, ecs_entity_index(o), false);
+  }
+}
+
+void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v) {
+  ecs_journal *j = w->journal;
+  const ecsi_entity_table *next = v->next;
+  const ecsi_queue *q = &w->free, *nq = &next->free;
+  uint32_t old_count = w->head.slot_count, lo, span, pops = q->len;
+  if (j == NULL || j->lost) return;
+  /* the components the load stages, each against its twin */
+  for (uint32_t i = 0; i < v->n; i++) {
+    ecs_component *c;
+    if (v->which[i] == UINT32_MAX || v->twin[i] == NULL ||
+        !ecs_component_is(w->manager[v->which[i]].cls))
+      continue;
+    c = (ecs_component *)w->manager[v->which[i]].self;
+    if (((const ecs_component *)v->twin[i])->defer_owners != NULL) {
+      load_rows_kept(w, c, (const ecs_component *)v->twin[i], next);
+      ecsi_journal_layout_at(w, c, UINT32_MAX); /* its cursor and churn */
+    } else {
+      load_rows_new(w, c, (const ecs_component *)v->twin[i], next);
+      ecsi_journal_layout_all(w, c); /* its rows ("Layout") */
+    }
+    ecsi_journal_bulk(c); /* its rows change under every image */
+  }
+  /* the ones the load empties: every live instance goes */
+  for (uint32_t m = 0; m < w->manager_count; m++)
+    if (!v->matched[m] && ecs_component_is(w->manager[m].cls)) {
+      ecs_component *c = (ecs_component *)w->manager[m].self;
+      for (uint32_t i = 0; i < c->size; i++)
+        if (ecs_alive(w, owners(c)[i]))
+          capture(w, c, ecs_entity_index(owners(c)[i]), false);
+      ecsi_journal_layout_all(w, c);
+      ecsi_journal_bulk(c);
+    }
+  /* the queue: the fewest operations that make next's of the world's --
+  ** pop the world's up to where next's begins, if what follows is next's
+  ** start (indices are queued once: there is one such place at most),
+  ** then push the rest of next's; else pop all of it and push all of
+  ** next's. A rollback's queues differ by a few operations. */
+  if (q->len > 0 && nq->len > 0) {
+    uint32_t first = queued(nq, 0), k = 0;
+    while (k < q->len && queued(q, k) != first) k++;
+    if (k < q->len && q->len - k <= nq->len) {
+      uint32_t i = 0;
+      while (k + i < q->len && queued(q, k + i) == queued(nq, i)) i++;
+      if (k + i == q->len) pops = k;
+    }
+  }
+  /* the slots: each that changes, each between the two counts (a delta
+  ** names them all), each the queue operations name (so does a delta).
+  ** A twin that keeps c's rows has owners alive in the loaded table; one
+  ** dead now (a destroy the load takes back, its record not collected
+  ** yet) is at an index whose slot changes: absent before, whatever its
+  ** values, so captured here */
+  span = old_count > next->slot_count ? old_count : next->slot_count;
+  lo = old_count < next->slot_count ? old_count : next->slot_count;
+  if (lo == 0) lo = 1;
+  for (uint32_t i = 1; i < span; i++) {
+    if (i < lo && slot_state(w->head.slot, old_count, i) ==
+                      slot_state(next->slot, next->slot_count, i))
+      continue;
+    ecsi_journal_slot(w, i);
+    for (uint32_t e = 0; e < v->n; e++) {
+      const ecs_component *t = (const ecs_component *)v->twin[e];
+      ecs_component *c;
+      uint32_t k;
+      if (v->which[e] == UINT32_MAX || t == NULL ||
+          !ecs_component_is(w->manager[v->which[e]].cls) || t->defer_owners == NULL)
+        continue;
+      c = (ecs_component *)w->manager[v->which[e]].self;
+      if ((k = map_get(c, i)) != ECS_NO_INSTANCE && !ecs_alive(w, owners(c)[k]))
+        capture(w, c, i, false);
+    }
+  }
+  for (uint32_t k = 0; k < pops; k++) {
+    ecsi_journal_slot(w, queued(q, k));
+    ecsi_journal_popped(w, queued(q, k));
+  }
+  for (uint32_t k = q->len - pops; k < nq->len; k++) {
+    ecsi_journal_slot(w, queued(nq, k));
+    ecsi_journal_pushed(w, queued(nq, k));
+  }
+}
+
 void ecsi_journal_lose(ecs_journal *j, bool nomem) {
   if (!j->lost) j->lost_memory = nomem;
   j->lost = true;

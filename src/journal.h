@@ -91,7 +91,9 @@ ecs_journal *ecs_world_journal(const ecs_world *w);
 ** @return ECS_ERR_OK, ECS_ERR_NOMEM, ECS_ERR_INVALID (a lua value that is
 **         not plain data: *bad), ECS_ERR_LOST (the journal could not
 **         record some change -- out of memory at a write that could not
-**         fail, or a restore since the mark -- and must be closed).
+**         fail, or a component redefined since the mark -- and must be
+**         closed). A restore since the mark is recorded (snapshot.c tells
+**         the journal what it replaces).
 */
 ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
                           const ecs_journal_host *host, const void **data,
@@ -106,7 +108,7 @@ void ecs_journal_mark(ecs_world *w, ecs_journal *j);
 ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j);
 
 /* Has j lost track (ECS_ERR_LOST)? *memory: because a capture ran out of
-** memory (else a restore since the mark). May be NULL. */
+** memory (else a component redefined since the mark). May be NULL. */
 bool ecs_journal_lost(const ecs_journal *j, bool *memory);
 
 /* Changes recorded since the mark (captured instances and slots): 0 when
@@ -123,13 +125,16 @@ ecs_err ecs_world_state_hash(ecs_world *w, const ecs_journal_host *host,
 
 /*
 ** Applying a delta, in two steps so that the host can make its values
-** (lua fields) between them: open checks the bytes whole (checksum,
-** framing, every count against the bytes left, each manager present in w
-** with its kind and schema) and changes nothing; the host then makes a
-** reference for each of the ecs_delta_values values (0 for an empty
-** cell); apply checks the base hash, every entity named and every value,
-** reserves everything, and only then changes w. Either applies all or
-** changes nothing.
+** (lua fields) between them: open checks every structural rule of the
+** bytes (checksum, framing, every count against the bytes left, the
+** entity part's own rules, each manager present in w with its kind and
+** schema and named once, each component's entity indices in range and
+** named once, values well formed) and changes nothing; the host then
+** makes a reference for each of the d->nvalues values (0 for an empty
+** cell); apply checks the managers again (w may have changed since open),
+** the base hash, the entity part against w and every owner, reserves
+** everything, and only then changes w. Either applies all or changes
+** nothing.
 */
 typedef struct ecs_delta {
   const unsigned char *data;
@@ -144,7 +149,9 @@ typedef struct ecs_delta {
 } ecs_delta;
 
 /* @return ECS_ERR_OK, ECS_ERR_CORRUPT, ECS_ERR_VERSION,
-**         ECS_ERR_NO_MANAGER, ECS_ERR_SCHEMA_DIFFERS (d->bad_name). */
+**         ECS_ERR_NO_MANAGER, ECS_ERR_SCHEMA_DIFFERS (d->bad_name),
+**         ECS_ERR_NOMEM (room for the checks: the delta's slots and
+**         largest component part). */
 ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
                        size_t size);
 /* Call fn for each of the d->nvalues lua values in order: its plain-data
@@ -157,7 +164,9 @@ ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
 ** they belong to w, on failure to the caller.
 ** @return ECS_ERR_OK, ECS_ERR_BASE (w's hash is not the base's),
 **         ECS_ERR_CORRUPT (an entity, index or value the bytes cannot
-**         mean), ECS_ERR_NOMEM, ECS_ERR_INVALID (*bad, hashing w). */
+**         mean), ECS_ERR_NO_MANAGER or ECS_ERR_SCHEMA_DIFFERS (a manager
+**         of w changed since open), ECS_ERR_NOMEM, ECS_ERR_INVALID (*bad,
+**         hashing w). */
 ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
                         const ecs_journal_host *host, ecs_journal_bad *bad);
 

@@ -311,7 +311,7 @@ static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) 
   ecsi_jbuf *b = k->out;
   ecs_err err = ECS_ERR_OK;
   size_t count_at;
-  uint32_t written = 0;
+  uint32_t written = 0, skip;
   k->hash += ecsi_hash_slot_count(w->head.slot_count) -
              ecsi_hash_slot_count(j->mark_slot_count);
   for (uint32_t n = 0; n < j->nslot; n++) {
@@ -339,10 +339,15 @@ static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) 
       err = w32(b, i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE);
   }
   if (err == ECS_ERR_OK) put_u32(b->p + count_at, written);
-  if (err == ECS_ERR_OK) err = w32(b, j->npushed);
-  for (uint32_t n = 0; n < j->npushed && err == ECS_ERR_OK; n++)
+  /* the queue operations, as few as describe it: pops beyond the mark's
+  ** queue took indices pushed since, which the delta need not carry (an
+  ** index pushed then popped again may lie past both slot counts, after a
+  ** restore made the count smaller: no slot a delta names) */
+  skip = j->npopped > j->mark_qlen ? j->npopped - j->mark_qlen : 0;
+  if (err == ECS_ERR_OK) err = w32(b, j->npushed - skip);
+  for (uint32_t n = skip; n < j->npushed && err == ECS_ERR_OK; n++)
     err = w32(b, j->pushed[n]);
-  if (err == ECS_ERR_OK) err = w32(b, j->npopped);
+  if (err == ECS_ERR_OK) err = w32(b, j->npopped - skip);
   return err;
 }
 

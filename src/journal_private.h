@@ -179,8 +179,20 @@ bool ecsi_journal_claim_ref(ecs_world *w, uint32_t ref);
 /* The journal can no longer describe the changes since its mark (nomem:
 ** a capture found no memory). */
 void ecsi_journal_lose(ecs_journal *j, bool nomem);
-/* snapshot.c: the world was loaded whole: the journal lost its base. */
+/* component_migrate.c: a component was redefined: the journal lost its
+** base. */
 void ecsi_journal_restored(ecs_world *w);
+/* snapshot.c: the world is about to be loaded whole (its commit, called
+** with the world's own entity table in place): the state staged. */
+typedef struct ecsi_load_view {
+  const ecsi_entity_table *next; /* the table loaded */
+  void *const *twin;             /* snapshot entry -> its twin, or NULL */
+  const uint32_t *which;         /* snapshot entry -> world manager (or
+                                 ** UINT32_MAX: skipped) */
+  const uint8_t *matched;        /* world manager -> the snapshot holds it */
+  uint32_t n;                    /* snapshot entries */
+} ecsi_load_view;
+void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v);
 /* ecs_world_free */
 void ecsi_journal_free(ecs_world *w);
 /* component.c: a component being freed forgets its captures. */

@@ -66,6 +66,7 @@ static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
     q->head = head;
     q->len = q->len + j->npopped - j->npushed;
   }
+  if (j->mark_slot_count > 0) w->head.slot[0] = ECS_SLOT_FREE; /* (reserved) */
   w->head.slot_count = j->mark_slot_count;
   w->live = j->mark_live;
 }
@@ -190,8 +191,7 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
   void **twin = NULL;
   uint32_t nm = w->manager_count;
   size_t state_size = (size_t)j->nslot * sizeof *u.state + 1;
-  size_t ring_size = (size_t)(ring_overflows(w, j) ? w->free.cap : j->npopped) *
-                         sizeof *u.ring + 1;
+  size_t ring_size = 0;
   size_t twin_size = (size_t)nm * sizeof *twin + 1;
   size_t room_size = (size_t)j->ncomp * sizeof(ecsi_layout_room) + 1;
   ecsi_layout_room *room = NULL;
@@ -202,6 +202,20 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
   if ((room = (ecsi_layout_room *)ecsi_realloc(w, NULL, 0, room_size)) == NULL)
     return ECS_ERR_NOMEM;
   memset(room, 0, room_size);
+  /* a restore since the mark may have left a table smaller than the
+  ** mark's, or than the indices captured before it: room for every slot
+  ** put back, and a ring that holds them all */
+  {
+    uint32_t need = j->mark_slot_count;
+    for (uint32_t n = 0; n < j->nslot; n++)
+      if (j->slot[n].index >= need) need = j->slot[n].index + 1u;
+    if ((err = ecsi_entities_reserve(w, need, need)) != ECS_ERR_OK) {
+      ecsi_free(w, room, room_size);
+      return err;
+    }
+  }
+  ring_size = (size_t)(ring_overflows(w, j) ? w->free.cap : j->npopped) *
+                  sizeof *u.ring + 1;
   u.state = (uint16_t *)ecsi_realloc(w, NULL, 0, state_size);
   u.ring = (uint32_t *)ecsi_realloc(w, NULL, 0, ring_size);
   twin = (void **)ecsi_realloc(w, NULL, 0, twin_size);
@@ -240,6 +254,7 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
   ecsi_cursors_apply(w, &j->cursors);
   w->journal = j;
   w->destroy_epoch++;
+  w->loads++; /* loops begun before it are over */
   ecsi_queries_invalidate(w);
   ecsi_journal_mark_reset(w, j, false); /* every held reference is in its cell again */
 done: /* (an apply released its room: releasing it again does nothing) */

@@ -145,6 +145,7 @@ typedef struct ecs_query_iter {
   void *snap;     /* the pinned snapshot (opaque) */
   uint32_t pos;   /* next position in the snapshot */
   uint64_t stamp; /* the world's structure as of the last chunk */
+  uint64_t loads; /* ecs_world_loads at the begin */
 } ecs_query_iter;
 
 /* Refresh q and pin its list. Every successful begin needs one end. */
@@ -152,7 +153,8 @@ ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it);
 
 /*
 ** Next entity of the snapshot that is alive and matches q now.
-** @return false at the end.
+** @return false at the end, and from the first call after a whole-world
+** load (ecs_query_iter_loaded): the list describes the world it replaced.
 */
 bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e);
@@ -160,18 +162,28 @@ bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
 /*
 ** Up to max next entities of the snapshot that are alive and match now,
 ** with their current rows: ents[j], and rows[k * max + j] for "with"
-** manager k. @return how many (0 at the end); never fewer than one before
-** the end.
+** manager k. @return how many (0 at the end, and after a whole-world load,
+** as ecs_query_iter_next); never fewer than one before the end.
 */
 uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
                               uint32_t max, ecs_entity *ents, uint32_t *rows);
 
 /*
-** @return true if nothing structural happened to q's managers and no
-** entity died since the last ecs_query_iter_chunk: the rows it returned
-** are still exact.
+** @return true if nothing structural happened to q's managers, no entity
+** died and no whole-world load happened since the last
+** ecs_query_iter_chunk: the rows it returned are still exact.
 */
 bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it);
+
+/*
+** @return true if a whole-world load (ecs_world_load, ecs_journal_undo,
+** ecs_delta_apply: ecs_world_loads) committed since it began: the
+** iteration is over, whatever it handed out belongs to the world that
+** load replaced, so a caller drops the values it would write back (a
+** rollback wins over the loop that ran it) and does not complete the
+** pass. Valid from the begin until the next begin, ended or not.
+*/
+bool ecs_query_iter_loaded(const ecs_world *w, const ecs_query_iter *it);
 
 /* Unpin. Idempotent: it->snap is cleared. */
 void ecs_query_iter_end(ecs_world *w, ecs_query_iter *it);
@@ -289,24 +301,25 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
                                ecs_query_cursor *cur);
 
 /*
-** Finish the chunk handed out before (a chunk gathered into scratch is
-** scattered back) and hand out the next: *count rows; ptr[k] addresses the
-** values of column k (in place where the rows are consecutive, else
-** scratch); *entities (if not NULL) the chunk's entities. Written columns
-** are stamped and captured by an open journal now, before the caller
-** writes. *count is 0 at the end (the pins are released then, and a
-** query with changed/added terms completes its pass, as after
-** ecs_query_run; a cursor ended early completes nothing).
-** @return ECS_ERR_OK, or ECS_ERR_NOMEM for the scratch of the first
-** gathered chunk (nothing handed out; the cursor still holds its pins).
+** Hand out the next chunk: *count rows, one run over which the rows of the
+** columns' terms are consecutive (however short: nothing is ever copied);
+** ptr[k] addresses the values of column k in place, its rows
+** ptr[k][0 .. *count - 1]; *entities (if not NULL) the chunk's entities.
+** Every path that writes those rows meanwhile (a set, a nested cursor)
+** writes the same memory, so no write is ever lost or stale, whatever the
+** layout. Written columns are stamped and captured by an open journal
+** now, before the caller writes. *count is 0 at the end (the pins are
+** released then, and a query with changed/added terms completes its pass,
+** as after ecs_query_run; a cursor ended early completes nothing).
+** @return ECS_ERR_OK (the code is kept for callers that check it).
 */
 ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
                               void **ptr, const ecs_entity **entities,
                               uint32_t *count);
 
-/* End the cursor: release its pins and scratch. finish: scatter a gathered
-** chunk back first (false drops its writes: for a caller ending at an
-** arbitrary time). Idempotent. */
+/* End the cursor: release its pins. finish is ignored (it asked for a
+** gathered chunk to be written back, when cursors gathered short runs;
+** kept in the signature). Idempotent. */
 void ecs_query_cursor_end(ecs_world *w, ecs_query_cursor *cur, bool finish);
 
 #ifdef __cplusplus

@@ -7,10 +7,20 @@
 ** managers of its columns (ecs_component_pin): while it lives, no change
 ** may move or free the rows its pointers address, so a pointer handed out
 ** stays valid whatever the caller does until the next chunk; a change that
-** would move rows fails with ECS_ERR_PINNED instead. Chunks are ecs_query_
-** run's: a run of consecutive rows is handed out in place (zero copies);
-** elsewhere ECSI_BLOCK rows are gathered into the cursor's scratch and
-** scattered back when the caller asks for the next chunk or finishes.
+** would move rows fails with ECS_ERR_PINNED instead.
+**
+** Every chunk is a run (positions at which the rows of the columns' terms
+** are consecutive), handed out in place however short. Unlike
+** ecs_query_run, which calls no code of the caller's between gathering a
+** block and scattering it back, a cursor's caller runs anything between
+** two chunks: a copy held for it would be a second version of the rows,
+** stale for every other path (a set, a nested loop) that writes them
+** meanwhile and written back over them at the end. So the caller always
+** holds the rows themselves, and a write by any path is seen by every
+** other at once, whatever the layout; a query whose rows are scattered
+** costs a chunk per run instead (ecsi_query_align keeps runs long where
+** it can, before the pins).
+**
 ** Written columns are stamped (change ticks) and captured by an open
 ** journal when their chunk is handed out, before the caller writes: a
 ** caller that abandons the loop (an error, a break) leaves no write
@@ -27,32 +37,18 @@ struct ecs_query_cursor {
   ecs_query *q;
   ecsi_rows r;      /* the pinned list; r.snap NULL once finished */
   uint32_t pos;     /* next position in the list */
-  uint32_t n;       /* rows of the chunk handed out */
-  bool gathered;    /* the chunk is in scratch: scatter it back */
   uint32_t ncols;
+  uint32_t nterms;  /* distinct terms of the columns (term_of) */
+  bool all_terms;   /* they are every "with" term of q */
   ecs_column_ref col[ECS_QUERY_MAX_TERMS];
   uint32_t term[ECS_QUERY_MAX_TERMS];  /* column -> the query's term */
+  uint32_t term_of[ECS_QUERY_MAX_TERMS]; /* the distinct terms */
   uint32_t first[ECS_QUERY_MAX_TERMS]; /* the first column of its field */
   bool written[ECS_QUERY_MAX_TERMS];   /* (first columns) some column writes */
   bool pinned[ECS_QUERY_MAX_TERMS];    /* this column pinned its manager */
   size_t elem[ECS_QUERY_MAX_TERMS];
-  uint8_t *scratch; /* ncols * ECSI_BLOCK * 8 bytes, from the first
-                    ** gathered chunk to the end */
+  uint8_t *base[ECS_QUERY_MAX_TERMS];  /* the columns: fixed by the pins */
 };
-
-/* Scatter the chunk handed out back to its rows (gathered chunks only). */
-static void put_back(ecs_query_cursor *cur) {
-  if (cur->gathered)
-    for (uint32_t c = 0; c < cur->ncols; c++)
-      if (cur->first[c] == c && cur->written[c])
-        ecsi_copy_rows(ecs_component_column(cur->col[c].c, cur->col[c].field),
-                       cur->scratch + (size_t)c * ECSI_BLOCK * 8u,
-                       cur->r.row + (size_t)cur->term[c] * cur->r.stride +
-                           cur->pos - cur->n,
-                       cur->n, cur->elem[c], false);
-  cur->gathered = false;
-  cur->n = 0;
-}
 
 /* Unpin the list and the managers (once). */
 static void release(ecs_world *w, ecs_query_cursor *cur) {
@@ -65,8 +61,27 @@ static void release(ecs_world *w, ecs_query_cursor *cur) {
 
 size_t ecs_query_cursor_size(void) { return sizeof(ecs_query_cursor); }
 
-static size_t scratch_size(const ecs_query_cursor *cur) {
-  return (size_t)cur->ncols * ECSI_BLOCK * 8u;
+/*
+** Length of the run at position i: the positions from i on at which the
+** rows of every term the columns use are consecutive. The list's run bytes
+** say it for all of q's terms at once (a memchr); a break among them is
+** looked at again for the columns' own terms only, so that a term no
+** column reads (a tag, a component read through another loop) does not
+** cut the chunks.
+*/
+static uint32_t run_length(const ecs_query_cursor *cur, uint32_t i) {
+  const ecsi_rows *r = &cur->r;
+  uint32_t n = ecsi_rows_run(r, i, UINT32_MAX);
+  if (cur->all_terms) return n;
+  while (i + n < r->count) {
+    uint32_t p = i + n;
+    for (uint32_t t = 0; t < cur->nterms; t++) {
+      const uint32_t *row = r->row + (size_t)cur->term_of[t] * r->stride;
+      if (row[p] != row[p - 1] + 1u) return n;
+    }
+    n += ecsi_rows_run(r, p, UINT32_MAX);
+  }
+  return n;
 }
 
 ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
@@ -92,6 +107,13 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
       }
     cur->written[cur->first[c]] = cur->written[cur->first[c]] || cols[c].write;
   }
+  for (uint32_t c = 0; c < ncols; c++) {
+    bool seen = false;
+    for (uint32_t t = 0; t < cur->nterms && !seen; t++)
+      seen = cur->term_of[t] == cur->term[c];
+    if (!seen) cur->term_of[cur->nterms++] = cur->term[c];
+  }
+  cur->all_terms = cur->nterms == ecs_query_with_count(q);
   ecsi_query_align(w, q); /* before the pins: it re-orders rows */
   if ((err = ecsi_query_pin(w, q, &cur->r)) != ECS_ERR_OK) {
     cur->r.snap = NULL;
@@ -102,6 +124,8 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
     for (uint32_t d = 0; d < c && !seen; d++) seen = cols[d].c == cols[c].c;
     if (!seen) cur->pinned[c] = ecs_component_pin(w, cols[c].c) == ECS_ERR_OK;
   }
+  for (uint32_t c = 0; c < ncols; c++) /* pinned: no change moves them now */
+    cur->base[c] = (uint8_t *)ecs_component_column(cols[c].c, cols[c].field);
   return ECS_ERR_OK;
 }
 
@@ -109,8 +133,6 @@ ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
                               void **ptr, const ecs_entity **entities,
                               uint32_t *count) {
   uint32_t i = cur->pos, n;
-  bool direct;
-  put_back(cur);
   *count = 0;
   if (cur->r.snap == NULL) return ECS_ERR_OK;
   if (i >= cur->r.count) { /* the end: a changed/added pass is complete */
@@ -118,48 +140,26 @@ ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
     ecs_query_complete(w, cur->q);
     return ECS_ERR_OK;
   }
-  n = ecsi_rows_run(&cur->r, i, UINT32_MAX);
-  direct = n >= ECSI_MIN_DIRECT_RUN;
-  if (!direct) {
-    n = cur->r.count - i < ECSI_BLOCK ? cur->r.count - i : ECSI_BLOCK;
-    if (cur->scratch == NULL && /* the first gathered chunk: kept till end */
-        (cur->scratch = (uint8_t *)ecsi_realloc(w, NULL, 0, scratch_size(cur))) == NULL)
-      return ECS_ERR_NOMEM;
-  }
+  n = run_length(cur, i);
   for (uint32_t c = 0; c < cur->ncols; c++) {
-    const uint32_t *row = cur->r.row + (size_t)cur->term[c] * cur->r.stride + i;
-    ecs_component *m = cur->col[c].c;
-    uint8_t *base = (uint8_t *)ecs_component_column(m, cur->col[c].field);
+    uint32_t row = cur->r.row[(size_t)cur->term[c] * cur->r.stride + i];
     if (cur->first[c] != c) {
       ptr[c] = ptr[cur->first[c]];
       continue;
     }
     if (cur->written[c]) { /* before the caller writes */
-      ecs_component_prewrite_n(w, m, row, n);
-      if (direct) ecs_component_touch_range(w, m, row[0], n);
-      else ecs_component_touch_n(w, m, row, n);
+      ecs_component_prewrite_range(w, cur->col[c].c, row, n);
+      ecs_component_touch_range(w, cur->col[c].c, row, n);
     }
-    if (direct) {
-      ptr[c] = base + (size_t)row[0] * cur->elem[c];
-    } else {
-      ptr[c] = cur->scratch + (size_t)c * ECSI_BLOCK * 8u;
-      ecsi_copy_rows(ptr[c], base, row, n, cur->elem[c], true);
-    }
+    ptr[c] = cur->base[c] + (size_t)row * cur->elem[c];
   }
   if (entities != NULL) *entities = cur->r.entity + i;
-  cur->gathered = !direct;
-  cur->n = n;
   cur->pos = i + n;
   *count = n;
   return ECS_ERR_OK;
 }
 
 void ecs_query_cursor_end(ecs_world *w, ecs_query_cursor *cur, bool finish) {
-  if (finish) put_back(cur);
-  cur->gathered = false;
+  (void)finish; /* nothing is ever held aside: see the top of the file */
   release(w, cur);
-  if (cur->scratch != NULL) {
-    ecsi_free(w, cur->scratch, scratch_size(cur));
-    cur->scratch = NULL;
-  }
 }

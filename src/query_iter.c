@@ -100,7 +100,12 @@ static bool exact(const ecs_query *q, const qsnap *s) {
 }
 
 bool ecs_query_iter_current(const ecs_world *w, const ecs_query_iter *it) {
-  return it->snap != NULL && stamp(w, it->q) == it->stamp;
+  return it->snap != NULL && it->loads == w->loads &&
+         stamp(w, it->q) == it->stamp;
+}
+
+bool ecs_query_iter_loaded(const ecs_world *w, const ecs_query_iter *it) {
+  return it->loads != w->loads;
 }
 
 ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
@@ -109,6 +114,8 @@ ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
   it->q = q;
   it->snap = err == ECS_ERR_OK ? r.snap : NULL;
   it->pos = 0;
+  it->stamp = stamp(w, q); /* as of the begin, until the first chunk */
+  it->loads = w->loads;
   return err;
 }
 
@@ -120,7 +127,7 @@ ecs_err ecs_query_iter_begin(ecs_world *w, ecs_query *q, ecs_query_iter *it) {
 bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e) {
   const qsnap *s = (const qsnap *)it->snap;
-  if (s == NULL) return false;
+  if (s == NULL || it->loads != w->loads) return false;
   if (exact(it->q, s)) { /* untouched since the pin: exact */
     if (it->pos >= s->count) return false;
     *e = s->entity[it->pos++];
@@ -149,7 +156,7 @@ uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
   const qsnap *s = (const qsnap *)it->snap;
   const ecs_query *q = it->q;
   uint32_t n = 0;
-  if (s == NULL) return 0;
+  if (s == NULL || it->loads != w->loads) return 0;
   it->stamp = stamp(w, q);
   if (exact(q, s)) { /* the snapshot is the truth */
     n = s->count - it->pos < max ? s->count - it->pos : max;

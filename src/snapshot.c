@@ -605,7 +605,20 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   }
   /* (6) commit: nothing below fails. Queries are made stale, unless every
   ** component keeps its owners in their rows and none is emptied (a
-  ** rollback that only changed values): then their lists still hold. */
+  ** rollback that only changed values): then their lists still hold. A
+  ** journal records the load: its captures read the state replaced,
+  ** under the old table (journal.c). */
+  if (w->journal != NULL) {
+    ecsi_load_view v;
+    ecsi_entities_swap(w, &tab); /* tab: the new table, for a moment */
+    v.next = &tab;
+    v.twin = twin;
+    v.which = which;
+    v.matched = matched;
+    v.n = n;
+    ecsi_journal_loading(w, &v);
+    ecsi_entities_swap(w, &tab);
+  }
   for (uint32_t i = 0; i < n; i++) {
     const ecsi_manager *x;
     if (twin[i] == NULL) continue;
@@ -630,7 +643,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     ecsi_cursors_keep(w, &cur);
   }
   if (!rows_kept) ecsi_queries_invalidate(w);
-  ecsi_journal_restored(w); /* its captures describe another world now */
+  w->loads++; /* loops begun before it are over */
   in->pos = in->size;
 done:
   w->stamp_limit = 0;

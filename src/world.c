@@ -65,6 +65,7 @@ ecs_err ecs_world_set_threads(ecs_world *w, uint32_t threads) {
 
 uint64_t ecs_world_split_runs(const ecs_world *w) { return w->split_runs; }
 uint64_t ecs_world_batches(const ecs_world *w) { return w->batches; }
+uint64_t ecs_world_loads(const ecs_world *w) { return w->loads; }
 
 uint32_t ecs_world_threads(const ecs_world *w) {
   return w->pool != NULL ? ecsi_pool_threads(w->pool) : 1u;

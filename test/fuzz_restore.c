@@ -8,12 +8,16 @@
 **          checksum and reach the checks behind it (framing, directory,
 **          entity table, each manager's load, the binding's lua values)
 **   bit 1  the Lua binding instead of the core alone
+**   bit 2  (core) no journal open across the load
 ** Core: a fixed world (transform, names, a component of every field type,
 ** a tag) loads the bytes. On success the world must pass its check and
 ** round-trip (its snapshot loaded into a world with the same managers
 ** saves the same bytes); on failure it must be exactly as before (its
 ** snapshot, check and memory), and the reader where it was. The directory
 ** reader walks every manager and field of bytes ecs_snapshot_open accepts.
+** With a journal open across the load (bit 2 clear), a load that succeeds is
+** recorded (its delta brings a copy of the world before it to the same
+** state, its undo takes the world back), one that fails records nothing.
 ** Lua: ecs.restore(bytes), and world:restore(bytes) on a world with
 ** components (lua fields too), the built-ins and the point-mass and mesh
 ** plugins. Either succeeds -- the world then passes its check and its own
@@ -34,6 +38,7 @@
 
 #include "component.h"
 #include "ecs.h"
+#include "journal.h"
 #include "names.h"
 #include "snapshot.h"
 #include "transform.h"
@@ -124,15 +129,46 @@ static bool any_ref(void *ud, uint32_t ref, uint32_t *out) {
   return true;
 }
 
-static void core(const uint8_t *p, size_t n) {
+/* The journal w had open across a load that succeeded: its delta brings
+** a world equal to w before the load (another core_world(1)) to w's
+** state, and its undo takes w back. */
+static void journal_across(ecs_world *w, ecs_journal *j, uint64_t h0) {
+  ecs_world *r = core_world(1);
+  const void *p;
+  size_t n;
+  ecs_delta d;
+  uint64_t hw, hr;
+  ENSURE(!ecs_journal_lost(j, NULL));
+  ENSURE(ecs_journal_delta(w, j, NULL, &p, &n, NULL) == ECS_ERR_OK);
+  ENSURE(ecs_delta_open(r, &d, p, n) == ECS_ERR_OK);
+  ENSURE(ecs_delta_apply(r, &d, NULL, NULL, NULL) == ECS_ERR_OK);
+  ENSURE(ecs_world_check(r) == NULL);
+  ENSURE(ecs_world_state_hash(w, NULL, &hw, NULL) == ECS_ERR_OK);
+  ENSURE(ecs_world_state_hash(r, NULL, &hr, NULL) == ECS_ERR_OK);
+  ENSURE(hw == hr);
+  ENSURE(ecs_journal_undo(w, j) == ECS_ERR_OK);
+  ENSURE(ecs_world_check(w) == NULL);
+  ENSURE(ecs_world_state_hash(w, NULL, &hw, NULL) == ECS_ERR_OK);
+  ENSURE(hw == h0);
+  ecs_world_free(r);
+}
+
+static void core(const uint8_t *p, size_t n, bool journal) {
   ecs_world *w = core_world(1), *w2;
   membuf before = {0}, after = {0}, again = {0};
   ecs_snapshot s;
   ecs_snapshot_opts o;
   ecs_reader in;
-  size_t mem = ecs_world_memory(w, NULL), refs = 0;
+  ecs_journal *j = NULL;
+  size_t mem, refs = 0;
   uint32_t failed;
+  uint64_t h0 = 0;
   ecs_err err;
+  if (journal) { /* it records the load: its delta and undo are checked */
+    ENSURE(ecs_journal_open(w, NULL, &j, NULL) == ECS_ERR_OK);
+    ENSURE(ecs_world_state_hash(w, NULL, &h0, NULL) == ECS_ERR_OK);
+  }
+  mem = ecs_world_memory(w, NULL);
   snap(w, &before);
   if (ecs_snapshot_open(&s, p, n) == ECS_ERR_OK) { /* the directory reader */
     for (uint32_t i = 0; i < s.manager_count; i++) {
@@ -171,12 +207,15 @@ static void core(const uint8_t *p, size_t n) {
     ENSURE(again.n == after.n && memcmp(again.p, after.p, after.n) == 0);
     while (ecs_drain_refs(w2, drop, 64) > 0) {}
     ecs_world_free(w2);
+    if (j != NULL) journal_across(w, j, h0);
   } else {
     ENSURE(in.pos == 0);
     snap(w, &after);
     ENSURE(after.n == before.n && memcmp(after.p, before.p, before.n) == 0);
     ENSURE(ecs_world_memory(w, NULL) >= mem); /* a drop list may have grown */
+    ENSURE(j == NULL || ecs_journal_pending(j) == 0); /* nothing recorded */
   }
+  if (j != NULL) ecs_journal_close(w, j);
   ecs_world_free(w);
   free(before.p);
   free(after.p);
@@ -291,7 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int k = 0; k < 8; k++) p[n - 8 + (size_t)k] = (uint8_t)(h >> (8 * k));
   }
   if (data[0] & 2) lua(p, n);
-  else core(p, n);
+  else core(p, n, (data[0] & 4) == 0);
   free(p);
   return 0;
 }

@@ -6,9 +6,12 @@
 #include <stdint.h>
 
 #include "harness.h"
+#include "membuf.h"
 #include "ecs.h"
 #include "component.h"
+#include "journal.h"
 #include "query.h"
+#include "snapshot.h"
 
 static const ecs_field_def pos_fields[] = {{"x", ECS_F32}, {"y", ECS_F32}};
 static const ecs_field_def vel_fields[] = {{"dx", ECS_F32}, {"dy", ECS_F32}};
@@ -170,6 +173,101 @@ TEST(Query_iteration_pins_a_snapshot) {
   CHECK_EQ_INT(count_of(&f, q), 5);
   ecs_world_free(f.w);
   CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/*
+** A whole-world load (a snapshot loaded in place, an undo, a delta applied)
+** ends every iteration begun before it: the list describes the world it
+** replaced, so next and chunk report the end, current is false, and
+** loaded tells the caller to drop what it would write back. A load that
+** fails changes nothing and ends nothing; an iteration begun after the
+** load visits the loaded world.
+*/
+static bool iter_ended_by_load(fixture *f, ecs_query_iter *it, uint64_t loads) {
+  ecs_entity x, ents[4];
+  uint32_t rows[4];
+  bool ok = ecs_world_loads(f->w) == loads + 1 && ecs_query_iter_loaded(f->w, it) &&
+            !ecs_query_iter_current(f->w, it) && !ecs_query_iter_next(f->w, it, &x) &&
+            ecs_query_iter_chunk(f->w, it, 4, ents, rows) == 0;
+  ecs_query_iter_end(f->w, it);
+  return ok && ecs_query_iter_loaded(f->w, it); /* still said after the end */
+}
+
+TEST(Query_iterations_end_at_a_whole_world_load) {
+  fixture f, r;
+  ecs_query *q, *rq;
+  ecs_query_iter it;
+  ecs_component *with[1];
+  ecs_journal *j;
+  ecs_entity e[6], x;
+  ecs_reader in;
+  ecs_delta d;
+  membuf blob = {0};
+  ecs_writer out;
+  const void *dp;
+  size_t dn, seen = 0;
+  uint64_t loads;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 6; k++) CHECK((e[k] = spawn(&f, (float)k, 0, 0)) != ECS_NULL);
+  out = membuf_writer(&blob);
+  CHECK_EQ_INT(ecs_world_save(f.w, &out), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_loads(f.w), 0);
+  /* a snapshot loaded in place; one that fails first (truncated) */
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK);
+  CHECK(ecs_query_iter_next(f.w, &it, &x));
+  in.data = blob.p;
+  in.size = blob.n - 1;
+  in.pos = 0;
+  CHECK(ecs_world_load(f.w, &in) != ECS_ERR_OK);
+  CHECK(!ecs_query_iter_loaded(f.w, &it));
+  CHECK(ecs_query_iter_next(f.w, &it, &x));
+  loads = ecs_world_loads(f.w);
+  in.size = blob.n;
+  in.pos = 0;
+  CHECK_EQ_INT(ecs_world_load(f.w, &in), ECS_ERR_OK);
+  CHECK(iter_ended_by_load(&f, &it, loads));
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK); /* after it */
+  CHECK(!ecs_query_iter_loaded(f.w, &it));
+  while (ecs_query_iter_next(f.w, &it, &x)) seen++;
+  CHECK_EQ_INT(seen, 6);
+  ecs_query_iter_end(f.w, &it);
+  /* an undo */
+  CHECK_EQ_INT(ecs_journal_open(f.w, NULL, &j, NULL), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, e[2]));
+  CHECK_EQ_INT(ecs_query_iter_begin(f.w, q, &it), ECS_ERR_OK);
+  loads = ecs_world_loads(f.w);
+  CHECK_EQ_INT(ecs_journal_undo(f.w, j), ECS_ERR_OK);
+  CHECK(iter_ended_by_load(&f, &it, loads));
+  /* a delta applied to a replica */
+  memset(&r.a, 0, sizeof r.a);
+  CHECK((r.w = ecs_world_new(test_allocf, &r.a)) != NULL);
+  CHECK_EQ_INT(ecs_component_new(r.w, "Position", pos_fields, 2, &r.P), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(r.w, "Velocity", vel_fields, 2, &r.V), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(r.w, "Health", hp_fields, 2, &r.H), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(r.w, "Frozen", NULL, 0, &r.Tag), ECS_ERR_OK);
+  in.pos = 0;
+  CHECK_EQ_INT(ecs_world_load(r.w, &in), ECS_ERR_OK);
+  with[0] = r.P;
+  CHECK_EQ_INT(ecs_query_new(r.w, with, 1, NULL, 0, &rq), ECS_ERR_OK);
+  ecs_component_prewrite(f.w, f.P, ecs_component_lookup(f.w, f.P, e[1]));
+  col_f(f.P, 0)[ecs_component_lookup(f.w, f.P, e[1])] = 10; /* a change */
+  ecs_component_touch(f.w, f.P, ecs_component_lookup(f.w, f.P, e[1]));
+  CHECK_EQ_INT(ecs_journal_delta(f.w, j, NULL, &dp, &dn, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_delta_open(r.w, &d, dp, dn), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_iter_begin(r.w, rq, &it), ECS_ERR_OK);
+  loads = ecs_world_loads(r.w);
+  CHECK_EQ_INT(ecs_delta_apply(r.w, &d, NULL, NULL, NULL), ECS_ERR_OK);
+  CHECK(iter_ended_by_load(&r, &it, loads));
+  CHECK_WORLD(r.w);
+  CHECK_WORLD(f.w);
+  ecs_journal_close(f.w, j);
+  membuf_free(&blob);
+  ecs_world_free(r.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+  CHECK_EQ_INT(r.a.blocks, 0);
 }
 
 /* Chunks return current rows, re-looked-up after structural changes. */
@@ -841,6 +939,7 @@ static const test_case cases[] = {
   CASE(Program_cache_is_bounded),
   CASE(Program_runs_match_a_reference),
   CASE(Query_out_of_memory_at_every_step),
+  CASE(Query_iterations_end_at_a_whole_world_load),
 };
 
 TEST_MAIN(cases)

@@ -277,7 +277,9 @@ function World:clone(e) end
 function World:snapshot() end
 
 ---Rollback in place: the world becomes equal to the blob; its components,
----queries and systems stay valid.
+---queries and systems stay valid. Inside a loop over a query it wins: the
+---loop writes nothing more back, ends at its next step and completes no
+---pass (a q:pointers loop refuses it instead).
 ---@param blob string
 ---With `{ migrate = true }` the blob's components may have other schemas:
 ---each is converted into the live one of its name (fields by name; rename
@@ -285,12 +287,14 @@ function World:snapshot() end
 ---@param options? { migrate: boolean|{ rename: table<string, table<string, string>>? }? }
 function World:restore(blob, options) end
 
----Starts recording every change (one journal per world at a time).
+---Starts recording every change (one journal per world at a time), a
+---restore of the world included.
 ---@return ecs.Journal
 function World:journal() end
 
 ---A world equal to the delta's base becomes equal to the journal's world
 ---when the delta was made; any other world raises and is left unchanged.
+---Inside a loop over a query it wins, as world:restore does.
 ---@param delta string # from journal:delta()
 function World:apply_delta(delta) end
 
@@ -397,7 +401,9 @@ function Query:count() end
 function Query:entities() end
 
 ---Chunks of plain Lua arrays, written back when the loop moves on:
----`for n, x, dx in q:columns("Position.x", "Velocity.dx:in") do`.
+---`for n, x, dx in q:columns("Position.x", "Velocity.dx:in") do`. A
+---world:restore, j:undo() or apply_delta in the body drops the pending chunk
+---and ends the loop.
 ---@param spec string # "Component.field", ":in" for read-only, or "entity"
 ---@param ... string
 ---@return function # the iterator: n (1..1024), then one array per spec
@@ -407,7 +413,8 @@ function Query:entities() end
 function Query:columns(spec, ...) end
 
 ---fn(e, v1, v2, ...) once per match; its results are written back to the
----writable specs.
+---writable specs. A world:restore, j:undo() or apply_delta inside fn drops
+---that call's results and ends the loop.
 ---@param fn function # fn(e, v1, v2, ...) -> new values of the writable specs, in order
 ---@param ... string # column specs, as for columns
 ---@return integer # entities visited
@@ -416,7 +423,8 @@ function Query:each(fn, ...) end
 ---q:columns as a callback: fn(n, a1, a2, ...) once per chunk with the
 ---arrays q:columns yields for the same specs; the writable ones are
 ---written back after each call, also when fn raises (the error then goes
----on unchanged). fn's results are ignored.
+---on unchanged). fn's results are ignored. A world:restore, j:undo() or
+---apply_delta inside fn drops that chunk and ends the loop.
 ---@param fn fun(n: integer, ...: table) # n (1..1024), then one array per spec
 ---@param spec string # "Component.field", ":in" for read-only, or "entity"
 ---@param ... string
@@ -425,10 +433,13 @@ function Query:each_chunk(fn, spec, ...) end
 
 ---LuaJIT only: a zero-copy loop. Each step yields n and one FFI pointer per
 ---spec into the C columns (float*, double*, int32_t*, bool* ...; const for
----":in"), indexed 1..n. The columns' components are pinned until the loop
----ends: adding or removing their instances raises meanwhile. A loop left
----early keeps the pins until its state is collected or closed (loop:close()).
----Raises on Lua versions without the FFI.
+---":in"), indexed 1..n: each chunk is a run of the rows themselves, however
+---short (nothing is copied or written back, so a set or a nested loop in the
+---body is seen at once and kept). The columns' components are pinned until
+---the loop ends: adding or removing their instances, restore, undo and
+---apply_delta raise meanwhile. A loop left early keeps the pins until its
+---state is collected or closed (loop:close()). Raises on Lua versions
+---without the FFI.
 ---@param spec string # "Component.field" or "Component.field:in"
 ---@param ... string
 ---@return fun(loop: ecs.PointerLoop): integer?, ... # step: n, then the pointers
@@ -438,8 +449,8 @@ function Query:pointers(spec, ...) end
 ---@class ecs.PointerLoop
 local PointerLoop = {}
 
----Ends a q:pointers loop now: writes a gathered chunk back and releases the
----pins. Idempotent.
+---Ends a q:pointers loop now: releases the pins (nothing is written back:
+---the loop wrote the columns in place). Idempotent.
 function PointerLoop:close() end
 
 ---Runs an expression over every match in C.
@@ -662,7 +673,8 @@ local Journal = {}
 ---@return string
 function Journal:delta() end
 
----Takes the world back to the journal's mark.
+---Takes the world back to the journal's mark (also across restores since).
+---Inside a loop over a query it wins, as world:restore does.
 function Journal:undo() end
 
 ---Stops recording (also `<close>` and collection); idempotent.

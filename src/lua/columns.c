@@ -234,6 +234,12 @@ static void columns_touch(ecs_world *w, lcolumns *st, uint32_t term,
 ** store them. Rows are exact unless the loop body changed the structure.
 ** A bad value raises, or, when quiet (the loop body raised an error that
 ** must come out unchanged), drops the chunk silently.
+**
+** A whole-world load made by the loop body (world:restore, j:undo,
+** world:apply_delta) drops the chunk before anything else is looked at:
+** its values were read from the world the load replaced, and a rollback
+** must leave the world equal to what it loaded, also when the body wrote
+** nothing (docs/queries.md, "Loads inside loops"). The loop then ends.
 */
 static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
                                bool quiet) {
@@ -242,6 +248,10 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
   bool current;
   int arrays;
   if (n == 0) return;
+  if (ecs_query_iter_loaded(w, &st->it)) {
+    st->n = 0;
+    return;
+  }
   if (st->schema_gen != st->lq->lw->schema_gen) { /* the specs are stale */
     st->n = 0;
     if (quiet) return;
@@ -380,6 +390,10 @@ static int l_columns_next(lua_State *L) {
     return ecsl_closed(L);
   lua_settop(L, 1);
   columns_write_back(L, st, 1, false);
+  if (ecs_query_iter_loaded(w, &st->it)) { /* over: no pass completed */
+    columns_end(st);
+    return 0;
+  }
   if (st->schema_gen != st->lq->lw->schema_gen)
     return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
@@ -556,6 +570,7 @@ static int each_chunk_body(lua_State *L) {
     uint32_t n;
     int status;
     if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L);
+    if (ecs_query_iter_loaded(lw->w, &st->it)) break; /* fn loaded a world */
     if (st->schema_gen != lw->schema_gen)
       return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
     n = ecs_query_iter_chunk(lw->w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
@@ -604,7 +619,7 @@ int ecsl_l_query_each_chunk(lua_State *L) {
     if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
     return lua_error(L);
   }
-  if (lw->w != NULL && lq->q != NULL)
+  if (lw->w != NULL && lq->q != NULL && !ecs_query_iter_loaded(lw->w, &st->it))
     ecs_query_complete(lw->w, lq->q); /* the pass ran to its end */
   ecsl_charge(L, lw); /* fn may run any Lua */
   return 1;

@@ -186,6 +186,7 @@ static int each_body(lua_State *L) {
     if (w == NULL) return ecsl_closed(L);
     if (st->schema_gen != lw->schema_gen)
       return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
+    /* 0 after a whole-world load too: the loop is over */
     n = ecs_query_iter_chunk(w, &st->it, EACH_CHUNK, st->ent, st->rows);
     if (n == 0) break;
     for (uint32_t k = 0; k < nspec; k++)
@@ -210,9 +211,15 @@ static int each_body(lua_State *L) {
       }
       lua_call(L, (int)nspec + 1, LUA_MULTRET);
       visited++;
-      /* fn may have closed the world, changed the structure, or
-      ** redefined a component (the specs then name other fields) */
+      /* fn may have closed the world, loaded one (its results and the
+      ** rest of the loop belong to the world the load replaced: a
+      ** rollback wins), changed the structure, or redefined a component
+      ** (the specs then name other fields) */
       if ((w = lw->w) == NULL) return ecsl_closed(L);
+      if (ecs_query_iter_loaded(w, &st->it)) {
+        lua_settop(L, 2);
+        goto over;
+      }
       if (st->schema_gen != lw->schema_gen)
         return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
       if (current) current = ecs_query_iter_current(w, &st->it);
@@ -223,6 +230,7 @@ static int each_body(lua_State *L) {
       }
     }
   }
+over:
   lua_pushinteger(L, visited);
   return 1;
 }
@@ -286,7 +294,8 @@ int ecsl_l_query_each(lua_State *L) {
   st->active = 1;
   status = lua_pcall(L, 2, 1, 0);
   each_end(st);
-  if (status == LUA_OK && lw->w != NULL && lq->q != NULL)
+  if (status == LUA_OK && lw->w != NULL && lq->q != NULL &&
+      !ecs_query_iter_loaded(lw->w, &st->it))
     ecs_query_complete(lw->w, lq->q); /* the pass ran to its end */
   if (status != LUA_OK) {
     /* uncount this call, which its error skips (object.c), then raise */

@@ -314,7 +314,9 @@ int ecsl_l_qiter_next(lua_State *L) {
     return ecsl_closed(L);
   if (!ecs_query_iter_next(qi->lq->lw->w, &qi->it, &e)) {
     qiter_end(qi);
-    ecs_query_complete(qi->lq->lw->w, qi->lq->q); /* the pass ran to its end */
+    /* the pass ran to its end, unless a whole-world load ended it */
+    if (!ecs_query_iter_loaded(qi->lq->lw->w, &qi->it))
+      ecs_query_complete(qi->lq->lw->w, qi->lq->q);
     return 0;
   }
   push_entity(L, e);

@@ -67,6 +67,7 @@ static int lua_system_body(lua_State *L) {
   lua_Integer cnt;
   size_t done = 0;
   int isint;
+  uint64_t loads = ecs_world_loads(lw->w);
   push_record(L, s);                                      /* 5: record */
   lua_rawgeti(L, 5, REC_QUERY);                           /* 6: q or false */
   lua_rawgeti(L, 5, REC_BODY);                            /* 7: fn */
@@ -75,7 +76,9 @@ static int lua_system_body(lua_State *L) {
   else lua_pushnil(L);                                    /* no query */
   lua_call(L, 2, 1);                                      /* 7: result */
   if (lw->w == NULL) return 0; /* it closed the world */
-  if (lua_toboolean(L, 6)) { /* the system's update is a pass of its query */
+  /* the system's update is a pass of its query, unless fn loaded a world:
+  ** what it loaded counts as written for the next pass (as for loops) */
+  if (lua_toboolean(L, 6) && ecs_world_loads(lw->w) == loads) {
     lquery *lq = (lquery *)lua_touserdata(L, 6);
     if (lq != NULL && lq->q != NULL) ecs_query_complete(lw->w, lq->q);
   }
