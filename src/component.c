@@ -193,6 +193,7 @@ void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   w->ref_slots -= c->nlua;
   c->version++;
   churn_one(c);
+  if (c->size == 0) c->churn = 0; /* no rows, no order to keep: as new */
   if (c->nwatch != 0) {
     if (i != last) tell_moved(w, c, own[i], i);
     /* a dead owner (gc) left every list when it died: nothing to tell */

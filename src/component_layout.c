@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component_private.h"
+#include "journal_private.h"
 
 /* The pair of row, or NULL when row keeps its owner. */
 static const ecsi_layout_row *pair_of(const ecsi_layout *l, uint32_t row) {
@@ -168,10 +168,26 @@ static void leave(ecs_world *w, ecs_component *c, const ecsi_layout *l,
   ecsi_rowmap_remove(&c->map, owners(c), ecs_entity_index(x));
 }
 
+bool ecsi_layout_holds(const ecs_component *c, const ecsi_layout *l,
+                       const ecsi_layout_room *room, ecs_entity e) {
+  uint32_t r;
+  if (kept(l, room, e)) return true;
+  r = row_of(c, e);
+  return r != ECS_NO_INSTANCE && r < l->size && pair_of(l, r) == NULL;
+}
+
 void ecsi_layout_apply(ecs_world *w, ecs_component *c, const ecsi_layout *l,
                        ecsi_layout_room *room) {
   size_t g = gathered_size(c);
   uint32_t old = c->size;
+  /* an open journal (a relay's, or a delta applied under one) records
+  ** the rows that change (undo turns its own off first) */
+  if (w->journal != NULL) {
+    ecsi_journal_layout_at(w, c, UINT32_MAX);
+    for (uint32_t k = 0; k < l->n && l->rows[k].row < old; k++)
+      ecsi_journal_layout_at(w, c, l->rows[k].row);
+    for (uint32_t r = l->size; r < old; r++) ecsi_journal_layout_at(w, c, r);
+  }
   /* 1. gather: each owner's values and stamps from the row it has now */
   for (uint32_t k = 0; k < l->n; k++) {
     unsigned char *to = room->data + (size_t)k * g;

@@ -180,6 +180,9 @@ ecs_err ecsi_layout_check(const ecs_world *w, const ecs_component *c,
 ecs_err ecsi_layout_reserve(ecs_world *w, ecs_component *c,
                             const ecsi_layout *l, ecsi_layout_room *room);
 void ecsi_layout_release(ecs_world *w, ecsi_layout_room *room);
+/* After a reserve: does the layout give e (its very handle) a row? */
+bool ecsi_layout_holds(const ecs_component *c, const ecsi_layout *l,
+                       const ecsi_layout_room *room, ecs_entity e);
 void ecsi_layout_apply(ecs_world *w, ecs_component *c, const ecsi_layout *l,
                        ecsi_layout_room *room);
 

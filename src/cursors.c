@@ -29,6 +29,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "checksum.h"
 #include "ecs_private.h"
 #include "query_private.h"
 #include "system.h"
@@ -142,6 +143,29 @@ void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c) {
     }
 }
 
+/*
+** A delta's cursors (delta.c): the queries and systems c knows take their
+** cursors and owed times; the others keep theirs (a replica's own queries
+** go on as they were), and the clock moves to c's if it is ahead. Stamps
+** and cursors are only ever compared with one another, so a clock that is
+** ahead of the source's keeps every answer the source would give.
+*/
+void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c) {
+  uint32_t cursor = 0;
+  ecs_system *s;
+  if (c->clock > ecsi_world_clock(w)) ecsi_world_set_clock(w, c->clock);
+  for (ecs_query *q = w->queries; q != NULL; q = q->next)
+    if (change_query(q)) {
+      const ecsi_qcursor *qc = find_query(c, q->serial, ecsi_query_signature(q));
+      if (qc != NULL) q->since = qc->since;
+    }
+  while (ecs_system_next(w, &cursor, &s))
+    if (owes(s)) {
+      const ecsi_scursor *sc = find_system(c, ecs_system_name(s));
+      if (sc != NULL) ecsi_system_set_owed(s, sc->owed);
+    }
+}
+
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c) {
   if (w->cursors == NULL) {
     w->cursors = (ecsi_cursors *)ecsi_realloc(w, NULL, 0, sizeof *c);
@@ -220,13 +244,6 @@ ecs_err ecsi_cursors_save(const ecs_world *w, ecs_writer *out) {
   return err;
 }
 
-static bool read_u64(ecs_reader *in, uint64_t *v) {
-  uint32_t lo, hi;
-  if (ecs_read_u32(in, &lo) != ECS_ERR_OK || ecs_read_u32(in, &hi) != ECS_ERR_OK)
-    return false;
-  *v = (uint64_t)hi << 32 | lo;
-  return true;
-}
 
 /*
 ** Read the layout above into out (one block), every rule checked: counts
@@ -235,26 +252,77 @@ static bool read_u64(ecs_reader *in, uint64_t *v) {
 ** given twice is harmless: the first one is found). Nothing of the world
 ** changes; on failure out holds nothing.
 */
+static bool read_u64(ecs_reader *in, uint64_t *v) {
+  uint32_t lo, hi;
+  if (ecs_read_u32(in, &lo) != ECS_ERR_OK || ecs_read_u32(in, &hi) != ECS_ERR_OK)
+    return false;
+  *v = (uint64_t)hi << 32 | lo;
+  return true;
+}
+
+/* The layout's framing (counts within the bytes, names of 1 to 255 bytes
+** without a 0): in moves past it; *names: the names' bytes with their 0s. */
+static ecs_err frame(ecs_reader *in, uint32_t *nq, uint32_t *ns, size_t *names) {
+  uint32_t clock;
+  *names = 0;
+  if (ecs_read_u32(in, &clock) != ECS_ERR_OK || ecs_read_u32(in, nq) != ECS_ERR_OK ||
+      *nq > (in->size - in->pos) / 16u)
+    return ECS_ERR_CORRUPT;
+  in->pos += (size_t)*nq * 16u;
+  if (ecs_read_u32(in, ns) != ECS_ERR_OK || *ns > (in->size - in->pos) / 13u)
+    return ECS_ERR_CORRUPT;
+  for (uint32_t k = 0; k < *ns; k++) {
+    uint32_t len;
+    if (ecs_read_u32(in, &len) != ECS_ERR_OK || len == 0 || len > 255u ||
+        len > in->size - in->pos || in->size - in->pos - len < 8u)
+      return ECS_ERR_CORRUPT;
+    if (memchr(in->data + in->pos, 0, len) != NULL) return ECS_ERR_CORRUPT;
+    in->pos += (size_t)len + 8u;
+    *names += (size_t)len + 1u;
+  }
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_cursors_skip(ecs_reader *in) {
+  ecs_reader r = *in;
+  uint32_t nq, ns;
+  size_t names;
+  if (frame(&r, &nq, &ns, &names) != ECS_ERR_OK) return ECS_ERR_CORRUPT;
+  { /* the values' rules, read in place */
+    ecs_reader v = *in;
+    uint32_t clock, since, len;
+    uint64_t bits;
+    double owed;
+    (void)ecs_read_u32(&v, &clock);
+    v.pos += 4u;
+    for (uint32_t k = 0; k < nq; k++) {
+      uint32_t serial;
+      (void)ecs_read_u32(&v, &serial);
+      v.pos += 8u;
+      (void)ecs_read_u32(&v, &since);
+      if (serial == 0 || since > clock) return ECS_ERR_CORRUPT;
+    }
+    v.pos += 4u;
+    for (uint32_t k = 0; k < ns; k++) {
+      (void)ecs_read_u32(&v, &len);
+      v.pos += len;
+      bits = 0;
+      (void)read_u64(&v, &bits);
+      memcpy(&owed, &bits, sizeof owed);
+      if (!isfinite(owed) || owed < 0.0) return ECS_ERR_CORRUPT;
+    }
+  }
+  *in = r;
+  return ECS_ERR_OK;
+}
+
 ecs_err ecsi_cursors_read(ecs_world *w, ecs_reader *in, ecsi_cursors *out) {
   uint32_t clock, nq, ns;
   size_t start = in->pos, names = 0, at = 0;
   ecs_err err;
   memset(out, 0, sizeof *out);
-  if (ecs_read_u32(in, &clock) != ECS_ERR_OK || ecs_read_u32(in, &nq) != ECS_ERR_OK ||
-      nq > (in->size - in->pos) / 16u)
-    goto corrupt;
-  in->pos += (size_t)nq * 16u;
-  if (ecs_read_u32(in, &ns) != ECS_ERR_OK || ns > (in->size - in->pos) / 13u)
-    goto corrupt;
-  for (uint32_t k = 0; k < ns; k++) { /* the names' bytes, to size the block */
-    uint32_t len;
-    if (ecs_read_u32(in, &len) != ECS_ERR_OK || len == 0 || len > 255u ||
-        len > in->size - in->pos || in->size - in->pos - len < 8u)
-      goto corrupt;
-    if (memchr(in->data + in->pos, 0, len) != NULL) goto corrupt;
-    in->pos += (size_t)len + 8u;
-    names += (size_t)len + 1u;
-  }
+  if (frame(in, &nq, &ns, &names) != ECS_ERR_OK) goto corrupt;
+  clock = ecsi_get_u32(in->data + start);
   if ((err = cursors_alloc(w, nq, ns, names, out)) != ECS_ERR_OK) {
     in->pos = start;
     return err;

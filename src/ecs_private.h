@@ -363,7 +363,10 @@ uint64_t ecsi_query_signature(const struct ecs_query *q);
 ecs_err ecsi_cursors_take(ecs_world *w, ecsi_cursors *out);
 ecs_err ecsi_cursors_save(const ecs_world *w, ecs_writer *out);
 ecs_err ecsi_cursors_read(ecs_world *w, ecs_reader *in, ecsi_cursors *out);
+/* Check the layout at in (every rule of ecsi_cursors_read) and move past it. */
+ecs_err ecsi_cursors_skip(ecs_reader *in);
 void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c);
+void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c);
 /* Keep c (taken over: c is emptied) for what is made from now on. */
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c);
 void ecsi_cursors_forget(ecs_world *w);
