@@ -65,7 +65,8 @@ function M.parse(s)
       end
       -- the layout (5 words, then 3 a row) and the stamps (kinds, a count,
       -- 3 words each), kept as they are
-      local at, flags = p, nil
+      local at = p
+      local flags
       flags, p = unpack("<I4", s, p)
       if flags & 1 ~= 0 then p = p + 20 + 12 * unpack("<I4", s, p + 16) end
       if flags & 2 ~= 0 then p = p + 8 + 12 * unpack("<I4", s, p + 4) end
