@@ -423,8 +423,8 @@ describe("change detection", function()
         { { P, changed = { "notacomponent" } }, "bad argument #1 to 'query' (component expected, got string)" },
         { { P, changed = { O } }, "bad argument #1 to 'query' (component of another world)" },
         { { P, added = { O } }, "bad argument #1 to 'query' (component of another world)" },
-        { { P, chnged = { P } }, "world:query: bad argument #2 (unknown key 'chnged')" },
-        { { P, changed = { P, x = V } }, "world:query: bad argument #2 (list expected, got key 'x')" },
+        { { P, chnged = { P } }, "world:query: bad argument #1 (unknown key 'chnged')" },
+        { { P, changed = { P, x = V } }, "world:query: bad argument #1 (list expected, got key 'x')" },
       }
       for _, c in ipairs(cases) do
         assert.matches(c[2], err_of(function() return (w:query(c[1])) end), 1, true) -- (no tail call: LuaJIT)

@@ -250,6 +250,7 @@ typedef struct lnative {
 
 
 /* object.c */
+int ecsl_arg_number(lua_State *L, int arg);
 void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
                         const void *cls, const char *cname);
 int ecsl_closed(lua_State *L);

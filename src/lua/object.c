@@ -236,6 +236,23 @@ int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
 }
 
 /*
+** The number luaL_argerror gives the argument at stack index arg of the
+** running C function: one less when it was called as a method (with a
+** colon, so that self is not counted), as Lua's own messages say
+** ("bad argument #1 to 'query'" for the first argument after self).
+** Messages the binding words itself ("world:query: bad argument #1
+** (unknown key 'x')") number their argument through here, so that one
+** call never gets two numberings. Error paths only.
+*/
+int ecsl_arg_number(lua_State *L, int arg) {
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) &&
+      ar.namewhat != NULL && strcmp(ar.namewhat, "method") == 0)
+    return arg - 1;
+  return arg;
+}
+
+/*
 ** The one closed-world text, "attempt to use a closed world", from the
 ** table (ECS_ERR_CLOSED) and without a function name, like liolib's
 ** "attempt to use a closed file": the self checks that raise it run

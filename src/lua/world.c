@@ -174,8 +174,8 @@ int ecsl_l_world_destroy(lua_State *L) {
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, 2, i);
       if (!ecs_lua_is_entity(L, -1))
-        return luaL_error(L, "bad argument #1 to 'destroy' (entity expected "
-                          "at index %d, got %s)", (int)i, luaL_typename(L, -1));
+        return luaL_argerror(L, 2, lua_pushfstring(L, "entity expected at "
+                             "index %d, got %s", (int)i, luaL_typename(L, -1)));
       lua_pop(L, 1);
     }
     /* entity fields with a cleanup policy: one sweep for the list, after
