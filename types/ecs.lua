@@ -78,7 +78,7 @@ error messages say them); lower-case classes are modules.
 ---@field entities integer
 ---@field enabled boolean
 
----Initial values of `world.transform:add(e, opts)`.
+---Initial values of `world.transform:add(e, opts)`; any other key is an error.
 ---@class ecs.TransformInit
 ---@field position? number[] # { x, y, z }
 ---@field rotation? number[] # quaternion { x, y, z, w }
