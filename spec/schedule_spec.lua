@@ -133,6 +133,34 @@ describe("scheduling", function()
     assert.equals(-0.25, dts[8])
   end)
 
+  -- NaN added to what a fixed-interval system is owed stayed there: it
+  -- never ran again. dt must be a finite number; a negative one is passed
+  -- on and takes time back from what is owed (at most 4 intervals of it).
+  it("refuses a dt that is not a finite number; a negative one takes time back", function()
+    local dts, seen = {}, nil
+    w:system("fixed", function(dt) dts[#dts + 1] = dt end, { interval = 0.25 })
+    w:system("plain", function(dt) seen = dt end)
+    for _, bad in ipairs({ 0 / 0, 1 / 0, -1 / 0 }) do
+      local err = err_of(function() w:update(bad) end)
+      assert.matches("bad argument #1 to 'update' (dt must be a finite number, got ", err, 1, true)
+    end
+    assert.same({}, dts)
+    assert.is_nil(seen)
+    w:update(0.25)
+    assert.same({ 0.25 }, dts) -- nothing of the refused updates is owed
+    w:update(-0.125)
+    assert.equals(-0.125, seen) -- passed on as given
+    w:update(0.25)
+    assert.equals(1, #dts) -- 0.125 owed
+    w:update(0.125)
+    assert.equals(2, #dts)
+    w:update(-1.7976931348623157e308) -- rewinds past the largest double:
+    w:update(-1.7976931348623157e308) -- bounded at 4 intervals below zero
+    w:update(1.25)
+    assert.equals(3, #dts)
+    assert.is_true(w:check())
+  end)
+
   it("reports one phase's stats when asked", function()
     w:system("a", L("a"))
     w:system("b", L("b"), { phase = "draw" })

@@ -186,7 +186,7 @@ function World:inspect(e, options) end
 function World:entities() end
 
 ---Runs the systems of a phase once each, in order, then a budgeted gc.
----@param dt? number # 0 when not given
+---@param dt? number # 0 when not given; must be finite (a negative dt is passed on)
 ---@param phase? string # "update" when not given
 function World:update(dt, phase) end
 
