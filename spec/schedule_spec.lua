@@ -76,8 +76,20 @@ describe("scheduling", function()
     assert.is_true(V:field(e, "dx") < 1)
     w:update(1, "draw")
     assert.same({ "tick", "draw" }, log)
-    w:update(1, "nothing here") -- a phase with no system: only the gc
+    -- a phase no system has is a mistake (a typo, a capital letter), not
+    -- an update that runs nothing: an error naming the phases there are
+    assert.equals("world:update: no system has the phase 'Draw' (phases: draw, fixed, update)",
+      err_of(function() w:update(1, "Draw") end):match("world:update:.*$"))
     assert.same({ "tick", "draw" }, log)
+    w:enable_system("draw_lua", false)
+    w:update(1, "draw") -- a disabled system's phase is a phase: nothing runs
+    assert.same({ "tick", "draw" }, log)
+    local bare = ecs.world()
+    bare:update(1) -- "update", the default phase, needs no system
+    bare:update(1, "update")
+    assert.matches("no system has the phase 'draw' %(phases: none%)",
+      err_of(function() bare:update(1, "draw") end))
+    bare:close()
     local phases = {}
     for _, s in ipairs(w:stats()) do phases[s.name] = s.phase end
     assert.same({ draw_lua = "draw", move = "fixed", push = "fixed", tick = "update" }, phases)

@@ -116,7 +116,9 @@ typedef uint32_t ecs_entity;
   ** chunk cursors): no change may move or free the rows they address */ \
   X(PINNED, "the component's columns are in use by a pointer loop in "     \
             "progress (make structural changes after it; a loop left early " \
-            "keeps them until it is closed)")
+            "keeps them until it is closed)")                                 \
+  /* appended: an update of a phase no system has (system.h) */            \
+  X(NO_PHASE, "no system has this phase")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,

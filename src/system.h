@@ -225,7 +225,10 @@ ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
                          ecs_system **failed);
 
 /* ecs_world_update for the systems of one phase (ecs_world_update runs
-** the phase "update"); then the same budgeted gc. */
+** the phase "update"; NULL is "update"); then the same budgeted gc. A
+** phase other than "update" must be the phase of some system, enabled or
+** not: else ECS_ERR_NO_PHASE and nothing runs (a mistyped phase would
+** otherwise run nothing, silently). */
 ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
                                void *ctx, ecs_system **failed);
 

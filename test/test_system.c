@@ -989,6 +989,35 @@ TEST(System_update_refuses_a_non_finite_dt) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* A phase no system has: an error, not an update that runs nothing
+** ("update", the default, needs none). Disabled systems count. */
+TEST(System_update_of_a_phase_no_system_has) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  CHECK(setup(&f));
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "update", 0.5, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, NULL, 0.5, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.5, &p, NULL), ECS_ERR_NO_PHASE);
+  d.name = "q";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = count_dt;
+  d.phase = "draw";
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "Draw", 0.25, &p, NULL), ECS_ERR_NO_PHASE);
+  CHECK_EQ_INT(p.n, 0);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1);
+  ecs_system_enable(ecs_system_find(f.w, "q"), false);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1);
+  CHECK(ecs_system_remove(f.w, "q"));
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_NO_PHASE);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(System_runs_in_order_and_counts_stats),
   CASE(System_add_rejects_bad_descriptions),
@@ -1009,6 +1038,7 @@ static const test_case cases[] = {
   CASE(System_phases_and_ordering_constraints),
   CASE(System_fixed_interval),
   CASE(System_update_refuses_a_non_finite_dt),
+  CASE(System_update_of_a_phase_no_system_has),
 };
 
 TEST_MAIN(cases)

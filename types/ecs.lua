@@ -187,7 +187,7 @@ function World:entities() end
 
 ---Runs the systems of a phase once each, in order, then a budgeted gc.
 ---@param dt? number # 0 when not given; must be finite (a negative dt is passed on)
----@param phase? string # "update" when not given
+---@param phase? string # "update" when not given; another must be some system's phase (else an error)
 function World:update(dt, phase) end
 
 ---@return boolean ok

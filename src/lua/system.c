@@ -510,6 +510,37 @@ int ecsl_l_world_reset_stats(lua_State *L) {
 }
 
 /*
+** Push "no system has the phase 'x' (phases: a, b)": the distinct phases
+** of the world's systems, sorted, or "none". An error path: allocates.
+*/
+static const char *no_phase_text(lua_State *L, ecs_world *w, const char *phase) {
+  luaL_Buffer b;
+  const char *last = NULL;
+  ecs_system *s;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "no system has the phase '%s' (phases: ", phase);
+  luaL_addvalue(&b);
+  for (;;) { /* the least phase above last: sorted, each once */
+    const char *next = NULL;
+    uint32_t cursor = 0;
+    while (ecs_system_next(w, &cursor, &s)) {
+      const char *p = ecs_system_phase(s);
+      if ((last == NULL || strcmp(p, last) > 0) &&
+          (next == NULL || strcmp(p, next) < 0))
+        next = p;
+    }
+    if (next == NULL) break;
+    if (last != NULL) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, next);
+    last = next;
+  }
+  if (last == NULL) luaL_addstring(&b, "none");
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/*
 ** The update of the world at 1: run the systems (ecs_world_update, which
 ** ends with a budgeted gc). @return 1, or 0 when a system closed the
 ** world. Raises a system's error, after uncounting this call (raising
@@ -539,6 +570,8 @@ int ecsl_run_systems(lua_State *L, double dt, const char *phase) {
   if (!u.raised && bad != NULL)
     detail = lua_pushfstring(L, "system '%s': %s", ecs_system_name(bad),
                              ecs_strerror(err));
+  else if (err == ECS_ERR_NO_PHASE)
+    detail = no_phase_text(L, check_world(L, 1), phase);
   if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
   if (u.raised) return lua_error(L); /* a Lua system's error, unchanged */
   return ecsl_error(L, "world", "update", err, detail, 0);
