@@ -81,7 +81,7 @@ typedef uint32_t ecs_entity;
   X(TOO_MANY_TERMS, "too many components (limit 32)")                       \
   X(DUPLICATE_TERM, "a component is listed twice")                          \
   X(TOO_MANY_COLUMNS, "too many columns (limit 32)")                        \
-  X(UNKNOWN_COMPONENT, "unknown component (not among the query's)")        \
+  X(UNKNOWN_COMPONENT, "the component is not among the query's")          \
   X(EXCLUDED, "the component is excluded by the query")                     \
   X(UNKNOWN_FIELD, "unknown field")                                         \
   X(LUA_FIELD, "lua fields are not columns")                                \

@@ -124,7 +124,7 @@ function ecs.generation(e) end
 function ecs.tostring(e) end
 
 ---A new, independent world.
----@param options? table # no option is known yet: any key is an error
+---@param options? { threads: integer? } # threads: 1 to 64 (docs/threads.md); any other key is an error
 ---@return ecs.World
 function ecs.world(options) end
 
@@ -617,7 +617,7 @@ function Transform:on_set(fn) end
 local Names = {}
 
 ---@param e ecs.Entity # alive
----@param name string # unique in the world
+---@param name string # any bytes; several entities may share a name (find returns the latest)
 function Names:set(e, name) end
 
 ---@param e ecs.Entity
@@ -629,7 +629,7 @@ function Names:get(e) end
 function Names:clear(e) end
 
 ---@param name string
----@return ecs.Entity?
+---@return ecs.Entity? # the live entity most recently given that name
 function Names:find(name) end
 
 ---@param budget? integer
