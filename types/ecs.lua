@@ -224,10 +224,14 @@ function World:query(spec, ...) end
 
 ---Registers a system: a Lua function, an expression string or a native
 ---system, over a query (or a Lua function alone: `world:system(name, fn [, opts])`).
+---A Lua function or a native system takes no params: its options may come
+---right after it (`world:system(name, q, fn, { phase = "draw" })`) or fifth
+---after a nil. An expression's fourth argument is its params; options given
+---there instead (only option keys, none a parameter of it) are an error.
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number> # named parameters of an expression
+---@param params? table<string, number>|ecs.SystemOptions # an expression's named parameters; a Lua or native system's options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:system(name, query, body, params, options) end
@@ -237,10 +241,11 @@ function World:system(name, query, body, params, options) end
 function World:remove_system(name) end
 
 ---Swaps the body of an existing system, keeping its place in the run order.
+---Arguments as `world:system`'s.
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number>
+---@param params? table<string, number>|ecs.SystemOptions # an expression's named parameters; a Lua or native system's options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:replace_system(name, query, body, params, options) end
