@@ -490,6 +490,15 @@ describe("world:spawn", function()
       fails(2, P)
     end)
 
+    -- { Position = {1}, [P] = {2} } named one component twice, and which
+    -- value won depended on the table's order
+    it("refuses a component given twice, by name and by object", function()
+      assert.matches("world:spawn: component 'Position' given twice (by name and as the component)",
+        fails(2, { Position = { x = 1 }, [P] = { x = 2 } }), 1, true)
+      assert.matches("world:spawn: component 'Enemy' given twice",
+        fails(1, { Enemy = true, [Tag] = true, Velocity = true }), 1, true)
+    end)
+
     it("refuses unknown names, other worlds' components and other keys", function()
       assert.matches("world:spawn: unknown component 'Nope'",
         fails(2, { Position = true, Nope = true }), 1, true)
@@ -677,6 +686,18 @@ describe("world:prefab", function()
       local es = w:spawn(2, pf)
       assert.is_true(rawequal(list, c.Brain:field(es[2], "script")))
       twin:create(2)
+    end)
+
+    it("refuses a component given twice, in the spec or in the overrides", function()
+      assert.matches("world:prefab: component 'Position' given twice",
+        text(refused(w, {}, w.prefab, w, { Position = { 1 }, [P] = { 2 } })), 1, true)
+      local pf = w:prefab({ Position = { x = 1 } })
+      assert.matches("world:spawn: component 'Velocity' given twice",
+        text(refused(w, {}, w.spawn, w, 2, pf, { Velocity = { 1 }, [V] = { 2 } })), 1, true)
+      -- an override of the prefab's own component is what overrides are for
+      local e = w:spawn(1, pf, { Position = { y = 5 } })[1]
+      twin:spawn(1, { Position = true })
+      assert.same({ 1, 5 }, { P:get(e) })
     end)
 
     it("checks the spec when made, as spawn does", function()

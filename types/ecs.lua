@@ -35,9 +35,10 @@ error messages say them); lower-case classes are modules.
 ---@class ecs.NativeSystem
 
 ---Components and their values for `world:spawn` and `world:prefab`: keys are
----component names; a value is a table of field values (positional in schema
----order, or by field name; in spawn a field may be an array of n values) or
----`true` for a tag.
+---component names (or the components); a value is a table of field values
+---(positional in schema order, or by field name; in spawn a field may be an
+---array of n values) or `true` for a tag. A component given twice (by name and
+---as the object) is an error.
 ---@alias ecs.SpawnSpec table<string, table|boolean>
 
 ---A term list for `world:query{...}`: components, plus `without`,
