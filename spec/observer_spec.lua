@@ -222,6 +222,57 @@ describe("observers", function()
     assert.is_true(w:check())
   end)
 
+  -- T:destroy_tree dropped the errors of the observers its destroys ran;
+  -- world:destroy raised them
+  it("T:destroy_tree propagates observers' errors as world:destroy does", function()
+    local w, P = setup()
+    local T, N = w.transform, w.names
+    local Aim = w:component("Aim", { "target:entity!remove" })
+    local token = { "mine" }
+    local function tree() -- root <- a <- a1, root <- b
+      local root, a, a1, b = w:create(), w:create(), w:create(), w:create()
+      for _, e in ipairs({ root, a, a1, b }) do T:add(e) end
+      T:set_parent(a, root); T:set_parent(a1, a); T:set_parent(b, root)
+      return root, a, a1, b
+    end
+    local function failing_at(fail) return function(e) if e == fail then error(token) end end end
+    local cases = {
+      { "component", function(fail) P:add(fail, 1); return P:on_remove(failing_at(fail)) end },
+      { "transform", function(fail) return T:on_remove(failing_at(fail)) end },
+      { "names", function(fail) N:set(fail, "x"); return N:on_remove(failing_at(fail)) end },
+      { "cleanup", function(fail) -- a holder losing Aim when fail dies
+        Aim:add(w:create(), fail)
+        return Aim:on_remove(function() error(token) end)
+      end },
+    }
+    for _, case in ipairs(cases) do
+      for _, how in ipairs({ "destroy_tree", "destroy" }) do
+        local root, a, a1, b = tree()
+        local o = case[2](a)
+        local ok, err
+        if how == "destroy_tree" then ok, err = pcall(T.destroy_tree, T, root)
+        else ok, err = pcall(w.destroy, w, a) end
+        local where = case[1] .. " observer, " .. how
+        assert.is_false(ok, where)
+        assert.equal(token, err, where)
+        assert.is_false(w:alive(a), where) -- the failing one died
+        if how == "destroy" then
+          assert.is_true(w:alive(a1) and w:alive(b) and w:alive(root), where)
+        elseif case[1] == "cleanup" then -- the cleanup runs after the whole tree
+          assert.is_false(w:alive(a1) or w:alive(b) or w:alive(root), where)
+        else -- children first: a1, then a failed; b and root are left
+          assert.is_false(w:alive(a1), where)
+          assert.is_true(w:alive(b) and w:alive(root), where)
+        end
+        o:close()
+        assert.is_true(w:check(), where)
+        for _, e in ipairs({ root, a1, b }) do if w:alive(e) then w:destroy(e) end end
+      end
+    end
+    assert.equal(0, Aim:count())
+    assert.is_true(w:check())
+  end)
+
   it("an error in a nested observer reaches the outer call unchanged", function()
     local w, P, Q = setup()
     local token = {}

@@ -931,6 +931,56 @@ TEST(Notify_listener_error_is_returned) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/* A listener failing on one node of destroy_tree: the error is returned
+** (ecs_transform_destroy_tree_report), the walk stops after that node
+** died (children first), the rest of the tree stays. */
+static ecs_err fail_on(ecs_world *w, void *m, ecs_entity e, ecs_event ev,
+                       void *ud) {
+  (void)w;
+  (void)m;
+  (void)ev;
+  return e == *(const ecs_entity *)ud ? ECS_ERR_LOCKED : ECS_ERR_OK;
+}
+
+TEST(Notify_destroy_tree_returns_a_listener_error) {
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_entity e[4], fail;
+  size_t done = 99;
+  CHECK(w != NULL);
+  CHECK(ecs_create_n(w, e, 4) == ECS_ERR_OK);
+  for (int k = 0; k < 4; k++) CHECK(ecs_transform_add(t, e[k], NULL) == ECS_ERR_OK);
+  /* e0 <- e1 <- e2, e0 <- e3 */
+  CHECK(ecs_transform_set_parent(t, e[1], e[0], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[2], e[1], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[3], e[0], false) == ECS_ERR_OK);
+  fail = e[1];
+  CHECK(ecs_manager_listen(w, t, ECS_EVENT_REMOVE, fail_on, &fail) == ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_LOCKED);
+  CHECK_EQ_INT(done, 2);
+  CHECK(!ecs_alive(w, e[2]) && !ecs_alive(w, e[1]));
+  CHECK(ecs_alive(w, e[0]) && ecs_alive(w, e[3]));
+  CHECK_EQ_INT(ecs_transform_parent(t, e[3]), e[0]);
+  CHECK_WORLD(w);
+  /* no failure left: the rest goes */
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 2);
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 0);
+  /* the plain call drops the error and goes on, as ecs_destroy_n does */
+  CHECK(ecs_create_n(w, e, 3) == ECS_ERR_OK);
+  for (int k = 0; k < 3; k++) CHECK(ecs_transform_add(t, e[k], NULL) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[1], e[0], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[2], e[0], false) == ECS_ERR_OK);
+  fail = e[1];
+  CHECK_EQ_INT(ecs_transform_destroy_tree(t, e[0]), 3);
+  CHECK(!ecs_alive(w, e[0]));
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 TEST(Notify_batches_once_per_entity_after_the_batch) {
   test_alloc a;
   ecs_transform *t;
@@ -1169,6 +1219,7 @@ static const test_case cases[] = {
   CASE(Hooks_load_out_of_memory),
   CASE(Notify_add_set_remove_see_the_record),
   CASE(Notify_listener_error_is_returned),
+  CASE(Notify_destroy_tree_returns_a_listener_error),
   CASE(Notify_batches_once_per_entity_after_the_batch),
   CASE(Notify_hostile_listeners_leave_a_consistent_world),
 };

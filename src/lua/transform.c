@@ -286,11 +286,19 @@ static int l_tr_children(lua_State *L) {
   return 1;
 }
 
-/* T:destroy_tree(e) -> number of entities destroyed */
+/*
+** T:destroy_tree(e) -> number of entities destroyed. An observer's error
+** (on_remove of any manager of a dying entity, the cleanup's too) is
+** raised as world:destroy raises it, after the walk stopped there.
+*/
 static int l_tr_destroy_tree(lua_State *L) {
   ecs_transform *t = check_tr(L);
+  size_t done;
+  ecs_err err;
   tr_row(L, t, 2, "destroy_tree");
-  lua_pushinteger(L, (lua_Integer)ecs_transform_destroy_tree(t, check_entity(L, 2)));
+  err = ecs_transform_destroy_tree_report(t, check_entity(L, 2), &done);
+  if (err != ECS_ERR_OK) return ecsl_error(L, "transform", "destroy_tree", err, NULL, 0);
+  lua_pushinteger(L, (lua_Integer)done);
   return 1;
 }
 
