@@ -393,7 +393,9 @@ describe("world:spawn", function()
       local es = w:spawn(3, { Health = { hp = { 100, 200, 300 } },
                               Velocity = { dx = { 10, 20, 30 } },
                               Position = { x = { 1, 2, 3 } } })
-      assert.same({ "P1", "V1", "H1", "P2", "V2", "H2", "P3", "V3", "H3" }, log)
+      -- each on_add is followed by that component's on_set (the first write)
+      assert.same({ "P1", "set", "V1", "set", "H1", "set", "P2", "set", "V2", "set", "H2", "set",
+                    "P3", "set", "V3", "set", "H3", "set" }, log)
       assert.equals(3, #es)
       assert.is_true(w:check())
     end)

@@ -465,7 +465,10 @@ void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
 ** (ECS_EVENT_* bits) that the manager `manager` (a registered self)
 ** reports through ecs_manager_notify. Listeners run in the order they
 ** were added, synchronously, and may change the world (the manager
-** notifies where its own state is complete). A listener's error stops
+** notifies where its own state is complete). An ADD is followed by a
+** SET (the new record's values were written): every ADD listener, then
+** every SET listener, unless an ADD listener failed or took the record
+** away (removed it, destroyed the entity); a manager reports ADD only. A listener's error stops
 ** the others and is returned by the call that triggered it; the change
 ** that was reported stands. Notifications nest (a listener's change is
 ** reported to listeners in turn) at most 64 deep: a

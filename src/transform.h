@@ -21,8 +21,9 @@
 ** when the index's generation wraps first, the row is marked purged, so
 ** the entity that gets the old handle back has no row, parent or child.
 **
-** Notifications (ecs_manager_listen on ecs_transform_of(w)): ADD after
-** ecs_transform_add gave e a new transform (its values set); REMOVE
+** Notifications (ecs_manager_listen on ecs_transform_of(w)): ADD (then
+** SET: ecs.h) after ecs_transform_add gave e a new transform (its values
+** set); REMOVE
 ** before ecs_transform_remove takes one away (still readable); SET after
 ** a local transform or parent was written (set_local, set_position,
 ** set_rotation, set_scale, set_parent, add to an entity that had one, the

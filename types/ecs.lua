@@ -385,7 +385,7 @@ function Component:on_add(fn) end
 ---@return ecs.Observer
 function Component:on_remove(fn) end
 
----@param fn fun(e: ecs.Entity) # after add, set or set_field wrote a value
+---@param fn fun(e: ecs.Entity) # after add, set, set_field or set_many wrote a value (a new instance: after on_add)
 ---@return ecs.Observer
 function Component:on_set(fn) end
 
