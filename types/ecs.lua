@@ -86,7 +86,9 @@ error messages say them); lower-case classes are modules.
 ---@field scale? number[] # { x, y, z }
 
 ---A Lua system: `fn(dt, query)` (query nil for a system without one); it may
----return the number of entities it processed, for `world:stats()`.
+---return the number of entities it processed, for `world:stats()`. A string
+---it raises leaves `update` as "system '<name>': <error>" with the system's
+---traceback; any other value unchanged.
 ---@alias ecs.SystemFunction fun(dt: number, query: ecs.Query?): integer?
 
 ------------------------------------------------------------------------

@@ -24,9 +24,11 @@
 ** The core is running while they run, so neither may raise through it:
 ** each does its Lua work in a protected call and returns an error code;
 ** the error value waits on the stack and world:update raises it once the
-** core has returned, unchanged (a Lua system's error, tables too), while
-** errors of the library itself name the system ("world:update: system
-** 'move': not enough memory"). Lua code run by a system may close the
+** core has returned: a Lua system's error as its message handler left it
+** (system_msgh: a string named after the system, with the system's
+** frames; any other value unchanged), a params metamethod's unchanged,
+** while errors of the library itself name the system ("world:update:
+** system 'move': not enough memory"). Lua code run by a system may close the
 ** world: the update is a call in progress, so the core world stays until
 ** it returns, and the callback stops the walk.
 ** ------------------------------------------------------------------- */
@@ -95,6 +97,39 @@ static int lua_system_body(lua_State *L) {
 }
 
 /*
+** The message handler of a Lua system's protected call (call_lua): it
+** runs where the error was raised, its frames still there, so a string
+** error leaves with "system '<name>': " before it and the traceback of
+** the system's own frames after it (the protected call ends them, so a
+** handler of the caller's, xpcall(world.update, debug.traceback, ...),
+** would see world:update's frames only). Any other value passes as it
+** is. The system is the argument (a light userdata, slot 2) of the frame
+** of lua_system_body below the system's frames: found by walking up.
+*/
+static int system_msgh(lua_State *L) {
+  lua_Debug ar;
+  const ecs_system *s = NULL;
+  int level, last = 0;
+  if (lua_type(L, 1) != LUA_TSTRING) return 1;
+  for (level = 1; lua_getstack(L, level, &ar); level++) {
+    int at;
+    lua_getinfo(L, "f", &ar);
+    at = lua_tocfunction(L, -1) == lua_system_body;
+    lua_pop(L, 1);
+    if (at) {
+      if (lua_getlocal(L, &ar, 2) != NULL) {
+        s = (const ecs_system *)lua_touserdata(L, -1);
+        lua_pop(L, 1);
+      }
+      last = level - 1;
+      break;
+    }
+  }
+  lua_pushfstring(L, "system '%s'", s != NULL ? ecs_system_name(s) : "?");
+  return ecsl_prefix_error(L, lua_tostring(L, -1), last > 0 ? last : 1);
+}
+
+/*
 ** The end of a callback's protected call: keep its error for world:update.
 ** The codes only stop the core's walk (world:update looks at raised and
 ** closed, not at them), but they say what happened to a C reader of
@@ -122,13 +157,15 @@ static ecs_err call_lua(ecs_world *w, ecs_system *s, double dt, void *ctx,
   /* run by another host (a C caller's ctx): a slip, not a rule */
   if (u == NULL) return ECS_ERR_INVALID;
   L = u->L;
-  if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
+  if (!lua_checkstack(L, 6)) return ECS_ERR_NOMEM;
+  ecsl_push_cfn(L, system_msgh);
   ecsl_push_cfn(L, lua_system_body);
   lua_pushvalue(L, u->map);
   lua_pushlightuserdata(L, s);
   lua_pushnumber(L, (lua_Number)dt);
   lua_pushlightuserdata(L, u->lw);
-  err = callback_end(u, lua_pcall(L, 4, 1, 0));
+  err = callback_end(u, lua_pcall(L, 4, 1, lua_gettop(L) - 5));
+  lua_remove(L, -2); /* the handler: the result or the error stays on top */
   if (u->raised) return err;
   *processed = (size_t)lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -690,7 +727,7 @@ int ecsl_run_systems(lua_State *L, double dt, const char *phase) {
   else if (err == ECS_ERR_NO_PHASE)
     detail = no_phase_text(L, check_world(L, 1), phase);
   if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
-  if (u.raised) return lua_error(L); /* a Lua system's error, unchanged */
+  if (u.raised) return lua_error(L); /* as system_msgh left it */
   return ecsl_error(L, "world", "update", err, detail, 0);
 }
 
