@@ -234,7 +234,7 @@ function World:query(spec, ...) end
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number>|ecs.SystemOptions # an expression's named parameters; a Lua or native system's options
+---@param params? table<string, number>|ecs.SystemOptions # an expression's parameters; else the options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:system(name, query, body, params, options) end
@@ -248,7 +248,7 @@ function World:remove_system(name) end
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number>|ecs.SystemOptions # an expression's named parameters; a Lua or native system's options
+---@param params? table<string, number>|ecs.SystemOptions # an expression's parameters; else the options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:replace_system(name, query, body, params, options) end
