@@ -334,7 +334,8 @@ describe("entity fields that clean up", function()
       local es = w:create(5)
       for i = 2, 5 do De:add(es[i], es[i - 1]); Tag:add(es[i], i) end
       Tag:on_remove(function(e) error(("no %d"):format(Tag:field(e, "v")), 0) end)
-      assert.equals("no 5", err_of(w.destroy, w, es[1])) -- es[5] dies last
+      -- es[5] dies last (an observer's string error names the observer)
+      assert.equals("on_remove 'Tag': no 5", err_of(w.destroy, w, es[1]):match("^[^\n]*"))
       for i = 1, 5 do assert.is_false(w:alive(es[i])) end
       assert.is_true(w:check())
     end)
@@ -344,7 +345,7 @@ describe("entity fields that clean up", function()
       for i = 1, 3 do Cl:add(hs[i], ts[i]) end
       Tag:add(ts[2], 0)
       Tag:on_remove(function() error("stop", 0) end)
-      assert.equals("stop", err_of(w.destroy, w, ts))
+      assert.equals("on_remove 'Tag': stop", err_of(w.destroy, w, ts):match("^[^\n]*"))
       assert.same({ false, false, true }, { w:alive(ts[1]), w:alive(ts[2]), w:alive(ts[3]) })
       assert.same({ null, null, ts[3] },
         { Cl:field(hs[1], "target"), Cl:field(hs[2], "target"), Cl:field(hs[3], "target") })

@@ -33,8 +33,64 @@ describe("observers", function()
     local i = ecs.index(e)
     P:add(e, 1); P:set(e, 2); P:set_field(e, "x", 3); P:add(e, { x = 4 }); P:remove(e)
     assert.is_false(P:remove(e))
-    assert.same({ "add " .. i .. " 1.0", "set " .. i .. " 2.0", "set " .. i .. " 3.0",
-                  "set " .. i .. " 4.0", "remove " .. i .. " 4.0" }, log)
+    assert.same({ "add " .. i .. " 1.0", "set " .. i .. " 1.0", "set " .. i .. " 2.0",
+                  "set " .. i .. " 3.0", "set " .. i .. " 4.0", "remove " .. i .. " 4.0" }, log)
+    assert.is_true(w:check())
+  end)
+
+  -- on_set runs after add, set or set_field wrote a value: the first add
+  -- too (after on_add), on every path that adds
+  it("report on_set after on_add for every new instance, on every path that adds", function()
+    local w, P, Q = setup()
+    local T, N = w.transform, w.names
+    local log = {}
+    local function on(M, tag)
+      M:on_add(function(e) log[#log + 1] = tag .. " add " .. ecs.index(e) end)
+      M:on_set(function(e) log[#log + 1] = tag .. " set " .. ecs.index(e) end)
+    end
+    on(P, "P"); on(Q, "Q"); on(T, "T"); on(N, "N")
+    local function took(f)
+      log = {}
+      f()
+      return table.concat(log, ", ")
+    end
+    local e = w:create()
+    local i = ecs.index(e)
+    assert.equals(("P add %d, P set %d"):format(i, i), took(function() P:add(e, 1) end))
+    assert.equals(("P set %d"):format(i), took(function() P:add(e, 2) end))
+    assert.equals(("P set %d"):format(i), took(function() P:set(e, 3) end))
+    assert.equals(("P set %d"):format(i), took(function() P:set_field(e, "x", 4) end))
+    assert.equals(("P set %d"):format(i), took(function() P:set_many({ e }, "x", 5) end))
+    assert.equals(("T add %d, T set %d"):format(i, i), took(function() T:add(e) end))
+    assert.equals(("T set %d"):format(i), took(function() T:add(e) end))
+    assert.equals(("N add %d, N set %d"):format(i, i), took(function() N:set(e, "a") end))
+    assert.equals(("N set %d"):format(i), took(function() N:set(e, "b") end))
+    local es
+    local got = took(function() es = w:spawn(2, { P = { x = 1 }, Q = true }) end)
+    local a, b = ecs.index(es[1]), ecs.index(es[2])
+    assert.equals(("P add %d, P set %d, Q add %d, Q set %d, P add %d, P set %d, Q add %d, Q set %d")
+      :format(a, a, a, a, b, b, b, b), got)
+    local pf = w:prefab({ Q = { y = 1 } })
+    got = took(function() es = w:spawn(1, pf, { P = true }) end)
+    a = ecs.index(es[1])
+    assert.equals(("P add %d, P set %d, Q add %d, Q set %d"):format(a, a, a, a), got)
+    local c
+    got = took(function() c = w:clone(es[1]) end)
+    a = ecs.index(c)
+    assert.equals(("P add %d, P set %d, Q add %d, Q set %d"):format(a, a, a, a), got)
+    -- bulk writes report nothing (a changed query sees them)
+    local q = w:query(P)
+    assert.equals("", took(function()
+      for n, xs in q:columns("P.x") do for k = 1, n do xs[k] = 9 end end
+      q:each(function(_, x) return x + 1 end, "P.x")
+      q:each_chunk(function(n, xs) for k = 1, n do xs[k] = 0 end end, "P.x")
+      q:apply("P.x = 1")
+    end))
+    -- an on_add observer that removes the instance: no on_set for it
+    local r = P:on_add(function(x) P:remove(x) end)
+    local f = w:create()
+    assert.equals(("P add %d"):format(ecs.index(f)), took(function() P:add(f, 1) end))
+    r:close()
     assert.is_true(w:check())
   end)
 
@@ -82,7 +138,8 @@ describe("observers", function()
     T:set_local_positions({ a, b }, { 1, 2 }, { 0, 0 }, { 0, 0 })
     T:remove(b)
     w:destroy(a)
-    assert.same({ "add " .. ia, "add " .. ib, "set " .. ia .. " 7.0", "set " .. ia .. " 7.0",
+    assert.same({ "add " .. ia, "set " .. ia .. " 0.0", "add " .. ib, "set " .. ib .. " 0.0",
+                  "set " .. ia .. " 7.0", "set " .. ia .. " 7.0",
                   "set " .. ia .. " 7.0", "set " .. ia .. " 1.0", "set " .. ib .. " 2.0",
                   "remove " .. ib .. " true", "remove " .. ia .. " true" }, log)
     assert.is_true(w:check())
@@ -99,7 +156,7 @@ describe("observers", function()
     N:set(e, "a"); N:set(e, "b"); N:clear(e)
     assert.is_false(N:clear(e))
     N:set(f, "c"); w:destroy(f)
-    assert.same({ "add a", "set b", "remove b", "add c", "remove c" }, log)
+    assert.same({ "add a", "set a", "set b", "remove b", "add c", "set c", "remove c" }, log)
     assert.is_true(w:check())
   end)
 
@@ -200,14 +257,14 @@ describe("observers", function()
     for _, x in ipairs(es) do Q:add(x, 1) end
     ok, err = pcall(w.destroy, w, es)
     assert.is_false(ok)
-    assert.equal("string error", err)
+    assert.equal("on_remove 'Q': string error", err:match("^[^\n]*")) -- a string names the observer
     assert.is_false(w:alive(es[1]))     -- the failing one died
     assert.is_true(w:alive(es[2]))      -- the rest are untouched
     r:close()
     assert.equal(2, w:destroy(es))
     local T, N = w.transform, w.names
-    local t = T:on_set(function() error(token) end)
     T:add(e)
+    local t = T:on_set(function() error(token) end)
     ok, err = pcall(T.set_local_position, T, e, 1, 2, 3)
     assert.is_false(ok)
     assert.equal(token, err)
@@ -219,6 +276,57 @@ describe("observers", function()
     assert.equal(token, err)
     assert.is_nil(N:get(e))
     nm:close()
+    assert.is_true(w:check())
+  end)
+
+  -- T:destroy_tree dropped the errors of the observers its destroys ran;
+  -- world:destroy raised them
+  it("T:destroy_tree propagates observers' errors as world:destroy does", function()
+    local w, P = setup()
+    local T, N = w.transform, w.names
+    local Aim = w:component("Aim", { "target:entity!remove" })
+    local token = { "mine" }
+    local function tree() -- root <- a <- a1, root <- b
+      local root, a, a1, b = w:create(), w:create(), w:create(), w:create()
+      for _, e in ipairs({ root, a, a1, b }) do T:add(e) end
+      T:set_parent(a, root); T:set_parent(a1, a); T:set_parent(b, root)
+      return root, a, a1, b
+    end
+    local function failing_at(fail) return function(e) if e == fail then error(token) end end end
+    local cases = {
+      { "component", function(fail) P:add(fail, 1); return P:on_remove(failing_at(fail)) end },
+      { "transform", function(fail) return T:on_remove(failing_at(fail)) end },
+      { "names", function(fail) N:set(fail, "x"); return N:on_remove(failing_at(fail)) end },
+      { "cleanup", function(fail) -- a holder losing Aim when fail dies
+        Aim:add(w:create(), fail)
+        return Aim:on_remove(function() error(token) end)
+      end },
+    }
+    for _, case in ipairs(cases) do
+      for _, how in ipairs({ "destroy_tree", "destroy" }) do
+        local root, a, a1, b = tree()
+        local o = case[2](a)
+        local ok, err
+        if how == "destroy_tree" then ok, err = pcall(T.destroy_tree, T, root)
+        else ok, err = pcall(w.destroy, w, a) end
+        local where = case[1] .. " observer, " .. how
+        assert.is_false(ok, where)
+        assert.equal(token, err, where)
+        assert.is_false(w:alive(a), where) -- the failing one died
+        if how == "destroy" then
+          assert.is_true(w:alive(a1) and w:alive(b) and w:alive(root), where)
+        elseif case[1] == "cleanup" then -- the cleanup runs after the whole tree
+          assert.is_false(w:alive(a1) or w:alive(b) or w:alive(root), where)
+        else -- children first: a1, then a failed; b and root are left
+          assert.is_false(w:alive(a1), where)
+          assert.is_true(w:alive(b) and w:alive(root), where)
+        end
+        o:close()
+        assert.is_true(w:check(), where)
+        for _, e in ipairs({ root, a1, b }) do if w:alive(e) then w:destroy(e) end end
+      end
+    end
+    assert.equal(0, Aim:count())
     assert.is_true(w:check())
   end)
 

@@ -28,7 +28,7 @@
 ** ecs_drain_refs and releases. Room for that list is reserved when an
 ** instance is created, so dropping never allocates and never fails.
 **
-** Listeners (ecs_manager_listen): ECS_EVENT_ADD after
+** Listeners (ecs_manager_listen): ECS_EVENT_ADD (then SET: ecs.h) after
 ** ecs_component_add creates an instance, ECS_EVENT_REMOVE before
 ** ecs_component_remove removes one. The core has no setters (values are
 ** written straight into the columns), so ECS_EVENT_SET, and ADD after

@@ -159,17 +159,57 @@ bool ecs_manager_unlisten(ecs_world *w, const void *manager,
 /* How deep notifications may nest (ecs.h, ecs_manager_listen). */
 #define MAX_NESTING 64u
 
-ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
-                                     ecs_event event) {
-  uint32_t n = w->listener_count; /* those added during this one wait */
+/* Deliver event to the listeners of self among the first n that take it;
+** @return the first error (which stops the others). */
+static ecs_err deliver(ecs_world *w, void *self, ecs_entity e, ecs_event event,
+                       uint32_t n) {
   ecs_err err = ECS_ERR_OK;
-  if (w->notifying >= MAX_NESTING) return ECS_ERR_NESTING;
-  w->notifying++;
   for (uint32_t i = 0; i < n && err == ECS_ERR_OK; i++) {
     const ecsi_listener l = w->listener[i]; /* the array may move */
     if (l.fn != NULL && l.manager == self && (l.events & (unsigned)event))
       err = l.fn(w, self, e, event, l.ud);
   }
+  return err;
+}
+
+/* Is one of the first n listeners a SET listener of self? */
+static bool set_listened(const ecs_world *w, const void *self, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (w->listener[i].fn != NULL && w->listener[i].manager == self &&
+        (w->listener[i].events & ECS_EVENT_SET))
+      return true;
+  return false;
+}
+
+/* Has self, a registered manager, a record of the live entity e (its has
+** hook; a class without one: yes)? */
+static bool still_has(ecs_world *w, void *self, ecs_entity e) {
+  if (!ecs_alive(w, e)) return false;
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].self == self)
+      return w->manager[i].cls->has == NULL || w->manager[i].cls->has(w, self, e);
+  return false;
+}
+
+/*
+** An ADD is a write too: a new record's values were written. So ADD is
+** followed by SET (ecs.h: "SET after add, set or set_field wrote"), every
+** ADD listener first, then every SET listener, so that a SET listener
+** never sees a record its ADD listeners have not. Not when an ADD
+** listener failed, nor when one removed the record or destroyed e (no
+** value of e is there to report). Every manager's ADD gets it here, in
+** one place: components, the transform, names, plugins.
+*/
+ecs_err ecs_manager_notify_listeners(ecs_world *w, void *self, ecs_entity e,
+                                     ecs_event event) {
+  uint32_t n = w->listener_count; /* those added during this one wait */
+  ecs_err err;
+  if (w->notifying >= MAX_NESTING) return ECS_ERR_NESTING;
+  w->notifying++;
+  err = deliver(w, self, e, event, n);
+  if (event == ECS_EVENT_ADD && err == ECS_ERR_OK && set_listened(w, self, n) &&
+      still_has(w, self, e))
+    err = deliver(w, self, e, ECS_EVENT_SET, n);
   if (--w->notifying == 0 && w->listener_dead) compact_listeners(w);
   return err;
 }

@@ -250,6 +250,9 @@ typedef struct lnative {
 
 
 /* object.c */
+int ecsl_arg_number(lua_State *L, int arg);
+void ecsl_push_traceback(lua_State *L, int last);
+int ecsl_prefix_error(lua_State *L, const char *prefix, int last);
 void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
                         const void *cls, const char *cname);
 int ecsl_closed(lua_State *L);

@@ -199,6 +199,7 @@ static const struct ecs_api api = {
   .ecs_component_written = ecs_component_written,
   .ecs_world_loads = ecs_world_loads,
   .ecs_query_iter_loaded = ecs_query_iter_loaded,
+  .ecs_transform_destroy_tree_report = ecs_transform_destroy_tree_report,
   .ecs_component_prewrite = ecs_component_prewrite,
   .ecs_component_prewrite_n = ecs_component_prewrite_n,
   .ecs_component_prewrite_range = ecs_component_prewrite_range,
