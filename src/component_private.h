@@ -48,6 +48,8 @@ struct ecs_component {
   ecsi_rowmap map;         /* entity index -> instance (rowmap.h) */
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
   uint64_t version;        /* structural changes and column moves */
+  uint32_t schema_gen;     /* redefinitions (component_migrate.c): field
+                           ** numbers read before a change are stale */
   const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
   ecsi_ticks ticks;        /* change ticks, while watched (change.c) */
