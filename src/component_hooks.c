@@ -534,7 +534,6 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->size = t->cap = t->gc_cursor = 0;
   memset(&t->map, 0, sizeof t->map);
   t->version = 0;
-  t->removing = NULL;
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
   memset(&t->ticks, 0, sizeof t->ticks); /* c keeps its stamps */

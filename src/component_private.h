@@ -50,7 +50,6 @@ struct ecs_component {
   uint64_t version;        /* structural changes and column moves */
   uint32_t schema_gen;     /* redefinitions (component_migrate.c): field
                            ** numbers read before a change are stale */
-  const struct removal *removing; /* REMOVEs being reported (see remove) */
   ecsi_watch *watch;       /* the queries that name this manager */
   ecsi_ticks ticks;        /* change ticks, while watched (change.c) */
   struct ecsi_jcomp *journal; /* captures of the open journal, or NULL */
