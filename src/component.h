@@ -321,7 +321,8 @@ uint64_t ecs_component_version(const ecs_component *c);
 ** same, whenever that entity died. REMOVE on a pinned component
 ** (ecs_component_pin) is put off: the holder keeps it and the next sweep
 ** (the next destroy, or ecs_cleanup_release of a hold) owes it. Policies
-** are part of the definition, not of the data: snapshots do not carry them.
+** are part of the schema: snapshots (format 2) and deltas carry them in
+** each field's word, type | policy << 8, and loads compare them.
 ** @return ECS_ERR_UNKNOWN_FIELD (field out of range), ECS_ERR_INVALID (not
 **         an entity field, or policy unknown).
 */

@@ -58,6 +58,9 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 ** in the machine's order, which a snapshot requires to be little-endian):
 **   u32 LAYOUT (2)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
+**                        (the layout of the values: cleanup policies,
+**                        which do not change it, are in the snapshot's
+**                        directory, which a load compares first)
 **   owners               the live instances' entities in row order, as
 **                        u32 entries, ending with u32 0:
 **                          h (bit 31 clear): one entity, the handle h;

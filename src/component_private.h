@@ -88,6 +88,13 @@ static inline uint8_t *col(const ecs_component *c, uint32_t k) {
   return (uint8_t *)c->data + col_offset(c, k, c->cap);
 }
 
+/* Field k's word in the schemas that snapshots and deltas write and
+** compare: its type, and its cleanup policy (cleanup.c) in bits 8-15, so
+** that a schema is compared whole. */
+static inline uint32_t ecsi_field_word(const ecs_component *c, uint32_t k) {
+  return (uint32_t)c->field[k].type | (uint32_t)c->cleanup[k] << 8;
+}
+
 /* The map's entry for index: an instance, or ECS_NO_INSTANCE. */
 static inline uint32_t map_get(const ecs_component *c, uint32_t index) {
   return ecsi_rowmap_get(&c->map, owners(c), index);

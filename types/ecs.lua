@@ -128,7 +128,8 @@ function ecs.tostring(e) end
 ---@return ecs.World
 function ecs.world(options) end
 
----A new world equal to the one the snapshot was taken of.
+---A new world equal to the one the snapshot was taken of: its components are
+---made from the blob's schemas, cleanup policies ("to:entity!clear") included.
 ---@param blob string # from world:snapshot()
 ---@return ecs.World
 function ecs.restore(blob) end

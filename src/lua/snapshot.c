@@ -476,12 +476,16 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
                    ecs_strerror(ECS_ERR_CORRUPT), name);
       lua_createtable(L, (int)m.nfields, 0);             /* name, schema */
       for (uint32_t k = 0; k < m.nfields; k++) {
+        /* the entry as world:component takes it, cleanup included (a
+        ** format 1 snapshot has none: policies were not saved then) */
+        static const char *const cleanup[] = {"", "!clear", "!remove", "!destroy"};
         ecs_type t;
         const char *fname;
         size_t flen;
         ecs_snapshot_field(&m, k, &t, &fname, &flen);
         lua_pushlstring(L, fname, flen);
-        lua_pushfstring(L, "%s:%s", lua_tostring(L, -1), ecs_type_name(t));
+        lua_pushfstring(L, "%s:%s%s", lua_tostring(L, -1), ecs_type_name(t),
+                        cleanup[ecs_snapshot_field_cleanup(&m, k)]);
         lua_remove(L, -2);
         lua_rawseti(L, -2, (lua_Integer)k + 1);
       }
