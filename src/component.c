@@ -613,6 +613,15 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   return ECS_ERR_OK;
 }
 
+/* Nothing refers to c but the registry: no record, query (systems have
+** one), journal capture, pin or owner; then the registry's own rules. */
+ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c) {
+  if (c->size != 0 || c->nwatch != 0 || c->journal != NULL || c->pins != 0 ||
+      c->owner != NULL || !ecsi_manager_unregister_last(w, c))
+    return ECS_ERR_INVALID;
+  return ECS_ERR_OK;
+}
+
 ecs_component *ecs_component_find(const ecs_world *w, const char *name) {
   const ecs_manager_class *cls;
   void *self = ecs_manager_find_in(w, ECS_NS_COMPONENT, name, &cls);

@@ -86,6 +86,16 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
                           ecs_component **out);
 
 /*
+** Undo ecs_component_new of a component nothing uses yet: c must be the
+** last manager registered in w and hold no record, and no query, system,
+** listener, journal capture or pin may refer to it (a host that registered
+** components for a load that then failed: world:restore). c is freed.
+** @return ECS_ERR_OK, or ECS_ERR_INVALID (any of these does not hold:
+**         nothing changes).
+*/
+ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c);
+
+/*
 ** The rules of a component's name and schema, checked in this order:
 ** ECS_ERR_COMPONENT_NAME (name is not an identifier), ECS_ERR_TOO_MANY_FIELDS
 ** (more than ECS_MAX_FIELDS), ECS_ERR_SCHEMA (fields NULL while nfields > 0),

@@ -440,6 +440,10 @@ struct ecs_api {
   ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
   /* appended: a single write told complete (component.h) */
   void (*ecs_component_written)(ecs_world *w, ecs_component *c, ecs_instance i);
+  /* appended: cleanup policies in snapshots; a component's registration
+  ** undone (snapshot.h, component.h) */
+  unsigned (*ecs_snapshot_field_cleanup)(const ecs_snapshot_manager *m, uint32_t k);
+  ecs_err (*ecs_component_unregister)(ecs_world *w, ecs_component *c);
 };
 
 #endif

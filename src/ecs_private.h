@@ -172,6 +172,10 @@ ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e);
 ecs_err ecsi_notify_remove(ecs_world *w, void *self, ecs_entity e);
 /* Free every manager, last registered first, and the registry. */
 void ecsi_managers_free(ecs_world *w);
+/* Drop the last manager registered, when it is self and no listener (nor a
+** report in progress) names it: freed through its class. false: nothing
+** changes. */
+bool ecsi_manager_unregister_last(ecs_world *w, void *self);
 
 /* The entity table as a snapshot holds it (entity.c; snapshot.c frames
 ** it): the slots and the free queue, and the live count they imply. */

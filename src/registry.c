@@ -312,6 +312,27 @@ void ecs_manager_stats_at(const ecs_world *w, size_t i,
     w->manager[i].cls->stats(w, w->manager[i].self, out);
 }
 
+/*
+** Only the last manager can go (its index is the registry's length, so no
+** other manager's index, which journals and systems may hold, moves), and
+** only while nothing listens to it or is reporting about it: listeners
+** hold its address.
+*/
+bool ecsi_manager_unregister_last(ecs_world *w, void *self) {
+  ecsi_manager *m;
+  if (w->manager_count == 0) return false;
+  m = &w->manager[w->manager_count - 1];
+  if (m->self != self || m->reported != 0) return false;
+  for (uint32_t i = 0; i < w->listener_count; i++)
+    if (w->listener[i].manager == self) return false; /* removed ones too */
+  for (const ecsi_report *r = w->reporting; r != NULL; r = r->outer)
+    if (r->manager == self) return false;
+  w->manager_count--;
+  m->cls->free(w, m->self);
+  ecsi_free(w, m->name, m->name_size);
+  return true;
+}
+
 /* Managers are freed in reverse order of registration, listeners with
 ** them. */
 void ecsi_managers_free(ecs_world *w) {

@@ -278,7 +278,9 @@ function World:clone(e) end
 function World:snapshot() end
 
 ---Rollback in place: the world becomes equal to the blob; its components,
----queries and systems stay valid.
+---queries and systems stay valid. A component of the blob the world lacks is
+---registered (find_component gives it), as ecs.restore makes it; a plugin
+---manager the world lacks is an error naming it. All or nothing.
 ---@param blob string
 ---With `{ migrate = true }` the blob's components may have other schemas:
 ---each is converted into the live one of its name (fields by name; rename

@@ -471,16 +471,5 @@ void ecsl_restore_migrate(lua_State *L) {
     status = lua_pcall(L, 3, 0, 0);                       /* 5: error? */
     ecsl_call_method(L, 4, "close", 0, 0);
   }
-  if (status != LUA_OK) { /* the messages name world:restore */
-    const char *msg = lua_tostring(L, -1);
-    static const char *const from[] = {"ecs.restore: ", "world:component: "};
-    for (int k = 0; msg != NULL && k < 2; k++) {
-      size_t len = strlen(from[k]);
-      if (strncmp(msg, from[k], len) == 0) {
-        lua_pushfstring(L, "world:restore: %s", msg + len);
-        break;
-      }
-    }
-    lua_error(L);
-  }
+  if (status != LUA_OK) ecsl_restore_error(L); /* the messages name world:restore */
 }
