@@ -211,14 +211,23 @@ static ecsi_manager *entry_of(ecs_world *w, const void *self) {
   return NULL;
 }
 
-/* Is the REMOVE of e's instance in self being reported (not taken yet)?
-** With take, mark it taken: the caller removes the instance now. */
-static bool reported(ecs_world *w, const void *self, ecs_entity e, bool take) {
+/* The report in progress of the REMOVE of e's instance in self (not
+** taken yet), or NULL. */
+static ecsi_report *report_of(ecs_world *w, const void *self, ecs_entity e) {
   for (ecsi_report *r = w->reporting; r != NULL; r = r->outer)
-    if (r->manager == self && r->e == e && !r->taken) {
-      if (take) r->taken = true;
-      return true;
-    }
+    if (r->manager == self && r->e == e && !r->taken) return r;
+  return NULL;
+}
+
+/* Is the REMOVE of e's instance in self reported already, by a report in
+** progress or by e's destroy? With take, mark it taken: the caller
+** removes the instance now. */
+static bool reported(ecs_world *w, const void *self, ecs_entity e, bool take) {
+  ecsi_report *r = report_of(w, self, e);
+  if (r != NULL) {
+    if (take) r->taken = true;
+    return true;
+  }
   if (w->dying_count != 0) {
     int k = dying_at(w, e);
     ecsi_manager *m;
@@ -288,7 +297,7 @@ ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e) {
       const ecs_manager_class *cls = w->manager[i].cls;
       if (!ecs_alive(w, e)) break;
       if (cls->has == NULL || (w->manager[i].reported & bit) != 0 ||
-          !has_remove_listener(w, self) || reported(w, self, e, false) ||
+          !has_remove_listener(w, self) || report_of(w, self, e) != NULL ||
           !cls->has(w, self, e))
         continue;
       err = ecsi_notify_remove(w, self, e);
