@@ -247,9 +247,14 @@ static bool holds(ecs_world *w, const void *self, ecs_entity e) {
          m->cls->has(w, self, e);
 }
 
-ecs_err ecsi_notify_remove(ecs_world *w, void *self, ecs_entity e) {
+/* Report it, and again for an instance added back after a removal from
+** inside (see above). *present: an instance whose REMOVE was reported is
+** there on return (none was removed from inside, or the last one added
+** back was reported). */
+static ecs_err report_remove(ecs_world *w, void *self, ecs_entity e,
+                             bool *present) {
   uint32_t rounds = 0;
-  if (reported(w, self, e, true)) return ECS_ERR_OK;
+  *present = false;
   for (;;) {
     ecsi_report r;
     ecs_err err;
@@ -260,9 +265,20 @@ ecs_err ecsi_notify_remove(ecs_world *w, void *self, ecs_entity e) {
     w->reporting = &r;
     err = ecs_manager_notify_listeners(w, self, e, ECS_EVENT_REMOVE);
     w->reporting = r.outer;
-    if (err != ECS_ERR_OK || !r.taken || !holds(w, self, e)) return err;
+    if (err != ECS_ERR_OK) return err;
+    if (!r.taken) {
+      *present = true;
+      return err;
+    }
+    if (!holds(w, self, e)) return err;
     if (++rounds >= MAX_NESTING) return ECS_ERR_NESTING;
   }
+}
+
+ecs_err ecsi_notify_remove(ecs_world *w, void *self, ecs_entity e) {
+  bool present;
+  if (reported(w, self, e, true)) return ECS_ERR_OK;
+  return report_remove(w, self, e, &present);
 }
 
 /*
@@ -288,6 +304,7 @@ static bool has_remove_listener(const ecs_world *w, const void *self) {
 ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e) {
   uint32_t k = w->dying_count - 1, passes = 0, adds;
   const uint64_t bit = k < 64 ? (uint64_t)1 << k : 0;
+  bool marked = false, present;
   ecs_err err = ECS_ERR_OK;
   w->dying_adds[k] = 0;
   do {
@@ -300,16 +317,18 @@ ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e) {
           !has_remove_listener(w, self) || report_of(w, self, e) != NULL ||
           !cls->has(w, self, e))
         continue;
-      err = ecsi_notify_remove(w, self, e);
+      err = report_remove(w, self, e, &present); /* not reported yet */
       /* the instance there now was reported: it goes with e */
-      if (i < w->manager_count && w->manager[i].self == self && holds(w, self, e))
+      if (present && i < w->manager_count && w->manager[i].self == self) {
         w->manager[i].reported |= bit;
+        marked = true;
+      }
     }
     if (err == ECS_ERR_OK && w->dying_adds[k] != adds &&
         ++passes >= MAX_NESTING)
       err = ECS_ERR_NESTING;
   } while (err == ECS_ERR_OK && w->dying_adds[k] != adds && ecs_alive(w, e));
-  if (bit != 0)
+  if (marked)
     for (uint32_t i = 0; i < w->manager_count; i++) w->manager[i].reported &= ~bit;
   return err;
 }
