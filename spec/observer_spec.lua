@@ -1,9 +1,11 @@
 --[[
 observer_spec.lua -- C:on_add / on_remove / on_set on components,
 world.transform and world.names (docs/observers.md): the order and timing
-of every path, observers that change the world, the nesting bound, errors
-inside observers, close, closed worlds and argument errors. Every step
-ends with world:check().
+of every path, observers that change the world, each event once (removes,
+destroys and re-adds from inside on_remove, and a random run checked against
+the rule that each manager's events about an entity alternate), the nesting
+bound, errors inside observers, close, closed worlds and argument errors.
+Every step ends with world:check().
 ]]
 local ecs = require("ecs")
 
@@ -205,6 +207,152 @@ describe("observers", function()
     assert.is_true(P:remove(e)) -- on_remove cannot veto: the re-add is a set, then removed
     assert.is_false(P:has(e))
     assert.is_true(w:check())
+  end)
+
+  it("report one remove per destroy when on_remove destroys or removes its entity", function()
+    local w, P, Q = setup()
+    local T, N = w.transform, w.names
+    local counts = {}
+    local function count(tag) counts[tag] = (counts[tag] or 0) + 1 end
+    P:on_remove(function(e) count("P"); w:destroy(e) end)    -- during P:remove(e)
+    Q:on_remove(function(e) count("Q"); Q:remove(e) end)     -- during destroy(e)
+    T:on_remove(function(e) count("T"); T:remove(e) end)     -- during T:remove(e)
+    N:on_remove(function(e) count("N"); N:clear(e) end)      -- during N:clear(e)
+    local e, f, g = w:create(), w:create(), w:create()
+    P:add(e, 1); Q:add(e, 2)
+    assert.is_true(P:remove(e))
+    assert.is_false(w:alive(e))
+    assert.same({ P = 1, Q = 1 }, counts)
+    Q:add(f, 1)
+    assert.is_true(w:destroy(f))
+    T:add(g); N:set(g, "g")
+    assert.is_true(T:remove(g)); assert.is_true(N:clear(g))
+    assert.same({ P = 1, Q = 2, T = 1, N = 1 }, counts)
+    assert.is_false(T:has(g)); assert.is_nil(N:get(g))
+    assert.is_true(w:check())
+  end)
+
+  it("report the remove of a component re-added in on_remove, during remove and destroy", function()
+    local w, P, Q = setup()
+    local log = {}
+    local function tagged(tag) return function() log[#log + 1] = tag end end
+    P:on_add(tagged("P+")); P:on_set(tagged("P="))
+    local again = true
+    P:on_remove(function(e)
+      log[#log + 1] = "P-"
+      if again then again = false; P:remove(e); P:add(e, 7) end -- removed, then a new one
+    end)
+    local e = w:create()
+    P:add(e, 1)
+    assert.is_true(P:remove(e))
+    assert.same({ "P+", "P-", "P+", "P-" }, log) -- the new one went too: removed last
+    assert.is_false(P:has(e))
+    log, again = {}, false
+    Q:on_remove(function(x) P:remove(x); P:add(x, 3) end) -- after P's turn: a new P
+    P:add(e, 1); Q:add(e, 2)
+    assert.is_true(w:destroy(e))
+    assert.same({ "P+", "P-", "P+", "P-" }, log) -- each instance once, the new one too
+    assert.is_true(w:check())
+  end)
+
+  it("never miss or double an event, whatever observers do (random, seed 1010)", function()
+    -- Each manager's events about an entity must alternate: add, then sets,
+    -- then remove, then add again...; a set may also come between a remove
+    -- and the end of the call that reported it (the value is still there,
+    -- going: an add from on_remove is a set). After every call, an entity
+    -- has a component exactly when its last event was an add or a set not
+    -- after a remove, and a dead entity has none. Observers remove, destroy,
+    -- add, re-add and set at random, on their own entity or another, during
+    -- remove, destroy, the cleanup of entity fields and each other's events.
+    local w = ecs.world()
+    local T, N = w.transform, w.names
+    local comps = {
+      A = w:component("A", { "x" }), B = w:component("B", { "y:i32" }),
+      R = w:component("R", { "t:entity!remove" }), D = w:component("D", { "t:entity!destroy" }),
+    }
+    local names = { "A", "B", "R", "D", "T", "N" }
+    local rnd = math.random
+    math.randomseed(1010)
+    local all, bad, state, depth, acted = {}, {}, {}, 0, 0
+    local function pick() return all[rnd(#all)] end
+    local function pick_live()
+      for _ = 1, 8 do local e = pick(); if w:alive(e) then return e end end
+      return nil
+    end
+    local function has(m, e)
+      if not w:alive(e) then return false end
+      if m == "T" then return T:has(e) elseif m == "N" then return N:get(e) ~= nil end
+      return comps[m]:has(e)
+    end
+    local function add(m, e)
+      if m == "T" then T:add(e) elseif m == "N" then N:set(e, "n" .. rnd(3))
+      elseif m == "R" or m == "D" then comps[m]:add(e, pick_live() or ecs.null)
+      else comps[m]:add(e, rnd(9)) end
+    end
+    local function remove(m, e)
+      if m == "T" then T:remove(e) elseif m == "N" then N:clear(e) else comps[m]:remove(e) end
+    end
+    local function set(m, e)
+      if not has(m, e) then return end
+      if m == "T" then T:set_local_position(e, 1, 2, 3) elseif m == "N" then N:set(e, "s")
+      elseif m == "A" then comps.A:set(e, 5) elseif m == "B" then comps.B:set_field(e, "y", 6) end
+    end
+    -- one random change to e (or another entity)
+    local function act(e)
+      local m, r = names[rnd(#names)], rnd(12)
+      if rnd(3) == 1 or not w:alive(e) then e = pick_live() end
+      if not e then return end
+      acted = acted + 1
+      depth = depth + 1
+      if r <= 3 then remove(m, e)
+      elseif r <= 5 then w:destroy(e)
+      elseif r <= 8 then add(m, e)
+      elseif r <= 10 then set(m, e)
+      else remove(m, e); if w:alive(e) then add(m, e) end end
+      depth = depth - 1
+    end
+    local function heard(m, kind)
+      return function(e)
+        local st = state[m]
+        local key = ecs.tostring(e)
+        if kind == "add" and st[e] == "in" then bad[#bad + 1] = m .. " add while in: " .. key
+        elseif kind == "remove" and st[e] ~= "in" then bad[#bad + 1] = m .. " remove while out: " .. key
+        elseif kind == "set" and not st[e] then bad[#bad + 1] = m .. " set while out: " .. key end
+        if kind == "add" then st[e] = "in" elseif kind == "remove" then st[e] = "going" end
+        if depth < 3 and rnd(4) == 1 then act(e) end
+      end
+    end
+    for _, m in ipairs(names) do
+      local M = m == "T" and T or m == "N" and N or comps[m]
+      state[m] = {}
+      M:on_add(heard(m, "add")); M:on_set(heard(m, "set")); M:on_remove(heard(m, "remove"))
+    end
+    for step = 1, 3000 do
+      local r = rnd(10)
+      if r <= 2 or #all < 4 then
+        for _, e in ipairs(w:create(rnd(3))) do all[#all + 1] = e end
+      elseif r <= 9 then
+        local e = pick_live()
+        if e then act(e) end
+      else
+        local list = {}
+        for i = 1, rnd(4) do list[i] = pick() end
+        w:destroy(list)
+      end
+      for _, e in ipairs(all) do
+        for _, m in ipairs(names) do
+          if state[m][e] == "going" then state[m][e] = nil end -- the call is over: gone
+          if has(m, e) ~= (state[m][e] == "in") then
+            bad[#bad + 1] = m .. " of " .. ecs.tostring(e) .. (has(m, e) and " held, its last event a remove"
+              or " not held, its last event an add or set")
+          end
+        end
+      end
+      assert.same({}, bad, "step " .. step)
+      if step % 500 == 0 then assert.is_true(w:check()) end
+    end
+    assert.is_true(acted > 2000, "too few actions: " .. acted)
+    w:close()
   end)
 
   it("bound the nesting of observers that trigger each other at 64", function()

@@ -86,6 +86,16 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
                           ecs_component **out);
 
 /*
+** Undo ecs_component_new of a component nothing uses yet: c must be the
+** last manager registered in w and hold no record, and no query, system,
+** listener, journal capture or pin may refer to it (a host that registered
+** components for a load that then failed: world:restore). c is freed.
+** @return ECS_ERR_OK, or ECS_ERR_INVALID (any of these does not hold:
+**         nothing changes).
+*/
+ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c);
+
+/*
 ** The rules of a component's name and schema, checked in this order:
 ** ECS_ERR_COMPONENT_NAME (name is not an identifier), ECS_ERR_TOO_MANY_FIELDS
 ** (more than ECS_MAX_FIELDS), ECS_ERR_SCHEMA (fields NULL while nfields > 0),
@@ -321,7 +331,8 @@ uint64_t ecs_component_version(const ecs_component *c);
 ** same, whenever that entity died. REMOVE on a pinned component
 ** (ecs_component_pin) is put off: the holder keeps it and the next sweep
 ** (the next destroy, or ecs_cleanup_release of a hold) owes it. Policies
-** are part of the definition, not of the data: snapshots do not carry them.
+** are part of the schema: snapshots (format 2) and deltas carry them in
+** each field's word, type | policy << 8, and loads compare them.
 ** @return ECS_ERR_UNKNOWN_FIELD (field out of range), ECS_ERR_INVALID (not
 **         an entity field, or policy unknown).
 */

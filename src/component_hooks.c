@@ -58,6 +58,9 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 ** in the machine's order, which a snapshot requires to be little-endian):
 **   u32 LAYOUT (2)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
+**                        (the layout of the values: cleanup policies,
+**                        which do not change it, are in the snapshot's
+**                        directory, which a load compares first)
 **   owners               the live instances' entities in row order, as
 **                        u32 entries, ending with u32 0:
 **                          h (bit 31 clear): one entity, the handle h;
@@ -534,7 +537,6 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->size = t->cap = t->gc_cursor = 0;
   memset(&t->map, 0, sizeof t->map);
   t->version = 0;
-  t->removing = NULL;
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
   memset(&t->ticks, 0, sizeof t->ticks); /* c keeps its stamps */

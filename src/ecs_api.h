@@ -446,6 +446,11 @@ struct ecs_api {
   /* appended: destroy_tree with its listeners' errors (transform.h) */
   ecs_err (*ecs_transform_destroy_tree_report)(ecs_transform *t, ecs_entity e,
                                                size_t *destroyed);
+
+  /* appended: cleanup policies in snapshots; a component's registration
+  ** undone (snapshot.h, component.h) */
+  unsigned (*ecs_snapshot_field_cleanup)(const ecs_snapshot_manager *m, uint32_t k);
+  ecs_err (*ecs_component_unregister)(ecs_world *w, ecs_component *c);
 };
 
 #endif

@@ -357,6 +357,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_cleanup (ecs_plugin_api->ecs_component_cleanup)
 #define ecs_cleanup_hold (ecs_plugin_api->ecs_cleanup_hold)
 #define ecs_cleanup_release (ecs_plugin_api->ecs_cleanup_release)
+#define ecs_snapshot_field_cleanup (ecs_plugin_api->ecs_snapshot_field_cleanup)
+#define ecs_component_unregister (ecs_plugin_api->ecs_component_unregister)
 
 #endif /* ECS_API_ONLY */
 

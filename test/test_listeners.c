@@ -67,7 +67,9 @@ enum {
   DO_REMOVE_OTHER,  /* remove P from e[0] if told about e[1], and back */
   DO_ADD_Q,         /* give e a Q (an event of another manager) */
   DO_CLEAR_NAME,    /* clear e's name */
-  DO_RENAME         /* on REMOVE, give e the name "renamed" */
+  DO_RENAME,        /* on REMOVE, give e the name "renamed" */
+  DO_ADD_P,         /* give e a P (once) */
+  DO_REMOVE_READD   /* remove the component it is told about, add it again (once) */
 };
 
 static ecs_err listener(ecs_world *w, void *manager, ecs_entity e,
@@ -127,6 +129,16 @@ static ecs_err listener(ecs_world *w, void *manager, ecs_entity e,
     return ecs_component_add(w, f->Q, e, NULL, NULL);
   case DO_CLEAR_NAME:
     return ecs_names_clear(f->N, e, &done);
+  case DO_ADD_P:
+    if (l->done) break;
+    l->done = 1;
+    return ecs_component_add(w, f->P, e, NULL, NULL);
+  case DO_REMOVE_READD:
+    if (l->done) break;
+    l->done = 1;
+    if (ecs_component_remove(w, (ecs_component *)manager, e, &done) != ECS_ERR_OK)
+      return ECS_ERR_INVALID;
+    return ecs_component_add(w, (ecs_component *)manager, e, NULL, NULL);
   case DO_RENAME: /* on REMOVE only: the rename's own SET comes here too */
     if (event == ECS_EVENT_REMOVE) return ecs_names_set(f->N, e, "renamed", 7);
     break;
@@ -842,6 +854,70 @@ TEST(Listeners_add_is_followed_by_set) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/*
+** Each instance's REMOVE once, however the removals nest: a destroy from
+** inside a remove's listeners, a remove from inside a destroy's, a
+** component given to a dying entity after its manager's turn, one removed
+** and added again from inside its own REMOVE (during a remove and during
+** a destroy), and the transform's and names' own removes.
+*/
+TEST(Listeners_each_remove_reported_once) {
+  fixture f;
+  lis a, b, c;
+  bool done;
+  CHECK(setup(&f));
+  a = mk(&f, 1, DO_DESTROY);
+  b = mk(&f, 2, DO_REMOVE);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.Q, ECS_EVENT_REMOVE, listener, &b), 0);
+  /* P's REMOVE destroys e: Q's REMOVE comes from the destroy, P's not again */
+  CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(add(&f, f.Q, f.e[0]), ECS_ERR_OK);
+  f.log.n = 0;
+  CHECK_EQ_INT(ecs_component_remove(f.w, f.P, f.e[0], &done), ECS_ERR_OK);
+  CHECK(done && !ecs_alive(f.w, f.e[0]));
+  CHECK(strcmp(ids(&f), "12") == 0);
+  CHECK_WORLD(f.w);
+  /* Q's REMOVE (from a destroy) removes Q: once */
+  CHECK_EQ_INT(add(&f, f.Q, f.e[1]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[1]));
+  CHECK(strcmp(ids(&f), "2") == 0);
+  CHECK_WORLD(f.w);
+  /* Q's REMOVE gives the dying e a P, whose turn came first: reported too */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
+  a = mk(&f, 1, DO_NOTHING);
+  b = mk(&f, 2, DO_ADD_P);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(add(&f, f.Q, f.e[2]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[2]));
+  CHECK(strcmp(ids(&f), "21") == 0);
+  CHECK_WORLD(f.w);
+  /* P removed and added again from inside its own REMOVE: the new one's
+  ** REMOVE too, during a remove (which removes it) and during a destroy */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
+  CHECK(ecs_manager_unlisten(f.w, f.Q, listener, &b));
+  a = mk(&f, 1, DO_REMOVE_READD);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(add(&f, f.P, f.e[3]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_remove(f.w, f.P, f.e[3], &done), ECS_ERR_OK);
+  CHECK(done && ecs_component_lookup(f.w, f.P, f.e[3]) == ECS_NO_INSTANCE);
+  CHECK(strcmp(ids(&f), "11") == 0);
+  a.done = 0;
+  CHECK_EQ_INT(add(&f, f.P, f.e[4]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[4]));
+  CHECK(strcmp(ids(&f), "11") == 0);
+  CHECK_WORLD(f.w);
+  /* names: a clear from inside a clear's REMOVE, once */
+  c = mk(&f, 3, DO_CLEAR_NAME);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.N, ECS_EVENT_REMOVE, listener, &c), 0);
+  CHECK_EQ_INT(ecs_names_set(f.N, f.e[5], "n", 1), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_names_clear(f.N, f.e[5], &done), ECS_ERR_OK);
+  CHECK(done && strcmp(ids(&f), "3") == 0);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Listeners_listen_validates_its_arguments),
   CASE(Listeners_listen_out_of_memory),
@@ -859,6 +935,7 @@ static const test_case cases[] = {
   CASE(Listeners_destroy_reports_remove),
   CASE(Listeners_destroy_remove_nested),
   CASE(Listeners_add_is_followed_by_set),
+  CASE(Listeners_each_remove_reported_once),
 };
 
 TEST_MAIN(cases)

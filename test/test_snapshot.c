@@ -999,7 +999,105 @@ TEST(Snapshot_save_through_room_equals_write) {
   }
 }
 
+/*
+** Cleanup policies are part of a schema: saved in the directory as the
+** field's word type | policy << 8 (format 2), compared by a load in place
+** (another policy is another schema), read back by a host. A snapshot of
+** format 1 (words without policies) still loads, the world's policies
+** standing; a policy bit in a format 1 word, an unknown policy, a policy
+** on a field that is not an entity, another version: refused.
+*/
+static unsigned char *dir_word(membuf *b, const char *pattern, size_t len) {
+  size_t at = (size_t)get64(b->p + b->n - 16);
+  for (size_t k = at; k + len < b->n; k++)
+    if (memcmp(b->p + k, pattern, len) == 0) return b->p + k - 4;
+  return NULL;
+}
+
+TEST(Snapshot_cleanup_policies_are_part_of_the_schema) {
+  static const ecs_field_def ref_fields[] = {{"to", ECS_ENTITY}, {"n", ECS_I32}};
+  test_alloc a;
+  ecs_world *x, *y;
+  ecs_component *cx, *cy;
+  ecs_entity e[3];
+  membuf b, plain;
+  ecs_snapshot s;
+  ecs_snapshot_manager m;
+  unsigned char *word;
+  ecs_instance i;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  memset(&plain, 0, sizeof plain);
+  CHECK((x = ecs_world_new(test_allocf, &a)) != NULL);
+  CHECK((y = ecs_world_new(test_allocf, &a)) != NULL);
+  CHECK_EQ_INT(ecs_component_new(x, "Ref", ref_fields, 2, &cx), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(y, "Ref", ref_fields, 2, &cy), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(x, e, 3), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_add(x, cx, e[1], &i, NULL), ECS_ERR_OK);
+  ((ecs_entity *)ecs_component_column(cx, 0))[i] = e[0];
+  CHECK_EQ_INT(snap(x, &plain), ECS_ERR_OK); /* no policy yet */
+  CHECK_EQ_INT(ecs_component_set_cleanup(x, cx, 0, ECS_CLEANUP_CLEAR), ECS_ERR_OK);
+  CHECK_EQ_INT(snap(x, &b), ECS_ERR_OK);
+  CHECK_EQ_INT(get32(b.p + 4), 2);
+  CHECK_EQ_INT(ecs_snapshot_open(&s, b.p, b.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_snapshot_manager_at(&s, 0, &m), ECS_ERR_OK);
+  {
+    ecs_type t;
+    const char *name;
+    size_t len;
+    ecs_snapshot_field(&m, 0, &t, &name, &len);
+    CHECK(t == ECS_ENTITY && len == 2);
+    CHECK_EQ_INT(ecs_snapshot_field_cleanup(&m, 0), ECS_CLEANUP_CLEAR);
+    CHECK_EQ_INT(ecs_snapshot_field_cleanup(&m, 1), ECS_CLEANUP_NONE);
+  }
+  word = dir_word(&b, "\2\0\0\0to", 6);
+  CHECK(word != NULL && get32(word) == ((uint32_t)ECS_ENTITY | 1u << 8));
+  /* in place: y's Ref has no policy, then another, then the same */
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_SCHEMA_DIFFERS);
+  CHECK_EQ_INT(ecs_count(y), 0);
+  CHECK_EQ_INT(ecs_component_set_cleanup(y, cy, 0, ECS_CLEANUP_REMOVE), ECS_ERR_OK);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_SCHEMA_DIFFERS);
+  CHECK_EQ_INT(ecs_component_set_cleanup(y, cy, 0, ECS_CLEANUP_CLEAR), ECS_ERR_OK);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_count(y), 3);
+  /* format 1: no policies saved; the world's stand */
+  put32(plain.p + 4, 1);
+  seal(plain.p, plain.n);
+  CHECK_EQ_INT(load(y, plain.p, plain.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_cleanup(cy, 0), ECS_CLEANUP_CLEAR);
+  CHECK(ecs_destroy(y, e[0]));
+  CHECK(((ecs_entity *)ecs_component_column(cy, 0))[ecs_component_lookup(y, cy, e[1])] == ECS_NULL);
+  CHECK_WORLD(y);
+  /* a policy in a format 1 word; bad words in format 2; another version */
+  put32(b.p + 4, 1);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(b.p + 4, 2);
+  put32(word, (uint32_t)ECS_ENTITY | 4u << 8);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(word, (uint32_t)ECS_ENTITY | 1u << 16);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  word = dir_word(&b, "\1\0\0\0n", 5);
+  CHECK(word != NULL && get32(word) == (uint32_t)ECS_I32);
+  put32(word, (uint32_t)ECS_I32 | 1u << 8);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(word, (uint32_t)ECS_I32);
+  put32(b.p + 4, 3);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_VERSION);
+  CHECK_WORLD(y);
+  free(b.p);
+  free(plain.p);
+  ecs_world_free(x);
+  ecs_world_free(y);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Snapshot_cleanup_policies_are_part_of_the_schema),
   CASE(Snapshot_save_through_room_equals_write),
   CASE(Snapshot_round_trip_into_a_new_world),
   CASE(Snapshot_load_in_place_rolls_back),

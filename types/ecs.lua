@@ -131,7 +131,8 @@ function ecs.tostring(e) end
 ---@return ecs.World
 function ecs.world(options) end
 
----A new world equal to the one the snapshot was taken of.
+---A new world equal to the one the snapshot was taken of: its components are
+---made from the blob's schemas, cleanup policies ("to:entity!clear") included.
 ---@param blob string # from world:snapshot()
 ---@return ecs.World
 function ecs.restore(blob) end
@@ -285,9 +286,11 @@ function World:clone(e) end
 function World:snapshot() end
 
 ---Rollback in place: the world becomes equal to the blob; its components,
----queries and systems stay valid. Inside a loop over a query it wins: the
----loop writes nothing more back, ends at its next step and completes no
----pass (a q:pointers loop refuses it instead).
+---queries and systems stay valid. A component of the blob the world lacks is
+---registered (find_component gives it), as ecs.restore makes it; a plugin
+---manager the world lacks is an error naming it. All or nothing. Inside a
+---loop over a query it wins: the loop writes nothing more back, ends at its
+---next step and completes no pass (a q:pointers loop refuses it instead).
 ---@param blob string
 ---With `{ migrate = true }` the blob's components may have other schemas:
 ---each is converted into the live one of its name (fields by name; rename
