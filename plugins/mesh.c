@@ -29,7 +29,7 @@
 ** first instance's id, rows_written), kept by m_add and row_sync.
 **
 ** Listeners (ecs_manager_listen on this manager) hear ADD for every
-** instance add appends (after it is linked), REMOVE for every instance
+** instance add appends (after it is linked; SET follows, ecs.h), REMOVE for every instance
 ** remove or remove_all takes (before it goes: the chain is still
 ** readable; the removal then applies to what e's chain holds when the
 ** listeners return). A listener's error is raised by the method after

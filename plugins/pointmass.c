@@ -41,7 +41,8 @@
 ** from the world's allocator; a plugin object from ecs_lua.h.
 **
 ** Listeners (ecs_manager_listen on this manager) hear ADD when add gives
-** e a point mass (after its values are written), SET when add overwrites
+** e a point mass (after its values are written; SET follows, ecs.h), SET
+** when add overwrites
 ** one or a setter writes, REMOVE when remove takes one (before it goes:
 ** still readable; the removal then applies to whatever point mass e has
 ** when the listeners return). A listener's error is raised by the method

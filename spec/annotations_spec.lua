@@ -252,6 +252,31 @@ describe("the LuaLS annotation file " .. ANNOTATIONS, function()
     assert.truthy(api.ecs.functions.world)
   end)
 
+  -- the annotations once said that ecs.world knows no option (threads it
+  -- does) and that names are unique (several entities may share one)
+  it("says what ecs.world's options and names' set accept", function()
+    local function doc_of(fn) -- the comment lines just above "function <fn>("
+      local at = assert(text:find("\nfunction " .. fn:gsub("%.", "%%.") .. "%("), fn)
+      local before = text:sub(1, at)
+      return before:match("([^\n]*\n[^\n]*\n[^\n]*\n)$")
+    end
+    local world_doc = doc_of("ecs.world")
+    local w = ecs.world({ threads = 1 }) -- known: the annotation must say so
+    w:close()
+    assert.truthy(world_doc:find("threads", 1, true), world_doc)
+    assert.falsy(world_doc:find("no option", 1, true), world_doc)
+    local set_doc = doc_of("Names:set")
+    w = ecs.world()
+    local a, b = w:create(), w:create()
+    w.names:set(a, "twin")
+    w.names:set(b, "twin") -- allowed: names are not unique
+    assert.equals("twin", w.names:get(a))
+    assert.equals(b, w.names:find("twin"))
+    w:close()
+    assert.falsy(set_doc:find("unique", 1, true), set_doc)
+    assert.truthy(set_doc:find("share", 1, true), set_doc)
+  end)
+
   it("is installed by the rockspec, beside the headers (<lua dir>/ecs/types/ecs.lua)", function()
     local rockspec = read("ecs-scm-1.rockspec")
     assert.truthy(rockspec:find('["ecs.types.ecs"] = "' .. ANNOTATIONS .. '"', 1, true),

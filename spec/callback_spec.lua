@@ -5,13 +5,15 @@ R24). For every function that calls back into Lua -- message handlers
 q:each and q:each_chunk, and the loops q:entities(), q:columns(),
 world:entities(), component:entities(), transform:children() -- an error raised at the first, middle and last
 entity comes out as the original error object (a string, a table with
-__tostring, nil), and the world is usable afterwards: consistent, not
+__tostring, nil; a Lua system's string error names the system and carries
+its traceback), and the world is usable afterwards: consistent, not
 locked, the same query iterates fully. A coroutine.yield inside a callback
 that C calls fails cleanly ("attempt to yield across a C-call boundary")
 and the coroutine stays usable; inside loops driven by Lua it just works.
 ]]
 local ecs = require("ecs")
 local message = require("ecs.message")
+local err_of = require("spec.support.err_of")
 
 local N = 9
 local AT = { first = 1, middle = 5, last = N }
@@ -57,8 +59,10 @@ local function usable(w, P, q)
 end
 
 -- Runs body(raise) where raise(i) throws obj when i is the chosen position;
--- asserts the same object comes out and the world is usable.
-local function each_case(name, body)
+-- asserts the same object comes out and the world is usable. With named
+-- (a system's errors), a string comes out as "<named>: <string>" followed
+-- by the traceback of the system's frames; other values unchanged.
+local function each_case(name, body, named)
   for pos, at in pairs(AT) do
     for _, eo in ipairs(error_objects()) do
       it(name .. ": " .. eo[1] .. " at the " .. pos .. " entity", function()
@@ -69,7 +73,12 @@ local function each_case(name, body)
         end
         local ok, err = pcall(body, w, P, es, q, raise)
         assert.is_false(ok)
-        assert.is_true(rawequal(err, eo[2]), "error object changed: " .. tostring(err))
+        if named and type(eo[2]) == "string" then
+          local head = named .. ": " .. eo[2] .. "\nstack traceback:\n"
+          assert.equals(head, err:sub(1, #head))
+        else
+          assert.is_true(rawequal(err, eo[2]), "error object changed: " .. tostring(err))
+        end
         usable(w, P, q)
         w:close()
       end)
@@ -137,13 +146,13 @@ describe("errors inside callbacks", function()
       for _ in sq:entities() do i = i + 1 raise(i) end
     end)
     w:update(0.5)
-  end)
+  end, "system 's'")
 
   each_case("Lua system without a query (world:update)", function(w, _, _, _, raise)
     local calls = 0
     w:system("s", function() calls = calls + 1 raise(calls) end)
     for _ = 1, N do w:update(0.1) end
-  end)
+  end, "system 's'")
 
   it("a system that failed runs again on the next update, and later systems too", function()
     local w, P = fixture()
@@ -151,7 +160,7 @@ describe("errors inside callbacks", function()
     local runs, after, fail = 0, 0, true
     w:system("a", q, function() runs = runs + 1 if fail then error("once", 0) end end)
     w:system("b", function() after = after + 1 end)
-    assert.has_error(function() w:update(0.1) end, "once")
+    assert.equals("system 'a': once", err_of(function() w:update(0.1) end):match("^[^\n]*"))
     fail = false
     w:update(0.1)
     assert.equals(2, runs)

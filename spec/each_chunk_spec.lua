@@ -749,7 +749,8 @@ describe("q:each_chunk", function()
       local cases = {
         { "Position", "q:each_chunk: column 'Position' must be 'Component.field'" },
         { "Position.z", "q:each_chunk: column 'Position.z': unknown field 'Position.z'" },
-        { "Velocity.dx", "q:each_chunk: column 'Velocity.dx': unknown component 'Velocity'" },
+        { "Velocity.dx", "q:each_chunk: column 'Velocity.dx': component 'Velocity' is not among the query's " ..
+          "components (Position, Brain)" },
         { "Frozen.t", "q:each_chunk: column 'Frozen.t': component 'Frozen' is excluded by the query" },
         { "Brain.script", "q:each_chunk: column 'Brain.script': lua fields are not columns" },
         { "Brain.script:in", "q:each_chunk: column 'Brain.script:in': lua fields are not columns" },

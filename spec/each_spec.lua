@@ -491,7 +491,8 @@ describe("q:each", function()
       local cases = {
         { "Position", "q:each: column 'Position' must be 'Component.field'" },
         { "Position.z", "q:each: column 'Position.z': unknown field 'Position.z'" },
-        { "Velocity.dx", "q:each: column 'Velocity.dx': unknown component 'Velocity'" },
+        { "Velocity.dx", "q:each: column 'Velocity.dx': component 'Velocity' is not among the query's " ..
+          "components (Position, Brain)" },
         { "Frozen.t", "q:each: column 'Frozen.t': component 'Frozen' is excluded by the query" },
         { "Brain.script", "q:each: column 'Brain.script': lua fields are not columns" },
       }

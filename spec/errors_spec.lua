@@ -116,7 +116,8 @@ describe("error codes", function()
     local q = w:query({ P, B, without = { F } })
     local cases = {
       { q.columns, "Position.z", "q:columns: column 'Position.z': unknown field 'Position.z'" },
-      { q.columns, "Velocity.dx", "q:columns: column 'Velocity.dx': unknown component 'Velocity'" },
+      { q.columns, "Velocity.dx",
+        "q:columns: column 'Velocity.dx': component 'Velocity' is not among the query's components (Position, Brain)" },
       { q.columns, "Frozen.x", "q:columns: column 'Frozen.x': component 'Frozen' is excluded by the query" },
       { q.columns, "Brain.script", "q:columns: column 'Brain.script': lua fields are not columns" },
       { q.apply, "Position.x = Brain.script", "q:apply: field 'Brain.script' is not numeric at position 14" },

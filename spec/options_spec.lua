@@ -59,4 +59,39 @@ describe("option tables", function()
     w:system("s", q, function() end, nil, {})
     assert.same({ "s" }, w:systems())
   end)
+
+  -- Lua's luaL_argerror does not count self when a method is called with a
+  -- colon; the option errors the binding words itself count the same way,
+  -- so that the same argument never has two numbers.
+  it("numbers an option table's argument as Lua's own messages do", function()
+    local q = w:query(P)
+    local e = w:create()
+    assert.matches("bad argument #2 to 'component' %(table expected",
+                   err_of(function() w:component("Q", 5) end))
+    assert.matches("world:component: bad argument #2 %(list expected, got key 'x'%)",
+                   err_of(function() w:component("Q", { x = "f32" }) end))
+    assert.matches("world:component: bad argument #3 %(unknown option 'on_add'%)",
+                   err_of(function() w:component("Q", { "x" }, { on_add = print }) end))
+    assert.matches("world:component: bad argument #3 %(unknown option 'renam'%)",
+                   err_of(function() w:component("Q", { "x" }, { migrate = { renam = {} } }) end))
+    assert.matches("world:query: bad argument #1 %(unknown key 'withou'%)",
+                   err_of(function() w:query({ P, withou = { H } }) end))
+    assert.matches("world:query: bad argument #1 %(list expected, got key 'x'%)",
+                   err_of(function() w:query({ P, without = { H, x = 1 } }) end))
+    assert.matches("world:inspect: bad argument #2 %(unknown option 'x'%)",
+                   err_of(function() w:inspect(e, { x = 1 }) end))
+    local blob = w:snapshot()
+    assert.matches("world:restore: bad argument #2 %(unknown option 'bogus'%)",
+                   err_of(function() w:restore(blob, { bogus = 1 }) end))
+    assert.matches("world:system: bad argument #5 %(unknown option 'every'%)",
+                   err_of(function() w:system("s", q, "P.x = 1", nil, { every = 1 }) end))
+    assert.matches("world:system: bad argument #5 %(list expected, got key 'x'%)",
+                   err_of(function() w:system("s", q, "P.x = 1", nil, { after = { x = 1 } }) end))
+    assert.matches("bad argument #1 to 'destroy' %(entity expected at index 2, got string%)",
+                   err_of(function() w:destroy({ e, "x" }) end))
+    assert.truthy(w:alive(e)) -- the list is checked before anything goes
+    assert.matches("ecs.world: bad argument #1 %(unknown option 'bogus'%)",
+                   err_of(function() ecs.world({ bogus = 1 }) end))
+    assert.same({}, w:systems())
+  end)
 end)

@@ -14,6 +14,7 @@ describe("Component.field names", function()
     P = w:component("P", { "x:f32", "y:f64", "ref:entity", "any:lua" })
     V = w:component("V", { "dx:f32" })
     H = w:component("H", { "hp:i32" })
+    w:component("T", { "t" }) -- in the world, not in the query
     q = w:query({ P, V, without = { H } })
     e = w:create()
     P:add(e, 1, 2)
@@ -21,9 +22,13 @@ describe("Component.field names", function()
   end)
   after_each(function() w:close() end)
 
+  -- a component of the world that the query does not name was "unknown
+  -- component 'T'", which sent a new user looking for a typo in T's name:
+  -- the text says where it is missing, and which components the query has
   local cases = {
     { "P.z", "unknown field 'P.z'" },
-    { "Q.x", "unknown component 'Q'" },
+    { "Q.x", "component 'Q' is not among the query's components (P, V)" },
+    { "T.t", "component 'T' is not among the query's components (P, V)" },
     { "H.hp", "component 'H' is excluded by the query" },
   }
   for _, c in ipairs(cases) do
@@ -40,6 +45,35 @@ describe("Component.field names", function()
       end
     end)
   end
+
+  -- "P.x:out" said "unknown field 'P.x:out'", as if x were not P's field
+  it("name a suffix other than :in as the mistake, on every path of column specs", function()
+    local want = "column 'P.x:out': unknown suffix ':out' (':in' is the only one: a read-only column)"
+    local paths = {
+      function() for _ in q:columns("P.x:out") do end end,
+      function() return q:each(function() end, "P.x:out") end,
+      function() return q:each_chunk(function() end, "P.x:out") end,
+      function() return q:run(motion.damp("P.x:out", 0.5)) end,
+      function() return w:system("s", q, motion.damp("P.x:out", 0.5)) end,
+    }
+    for i, f in ipairs(paths) do
+      local msg = err_of(f)
+      assert.truthy(msg:find(want, 1, true), "path " .. i .. ": " .. msg)
+    end
+    assert.truthy(err_of(function() for _ in q:columns("P.x:in:in") do end end)
+      :find("unknown suffix ':in'", 1, true))
+    assert.truthy(err_of(function() for _ in q:columns("P.z:out") do end end)
+      :find("unknown suffix ':out'", 1, true))
+  end)
+
+  it("list as many of the query's components as the message holds", function()
+    local terms = {}
+    for k = 1, 8 do terms[k] = w:component(("LongComponentName%02d"):format(k), { "v" }) end
+    local msg = err_of(function() for _ in w:query(terms):columns("Z.v") do end end)
+    assert.truthy(msg:find("component 'Z' is not among the query's components " ..
+      "(LongComponentName01, LongComponentName02, ", 1, true), msg)
+    assert.equals(", ...)", msg:sub(-6))
+  end)
 
   it("resolve the same field on every path", function()
     q:apply("P.x = 7")

@@ -76,8 +76,20 @@ describe("scheduling", function()
     assert.is_true(V:field(e, "dx") < 1)
     w:update(1, "draw")
     assert.same({ "tick", "draw" }, log)
-    w:update(1, "nothing here") -- a phase with no system: only the gc
+    -- a phase no system has is a mistake (a typo, a capital letter), not
+    -- an update that runs nothing: an error naming the phases there are
+    assert.equals("world:update: no system has the phase 'Draw' (phases: draw, fixed, update)",
+      err_of(function() w:update(1, "Draw") end):match("world:update:.*$"))
     assert.same({ "tick", "draw" }, log)
+    w:enable_system("draw_lua", false)
+    w:update(1, "draw") -- a disabled system's phase is a phase: nothing runs
+    assert.same({ "tick", "draw" }, log)
+    local bare = ecs.world()
+    bare:update(1) -- "update", the default phase, needs no system
+    bare:update(1, "update")
+    assert.matches("no system has the phase 'draw' %(phases: none%)",
+      err_of(function() bare:update(1, "draw") end))
+    bare:close()
     local phases = {}
     for _, s in ipairs(w:stats()) do phases[s.name] = s.phase end
     assert.same({ draw_lua = "draw", move = "fixed", push = "fixed", tick = "update" }, phases)
@@ -131,6 +143,96 @@ describe("scheduling", function()
     w:replace_system("fixed", function(dt) dts[#dts + 1] = -dt end) -- keeps the interval
     w:update(0.125) -- with the 0.125 owed
     assert.equals(-0.25, dts[8])
+  end)
+
+  -- NaN added to what a fixed-interval system is owed stayed there: it
+  -- never ran again. dt must be a finite number; a negative one is passed
+  -- on and takes time back from what is owed (at most 4 intervals of it).
+  it("refuses a dt that is not a finite number; a negative one takes time back", function()
+    local dts, seen = {}, nil
+    w:system("fixed", function(dt) dts[#dts + 1] = dt end, { interval = 0.25 })
+    w:system("plain", function(dt) seen = dt end)
+    for _, bad in ipairs({ 0 / 0, 1 / 0, -1 / 0 }) do
+      local err = err_of(function() w:update(bad) end)
+      assert.matches("bad argument #1 to 'update' (dt must be a finite number, got ", err, 1, true)
+    end
+    assert.same({}, dts)
+    assert.is_nil(seen)
+    w:update(0.25)
+    assert.same({ 0.25 }, dts) -- nothing of the refused updates is owed
+    w:update(-0.125)
+    assert.equals(-0.125, seen) -- passed on as given
+    w:update(0.25)
+    assert.equals(1, #dts) -- 0.125 owed
+    w:update(0.125)
+    assert.equals(2, #dts)
+    w:update(-1.7976931348623157e308) -- rewinds past the largest double:
+    w:update(-1.7976931348623157e308) -- bounded at 4 intervals below zero
+    w:update(1.25)
+    assert.equals(3, #dts)
+    assert.is_true(w:check())
+  end)
+
+  -- world:system(name, q, fn, { phase = "draw" }) took the table as the
+  -- params of a Lua system, which has none: it ran in "update", no word
+  it("takes a Lua or native system's options right after its body", function()
+    w:system("hud", q, L("hud"), { phase = "draw" })
+    w:system("damp", q, motion.damp("Velocity.dx", 0.5), { phase = "draw", after = "hud" })
+    w:system("tick", q, L("tick"), nil, { phase = "draw", before = "hud" }) -- fifth: as before
+    w:system("solo", L("solo"), { phase = "draw", after = "damp" })          -- no query: third
+    w:update(1)
+    assert.same({}, log)
+    assert.equals(1, V:field(e, "dx"))
+    w:update(1, "draw")
+    assert.same({ "tick", "hud", "solo" }, log)
+    assert.is_true(V:field(e, "dx") < 1)
+    assert.same({ "tick", "hud", "damp", "solo" }, w:systems())
+    w:replace_system("hud", q, L("HUD"), { phase = "update" }) -- the options are the new schedule
+    w:update(1, "draw")
+    assert.same({ "tick", "hud", "solo", "tick", "solo" }, log)
+    w:update(1)
+    assert.same({ "tick", "hud", "solo", "tick", "solo", "HUD" }, log)
+    assert.is_true(w:check())
+  end)
+
+  it("names the argument where the options were written", function()
+    local fn = L("x")
+    local function msg(f) return (err_of(f):match("world:[%w_]+:.*$") or err_of(f)) end
+    assert.equals("world:system: bad argument #4 (unknown option 'phaze')",
+      msg(function() w:system("s", q, fn, { phaze = "draw" }) end))
+    assert.equals("world:system: bad argument #5 (unknown option 'phaze')",
+      msg(function() w:system("s", q, fn, nil, { phaze = "draw" }) end))
+    assert.equals("world:system: bad argument #3 (unknown option 'phaze')",
+      msg(function() w:system("s", fn, { phaze = "draw" }) end))
+    assert.equals("world:replace_system: bad argument #4 (list expected, got key 'x')",
+      msg(function() w:replace_system("s", q, fn, { after = { x = 1 } }) end))
+    assert.matches("bad argument #3 to 'system' %(table expected, got number%)",
+      err_of(function() w:system("s", fn, 5) end))
+    assert.matches("bad argument #4 to 'system' %(no more arguments: world:system%(name, fn " ..
+      "%[, options%]%)%)", err_of(function() w:system("s", fn, nil, { phase = "draw" }) end))
+    assert.matches("bad argument #4 to 'system' %(a Lua system takes no params: give its options " ..
+      "here, world:system%(name, query, fn, options%)%)",
+      err_of(function() w:system("s", q, fn, {}, { phase = "draw" }) end))
+    assert.matches("bad argument #4 to 'system' %(a native system takes no params",
+      err_of(function() w:system("s", q, motion.damp("Velocity.dx", 0.5), { k = 1 }, {}) end))
+    assert.same({}, w:systems())
+  end)
+
+  it("refuses options given as an expression's params, showing the call that works", function()
+    assert.equals("world:system: bad argument #4 (phase, after are options, not parameters of " ..
+      "the expression: pass them fifth, world:system(name, query, expr, params or nil, " ..
+      "{ phase = ..., after = ... }))",
+      err_of(function() w:system("s", q, "Position.x += 1", { after = "a", phase = "draw" }) end)
+        :match("world:system:.*$"))
+    assert.same({}, w:systems())
+    -- a parameter that happens to have an option's name is a parameter
+    w:system("s", q, "Position.x += interval * dt", { interval = 2 })
+    w:update(1)
+    assert.equals(2, P:field(e, "x"))
+    -- params and options, each in its place
+    w:system("d", q, "Position.x += k", { k = 1 }, { phase = "draw" })
+    w:update(1, "draw")
+    assert.equals(3, P:field(e, "x"))
   end)
 
   it("reports one phase's stats when asked", function()

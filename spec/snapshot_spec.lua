@@ -312,18 +312,77 @@ describe("snapshots", function()
       assert.equals(50, P:count())
     end)
 
-    it("refuses a snapshot holding a manager the world lacks, or another schema, naming it", function()
+    it("registers the components of the snapshot the world lacks, as ecs.restore does", function()
+      local src = track(ecs.world())
+      local P = src:component("P", { "x:f32" })
+      local Q = src:component("Q", { "to:entity!clear", "s:lua", "n:i32" })
+      local es = src:create(5)
+      for i, e in ipairs(es) do P:add(e, i); if i > 1 then Q:add(e, es[i - 1], { i, "v" }, -i) end end
+      src:component("Tag"):add(es[3])
+      src:destroy(es[4])
+      local blob = src:snapshot()
+      local w = track(ecs.world())
+      local P2 = w:component("P", { "x:f32" })
+      local q = w:query(P2)
+      w:restore(blob)
+      local Q2 = w:find_component("Q")
+      assert.is_not_nil(Q2)
+      assert.is_not_nil(w:find_component("Tag"))
+      assert.same({ "to:entity!clear", "s:lua", "n:i32" }, Q2:fields())
+      assert.same({ "P", "Q", "Tag" }, (function()
+        local names = {}
+        for i, c in ipairs(w:components()) do names[i] = c.name end
+        return names
+      end)())
+      assert.same(dump(src), dump(w))
+      assert.same(dump(ecs.restore(blob)), dump(w))
+      assert.equals(4, q:count())
+      assert.same({ es[1], { 2, "v" }, -2 }, { Q2:get(es[2]) })
+      w:destroy(es[1]) -- its policy works
+      assert.equals(ecs.null, Q2:field(es[2], "to"))
+      w:restore(blob) -- registered now: a plain restore
+      assert.same(dump(src), dump(w))
+      assert.is_true(w:check())
+    end)
+
+    it("registers nothing when the restore fails: a plugin manager it lacks, a schema, damage", function()
+      local src = track(ecs.world())
+      src:component("P", { "x:f32" }):add(src:create(), 1)
+      src:component("Q", { "y:f32" }):add(src:create(), 2)
+      local w = track(ecs.world())
+      local P = w:component("P", { "x:f64" }) -- another schema
+      P:add(w:create(), 5)
+      local before, ncomp = w:snapshot(), #w:components()
+      local function unchanged()
+        assert.equals(before, w:snapshot())
+        assert.equals(ncomp, #w:components())
+        assert.is_nil(w:find_component("Q"))
+        assert.is_true(w:check())
+      end
+      assert.equals("world:restore: a manager's schema in the snapshot differs from the world's (component 'P')",
+                    err_of(w.restore, w, src:snapshot()):gsub("^.-:%d+: ", ""))
+      unchanged()
+      local blob = src:snapshot()
+      local damaged = blob:sub(1, -9) .. string.char((blob:byte(-8) + 1) % 256) .. blob:sub(-7)
+      assert.matches("world:restore: invalid or truncated data", err_of(w.restore, w, damaged), 1, true)
+      unchanged()
+      pointmass.new(src)
+      w:close()
+      w = track(ecs.world())
+      w:component("P", { "x:f32" })
+      before, ncomp = w:snapshot(), #w:components()
+      assert.matches("world:restore: the snapshot holds a manager the world does not have %(pointmass 'pointmass'%)",
+                     err_of(w.restore, w, src:snapshot()))
+      unchanged()
+      w:restore(blob)
+      assert.is_not_nil(w:find_component("Q"))
+    end)
+
+    it("refuses a snapshot holding a plugin manager the world lacks, or another schema, naming it", function()
       local w = track(ecs.world())
       local P = w:component("P", { "x:f32" })
       P:add(w:create(), 1)
-      local other = track(ecs.world())
-      other:component("P", { "x:f32" })
-      other:component("Q", { "y:f32" })
-      local blob = other:snapshot()
       local before = w:snapshot()
-      assert.equals("world:restore: the snapshot holds a manager the world does not have (component 'Q')",
-                    err_of(w.restore, w, blob):gsub("^.-:%d+: ", ""))
-      assert.equals(before, w:snapshot())
       local third = track(ecs.world())
       third:component("P", { "x:f64" })
       assert.equals("world:restore: a manager's schema in the snapshot differs from the world's (component 'P')",
@@ -353,6 +412,126 @@ describe("snapshots", function()
       w:close()
       assert.equals("attempt to use a closed world", err_of(w.snapshot, w):gsub("^.-:%d+: ", ""))
       assert.equals("attempt to use a closed world", err_of(w.restore, w, blob):gsub("^.-:%d+: ", ""))
+    end)
+  end)
+
+  describe("cleanup policies", function()
+    -- A policy ("to:entity!clear") belongs to the schema: snapshots carry
+    -- it, restores compare and recreate it (docs/persistence.md).
+    local function holders()
+      local w = track(ecs.world())
+      local A = w:component("A", { "to:entity!clear", "n:i32" })
+      local B = w:component("B", { "to:entity!destroy" })
+      local es = w:create(4)
+      A:add(es[2], es[1], 7); B:add(es[3], es[1]); A:add(es[4], es[2], 9)
+      return w, A, B, es
+    end
+    -- blob with every policy of its directory dropped and the format version
+    -- set to 1: what a build before policies were saved wrote
+    local function as_format_1(blob)
+      local b = blobs.parse(blob)
+      for _, m in ipairs(b.managers) do
+        for _, f in ipairs(m.fields) do f.type = f.type & 0xff end
+      end
+      b.header = b.header:sub(1, 4) .. pack("<I4", 1) .. b.header:sub(9)
+      return blobs.build(b)
+    end
+
+    it("are saved: ecs.restore makes the components with them, and they clean", function()
+      local w, _, _, es = holders()
+      local w2 = track(ecs.restore(w:snapshot()))
+      local A2, B2 = w2:find_component("A"), w2:find_component("B")
+      assert.same({ "to:entity!clear", "n:i32" }, A2:fields())
+      assert.same({ "to:entity!destroy" }, B2:fields())
+      assert.equals(w:snapshot(), w2:snapshot())
+      assert.is_true(w2:destroy(es[1]))
+      assert.same({ ecs.null, 7 }, { A2:get(es[2]) })
+      assert.is_false(w2:alive(es[3]))
+      assert.is_true(w2:check())
+    end)
+
+    it("are written in the directory as type | policy << 8 (format 2)", function()
+      local w = holders()
+      local b = blobs.parse(w:snapshot())
+      assert.equals(2, unpack("<I4", b.header, 5))
+      local A = blobs.find(b, "A", 1)
+      assert.same({ 10 | 1 << 8, 4 }, { A.fields[1].type, A.fields[2].type })
+      assert.equals(10 | 3 << 8, blobs.find(b, "B", 1).fields[1].type)
+    end)
+
+    it("must match in place: another policy is another schema, and nothing changes", function()
+      local w = holders()
+      local blob = w:snapshot()
+      local other = track(ecs.world())
+      local A = other:component("A", { "to:entity", "n:i32" })
+      other:component("B", { "to:entity!destroy" })
+      local e = other:create()
+      A:add(e, ecs.null, 1)
+      local before = other:snapshot()
+      assert.matches("world:restore: a manager's schema in the snapshot differs from the world's " ..
+        "(component 'A')", err_of(other.restore, other, blob), 1, true)
+      assert.equals(before, other:snapshot())
+      other:component("A", { "to:entity!remove", "n:i32" }, { migrate = true }) -- another policy
+      assert.matches("(component 'A')", err_of(other.restore, other, blob), 1, true)
+      other:component("A", { "to:entity!clear", "n:i32" }, { migrate = true })
+      other:restore(blob)
+      assert.equals(blob, other:snapshot())
+    end)
+
+    it("with migrate, become the live world's", function()
+      local w, _, _, es = holders()
+      local blob = w:snapshot()
+      local live = track(ecs.world())
+      local A = live:component("A", { "to:entity!remove", "n:i32" })
+      local B = live:component("B", { "to:entity" })
+      live:restore(blob, { migrate = true })
+      assert.same({ "to:entity!remove", "n:i32" }, A:fields())
+      assert.same({ "to:entity" }, B:fields())
+      assert.same({ es[1], 7 }, { A:get(es[2]) })
+      live:destroy(es[1])
+      assert.is_false(A:has(es[2])) -- removed, the live policy
+      assert.is_true(live:alive(es[3])); assert.equals(es[1], B:get(es[3]))
+    end)
+
+    it("of a format 1 snapshot (not saved then) are the world's in place, none in a new world", function()
+      local w, _, _, es = holders()
+      local old = as_format_1(w:snapshot())
+      local w2 = track(ecs.restore(old))
+      assert.same({ "to:entity", "n:i32" }, w2:find_component("A"):fields())
+      assert.same({ "to:entity" }, w2:find_component("B"):fields())
+      w:destroy(es[1])
+      w:restore(old) -- the world's policies stand
+      assert.same({ "to:entity!clear", "n:i32" }, w:find_component("A"):fields())
+      assert.is_true(w:alive(es[1]) and w:alive(es[3]))
+      w:destroy(es[1])
+      assert.is_false(w:alive(es[3]))
+      assert.is_true(w:check())
+      -- a policy in a format 1 word is damage; so is a bad one in format 2
+      local b = blobs.parse(w:snapshot())
+      b.header = b.header:sub(1, 4) .. pack("<I4", 1) .. b.header:sub(9)
+      assert.matches("ecs.restore: invalid or truncated data", err_of(ecs.restore, blobs.build(b)), 1, true)
+      for _, word in ipairs({ 10 | 4 << 8, 4 | 1 << 8, 10 | 1 << 16 }) do
+        b = blobs.parse(w:snapshot())
+        blobs.find(b, "A", 1).fields[1].type = word
+        assert.matches("ecs.restore: invalid or truncated data", err_of(ecs.restore, blobs.build(b)), 1, true)
+      end
+    end)
+
+    it("are compared by deltas too", function()
+      local w, A, _, es = holders()
+      local same = track(ecs.restore(w:snapshot()))
+      local differs = track(ecs.restore(w:snapshot()))
+      differs:component("A", { "to:entity!remove", "n:i32" }, { migrate = true })
+      local j = w:journal()
+      A:set(es[2], es[1], 8)
+      local d = j:delta()
+      j:close()
+      local before = differs:snapshot()
+      assert.matches("a manager's schema in the delta differs from the world's ('A')",
+        err_of(differs.apply_delta, differs, d), 1, true)
+      assert.equals(before, differs:snapshot())
+      same:apply_delta(d)
+      assert.equals(w:state_hash(), same:state_hash())
     end)
   end)
 

@@ -393,7 +393,9 @@ describe("world:spawn", function()
       local es = w:spawn(3, { Health = { hp = { 100, 200, 300 } },
                               Velocity = { dx = { 10, 20, 30 } },
                               Position = { x = { 1, 2, 3 } } })
-      assert.same({ "P1", "V1", "H1", "P2", "V2", "H2", "P3", "V3", "H3" }, log)
+      -- each on_add is followed by that component's on_set (the first write)
+      assert.same({ "P1", "set", "V1", "set", "H1", "set", "P2", "set", "V2", "set", "H2", "set",
+                    "P3", "set", "V3", "set", "H3", "set" }, log)
       assert.equals(3, #es)
       assert.is_true(w:check())
     end)
@@ -444,7 +446,11 @@ describe("world:spawn", function()
         end)
         local before = w:count()
         local err = err_of(w.spawn, w, 3, { Position = { x = { 1, 2, 3 } }, Velocity = { dx = 5 } })
-        assert.is_true(rawequal(boom, err))
+        if type(boom) == "string" then -- a string names the observer
+          assert.equals("on_add 'Position': " .. boom, err:match("^[^\n]*"))
+        else
+          assert.is_true(rawequal(boom, err))
+        end
         o:close()
         assert.equals(before + 3, w:count())
         assert.equals(w:count(), q:count())
@@ -488,6 +494,15 @@ describe("world:spawn", function()
       fails(2, 5)
       fails(2, "Position")
       fails(2, P)
+    end)
+
+    -- { Position = {1}, [P] = {2} } named one component twice, and which
+    -- value won depended on the table's order
+    it("refuses a component given twice, by name and by object", function()
+      assert.matches("world:spawn: component 'Position' given twice (by name and as the component)",
+        fails(2, { Position = { x = 1 }, [P] = { x = 2 } }), 1, true)
+      assert.matches("world:spawn: component 'Enemy' given twice",
+        fails(1, { Enemy = true, [Tag] = true, Velocity = true }), 1, true)
     end)
 
     it("refuses unknown names, other worlds' components and other keys", function()
@@ -677,6 +692,18 @@ describe("world:prefab", function()
       local es = w:spawn(2, pf)
       assert.is_true(rawequal(list, c.Brain:field(es[2], "script")))
       twin:create(2)
+    end)
+
+    it("refuses a component given twice, in the spec or in the overrides", function()
+      assert.matches("world:prefab: component 'Position' given twice",
+        text(refused(w, {}, w.prefab, w, { Position = { 1 }, [P] = { 2 } })), 1, true)
+      local pf = w:prefab({ Position = { x = 1 } })
+      assert.matches("world:spawn: component 'Velocity' given twice",
+        text(refused(w, {}, w.spawn, w, 2, pf, { Velocity = { 1 }, [V] = { 2 } })), 1, true)
+      -- an override of the prefab's own component is what overrides are for
+      local e = w:spawn(1, pf, { Position = { y = 5 } })[1]
+      twin:spawn(1, { Position = true })
+      assert.same({ 1, 5 }, { P:get(e) })
     end)
 
     it("checks the spec when made, as spawn does", function()

@@ -247,6 +247,13 @@ describe("errors inside systems", function()
 
   local tbl = setmetatable({}, { __tostring = function() return "a table error" end })
   local values = { { "a string", "boom" }, { "a table", tbl }, { "nil", nil } }
+  -- a string comes out naming the system, with its traceback; any other
+  -- value unchanged
+  local function same_error(raised, err)
+    if type(raised) ~= "string" then return assert.is_true(rawequal(raised, err)) end
+    local head = "system 'fail': " .. raised .. "\nstack traceback:\n"
+    assert.equals(head, err:sub(1, #head))
+  end
   local where = { { "first", 1 }, { "middle", 15 }, { "last", 30 } }
 
   -- the world works: structural changes, full iteration, counts, update
@@ -283,7 +290,7 @@ describe("errors inside systems", function()
         end)
         local ok, err = pcall(w.update, w, 0.1)
         assert.is_false(ok)
-        assert.is_true(rawequal(v[2], err))
+        same_error(v[2], err)
         usable()
         armed = false
         w:update(0.1)                      -- update again works
@@ -303,7 +310,7 @@ describe("errors inside systems", function()
         end)
         local ok, err = pcall(w.update, w, 1)
         assert.is_false(ok)
-        assert.is_true(rawequal(v[2], err))
+        same_error(v[2], err)
         usable()
         armed = false
         w:update(1)
@@ -323,6 +330,78 @@ describe("errors inside systems", function()
     fail = false
     w:update(0)
     assert.is_true(after >= 1)
+    usable()
+  end)
+
+  -- world:update ran a Lua system in a protected call and raised its error
+  -- again: a traceback handler given to xpcall saw world:update's frames,
+  -- not the system's, and the message did not say which system failed
+  it("names the system in a string error and keeps the system's frames", function()
+    local function helper(n)
+      if n == 0 then error("deep trouble") end
+      return helper(n - 1) + 1
+    end
+    local called_at
+    w:system("ai", q, function()
+      called_at = debug.getinfo(1, "l").currentline; local r = helper(2)
+      return r
+    end)
+    local ok, tb = xpcall(function() w:update(0) end, debug.traceback) -- (5.1: no arguments)
+    assert.is_false(ok)
+    assert.matches("^system 'ai': [^\n]*system_spec%.lua:%d+: deep trouble\nstack traceback:\n", tb)
+    -- the system's own line (where it called helper) and helper's frames
+    assert.truthy(tb:find("system_spec.lua:" .. called_at .. ":", 1, true), tb)
+    local _, helpers = tb:gsub("in [%w ]*'helper'", "")
+    assert.is_true(helpers >= 3, tb)
+    -- pcall gets the same text; the world works
+    local msg = err_of(w.update, w, 0)
+    assert.equals(tb:match("^[^\n]*"), msg:match("^[^\n]*"))
+    assert.truthy(msg:find("system_spec.lua:" .. called_at .. ":", 1, true), msg)
+    usable()
+    -- the library's own errors inside a system are named the same way
+    local dead = w:create()
+    w:destroy(dead)
+    w:replace_system("ai", q, function() P:set(dead, 1, 1) end)
+    assert.matches("^system 'ai': [^\n]*Position:set: entity is not alive %(entity%(",
+      err_of(w.update, w, 0))
+    -- values that are not strings pass unchanged (numbers too)
+    w:replace_system("ai", q, function() error(42, 0) end)
+    assert.equals(42, err_of(w.update, w, 0))
+    usable()
+  end)
+
+  it("names the observer in a string error and keeps the observer's frames", function()
+    local function check(e)
+      if P:field(e, "x") > 1 then error("too far", 0) end
+    end
+    local called_at
+    P:on_set(function(e)
+      called_at = debug.getinfo(1, "l").currentline; check(e)
+    end)
+    local e = es[1]
+    local ok, tb = xpcall(function() P:set(e, 5, 0) end, debug.traceback)
+    assert.is_false(ok)
+    assert.matches("^on_set 'Position': too far\nstack traceback:\n", tb)
+    assert.truthy(tb:find("system_spec.lua:" .. called_at .. ":", 1, true), tb)
+    -- from a system: both names, both sets of frames
+    local sys_at
+    w:system("mover", q, function()
+      sys_at = debug.getinfo(1, "l").currentline; P:set(e, 7, 0)
+    end)
+    ok, tb = xpcall(function() w:update(0) end, debug.traceback) -- (5.1: no arguments)
+    assert.is_false(ok)
+    assert.matches("^system 'mover': on_set 'Position': too far\nstack traceback:\n", tb)
+    assert.truthy(tb:find("system_spec.lua:" .. called_at .. ":", 1, true), tb)
+    assert.truthy(tb:find("system_spec.lua:" .. sys_at .. ":", 1, true), tb)
+    -- observers of the transform and names are named after them
+    local T = w.transform
+    T:add(e)
+    local o = T:on_set(function() error("no", 0) end)
+    assert.matches("^on_set 'transform': no\n", err_of(function() T:set_local_position(e, 1, 2, 3) end))
+    o:close()
+    o = w.names:on_add(function() error("no", 0) end)
+    assert.matches("^on_add 'names': no\n", err_of(function() w.names:set(e, "x") end))
+    o:close()
     usable()
   end)
 

@@ -17,7 +17,10 @@
 ** (by it, or by REMOVE listeners it runs) only note themselves
 ** (cleanup_sweeping). Listeners may change anything: every row index is
 ** checked against the manager's size before use, and a removal swaps the
-** last row into the hole, which is then looked at again. Rows are walked
+** last row into the hole, which is then looked at again; a listener that
+** redefines a component (its fields renumbered, retyped, their policies
+** changed) ends the pass over it and owes a new one, which reads the new
+** schema from the start (sweep_component). Rows are walked
 ** in order, so a chain whose holders were created after their targets
 ** (the usual order) goes in one pass; another order takes more passes.
 ** A REMOVE on a component a pointer loop pins (ecs_component_pin: its
@@ -39,6 +42,10 @@ ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
     return ECS_ERR_INVALID;
   old = c->cleanup[field]; /* in the meta block: setting never fails */
   c->cleanup[field] = (uint8_t)policy;
+  /* a policy given during a sweep (an observer's redefinition): its
+  ** field may name the dead already, and the pass over c may be over */
+  if (w->cleanup_sweeping && policy != ECS_CLEANUP_NONE && policy != old)
+    w->cleanup_pending = true;
   if (old == ECS_CLEANUP_NONE && policy != ECS_CLEANUP_NONE) {
     c->ncleanup++;
     w->cleanup_fields++;
@@ -93,8 +100,17 @@ static void apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
 ** removal moves the last row into row i, which is then looked at again.
 ** Rows added during the pass (a listener's) wait for the next one, so a
 ** listener that adds back what the sweep removes cannot keep a pass going.
+**
+** A listener may also redefine c (hot reload, component_migrate.c): field
+** k is then another field, of another type and policy, in a column of
+** another size. Nothing read under the old schema is used after that:
+** the pass over c ends there and owes another whole pass (which reads the
+** new schema from its start), so fields are resolved afresh rather than
+** followed across the change. The rows stay where they were, so only the
+** rows already looked at are looked at twice.
 */
 static void sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
+  const uint32_t gen = c->schema_gen;
   for (uint32_t k = 0; k < c->nfields; k++) {
     uint32_t end = c->size;
     const ecs_entity *vals;
@@ -106,6 +122,10 @@ static void sweep_component(ecs_world *w, ecs_component *c, ecs_err *err) {
       holder = owners(c)[i];
       if (!ecs_alive(w, holder)) continue; /* a dead record: garbage */
       apply_policy(w, c, k, i, err);
+      if (c->schema_gen != gen) { /* redefined by a listener: start over */
+        w->cleanup_pending = true;
+        return;
+      }
       vals = (const ecs_entity *)(const void *)col(c, k);
       if (i < c->size && owners(c)[i] != holder) { /* a row moved in */
         if (end > c->size) end = c->size; /* the last of them moved: seen */

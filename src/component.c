@@ -345,26 +345,6 @@ void ecs_component_lookup_n(const ecs_world *w, const ecs_component *c,
 }
 
 /*
-** The REMOVEs a manager is reporting: one frame per remove whose
-** listeners are running, on that call's C stack, innermost first. A
-** listener that removes the same entity again (directly, or through
-** other entities' listeners) finds its frame and removes it without a
-** second REMOVE: it was reported once and is going anyway, and reporting
-** it again would let two listeners that remove each other's entities
-** recurse without end.
-*/
-typedef struct removal {
-  ecs_entity e;
-  const struct removal *outer;
-} removal;
-
-static bool being_removed(const ecs_component *c, ecs_entity e) {
-  for (const removal *r = c->removing; r != NULL; r = r->outer)
-    if (r->e == e) return true;
-  return false;
-}
-
-/*
 ** REMOVE first, while the instance is still readable; then look e up
 ** again, because a listener may have moved the instance (adds, removes),
 ** removed it or destroyed e (then its record waits for gc like any dead
@@ -384,13 +364,8 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
   }
   if (removed != NULL) *removed = i != ECS_NO_INSTANCE;
   if (i == ECS_NO_INSTANCE) return ECS_ERR_OK;
-  if (w->head.listeners != 0 && !being_removed(c, e)) {
-    removal frame;
-    frame.e = e;
-    frame.outer = c->removing;
-    c->removing = &frame;
-    err = ecs_manager_notify_listeners(w, c, e, ECS_EVENT_REMOVE);
-    c->removing = frame.outer;
+  if (w->head.listeners != 0) { /* once per instance: ecsi_notify_remove */
+    err = ecsi_notify_remove(w, c, e);
     i = ecs_component_lookup(w, c, e);
     if (i == ECS_NO_INSTANCE) return err;
   }
@@ -663,6 +638,15 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
                                 c); /* frees c on error */
   if (err != ECS_ERR_OK) return err;
   *out = c;
+  return ECS_ERR_OK;
+}
+
+/* Nothing refers to c but the registry: no record, query (systems have
+** one), journal capture, pin or owner; then the registry's own rules. */
+ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c) {
+  if (c->size != 0 || c->nwatch != 0 || c->journal != NULL || c->pins != 0 ||
+      c->owner != NULL || !ecsi_manager_unregister_last(w, c))
+    return ECS_ERR_INVALID;
   return ECS_ERR_OK;
 }
 

@@ -28,7 +28,7 @@
 ** ecs_drain_refs and releases. Room for that list is reserved when an
 ** instance is created, so dropping never allocates and never fails.
 **
-** Listeners (ecs_manager_listen): ECS_EVENT_ADD after
+** Listeners (ecs_manager_listen): ECS_EVENT_ADD (then SET: ecs.h) after
 ** ecs_component_add creates an instance, ECS_EVENT_REMOVE before
 ** ecs_component_remove removes one. The core has no setters (values are
 ** written straight into the columns), so ECS_EVENT_SET, and ADD after
@@ -84,6 +84,16 @@ typedef uint32_t ecs_instance;
 ecs_err ecs_component_new(ecs_world *w, const char *name,
                           const ecs_field_def *fields, uint32_t nfields,
                           ecs_component **out);
+
+/*
+** Undo ecs_component_new of a component nothing uses yet: c must be the
+** last manager registered in w and hold no record, and no query, system,
+** listener, journal capture or pin may refer to it (a host that registered
+** components for a load that then failed: world:restore). c is freed.
+** @return ECS_ERR_OK, or ECS_ERR_INVALID (any of these does not hold:
+**         nothing changes).
+*/
+ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c);
 
 /*
 ** The rules of a component's name and schema, checked in this order:
@@ -321,7 +331,8 @@ uint64_t ecs_component_version(const ecs_component *c);
 ** same, whenever that entity died. REMOVE on a pinned component
 ** (ecs_component_pin) is put off: the holder keeps it and the next sweep
 ** (the next destroy, or ecs_cleanup_release of a hold) owes it. Policies
-** are part of the definition, not of the data: snapshots do not carry them.
+** are part of the schema: snapshots (format 2) and deltas carry them in
+** each field's word, type | policy << 8, and loads compare them.
 ** @return ECS_ERR_UNKNOWN_FIELD (field out of range), ECS_ERR_INVALID (not
 **         an entity field, or policy unknown).
 */

@@ -59,6 +59,9 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 ** in the machine's order, which a snapshot requires to be little-endian):
 **   u32 LAYOUT (3)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
+**                        (the layout of the values: cleanup policies,
+**                        which do not change it, are in the snapshot's
+**                        directory, which a load compares first)
 **   u32 gc_cursor        where the lazy gc goes on (at most the records)
 **   u32 churn            ecsi_component_churn
 **   owners               every record's entity in row order, the dead
@@ -621,7 +624,6 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->size = t->cap = t->gc_cursor = t->churn = 0;
   memset(&t->map, 0, sizeof t->map);
   t->version = 0;
-  t->removing = NULL;
   t->watch = NULL;
   t->nwatch = t->watch_cap = 0;
   memset(&t->ticks, 0, sizeof t->ticks); /* c keeps its stamps */

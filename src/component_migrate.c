@@ -266,6 +266,7 @@ ecs_err ecs_component_redefine(ecs_world *w, ecs_component *c,
   for (uint32_t k = 0; k < c->nwatch; k++)
     ecsi_expr_forget(w, c->watch[k].q);
   c->version++;
+  c->schema_gen++;
   ecsi_component_tell_stale(c);
   return ECS_ERR_OK;
 fail:

@@ -59,7 +59,8 @@ struct ecs_component {
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
   uint32_t churn;          /* ecsi_component_churn (ecs_private.h) */
   uint64_t version;        /* structural changes and column moves */
-  const struct removal *removing; /* REMOVEs being reported (see remove) */
+  uint32_t schema_gen;     /* redefinitions (component_migrate.c): field
+                           ** numbers read before a change are stale */
   ecsi_watch *watch;       /* the queries that name this manager */
   ecsi_ticks ticks;        /* change ticks, while watched (change.c) */
   struct ecsi_jcomp *journal; /* captures of the open journal, or NULL */
@@ -97,6 +98,13 @@ static inline ecs_entity *owners(const ecs_component *c) {
 
 static inline uint8_t *col(const ecs_component *c, uint32_t k) {
   return (uint8_t *)c->data + col_offset(c, k, c->cap);
+}
+
+/* Field k's word in the schemas that snapshots and deltas write and
+** compare: its type, and its cleanup policy (cleanup.c) in bits 8-15, so
+** that a schema is compared whole. */
+static inline uint32_t ecsi_field_word(const ecs_component *c, uint32_t k) {
+  return (uint32_t)c->field[k].type | (uint32_t)c->cleanup[k] << 8;
 }
 
 /* The map's entry for index: an instance, or ECS_NO_INSTANCE. */

@@ -332,7 +332,7 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     if (nf != c->nfields || c->owner != NULL) return ECS_ERR_SCHEMA_DIFFERS;
     for (uint32_t k = 0; k < nf; k++) {
       if (!r32(r, &t)) return ECS_ERR_CORRUPT;
-      if (t != (uint32_t)c->field[k].type) return ECS_ERR_SCHEMA_DIFFERS;
+      if (t != ecsi_field_word(c, k)) return ECS_ERR_SCHEMA_DIFFERS; /* policy too */
     }
     if (!r32(r, &h->n) || h->n > (r->n - r->at) / 8u) return ECS_ERR_CORRUPT;
     h->body_at = r->at;

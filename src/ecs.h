@@ -81,7 +81,7 @@ typedef uint32_t ecs_entity;
   X(TOO_MANY_TERMS, "too many components (limit 32)")                       \
   X(DUPLICATE_TERM, "a component is listed twice")                          \
   X(TOO_MANY_COLUMNS, "too many columns (limit 32)")                        \
-  X(UNKNOWN_COMPONENT, "unknown component (not among the query's)")        \
+  X(UNKNOWN_COMPONENT, "the component is not among the query's")          \
   X(EXCLUDED, "the component is excluded by the query")                     \
   X(UNKNOWN_FIELD, "unknown field")                                         \
   X(LUA_FIELD, "lua fields are not columns")                                \
@@ -116,7 +116,9 @@ typedef uint32_t ecs_entity;
   ** chunk cursors): no change may move or free the rows they address */ \
   X(PINNED, "the component's columns are in use by a pointer loop in "     \
             "progress (make structural changes after it; a loop left early " \
-            "keeps them until it is closed)")
+            "keeps them until it is closed)")                                 \
+  /* appended: an update of a phase no system has (system.h) */            \
+  X(NO_PHASE, "no system has this phase")
 
 typedef enum ecs_err {
 #define ECS__ENUM(name, msg) ECS_ERR_##name,
@@ -463,7 +465,10 @@ void *ecs_manager_at(const ecs_world *w, size_t i, const char **name,
 ** (ECS_EVENT_* bits) that the manager `manager` (a registered self)
 ** reports through ecs_manager_notify. Listeners run in the order they
 ** were added, synchronously, and may change the world (the manager
-** notifies where its own state is complete). A listener's error stops
+** notifies where its own state is complete). An ADD is followed by a
+** SET (the new record's values were written): every ADD listener, then
+** every SET listener, unless an ADD listener failed or took the record
+** away (removed it, destroyed the entity); a manager reports ADD only. A listener's error stops
 ** the others and is returned by the call that triggered it; the change
 ** that was reported stands. Notifications nest (a listener's change is
 ** reported to listeners in turn) at most 64 deep: a

@@ -443,6 +443,14 @@ struct ecs_api {
   /* appended: whole-world loads end iterations (ecs.h, query.h) */
   uint64_t (*ecs_world_loads)(const ecs_world *w);
   bool (*ecs_query_iter_loaded)(const ecs_world *w, const ecs_query_iter *it);
+  /* appended: destroy_tree with its listeners' errors (transform.h) */
+  ecs_err (*ecs_transform_destroy_tree_report)(ecs_transform *t, ecs_entity e,
+                                               size_t *destroyed);
+
+  /* appended: cleanup policies in snapshots; a component's registration
+  ** undone (snapshot.h, component.h) */
+  unsigned (*ecs_snapshot_field_cleanup)(const ecs_snapshot_manager *m, uint32_t k);
+  ecs_err (*ecs_component_unregister)(ecs_world *w, ecs_component *c);
 };
 
 #endif

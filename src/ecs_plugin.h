@@ -189,6 +189,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_transform_first_child (ecs_plugin_api->ecs_transform_first_child)
 #define ecs_transform_next_sibling (ecs_plugin_api->ecs_transform_next_sibling)
 #define ecs_transform_destroy_tree (ecs_plugin_api->ecs_transform_destroy_tree)
+#define ecs_transform_destroy_tree_report \
+  (ecs_plugin_api->ecs_transform_destroy_tree_report)
 #define ecs_transform_set_parent_first \
   (ecs_plugin_api->ecs_transform_set_parent_first)
 #define ecs_transform_sort (ecs_plugin_api->ecs_transform_sort)
@@ -355,6 +357,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_component_cleanup (ecs_plugin_api->ecs_component_cleanup)
 #define ecs_cleanup_hold (ecs_plugin_api->ecs_cleanup_hold)
 #define ecs_cleanup_release (ecs_plugin_api->ecs_cleanup_release)
+#define ecs_snapshot_field_cleanup (ecs_plugin_api->ecs_snapshot_field_cleanup)
+#define ecs_component_unregister (ecs_plugin_api->ecs_component_unregister)
 
 #endif /* ECS_API_ONLY */
 

@@ -41,7 +41,21 @@ typedef struct ecsi_manager {
   ecs_namespace ns;
   const ecs_manager_class *cls;
   void *self;
+  /* registry.c: bit k (k < 64) set while the destroy of dying[k] has
+  ** reported this manager's REMOVE of it and that instance is still there
+  ** (it goes with the entity: no second report) */
+  uint64_t reported;
 } ecsi_manager;
+
+/* registry.c: a REMOVE being reported (ecsi_notify_remove), on the
+** reporting call's stack; taken once the instance it is about was removed
+** (by a call from inside the report, which reports nothing again). */
+typedef struct ecsi_report {
+  const void *manager;
+  ecs_entity e;
+  bool taken;
+  struct ecsi_report *outer;
+} ecsi_report;
 
 struct ecs_world {
   ecs_world_head head;   /* must stay first: ecs_alive reads it */
@@ -67,6 +81,11 @@ struct ecs_world {
   ** level of notifications, so the array never overflows. */
   ecs_entity dying[65];
   uint32_t dying_count;
+  /* registry.c: ADDs reported for dying[k] while its destroy reports (a
+  ** component given to it after its manager's turn: another pass), and
+  ** the REMOVEs being reported, innermost first (ecsi_notify_remove) */
+  uint32_t dying_adds[65];
+  ecsi_report *reporting;
   /* cleanup.c: entity fields with a cleanup policy in all managers; holds
   ** (ecs_cleanup_hold) and sweeps in progress; a death not yet swept */
   uint32_t cleanup_fields, cleanup_holds;
@@ -142,10 +161,25 @@ const char *ecsi_entities_check(const ecs_world *w);
 /* Run every manager's purge for index (its generation wrapped). */
 void ecsi_purge_index(ecs_world *w, uint32_t index);
 /* registry.c: report REMOVE of e to the REMOVE listeners of every manager
-** that has e (ecs_destroy_report); the first error stops. */
+** that has e (ecs_destroy_report; e is the last of w->dying); the first
+** error stops. Each instance of e is reported once, a component given to
+** e during it included. */
 ecs_err ecsi_notify_destroy(ecs_world *w, ecs_entity e);
+/* registry.c: report REMOVE of e's instance in the manager self, which
+** the caller then looks up again and removes. An instance whose REMOVE is
+** being reported already (by an outer remove of it, or by e's destroy) is
+** not reported again: the call returns at once and the outer report learns
+** that its instance went. When the instance reported was removed from
+** inside and e has one again (re-added: its ADD was reported), that one's
+** REMOVE is reported too before the call returns. For managers that hold
+** one instance per entity (components, transform, names). */
+ecs_err ecsi_notify_remove(ecs_world *w, void *self, ecs_entity e);
 /* Free every manager, last registered first, and the registry. */
 void ecsi_managers_free(ecs_world *w);
+/* Drop the last manager registered, when it is self and no listener (nor a
+** report in progress) names it: freed through its class. false: nothing
+** changes. */
+bool ecsi_manager_unregister_last(ecs_world *w, void *self);
 
 /* The entity table as a snapshot holds it (entity.c; snapshot.c frames
 ** it): the slots and the free queue, and the live count they imply. */

@@ -514,7 +514,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
         (err = w32(b, c->nfields)) != ECS_ERR_OK)
       return err;
     for (uint32_t f = 0; f < c->nfields && err == ECS_ERR_OK; f++)
-      err = w32(b, (uint32_t)c->field[f].type);
+      err = w32(b, ecsi_field_word(c, f)); /* type and cleanup policy */
     count_at = b->n;
     if (err == ECS_ERR_OK) err = w32(b, jc->n); /* patched below */
     /* room for every record (more for lua values, written as they come) */

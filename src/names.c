@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ecs_private.h"
 #include "names.h"
 #include "sparse.h"
 
@@ -36,7 +37,6 @@ struct ecs_names {
   uint64_t clock;
   uint32_t gc_cursor;
   ecsi_sparse map; /* entity index -> record */
-  const struct removal *removing; /* REMOVEs being reported (clear) */
 };
 
 static uint32_t fnv1a(const char *s, size_t len) {
@@ -166,25 +166,9 @@ const char *ecs_names_get(const ecs_names *m, ecs_entity e, size_t *len) {
   return m->rec[i].str;
 }
 
-/*
-** The REMOVEs being reported: one frame per clear whose listeners run, on
-** that call's stack. A clear of the same entity from inside them drops the
-** name without a second REMOVE (as ecs_component_remove does, component.c).
-*/
-typedef struct removal {
-  ecs_entity e;
-  const struct removal *outer;
-} removal;
-
 /* Has the world any listener? (ecs_manager_notify's inline test.) */
 static bool listened(const ecs_names *m) {
   return ((const ecs_world_head *)(const void *)m->w)->listeners != 0;
-}
-
-static bool being_removed(const ecs_names *m, ecs_entity e) {
-  for (const removal *r = m->removing; r != NULL; r = r->outer)
-    if (r->e == e) return true;
-  return false;
 }
 
 /* REMOVE first (the name still readable), then find the record again:
@@ -194,13 +178,8 @@ ecs_err ecs_names_clear(ecs_names *m, ecs_entity e, bool *cleared) {
   ecs_err err = ECS_ERR_OK;
   if (cleared != NULL) *cleared = i != NONE;
   if (i == NONE) return ECS_ERR_OK;
-  if (listened(m) && !being_removed(m, e)) {
-    removal frame;
-    frame.e = e;
-    frame.outer = m->removing;
-    m->removing = &frame;
-    err = ecs_manager_notify_listeners(m->w, m, e, ECS_EVENT_REMOVE);
-    m->removing = frame.outer;
+  if (listened(m)) { /* once per name: ecsi_notify_remove */
+    err = ecsi_notify_remove(m->w, m, e);
     if ((i = rec_of(m, e)) == NONE) return err;
   }
   drop_rec(m, i);
@@ -541,8 +520,6 @@ static void nm_swap(ecs_world *w, void *self, void *twin) {
   (void)w;
   *a = *b;
   *b = tmp;
-  b->removing = a->removing;
-  a->removing = tmp.removing;
   a->gc_cursor = b->gc_cursor = 0;
 }
 

@@ -9,9 +9,9 @@
 ** received it most recently. Names vanish with their entity at once for
 ** get and find; the records are reclaimed by gc.
 **
-** Listeners (ecs_manager_listen on the manager): ECS_EVENT_ADD after an
-** entity without a name gets one, ECS_EVENT_SET after a named entity is
-** renamed (set), ECS_EVENT_REMOVE before clear drops a name (still
+** Listeners (ecs_manager_listen on the manager): ECS_EVENT_ADD (then SET:
+** ecs.h) after an entity without a name gets one, ECS_EVENT_SET after a
+** named entity is renamed (set), ECS_EVENT_REMOVE before clear drops a name (still
 ** readable). gc, the class's clear and load, and an entity's death
 ** report nothing. The manager class implements every hook (ecs.h): its
 ** schema is one field, "name", described as u8 (a byte string; see

@@ -92,9 +92,12 @@ ecs_component *ecs_query_without(const ecs_query *q, uint32_t k);
 ** "with" managers: the one resolver of expressions, q:columns specs and
 ** native systems. @return ECS_ERR_OK with *term and *fieldno, or an error
 ** with msg (msg_size bytes, may be 0) saying why:
-** ECS_ERR_UNKNOWN_COMPONENT "unknown component 'X'", ECS_ERR_EXCLUDED
+** ECS_ERR_UNKNOWN_COMPONENT "component 'X' is not among the query's
+** components (P, V)" (whether or not the world has an X), ECS_ERR_EXCLUDED
 ** "component 'X' is excluded by the query", ECS_ERR_UNKNOWN_FIELD
-** "unknown field 'P.z'", ECS_ERR_AMBIGUOUS "component name 'X' is
+** "unknown field 'P.z'" or, for a field with a ':' (a column spec's
+** suffix other than ":in", which its reader takes off), "unknown suffix
+** ':out' (...)", ECS_ERR_AMBIGUOUS "component name 'X' is
 ** ambiguous: two of the query's components have it". Whether the field's type suits the use (numeric
 ** for expressions: ECS_ERR_NOT_NUMERIC; not lua for columns:
 ** ECS_ERR_LUA_FIELD) is the caller's rule.

@@ -377,12 +377,41 @@ static int term_named(const ecs_query *q, const char *name, size_t len,
   return found;
 }
 
+/*
+** msg = "component 'X' is not among the query's components (P, V)": the
+** query's "with" terms by name, as many as fit, then "...". Said whether
+** or not the world has a component X (the query cannot tell, and "unknown
+** component" sent users looking for a typo in a name that was right).
+*/
+static void not_in_query(const ecs_query *q, const char *comp, int cl,
+                         char *msg, size_t msg_size) {
+  uint32_t n = ecs_query_with_count(q);
+  int used = snprintf(msg, msg_size, "component '%.*s' is not among the "
+                      "query's components (", cl, comp);
+  size_t at;
+  if (used < 0 || (size_t)used >= msg_size) return; /* truncated: it ends */
+  at = (size_t)used;
+  for (uint32_t t = 0; t < n; t++) {
+    const char *name = ecs_component_name(ecs_query_with(q, t));
+    size_t len = strlen(name), sep = t > 0 ? 2u : 0u;
+    /* room for this name, and for ", ...)" should the next not fit */
+    if (at + sep + len + 7u > msg_size) {
+      snprintf(msg + at, msg_size - at, "%s...)", sep > 0 ? ", " : "");
+      return;
+    }
+    snprintf(msg + at, msg_size - at, "%s%s", sep > 0 ? ", " : "", name);
+    at += sep + len;
+  }
+  snprintf(msg + at, msg_size - at, ")");
+}
+
 ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
                                 size_t clen, const char *field, size_t flen,
                                 uint32_t *term, uint32_t *fieldno, char *msg,
                                 size_t msg_size) {
   int k = term_named(q, comp, clen, false), f;
   int cl = clen > 200 ? 200 : (int)clen, fl = flen > 200 ? 200 : (int)flen;
+  const char *colon;
   if (k == -2) {
     if (msg_size > 0)
       snprintf(msg, msg_size,
@@ -391,14 +420,23 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
     return ECS_ERR_AMBIGUOUS;
   }
   if (k < 0) {
+    bool excluded = term_named(q, comp, clen, true) >= 0;
+    if (msg_size > 0 && excluded)
+      snprintf(msg, msg_size, "component '%.*s' is excluded by the query", cl,
+               comp);
+    else if (msg_size > 0)
+      not_in_query(q, comp, cl, msg, msg_size);
+    return excluded ? ECS_ERR_EXCLUDED : ECS_ERR_UNKNOWN_COMPONENT;
+  }
+  /* a field name has no ':'; a column spec's suffix does ("P.x:in", which
+  ** its reader takes off): any other is named as the mistake, not the
+  ** field ("P.x:out" is not an unknown field of P) */
+  if ((colon = memchr(field, ':', flen)) != NULL) {
     if (msg_size > 0)
-      snprintf(msg, msg_size,
-               term_named(q, comp, clen, true) >= 0
-                   ? "component '%.*s' is excluded by the query"
-                   : "unknown component '%.*s'",
-               cl, comp);
-    return term_named(q, comp, clen, true) >= 0 ? ECS_ERR_EXCLUDED
-                                                : ECS_ERR_UNKNOWN_COMPONENT;
+      snprintf(msg, msg_size, "unknown suffix '%.*s' (':in' is the only one: "
+               "a read-only column)", (int)(flen - (size_t)(colon - field) > 200
+               ? 200 : flen - (size_t)(colon - field)), colon);
+    return ECS_ERR_UNKNOWN_FIELD;
   }
   f = ecs_component_field_index(ecs_query_with(q, (uint32_t)k), field, flen);
   if (f < 0) {

@@ -2,15 +2,16 @@
 ** snapshot.c -- save a world whole, load it back all or nothing
 ** (snapshot.h; docs/persistence.md has the format byte by byte).
 **
-**   header     "ECSS", u32 version (2), u32 flags (0)
+**   header     "ECSS", u32 version (2; 1 is read too), u32 flags (0)
 **   entities   entity.c's table: slots, then the free queue; then (since
 **              version 2) cursors.c's: the change clock, the change
 **              queries' cursors, the systems' owed time
 **   payloads   each manager's save hook output, in registration order
 **   host       the host's section (the Lua binding's lua values)
 **   directory  u64 entities size, u32 manager count, per manager its
-**              namespace, name, kind, schema and u64 payload size, then
-**              u64 host size
+**              namespace, name, kind, schema (per field a u32 word, the
+**              type | the cleanup policy << 8, and the name; format 1:
+**              the type alone) and u64 payload size, then u64 host size
 **   trailer    u64 offset of the directory, u64 XXH64 of every byte
 **              before this last field
 ** Every number written here is little-endian. The directory comes last
@@ -122,6 +123,31 @@ static ecs_err write_text(ecs_writer *out, const char *s) {
   return err;
 }
 
+/*
+** A field's schema word: its type, and its cleanup policy (component.h)
+** in bits 8-15: the policy is part of the definition that a load compares
+** and ecs.restore recreates. Managers other than generic components have
+** no policies.
+*/
+static uint32_t field_word(const ecsi_manager *m, const ecs_field_def *def,
+                           uint32_t k) {
+  uint32_t p = ecs_component_is(m->cls)
+                   ? (uint32_t)ecs_component_cleanup((const ecs_component *)m->self, k)
+                   : 0u;
+  return (uint32_t)def->type | p << 8;
+}
+
+/* The type and policy of a word, checked: a known type, a known policy,
+** a policy on entity fields only, nothing above. */
+static bool split_word(uint32_t word, uint32_t version, uint32_t *type,
+                       uint32_t *policy) {
+  *type = version < 2 ? word : word & 0xffu;
+  *policy = version < 2 ? 0u : word >> 8;
+  return *type < (uint32_t)ECS_TYPE__COUNT &&
+         *policy <= (uint32_t)ECS_CLEANUP_DESTROY &&
+         (*policy == 0 || *type == (uint32_t)ECS_ENTITY);
+}
+
 /* One directory entry: namespace, name, kind, schema, payload size. */
 static ecs_err write_entry(const ecs_world *w, const ecsi_manager *m,
                            uint64_t payload, ecs_writer *out) {
@@ -135,7 +161,7 @@ static ecs_err write_entry(const ecs_world *w, const ecsi_manager *m,
   if (err == ECS_ERR_OK) err = write_text(out, m->cls->kind);
   if (err == ECS_ERR_OK) err = ecs_write_u32(out, nf);
   for (uint32_t k = 0; k < nf && err == ECS_ERR_OK; k++) {
-    err = ecs_write_u32(out, (uint32_t)defs[k].type);
+    err = ecs_write_u32(out, field_word(m, &defs[k], k));
     if (err == ECS_ERR_OK) err = write_text(out, defs[k].name);
   }
   if (err == ECS_ERR_OK) err = write_u64(out, payload);
@@ -240,10 +266,11 @@ static bool take_text(cursor *c, size_t min, const char **s, size_t *len) {
 
 /*
 ** Read the directory entry at c into m (payload not set). Checked: a
-** known namespace, a non-empty name, every field's type known and name
-** non-empty, at most ECS_MAX_FIELDS fields.
+** known namespace, a non-empty name, every field's type (and, from format
+** 2, policy) known and name non-empty, at most ECS_MAX_FIELDS fields.
 */
-static bool take_entry(cursor *c, ecs_snapshot_manager *m, uint64_t *psize) {
+static bool take_entry(cursor *c, ecs_snapshot_manager *m, uint64_t *psize,
+                       uint32_t version) {
   uint32_t ns, nf;
   if (!take_u32(c, &ns) || ns > (uint32_t)ECS_NS_COMPONENT ||
       !take_text(c, 1, &m->name, &m->name_len) ||
@@ -254,10 +281,10 @@ static bool take_entry(cursor *c, ecs_snapshot_manager *m, uint64_t *psize) {
   m->nfields = nf;
   m->fields = c->p + c->at;
   for (uint32_t k = 0; k < nf; k++) {
-    uint32_t type;
+    uint32_t word, type, policy;
     const char *s;
     size_t len;
-    if (!take_u32(c, &type) || type >= (uint32_t)ECS_TYPE__COUNT ||
+    if (!take_u32(c, &word) || !split_word(word, version, &type, &policy) ||
         !take_text(c, 1, &s, &len))
       return false;
   }
@@ -270,14 +297,14 @@ static ecs_err open_snapshot(ecs_snapshot *s, const void *data, size_t size,
                              bool hashed) {
   const unsigned char *p = (const unsigned char *)data;
   uint64_t dir_at, esize, hsize, used;
-  uint32_t n;
+  uint32_t n, version;
   cursor c;
   if (!ecsi_little_endian()) return ECS_ERR_INVALID;
   memset(s, 0, sizeof *s);
   if (size < HEADER_SIZE + TRAILER_SIZE || memcmp(p, magic, 4) != 0)
     return ECS_ERR_CORRUPT;
-  if (ecsi_get_u32(p + 4) < ECS_SNAPSHOT_VERSION_OLDEST ||
-      ecsi_get_u32(p + 4) > ECS_SNAPSHOT_VERSION)
+  version = ecsi_get_u32(p + 4);
+  if (version < ECS_SNAPSHOT_VERSION_MIN || version > ECS_SNAPSHOT_VERSION)
     return ECS_ERR_VERSION;
   if (hashed && ecs_snapshot_hash(p, size - 8) != ecsi_get_u64(p + size - 8))
     return ECS_ERR_CORRUPT;
@@ -298,7 +325,8 @@ static ecs_err open_snapshot(ecs_snapshot *s, const void *data, size_t size,
   for (uint32_t i = 0; i < n; i++) {
     ecs_snapshot_manager m;
     uint64_t ps;
-    if (!take_entry(&c, &m, &ps) || ps > dir_at - used) return ECS_ERR_CORRUPT;
+    if (!take_entry(&c, &m, &ps, version) || ps > dir_at - used)
+      return ECS_ERR_CORRUPT;
     used += ps;
   }
   if (!take_u64(&c, &hsize) || hsize != dir_at - used || c.at != c.end)
@@ -333,6 +361,11 @@ ecs_err ecs_snapshot_check(ecs_snapshot *s) {
   return s->checked ? ECS_ERR_OK : ECS_ERR_CORRUPT;
 }
 
+/* The format version of an opened snapshot. */
+static uint32_t version_of(const ecs_snapshot *s) {
+  return ecsi_get_u32(s->data + 4);
+}
+
 /* The entries in order from the first: each call fills m with the next
 ** (the directory was checked by ecs_snapshot_open). */
 typedef struct dir_walk {
@@ -350,7 +383,7 @@ static void walk_start(const ecs_snapshot *s, dir_walk *dw) {
 static void walk_next(const ecs_snapshot *s, dir_walk *dw,
                       ecs_snapshot_manager *m) {
   uint64_t ps = 0;
-  (void)take_entry(&dw->c, m, &ps);
+  (void)take_entry(&dw->c, m, &ps, version_of(s));
   m->payload = s->data + dw->payload_at;
   m->payload_size = (size_t)ps;
   dw->payload_at += (size_t)ps;
@@ -371,13 +404,19 @@ void ecs_snapshot_field(const ecs_snapshot_manager *m, uint32_t k,
   for (uint32_t j = 0;; j++) {
     uint32_t t = ecsi_get_u32(p), len = ecsi_get_u32(p + 4);
     if (j == k) {
-      *type = (ecs_type)t;
+      *type = (ecs_type)(t & 0xffu); /* format 2: the policy above */
       *name = (const char *)(p + 8);
       *name_len = len;
       return;
     }
     p += 8 + len;
   }
+}
+
+unsigned ecs_snapshot_field_cleanup(const ecs_snapshot_manager *m, uint32_t k) {
+  const unsigned char *p = m->fields;
+  for (uint32_t j = 0; j < k; j++) p += 8 + ecsi_get_u32(p + 4);
+  return ecsi_get_u32(p) >> 8; /* 0 in format 1: types are below 256 */
 }
 
 /* ------------------------------------------------------------------------
@@ -400,9 +439,10 @@ static bool same_text(const char *a, const char *b, size_t blen) {
   return alen == blen && (blen == 0 || memcmp(a, b, blen) == 0);
 }
 
-/* Does world manager x have m's kind and schema? */
+/* Does world manager x have m's kind and schema? The cleanup policies are
+** part of it (a snapshot of format 1 did not save them: the world's stand). */
 static bool same_schema(const ecs_world *w, const ecsi_manager *x,
-                        const ecs_snapshot_manager *m) {
+                        const ecs_snapshot_manager *m, uint32_t version) {
   ecs_field_def defs[ECS_MAX_FIELDS];
   uint32_t nf = 0;
   if (!same_text(x->cls->kind, m->kind, m->kind_len)) return false;
@@ -414,6 +454,9 @@ static bool same_schema(const ecs_world *w, const ecsi_manager *x,
     size_t len;
     ecs_snapshot_field(m, k, &t, &name, &len);
     if (t != defs[k].type || !same_text(defs[k].name, name, len)) return false;
+    if (version >= 2 &&
+        ecs_snapshot_field_cleanup(m, k) != field_word(x, &defs[k], k) >> 8)
+      return false;
   }
   return true;
 }
@@ -517,7 +560,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
       err = ECS_ERR_CORRUPT;
       goto done;
     }
-    if (!same_schema(w, x, &m)) {
+    if (!same_schema(w, x, &m, version_of(&s))) {
       err = ECS_ERR_SCHEMA_DIFFERS;
       goto done;
     }

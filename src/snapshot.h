@@ -35,11 +35,20 @@
 extern "C" {
 #endif
 
-/* The format this core writes. It reads this one and the one before:
-** version 1 has no cursors after the entity table (cursors.c) and saves
-** components in their older layout (component_hooks.c, "layout 2"). */
+/*
+** The format this core writes. It reads it and every older one:
+**   1  a field's schema entry is its type alone (cleanup policies were not
+**      saved: a load keeps the world's, a new world's components have none);
+**      nothing after the entity table; components in their layout 2 (live
+**      records only: component_hooks.c)
+**   2  a field's entry is its type | its cleanup policy << 8 (ecs_cleanup,
+**      component.h: entity fields only), compared with the world's on load;
+**      the cursors after the entity table (cursors.c); components in layout
+**      3 (every record in its row, the gc cursor, the churn, the stamps)
+** Another version is ECS_ERR_VERSION.
+*/
 #define ECS_SNAPSHOT_VERSION 2u
-#define ECS_SNAPSHOT_VERSION_OLDEST 1u
+#define ECS_SNAPSHOT_VERSION_MIN 1u
 
 /*
 ** What a host adds to a snapshot and how it takes its part back (the Lua
@@ -177,6 +186,9 @@ ecs_err ecs_snapshot_manager_at(const ecs_snapshot *s, uint32_t i,
 ** (name_len bytes of the snapshot, an identifier for components). */
 void ecs_snapshot_field(const ecs_snapshot_manager *m, uint32_t k,
                         ecs_type *type, const char **name, size_t *name_len);
+/* Field k < m->nfields's cleanup policy (an ecs_cleanup of component.h:
+** ECS_CLEANUP_NONE = 0 for every field of a format 1 snapshot). */
+unsigned ecs_snapshot_field_cleanup(const ecs_snapshot_manager *m, uint32_t k);
 
 /* XXH64 (seed 0) of size bytes: the snapshot's checksum. */
 uint64_t ecs_snapshot_hash(const void *data, size_t size);

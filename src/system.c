@@ -17,6 +17,7 @@
 ** The outermost update sweeps the removed ones when it returns. Additions
 ** append, past the bound of the walks in progress.
 */
+#include <math.h>
 #include <string.h>
 
 #include "system_private.h"
@@ -479,12 +480,26 @@ ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
   return ecs_world_update_phase(w, "update", dt, ctx, failed);
 }
 
+/* Has a system (enabled or not) the phase? */
+static bool phase_known(const ecs_world *w, const char *phase) {
+  for (uint32_t k = 0; k < w->system_count; k++)
+    if (!w->system[k]->removed && strcmp(w->system[k]->phase, phase) == 0)
+      return true;
+  return false;
+}
+
 ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
                                void *ctx, ecs_system **failed) {
   uint32_t n = w->system_count;
   ecs_system *bad = NULL;
   ecs_err err = ECS_ERR_OK;
+  if (failed != NULL) *failed = NULL;
+  if (!isfinite(dt)) return ECS_ERR_NOT_FINITE;
   if (phase == NULL) phase = "update";
+  /* a phase of no system is a mistake (a typo), not an update that runs
+  ** nothing; "update", the default, needs none */
+  if (strcmp(phase, "update") != 0 && !phase_known(w, phase))
+    return ECS_ERR_NO_PHASE;
   w->updating++;
   for (uint32_t k = 0; k < n && err == ECS_ERR_OK; k++) {
     ecs_system *s = w->system[k];
@@ -492,6 +507,10 @@ ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
     if (s->interval > 0.0) { /* fixed steps: the time owed, whole intervals */
       uint32_t runs = 0;
       s->acc += dt;
+      /* a rewind (dt < 0) owes time back, as much as a lag may be owed:
+      ** however many, they never sum to -inf */
+      if (s->acc < -s->interval * (double)ECS_SYSTEM_MAX_CATCHUP)
+        s->acc = -s->interval * (double)ECS_SYSTEM_MAX_CATCHUP;
       while (s->acc >= s->interval && err == ECS_ERR_OK && !s->removed) {
         s->acc -= s->interval;
         if (++runs > ECS_SYSTEM_MAX_CATCHUP) { /* a long lag: dropped */

@@ -211,16 +211,24 @@ void ecs_system_reset_stats(ecs_world *w);
 ** ctx is passed to external systems and params hooks.
 ** A system that fails stops the update there (no later system runs, no
 ** gc); its run is not counted in its stats.
+** dt must be finite (a NaN or an infinity would stay in what a fixed-
+** interval system is owed for good); a negative dt is passed on as it is
+** and takes time back from what such a system is owed, which goes at most
+** ECS_SYSTEM_MAX_CATCHUP intervals below zero (a longer rewind is dropped,
+** as a longer lag is).
 ** @param failed receives the system that failed, or NULL (may be NULL).
-** @return ECS_ERR_OK; an external system's or params hook's error as it
-**         is; ECS_ERR_NOMEM; ECS_ERR_READONLY (debug builds, see
-**         ecs_query_run).
+** @return ECS_ERR_OK; ECS_ERR_NOT_FINITE (dt; nothing ran); an external
+**         system's or params hook's error as it is; ECS_ERR_NOMEM;
+**         ECS_ERR_READONLY (debug builds, see ecs_query_run).
 */
 ecs_err ecs_world_update(ecs_world *w, double dt, void *ctx,
                          ecs_system **failed);
 
 /* ecs_world_update for the systems of one phase (ecs_world_update runs
-** the phase "update"); then the same budgeted gc. */
+** the phase "update"; NULL is "update"); then the same budgeted gc. A
+** phase other than "update" must be the phase of some system, enabled or
+** not: else ECS_ERR_NO_PHASE and nothing runs (a mistyped phase would
+** otherwise run nothing, silently). */
 ecs_err ecs_world_update_phase(ecs_world *w, const char *phase, double dt,
                                void *ctx, ecs_system **failed);
 

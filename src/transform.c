@@ -29,6 +29,7 @@
 */
 #include <string.h>
 
+#include "ecs_private.h"
 #include "transform_private.h"
 
 #define MIN_ROWS 16u
@@ -332,7 +333,8 @@ ecs_err ecs_transform_remove(ecs_transform *t, ecs_entity e) {
   uint32_t i;
   ecs_err err = find_row(t, e, &i);
   if (err != ECS_ERR_OK) return err;
-  err = notify(t, e, ECS_EVENT_REMOVE);
+  if (((const ecs_world_head *)(const void *)t->w)->listeners != 0)
+    err = ecsi_notify_remove(t->w, t, e); /* once per row: ecs_private.h */
   i = row_of(t, e);
   if (i != NONE) drop_row(t, i);
   return err;

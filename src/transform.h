@@ -21,8 +21,9 @@
 ** when the index's generation wraps first, the row is marked purged, so
 ** the entity that gets the old handle back has no row, parent or child.
 **
-** Notifications (ecs_manager_listen on ecs_transform_of(w)): ADD after
-** ecs_transform_add gave e a new transform (its values set); REMOVE
+** Notifications (ecs_manager_listen on ecs_transform_of(w)): ADD (then
+** SET: ecs.h) after ecs_transform_add gave e a new transform (its values
+** set); REMOVE
 ** before ecs_transform_remove takes one away (still readable); SET after
 ** a local transform or parent was written (set_local, set_position,
 ** set_rotation, set_scale, set_parent, add to an entity that had one, the
@@ -219,11 +220,25 @@ ecs_entity ecs_transform_first_child(const ecs_transform *t, ecs_entity e);
 ecs_entity ecs_transform_next_sibling(const ecs_transform *t, ecs_entity e);
 
 /*
-** Destroy e and every live descendant as entities (ecs_destroy); their
-** rows go at the next gc. Never allocates.
+** Destroy e and every live descendant as entities (ecs_destroy), each
+** after its descendants; their rows go at the next gc. Never allocates.
+** Drops the errors of listeners and goes on, as ecs_destroy_n does
+** (ecs_transform_destroy_tree_report returns them, and stops).
 ** @return the number of entities destroyed (0 if e has no transform).
 */
 size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e);
+
+/*
+** ecs_transform_destroy_tree reporting a listener's error (a REMOVE
+** listener of any manager of a dying entity, the cleanup of entity fields
+** included; ecs_destroy_report). The first error stops the walk once the
+** entity whose listener failed is destroyed: the descendants destroyed
+** before it stay destroyed, the rest of the tree alive.
+** @param destroyed set to the number of entities destroyed.
+** @return ECS_ERR_OK or the first listener's error.
+*/
+ecs_err ecs_transform_destroy_tree_report(ecs_transform *t, ecs_entity e,
+                                          size_t *destroyed);
 
 /*
 ** Keep parents before children where cheap: when set_parent links a child

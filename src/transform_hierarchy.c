@@ -154,11 +154,21 @@ ecs_entity ecs_transform_next_sibling(const ecs_transform *t, ecs_entity e) {
 ** walk would lose the rest of the subtree. Before a node is destroyed its
 ** next sibling and parent are read; its death unlinks only its own
 ** (already dead) children, so those links still hold.
+** With stop, a listener's error (a REMOVE of any manager of the dying
+** entity) stops the walk after that entity died, as world:destroy(list)
+** stops after the entity whose listener failed: the descendants destroyed
+** so far stay so, the rest of the tree is left alive. Without, errors are
+** dropped and the walk goes on, as ecs_destroy_n does. The cleanup of
+** entity fields held meanwhile runs either way; the first error is
+** returned.
 */
-size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
+static ecs_err destroy_tree(ecs_transform *t, ecs_entity e, bool stop,
+                            size_t *destroyed) {
   uint32_t root = row_of(t, e), c;
   size_t done = 0;
-  if (root == NONE) return 0;
+  ecs_err err = ECS_ERR_OK, cerr;
+  *destroyed = 0;
+  if (root == NONE) return ECS_ERR_OK;
   ecs_cleanup_hold(t->w); /* entity fields: one sweep for the tree */
   c = root;
   for (;;) {
@@ -166,10 +176,16 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
     for (;;) {
       uint32_t next = c == root ? NONE : t->next_sibling[c];
       uint32_t p = t->parent[c];
-      if (row_alive(t, c)) done += ecs_destroy(t->w, t->entity[c]);
-      if (c == root || p == NONE) {
-        (void)ecs_cleanup_release(t->w);
-        return done;
+      if (row_alive(t, c)) {
+        bool one;
+        ecs_err derr = ecs_destroy_report(t->w, t->entity[c], &one);
+        if (err == ECS_ERR_OK) err = derr;
+        done += one;
+      }
+      if ((stop && err != ECS_ERR_OK) || c == root || p == NONE) {
+        cerr = ecs_cleanup_release(t->w);
+        *destroyed = done;
+        return err != ECS_ERR_OK ? err : cerr;
       }
       if (next != NONE) {
         c = next;
@@ -178,6 +194,17 @@ size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
       c = p;
     }
   }
+}
+
+ecs_err ecs_transform_destroy_tree_report(ecs_transform *t, ecs_entity e,
+                                          size_t *destroyed) {
+  return destroy_tree(t, e, true, destroyed);
+}
+
+size_t ecs_transform_destroy_tree(ecs_transform *t, ecs_entity e) {
+  size_t done;
+  (void)destroy_tree(t, e, false, &done);
+  return done;
 }
 
 void ecs_transform_set_parent_first(ecs_transform *t, bool on) {

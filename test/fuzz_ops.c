@@ -406,11 +406,14 @@ static int event_slot(ecs_event ev) {
   return ev == ECS_EVENT_ADD ? 0 : ev == ECS_EVENT_REMOVE ? 1 : 2;
 }
 
-/* Manager m reports ev once: every listener of m whose mask has it hears it. */
+/* Manager m reports ev once: every listener of m whose mask has it hears
+** it. An ADD is followed by a SET (ecs.h: the new record's values were
+** written), which the counting listeners, which change nothing, hear. */
 static void expect_event(state *st, int m, ecs_event ev) {
   for (size_t k = 0; k < MAX_LISTENERS; k++)
     if (st->lis[k].mgr == m && (st->lis[k].mask & (unsigned)ev))
       st->lis[k].expect[event_slot(ev)]++;
+  if (ev == ECS_EVENT_ADD) expect_event(st, m, ECS_EVENT_SET);
 }
 
 /*

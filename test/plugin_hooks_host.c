@@ -655,12 +655,14 @@ TEST(Pointmass_reports_add_set_remove_to_listeners) {
   CHECK(host_open(&h));
   CHECK(run(&h, LISTEN));
   CHECK(listen(&h, "pointmass", &f));
-  /* ADD once written, SET for overwrites and setters, REMOVE while still
-  ** readable; nothing for misses, dead entities' gc, clear or load */
+  /* ADD once written (then SET: values were written), SET for
+  ** overwrites and setters, REMOVE while still readable; nothing for
+  ** misses, dead entities' gc, clear or load */
   CHECK(run(&h,
     "local a = W:create()\n"
     "PM:add(a, 2, 1, 2, 3)\n"
-    "expect({ { name = 'pointmass', e = a, ev = ADD, has = true, x = 1 } })\n"
+    "expect({ { name = 'pointmass', e = a, ev = ADD, has = true, x = 1 },\n"
+    "         { name = 'pointmass', e = a, ev = SET, has = true, x = 1 } })\n"
     "PM:add(a, 3, 7)\n"
     "PM:set_position(a, 9, 0, 0); PM:set_velocity(a, 1, 1, 1); PM:set_acceleration(a, 0, 1, 0)\n"
     "local function set(x) return { name = 'pointmass', e = a, ev = SET, has = true, x = x } end\n"
@@ -736,7 +738,7 @@ TEST(Mesh_reports_add_and_remove_to_listeners) {
     "local a = W:create()\n"
     "local function ev(kind, meshes) return { name = 'mesh', e = a, ev = kind, meshes = meshes } end\n"
     "M:add(a, 1); M:add(a, 2)\n"
-    "expect({ ev(ADD, { 1 }), ev(ADD, { 1, 2 }) })\n"
+    "expect({ ev(ADD, { 1 }), ev(SET, { 1 }), ev(ADD, { 1, 2 }), ev(SET, { 1, 2 }) })\n"
     "assert(M:remove(a, 1)); assert(not M:remove(a, 1))\n"
     "expect({ ev(REMOVE, { 1, 2 }) })\n"
     "M:add(a, 3); LOG = {}\n"

@@ -202,6 +202,109 @@ TEST(Cleanup_listeners_that_fail_or_destroy_during_a_sweep) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/*
+** A REMOVE listener that redefines the component being swept (hot reload
+** from an observer): the sweep must read the new schema, never the old
+** field numbers in it. Three layouts: the policy field moves to another
+** number (holders left naming the dead entity), an unrelated u32 takes its
+** number (a live entity's holder destroyed because the u32 equalled the
+** dead id), the fields shrink to u8 (a read past the column: ASan).
+*/
+typedef struct redef_state {
+  ecs_component *c;
+  const ecs_field_def *defs;
+  const uint32_t *from;
+  uint32_t n, policy_field; /* ECS_NO_FIELD: no policy in the new schema */
+  ecs_cleanup policy;
+  int calls;
+} redef_state;
+
+static ecs_err redefining_listener(ecs_world *w, void *manager, ecs_entity e,
+                                   ecs_event event, void *ud) {
+  redef_state *s = (redef_state *)ud;
+  (void)manager;
+  (void)e;
+  (void)event;
+  if (s->calls++ > 0) return ECS_ERR_OK;
+  if (ecs_component_redefine(w, s->c, s->defs, s->n, s->from, NULL, NULL,
+                             NULL, 0) != ECS_ERR_OK)
+    return ECS_ERR_INVALID;
+  if (s->policy_field != ECS_NO_FIELD)
+    (void)ecs_component_set_cleanup(w, s->c, s->policy_field, s->policy);
+  return ECS_ERR_OK;
+}
+
+/* Does any live holder of c name a dead entity in a policy field? */
+static int names_dead(ecs_world *w, ecs_component *c) {
+  for (uint32_t k = 0; k < ecs_component_field_count(c); k++) {
+    const ecs_entity *v = (const ecs_entity *)ecs_component_column(c, k);
+    if (ecs_component_cleanup(c, k) == ECS_CLEANUP_NONE) continue;
+    for (uint32_t i = 0; i < ecs_component_size(c); i++)
+      if (ecs_alive(w, ecs_component_entities(c)[i]) && v[i] != ECS_NULL &&
+          !ecs_alive(w, v[i]))
+        return 1;
+  }
+  return 0;
+}
+
+TEST(Cleanup_a_listener_redefines_the_component_during_the_sweep) {
+  static const ecs_field_def first[] = {{"n", ECS_U32}, {"to", ECS_ENTITY}};
+  static const ecs_field_def moved[] = {{"to", ECS_ENTITY}, {"n", ECS_U32}};
+  static const ecs_field_def small[] = {{"a", ECS_U8}, {"b", ECS_U8}, {"c", ECS_U8}};
+  static const uint32_t moved_from[] = {1, 0};
+  static const uint32_t small_from[] = {ECS_NO_FIELD, ECS_NO_FIELD, ECS_NO_FIELD};
+  for (int layout = 0; layout < 3; layout++) {
+    test_alloc a;
+    ecs_world *w;
+    ecs_component *c;
+    redef_state s;
+    ecs_entity t, other, hs[40], odd;
+    ecs_instance i;
+    memset(&a, 0, sizeof a);
+    memset(&s, 0, sizeof s);
+    CHECK((w = ecs_world_new(test_allocf, &a)) != NULL);
+    /* layout 1 starts from the moved order, so that n takes to's number */
+    CHECK_EQ_INT(ecs_component_new(w, "Rd", layout == 1 ? moved : first, 2, &c), ECS_ERR_OK);
+    CHECK_EQ_INT(ecs_component_set_cleanup(w, c, layout == 1 ? 0 : 1,
+                                           layout == 1 ? ECS_CLEANUP_DESTROY
+                                                       : ECS_CLEANUP_REMOVE),
+                 ECS_ERR_OK);
+    CHECK(ecs_create(w, &t) == ECS_ERR_OK && ecs_create(w, &other) == ECS_ERR_OK);
+    for (int k = 0; k < 40; k++) {
+      CHECK(ecs_create(w, &hs[k]) == ECS_ERR_OK);
+      CHECK(ecs_component_add(w, c, hs[k], &i, NULL) == ECS_ERR_OK);
+      ((uint32_t *)ecs_component_column(c, layout == 1 ? 1 : 0))[i] = 5;
+      ((ecs_entity *)ecs_component_column(c, layout == 1 ? 0 : 1))[i] = t;
+    }
+    /* a holder of a live entity whose u32 equals the dead one's id */
+    CHECK(ecs_create(w, &odd) == ECS_ERR_OK);
+    CHECK(ecs_component_add(w, c, odd, &i, NULL) == ECS_ERR_OK);
+    ((uint32_t *)ecs_component_column(c, layout == 1 ? 1 : 0))[i] = (uint32_t)t;
+    ((ecs_entity *)ecs_component_column(c, layout == 1 ? 0 : 1))[i] = other;
+    s.c = c;
+    s.n = layout == 2 ? 3 : 2;
+    s.defs = layout == 0 ? moved : layout == 1 ? first : small;
+    s.from = layout == 2 ? small_from : moved_from;
+    s.policy_field = layout == 0 ? 0 : layout == 1 ? 1 : ECS_NO_FIELD;
+    s.policy = layout == 1 ? ECS_CLEANUP_DESTROY : ECS_CLEANUP_REMOVE;
+    CHECK_EQ_INT(ecs_manager_listen(w, c, ECS_EVENT_REMOVE, redefining_listener, &s),
+                 ECS_ERR_OK);
+    CHECK(ecs_destroy(w, t));
+    CHECK(s.calls >= 1);
+    CHECK(!names_dead(w, c));
+    CHECK(ecs_alive(w, odd));
+    CHECK(ecs_component_lookup(w, c, odd) != ECS_NO_INSTANCE);
+    if (layout == 0) /* every holder of t lost Rd */
+      for (int k = 0; k < 40; k++)
+        CHECK(ecs_component_lookup(w, c, hs[k]) == ECS_NO_INSTANCE);
+    if (layout == 1) /* every holder of t was destroyed */
+      for (int k = 0; k < 40; k++) CHECK(!ecs_alive(w, hs[k]));
+    CHECK_WORLD(w);
+    ecs_world_free(w);
+    CHECK_EQ_INT(a.blocks, 0);
+  }
+}
+
 TEST(Cleanup_policy_errors) {
   fixture f;
   ecs_component *Tag;
@@ -236,6 +339,7 @@ static const test_case cases[] = {
   CASE(Cleanup_chains_and_cycles_end_without_recursion),
   CASE(Cleanup_hold_sweeps_once_at_release),
   CASE(Cleanup_listeners_that_fail_or_destroy_during_a_sweep),
+  CASE(Cleanup_a_listener_redefines_the_component_during_the_sweep),
   CASE(Cleanup_policy_errors),
 };
 

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "ecs.h"
 #include "component.h"
+#include "query.h"
 
 static const ecs_field_def pos_fields[] = {
   {"x", ECS_F32}, {"y", ECS_F32}
@@ -795,6 +796,62 @@ TEST(Component_batch_reserve_then_emplace_n) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+static ecs_err nop_listener(ecs_world *w, void *m, ecs_entity e, ecs_event ev,
+                            void *ud) {
+  (void)w, (void)m, (void)e, (void)ev, (void)ud;
+  return ECS_ERR_OK;
+}
+
+/*
+** ecs_component_unregister undoes a registration nothing uses yet (a
+** restore that registered components and then failed): the last manager,
+** no record, query, listener or pin; otherwise it refuses and nothing
+** changes. What it frees is all the component held.
+*/
+TEST(Component_unregister_only_what_nothing_uses) {
+  static const ecs_field_def f[] = {{"to", ECS_ENTITY}, {"s", ECS_LUA}};
+  test_alloc a;
+  ecs_world *w;
+  ecs_component *c, *d;
+  ecs_query *q;
+  ecs_entity e;
+  int ud = 0;
+  memset(&a, 0, sizeof a);
+  CHECK((w = ecs_world_new(test_allocf, &a)) != NULL);
+  CHECK_EQ_INT(ecs_component_new(w, "C", f, 2, &c), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_set_cleanup(w, c, 0, ECS_CLEANUP_CLEAR), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(w, "D", NULL, 0, &d), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_INVALID); /* not the last */
+  CHECK_EQ_INT(ecs_component_unregister(w, d), ECS_ERR_OK);
+  CHECK(ecs_component_find(w, "D") == NULL);
+  CHECK_EQ_INT(ecs_manager_count(w), 1);
+  /* a record (even a dead one), a query, a listener, a pin: refused */
+  CHECK_EQ_INT(ecs_create(w, &e), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_add(w, c, e, NULL, NULL), ECS_ERR_OK);
+  CHECK(ecs_destroy(w, e));
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_INVALID);
+  CHECK_EQ_INT(ecs_component_gc(w, c, SIZE_MAX), 1);
+  CHECK_EQ_INT(ecs_query_new(w, &c, 1, NULL, 0, &q), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_INVALID);
+  ecs_query_free(w, q);
+  CHECK_EQ_INT(ecs_manager_listen(w, c, ECS_EVENT_ADD, nop_listener, &ud), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_INVALID);
+  CHECK(ecs_manager_unlisten(w, c, nop_listener, &ud));
+  CHECK_EQ_INT(ecs_component_pin(w, c), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_INVALID);
+  ecs_component_unpin(w, c);
+  CHECK(ecs_component_find(w, "C") == c);
+  CHECK_EQ_INT(ecs_component_unregister(w, c), ECS_ERR_OK);
+  CHECK(ecs_component_find(w, "C") == NULL);
+  CHECK_EQ_INT(ecs_manager_count(w), 0);
+  CHECK_WORLD(w);
+  /* a destroy no longer sweeps: the policy went with it */
+  CHECK_EQ_INT(ecs_create(w, &e), ECS_ERR_OK);
+  CHECK(ecs_destroy(w, e));
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Component_random_ops_match_model),
   CASE(Component_new_validates_schema),
@@ -812,6 +869,7 @@ static const test_case cases[] = {
   CASE(Component_oom_at_every_allocation),
   CASE(Component_memory_per_instance),
   CASE(Component_batch_reserve_then_emplace_n),
+  CASE(Component_unregister_only_what_nothing_uses),
 };
 
 TEST_MAIN(cases)

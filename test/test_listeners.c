@@ -67,7 +67,9 @@ enum {
   DO_REMOVE_OTHER,  /* remove P from e[0] if told about e[1], and back */
   DO_ADD_Q,         /* give e a Q (an event of another manager) */
   DO_CLEAR_NAME,    /* clear e's name */
-  DO_RENAME         /* on REMOVE, give e the name "renamed" */
+  DO_RENAME,        /* on REMOVE, give e the name "renamed" */
+  DO_ADD_P,         /* give e a P (once) */
+  DO_REMOVE_READD   /* remove the component it is told about, add it again (once) */
 };
 
 static ecs_err listener(ecs_world *w, void *manager, ecs_entity e,
@@ -127,6 +129,16 @@ static ecs_err listener(ecs_world *w, void *manager, ecs_entity e,
     return ecs_component_add(w, f->Q, e, NULL, NULL);
   case DO_CLEAR_NAME:
     return ecs_names_clear(f->N, e, &done);
+  case DO_ADD_P:
+    if (l->done) break;
+    l->done = 1;
+    return ecs_component_add(w, f->P, e, NULL, NULL);
+  case DO_REMOVE_READD:
+    if (l->done) break;
+    l->done = 1;
+    if (ecs_component_remove(w, (ecs_component *)manager, e, &done) != ECS_ERR_OK)
+      return ECS_ERR_INVALID;
+    return ecs_component_add(w, (ecs_component *)manager, e, NULL, NULL);
   case DO_RENAME: /* on REMOVE only: the rename's own SET comes here too */
     if (event == ECS_EVENT_REMOVE) return ecs_names_set(f->N, e, "renamed", 7);
     break;
@@ -247,7 +259,10 @@ TEST(Listeners_run_in_order_filtered_by_mask_and_manager) {
   CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
   CHECK(f.log.at[0].e == f.e[0] && f.log.at[0].event == ECS_EVENT_ADD &&
         f.log.at[0].manager == f.P && f.log.at[0].readable);
-  CHECK(strcmp(ids(&f), "12") == 0);
+  /* ADD to a and b, then SET (a new record's values were written) to a,
+  ** after every ADD listener */
+  CHECK(f.log.at[2].event == ECS_EVENT_SET && f.log.at[2].readable);
+  CHECK(strcmp(ids(&f), "121") == 0);
   CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK); /* had it: no event */
   CHECK(strcmp(ids(&f), "") == 0);
   CHECK_EQ_INT(ecs_manager_notify(f.w, f.P, f.e[0], ECS_EVENT_SET), 0);
@@ -374,7 +389,7 @@ TEST(Listeners_added_during_notification_run_from_the_next_event) {
   CHECK(strcmp(ids(&f), "1") == 0);
   CHECK_EQ_INT(head_listeners(f.w), 2);
   CHECK_EQ_INT(add(&f, f.P, f.e[1]), ECS_ERR_OK);
-  CHECK(strcmp(ids(&f), "12") == 0);
+  CHECK(strcmp(ids(&f), "122") == 0); /* ADD to both, then b's SET */
   CHECK_EQ_INT(ecs_component_remove(f.w, f.P, f.e[1], NULL), ECS_ERR_OK);
   CHECK(strcmp(ids(&f), "2") == 0);
   ecs_world_free(f.w);
@@ -608,11 +623,12 @@ TEST(Listeners_names_events) {
   CHECK(cleared);
   CHECK_EQ_INT(ecs_names_clear(f.N, f.e[0], &cleared), ECS_ERR_OK);
   CHECK(!cleared);
-  CHECK_EQ_INT(f.log.n, 3);
+  CHECK_EQ_INT(f.log.n, 4);
   CHECK(f.log.at[0].event == ECS_EVENT_ADD && f.log.at[0].manager == f.N &&
         f.log.at[0].e == f.e[0]);
-  CHECK(f.log.at[1].event == ECS_EVENT_SET);
-  CHECK(f.log.at[2].event == ECS_EVENT_REMOVE && f.log.at[2].readable);
+  CHECK(f.log.at[1].event == ECS_EVENT_SET); /* the first name, after ADD */
+  CHECK(f.log.at[2].event == ECS_EVENT_SET); /* the rename */
+  CHECK(f.log.at[3].event == ECS_EVENT_REMOVE && f.log.at[3].readable);
   f.log.n = 0;
   CHECK_EQ_INT(ecs_names_set(f.N, f.e[2], "c", 1), ECS_ERR_OK);
   CHECK(f.log.at[0].event == ECS_EVENT_ADD);
@@ -690,7 +706,7 @@ TEST(Listeners_silent_paths) {
   CHECK_EQ_INT(pc->load(f.w, f.P, &in), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_component_size(f.P), 0);
   CHECK_EQ_INT(add(&f, f.P, f.e[2]), ECS_ERR_OK);
-  CHECK_EQ_INT(f.log.n, 1); /* that add, only */
+  CHECK_EQ_INT(f.log.n, 2); /* that add (ADD, then SET), only */
   f.log.n = 0;
   pc->clear(f.w, f.P);
   nc->clear(f.w, f.N);
@@ -766,7 +782,7 @@ TEST(Listeners_destroy_reports_remove) {
   CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
   CHECK(ecs_manager_unlisten(f.w, f.N, listener, &c));
   CHECK_EQ_INT(add(&f, f.Q, f.e[6]), ECS_ERR_OK);
-  CHECK(strcmp(ids(&f), "4") == 0);
+  CHECK(strcmp(ids(&f), "44") == 0); /* ADD, then SET */
   CHECK(ecs_destroy(f.w, f.e[6]));
   CHECK_EQ_INT(f.log.n, 0);
   CHECK_WORLD(f.w);
@@ -796,6 +812,112 @@ TEST(Listeners_destroy_remove_nested) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/*
+** ADD is followed by SET: every ADD listener, then every SET listener (a
+** SET-only listener hears a new record's values too). No SET when an ADD
+** listener failed, or removed the record, or destroyed the entity.
+*/
+TEST(Listeners_add_is_followed_by_set) {
+  fixture f;
+  lis set_only, add_only, both;
+  CHECK(setup(&f));
+  set_only = mk(&f, 1, DO_NOTHING);
+  add_only = mk(&f, 2, DO_NOTHING);
+  both = mk(&f, 3, DO_NOTHING);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_SET, listener, &set_only), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_ADD, listener, &add_only), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_ADD | ECS_EVENT_SET,
+                                  listener, &both), 0);
+  CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
+  CHECK(f.log.at[0].event == ECS_EVENT_ADD && f.log.at[1].event == ECS_EVENT_ADD);
+  CHECK(f.log.at[2].event == ECS_EVENT_SET && f.log.at[2].readable);
+  CHECK(f.log.at[3].event == ECS_EVENT_SET && f.log.at[3].readable);
+  CHECK(strcmp(ids(&f), "2313") == 0);
+  CHECK_EQ_INT(ecs_manager_notify(f.w, f.P, f.e[0], ECS_EVENT_SET), 0);
+  CHECK(strcmp(ids(&f), "13") == 0); /* a SET alone: SET listeners only */
+  /* an ADD listener that fails: the rest of the ADD pass and SET skipped */
+  add_only.ret = ECS_ERR_READONLY;
+  CHECK_EQ_INT(add(&f, f.P, f.e[1]), ECS_ERR_READONLY);
+  CHECK(strcmp(ids(&f), "2") == 0);
+  add_only.ret = ECS_ERR_OK;
+  /* an ADD listener that removes the record, or destroys the entity */
+  add_only.action = DO_REMOVE;
+  CHECK_EQ_INT(add(&f, f.P, f.e[2]), ECS_ERR_OK);
+  CHECK(strcmp(ids(&f), "23") == 0);
+  CHECK(ecs_component_lookup(f.w, f.P, f.e[2]) == ECS_NO_INSTANCE);
+  add_only.action = DO_DESTROY;
+  CHECK_EQ_INT(add(&f, f.P, f.e[3]), ECS_ERR_OK);
+  CHECK(strcmp(ids(&f), "23") == 0);
+  CHECK(!ecs_alive(f.w, f.e[3]));
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/*
+** Each instance's REMOVE once, however the removals nest: a destroy from
+** inside a remove's listeners, a remove from inside a destroy's, a
+** component given to a dying entity after its manager's turn, one removed
+** and added again from inside its own REMOVE (during a remove and during
+** a destroy), and the transform's and names' own removes.
+*/
+TEST(Listeners_each_remove_reported_once) {
+  fixture f;
+  lis a, b, c;
+  bool done;
+  CHECK(setup(&f));
+  a = mk(&f, 1, DO_DESTROY);
+  b = mk(&f, 2, DO_REMOVE);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.Q, ECS_EVENT_REMOVE, listener, &b), 0);
+  /* P's REMOVE destroys e: Q's REMOVE comes from the destroy, P's not again */
+  CHECK_EQ_INT(add(&f, f.P, f.e[0]), ECS_ERR_OK);
+  CHECK_EQ_INT(add(&f, f.Q, f.e[0]), ECS_ERR_OK);
+  f.log.n = 0;
+  CHECK_EQ_INT(ecs_component_remove(f.w, f.P, f.e[0], &done), ECS_ERR_OK);
+  CHECK(done && !ecs_alive(f.w, f.e[0]));
+  CHECK(strcmp(ids(&f), "12") == 0);
+  CHECK_WORLD(f.w);
+  /* Q's REMOVE (from a destroy) removes Q: once */
+  CHECK_EQ_INT(add(&f, f.Q, f.e[1]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[1]));
+  CHECK(strcmp(ids(&f), "2") == 0);
+  CHECK_WORLD(f.w);
+  /* Q's REMOVE gives the dying e a P, whose turn came first: reported too */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
+  a = mk(&f, 1, DO_NOTHING);
+  b = mk(&f, 2, DO_ADD_P);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(add(&f, f.Q, f.e[2]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[2]));
+  CHECK(strcmp(ids(&f), "21") == 0);
+  CHECK_WORLD(f.w);
+  /* P removed and added again from inside its own REMOVE: the new one's
+  ** REMOVE too, during a remove (which removes it) and during a destroy */
+  CHECK(ecs_manager_unlisten(f.w, f.P, listener, &a));
+  CHECK(ecs_manager_unlisten(f.w, f.Q, listener, &b));
+  a = mk(&f, 1, DO_REMOVE_READD);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.P, ECS_EVENT_REMOVE, listener, &a), 0);
+  CHECK_EQ_INT(add(&f, f.P, f.e[3]), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_remove(f.w, f.P, f.e[3], &done), ECS_ERR_OK);
+  CHECK(done && ecs_component_lookup(f.w, f.P, f.e[3]) == ECS_NO_INSTANCE);
+  CHECK(strcmp(ids(&f), "11") == 0);
+  a.done = 0;
+  CHECK_EQ_INT(add(&f, f.P, f.e[4]), ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, f.e[4]));
+  CHECK(strcmp(ids(&f), "11") == 0);
+  CHECK_WORLD(f.w);
+  /* names: a clear from inside a clear's REMOVE, once */
+  c = mk(&f, 3, DO_CLEAR_NAME);
+  CHECK_EQ_INT(ecs_manager_listen(f.w, f.N, ECS_EVENT_REMOVE, listener, &c), 0);
+  CHECK_EQ_INT(ecs_names_set(f.N, f.e[5], "n", 1), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_names_clear(f.N, f.e[5], &done), ECS_ERR_OK);
+  CHECK(done && strcmp(ids(&f), "3") == 0);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(Listeners_listen_validates_its_arguments),
   CASE(Listeners_listen_out_of_memory),
@@ -812,6 +934,8 @@ static const test_case cases[] = {
   CASE(Listeners_nesting_is_bounded),
   CASE(Listeners_destroy_reports_remove),
   CASE(Listeners_destroy_remove_nested),
+  CASE(Listeners_add_is_followed_by_set),
+  CASE(Listeners_each_remove_reported_once),
 };
 
 TEST_MAIN(cases)

@@ -722,7 +722,7 @@ TEST(Program_errors_name_positions) {
   static const struct { const char *src, *msg; ecs_err err; } bad[] = {
     {"", "empty program at position 1", ECS_ERR_EXPRESSION},
     {"Position.z = 1", "unknown field 'Position.z' at position 1", ECS_ERR_UNKNOWN_FIELD},
-    {"Nope.x = 1", "unknown component 'Nope' at position 1", ECS_ERR_UNKNOWN_COMPONENT},
+    {"Nope.x = 1", "component 'Nope' is not among the query's components (Position, Velocity) at position 1", ECS_ERR_UNKNOWN_COMPONENT},
     {"Position.x = 1 +", "expected an expression, got the end at position 17", ECS_ERR_EXPRESSION},
     {"Position.x = foo(1)", "unknown function 'foo' at position 14", ECS_ERR_EXPRESSION},
     {"Position.x = clamp(1, 2)", "function 'clamp' takes 3 argument(s) at position 14", ECS_ERR_EXPRESSION},

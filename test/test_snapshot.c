@@ -93,6 +93,10 @@ static void put32(unsigned char *p, uint32_t v) {
   for (int k = 0; k < 4; k++) p[k] = (unsigned char)(v >> (8 * k));
 }
 
+static void put64(unsigned char *p, uint64_t v) {
+  for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
@@ -103,6 +107,97 @@ static uint32_t get32(const unsigned char *p) {
 static void seal(unsigned char *p, size_t n) {
   uint64_t h = ecs_snapshot_hash(p, n - 8);
   for (int k = 0; k < 8; k++) p[n - 8 + (size_t)k] = (unsigned char)(h >> (8 * k));
+}
+
+/*
+** The snapshot b (this core's format) rewritten in format 1, as an older
+** core wrote it: no cursors after the entity table, each field's directory
+** word its type alone, components in layout 2 (live records only: b must
+** hold no dead record; no gc cursor, churn or stamps). Other managers'
+** parts are kept (their layouts did not change, or load in both). For the
+** tests of what a load does with an older snapshot.
+*/
+static void to_format1(const membuf *b, membuf *out) {
+  const unsigned char *p = b->p;
+  uint64_t dir_at = get64(p + b->n - 16), esize = get64(p + dir_at);
+  uint32_t n = get32(p + dir_at + 8), slots = get32(p + 12), q;
+  size_t at = dir_at + 12, pay = 12 + (size_t)esize, table;
+  membuf dir;
+  unsigned char w[8];
+  memset(&dir, 0, sizeof dir);
+  out->n = 0;
+  /* header, then the entity table without the cursors */
+  q = get32(p + 16 + 2 * (size_t)slots);
+  table = 4 + 2 * (size_t)slots + 4 + 4 * (size_t)q;
+  (void)membuf_write(out, p, 12);
+  put32(out->p + 4, 1);
+  (void)membuf_write(out, p + 12, table);
+  put64(w, table);
+  (void)membuf_write(&dir, w, 8);
+  (void)membuf_write(&dir, p + dir_at + 8, 4);
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t ns = get32(p + at), len, nf;
+    uint64_t psize;
+    size_t start = out->n;
+    (void)membuf_write(&dir, p + at, 4); /* namespace */
+    at += 4;
+    len = get32(p + at); /* name */
+    (void)membuf_write(&dir, p + at, 4 + (size_t)len);
+    at += 4 + len;
+    len = get32(p + at); /* kind */
+    (void)membuf_write(&dir, p + at, 4 + (size_t)len);
+    at += 4 + len;
+    nf = get32(p + at);
+    (void)membuf_write(&dir, p + at, 4);
+    at += 4;
+    for (uint32_t f = 0; f < nf; f++) { /* type word, name */
+      put32(w, get32(p + at) & 0xffu);
+      (void)membuf_write(&dir, w, 4);
+      len = get32(p + at + 4);
+      (void)membuf_write(&dir, p + at + 4, 4 + (size_t)len);
+      at += 8 + len;
+    }
+    psize = get64(p + at);
+    at += 8;
+    if (ns == 1) { /* a component: layout 3 -> 2 */
+      const unsigned char *c = p + pay;
+      size_t i = 8, values = 0, rec = 0;
+      uint32_t cnf = get32(c + 4);
+      put32(w, 2);
+      (void)membuf_write(out, w, 4);
+      (void)membuf_write(out, c + 4, 4);
+      for (uint32_t f = 0; f < cnf; f++) {
+        uint32_t t = get32(c + i);
+        values += t == 11u ? 4 : (size_t)ecs_type_size((ecs_type)t);
+        i += 8 + get32(c + i + 4);
+      }
+      (void)membuf_write(out, c + 8, i - 8); /* the fields */
+      i += 8;                                /* past the cursor and churn */
+      for (;;) {                             /* the owners */
+        uint32_t v = get32(c + i);
+        size_t e = (v & 0x80000000u) ? 8 : 4;
+        if (v != 0) rec += (v & 0x80000000u) ? get32(c + i + 4) : 1;
+        (void)membuf_write(out, c + i, v == 0 ? 4 : e);
+        i += v == 0 ? 4 : e;
+        if (v == 0) break;
+      }
+      (void)membuf_write(out, c + i, rec * values); /* the columns */
+    } else {
+      (void)membuf_write(out, p + pay, (size_t)psize);
+    }
+    pay += (size_t)psize;
+    put64(w, out->n - start);
+    (void)membuf_write(&dir, w, 8);
+  }
+  /* the host section, the directory, the trailer */
+  (void)membuf_write(out, p + pay, (size_t)(dir_at - pay));
+  (void)membuf_write(&dir, p + at, 8); /* its size */
+  put64(w, out->n);
+  (void)membuf_write(out, dir.p, dir.n);
+  (void)membuf_write(out, w, 8);
+  (void)membuf_write(out, w, 8); /* the checksum's room */
+  seal(out->p, out->n);
+  free(dir.p);
 }
 
 /* The worlds the tests build: every field type, the transform with a
@@ -999,7 +1094,108 @@ TEST(Snapshot_save_through_room_equals_write) {
   }
 }
 
+/*
+** Cleanup policies are part of a schema: saved in the directory as the
+** field's word type | policy << 8 (format 2), compared by a load in place
+** (another policy is another schema), read back by a host. A snapshot of
+** format 1 (words without policies) still loads, the world's policies
+** standing; a policy bit in a format 1 word, an unknown policy, a policy
+** on a field that is not an entity, another version: refused.
+*/
+static unsigned char *dir_word(membuf *b, const char *pattern, size_t len) {
+  size_t at = (size_t)get64(b->p + b->n - 16);
+  for (size_t k = at; k + len < b->n; k++)
+    if (memcmp(b->p + k, pattern, len) == 0) return b->p + k - 4;
+  return NULL;
+}
+
+TEST(Snapshot_cleanup_policies_are_part_of_the_schema) {
+  static const ecs_field_def ref_fields[] = {{"to", ECS_ENTITY}, {"n", ECS_I32}};
+  test_alloc a;
+  ecs_world *x, *y;
+  ecs_component *cx, *cy;
+  ecs_entity e[3];
+  membuf b, plain, old1;
+  ecs_snapshot s;
+  ecs_snapshot_manager m;
+  unsigned char *word;
+  ecs_instance i;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  memset(&plain, 0, sizeof plain);
+  memset(&old1, 0, sizeof old1);
+  CHECK((x = ecs_world_new(test_allocf, &a)) != NULL);
+  CHECK((y = ecs_world_new(test_allocf, &a)) != NULL);
+  CHECK_EQ_INT(ecs_component_new(x, "Ref", ref_fields, 2, &cx), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_new(y, "Ref", ref_fields, 2, &cy), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_create_n(x, e, 3), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_add(x, cx, e[1], &i, NULL), ECS_ERR_OK);
+  ((ecs_entity *)ecs_component_column(cx, 0))[i] = e[0];
+  CHECK_EQ_INT(snap(x, &plain), ECS_ERR_OK); /* no policy yet */
+  CHECK_EQ_INT(ecs_component_set_cleanup(x, cx, 0, ECS_CLEANUP_CLEAR), ECS_ERR_OK);
+  CHECK_EQ_INT(snap(x, &b), ECS_ERR_OK);
+  CHECK_EQ_INT(get32(b.p + 4), 2);
+  CHECK_EQ_INT(ecs_snapshot_open(&s, b.p, b.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_snapshot_manager_at(&s, 0, &m), ECS_ERR_OK);
+  {
+    ecs_type t;
+    const char *name;
+    size_t len;
+    ecs_snapshot_field(&m, 0, &t, &name, &len);
+    CHECK(t == ECS_ENTITY && len == 2);
+    CHECK_EQ_INT(ecs_snapshot_field_cleanup(&m, 0), ECS_CLEANUP_CLEAR);
+    CHECK_EQ_INT(ecs_snapshot_field_cleanup(&m, 1), ECS_CLEANUP_NONE);
+  }
+  word = dir_word(&b, "\2\0\0\0to", 6);
+  CHECK(word != NULL && get32(word) == ((uint32_t)ECS_ENTITY | 1u << 8));
+  /* in place: y's Ref has no policy, then another, then the same */
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_SCHEMA_DIFFERS);
+  CHECK_EQ_INT(ecs_count(y), 0);
+  CHECK_EQ_INT(ecs_component_set_cleanup(y, cy, 0, ECS_CLEANUP_REMOVE), ECS_ERR_OK);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_SCHEMA_DIFFERS);
+  CHECK_EQ_INT(ecs_component_set_cleanup(y, cy, 0, ECS_CLEANUP_CLEAR), ECS_ERR_OK);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_count(y), 3);
+  /* format 1: no policies saved; the world's stand */
+  to_format1(&plain, &old1);
+  free(plain.p);
+  plain = old1;
+  CHECK_EQ_INT(get32(plain.p + 4), 1);
+  CHECK_EQ_INT(load(y, plain.p, plain.n), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_component_cleanup(cy, 0), ECS_CLEANUP_CLEAR);
+  CHECK(ecs_destroy(y, e[0]));
+  CHECK(((ecs_entity *)ecs_component_column(cy, 0))[ecs_component_lookup(y, cy, e[1])] == ECS_NULL);
+  CHECK_WORLD(y);
+  /* a policy in a format 1 word; bad words in format 2; another version */
+  put32(b.p + 4, 1);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(b.p + 4, 2);
+  put32(word, (uint32_t)ECS_ENTITY | 4u << 8);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(word, (uint32_t)ECS_ENTITY | 1u << 16);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  word = dir_word(&b, "\1\0\0\0n", 5);
+  CHECK(word != NULL && get32(word) == (uint32_t)ECS_I32);
+  put32(word, (uint32_t)ECS_I32 | 1u << 8);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_CORRUPT);
+  put32(word, (uint32_t)ECS_I32);
+  put32(b.p + 4, 3);
+  seal(b.p, b.n);
+  CHECK_EQ_INT(load(y, b.p, b.n), ECS_ERR_VERSION);
+  CHECK_WORLD(y);
+  free(b.p);
+  free(plain.p);
+  ecs_world_free(x);
+  ecs_world_free(y);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Snapshot_cleanup_policies_are_part_of_the_schema),
   CASE(Snapshot_save_through_room_equals_write),
   CASE(Snapshot_round_trip_into_a_new_world),
   CASE(Snapshot_load_in_place_rolls_back),

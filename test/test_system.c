@@ -2,6 +2,7 @@
 ** test_system.c -- the world's systems and ecs_world_update (system.h),
 ** through the core alone: what a C host or plugin does without Lua.
 */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -944,6 +945,79 @@ TEST(System_fixed_interval) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/*
+** dt must be finite: a NaN or an infinity added to what an interval
+** system is owed stays there for good (NaN: it never runs again). A
+** negative dt is passed on; it takes time back from what an interval
+** system is owed, at most ECS_SYSTEM_MAX_CATCHUP intervals below zero, so
+** that rewinds however long cannot reach -inf either.
+*/
+TEST(System_update_refuses_a_non_finite_dt) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  ecs_system *bad = (ecs_system *)&p;
+  double inf = HUGE_VAL, nan_ = nan("");
+  CHECK(setup(&f));
+  d.name = "q";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = count_dt;
+  d.interval = 0.25;
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, nan_, &p, &bad), ECS_ERR_NOT_FINITE);
+  CHECK(bad == NULL);
+  CHECK_EQ_INT(ecs_world_update(f.w, inf, &p, NULL), ECS_ERR_NOT_FINITE);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "update", -inf, &p, NULL),
+               ECS_ERR_NOT_FINITE);
+  CHECK_EQ_INT(p.n, 0);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1); /* nothing was owed from the refused updates */
+  /* a negative dt: 0.125 taken back, so 0.25 more owes 0.125 only */
+  CHECK_EQ_INT(ecs_world_update(f.w, -0.125, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.125, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 2);
+  /* rewinds summing beyond the largest double: bounded, still running */
+  CHECK_EQ_INT(ecs_world_update(f.w, -DBL_MAX, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, -DBL_MAX, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update(f.w, 0.25 * (double)ECS_SYSTEM_MAX_CATCHUP + 0.25,
+                                &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 3);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
+/* A phase no system has: an error, not an update that runs nothing
+** ("update", the default, needs none). Disabled systems count. */
+TEST(System_update_of_a_phase_no_system_has) {
+  fixture f;
+  probe p = {0};
+  ecs_system_desc d = {0};
+  CHECK(setup(&f));
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "update", 0.5, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, NULL, 0.5, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.5, &p, NULL), ECS_ERR_NO_PHASE);
+  d.name = "q";
+  d.kind = ECS_SYSTEM_EXTERNAL;
+  d.call = count_dt;
+  d.phase = "draw";
+  CHECK_EQ_INT(ecs_system_add(f.w, &d, NULL, NULL, 0), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "Draw", 0.25, &p, NULL), ECS_ERR_NO_PHASE);
+  CHECK_EQ_INT(p.n, 0);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1);
+  ecs_system_enable(ecs_system_find(f.w, "q"), false);
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_OK);
+  CHECK_EQ_INT(p.n, 1);
+  CHECK(ecs_system_remove(f.w, "q"));
+  CHECK_EQ_INT(ecs_world_update_phase(f.w, "draw", 0.25, &p, NULL), ECS_ERR_NO_PHASE);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 static const test_case cases[] = {
   CASE(System_runs_in_order_and_counts_stats),
   CASE(System_add_rejects_bad_descriptions),
@@ -963,6 +1037,8 @@ static const test_case cases[] = {
   CASE(System_replace_out_of_memory_changes_nothing),
   CASE(System_phases_and_ordering_constraints),
   CASE(System_fixed_interval),
+  CASE(System_update_refuses_a_non_finite_dt),
+  CASE(System_update_of_a_phase_no_system_has),
 };
 
 TEST_MAIN(cases)

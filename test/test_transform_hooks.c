@@ -358,7 +358,7 @@ TEST(Hooks_clear_drops_everything) {
   CHECK_EQ_INT(ecs_transform_add(t, e[1], NULL), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_set_parent(t, e[3], e[1], false), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_instance(t, e[3]), 0); /* no swap: setting kept */
-  CHECK_EQ_INT(calls, 3);
+  CHECK_EQ_INT(calls, 5); /* two adds (ADD, then SET each), set_parent */
   CHECK(ecs_create(w, &g) == ECS_ERR_OK);
   CHECK(!ecs_transform_has(t, g));
   CHECK_WORLD(w);
@@ -825,13 +825,16 @@ TEST(Notify_add_set_remove_see_the_record) {
   CHECK(ecs_create_n(w, e, 4) == ECS_ERR_OK);
   CHECK(ecs_manager_listen(w, t, ECS_EVENT_ADD | ECS_EVENT_REMOVE | ECS_EVENT_SET,
                            log_listener, &lg) == ECS_ERR_OK);
-  /* ADD, with the initial values readable */
+  /* ADD, with the initial values readable, then SET (values written) */
   CHECK_EQ_INT(ecs_transform_add(t, e[0], &l), ECS_ERR_OK);
-  CHECK_EQ_INT(lg.n, 1);
+  CHECK_EQ_INT(lg.n, 2);
   CHECK(lg.ev[0].event == ECS_EVENT_ADD && lg.ev[0].e == e[0] && lg.ev[0].has);
   CHECK(lg.ev[0].local.position[2] == 3 && lg.ev[0].world[12] == 1);
+  CHECK(lg.ev[1].event == ECS_EVENT_SET && lg.ev[1].e == e[0] && lg.ev[1].has);
+  CHECK(lg.ev[1].local.position[2] == 3 && lg.ev[1].world[12] == 1);
   CHECK_EQ_INT(ecs_transform_add(t, e[1], NULL), ECS_ERR_OK);
-  CHECK_EQ_INT(lg.n, 2);
+  CHECK_EQ_INT(lg.n, 4);
+  lg.n = 2; /* the numbering below counts from the second add's two */
   /* add to an entity that has one: a write, SET */
   l.position[0] = 7;
   CHECK_EQ_INT(ecs_transform_add(t, e[0], &l), ECS_ERR_OK);
@@ -926,6 +929,56 @@ TEST(Notify_listener_error_is_returned) {
   CHECK(!ecs_transform_has(t, e[1]));
   CHECK_EQ_INT(ecs_transform_parent(t, e[0]), ECS_NULL);
   CHECK_EQ_INT(lg.n, 4);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
+/* A listener failing on one node of destroy_tree: the error is returned
+** (ecs_transform_destroy_tree_report), the walk stops after that node
+** died (children first), the rest of the tree stays. */
+static ecs_err fail_on(ecs_world *w, void *m, ecs_entity e, ecs_event ev,
+                       void *ud) {
+  (void)w;
+  (void)m;
+  (void)ev;
+  return e == *(const ecs_entity *)ud ? ECS_ERR_LOCKED : ECS_ERR_OK;
+}
+
+TEST(Notify_destroy_tree_returns_a_listener_error) {
+  test_alloc a;
+  ecs_transform *t;
+  ecs_world *w = new_world(&a, &t);
+  ecs_entity e[4], fail;
+  size_t done = 99;
+  CHECK(w != NULL);
+  CHECK(ecs_create_n(w, e, 4) == ECS_ERR_OK);
+  for (int k = 0; k < 4; k++) CHECK(ecs_transform_add(t, e[k], NULL) == ECS_ERR_OK);
+  /* e0 <- e1 <- e2, e0 <- e3 */
+  CHECK(ecs_transform_set_parent(t, e[1], e[0], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[2], e[1], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[3], e[0], false) == ECS_ERR_OK);
+  fail = e[1];
+  CHECK(ecs_manager_listen(w, t, ECS_EVENT_REMOVE, fail_on, &fail) == ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_LOCKED);
+  CHECK_EQ_INT(done, 2);
+  CHECK(!ecs_alive(w, e[2]) && !ecs_alive(w, e[1]));
+  CHECK(ecs_alive(w, e[0]) && ecs_alive(w, e[3]));
+  CHECK_EQ_INT(ecs_transform_parent(t, e[3]), e[0]);
+  CHECK_WORLD(w);
+  /* no failure left: the rest goes */
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 2);
+  CHECK_EQ_INT(ecs_transform_destroy_tree_report(t, e[0], &done), ECS_ERR_OK);
+  CHECK_EQ_INT(done, 0);
+  /* the plain call drops the error and goes on, as ecs_destroy_n does */
+  CHECK(ecs_create_n(w, e, 3) == ECS_ERR_OK);
+  for (int k = 0; k < 3; k++) CHECK(ecs_transform_add(t, e[k], NULL) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[1], e[0], false) == ECS_ERR_OK);
+  CHECK(ecs_transform_set_parent(t, e[2], e[0], false) == ECS_ERR_OK);
+  fail = e[1];
+  CHECK_EQ_INT(ecs_transform_destroy_tree(t, e[0]), 3);
+  CHECK(!ecs_alive(w, e[0]));
   CHECK_WORLD(w);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
@@ -1169,6 +1222,7 @@ static const test_case cases[] = {
   CASE(Hooks_load_out_of_memory),
   CASE(Notify_add_set_remove_see_the_record),
   CASE(Notify_listener_error_is_returned),
+  CASE(Notify_destroy_tree_returns_a_listener_error),
   CASE(Notify_batches_once_per_entity_after_the_batch),
   CASE(Notify_hostile_listeners_leave_a_consistent_world),
 };

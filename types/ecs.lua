@@ -35,9 +35,10 @@ error messages say them); lower-case classes are modules.
 ---@class ecs.NativeSystem
 
 ---Components and their values for `world:spawn` and `world:prefab`: keys are
----component names; a value is a table of field values (positional in schema
----order, or by field name; in spawn a field may be an array of n values) or
----`true` for a tag.
+---component names (or the components); a value is a table of field values
+---(positional in schema order, or by field name; in spawn a field may be an
+---array of n values) or `true` for a tag. A component given twice (by name and
+---as the object) is an error.
 ---@alias ecs.SpawnSpec table<string, table|boolean>
 
 ---A term list for `world:query{...}`: components, plus `without`,
@@ -78,14 +79,16 @@ error messages say them); lower-case classes are modules.
 ---@field entities integer
 ---@field enabled boolean
 
----Initial values of `world.transform:add(e, opts)`.
+---Initial values of `world.transform:add(e, opts)`; any other key is an error.
 ---@class ecs.TransformInit
 ---@field position? number[] # { x, y, z }
 ---@field rotation? number[] # quaternion { x, y, z, w }
 ---@field scale? number[] # { x, y, z }
 
 ---A Lua system: `fn(dt, query)` (query nil for a system without one); it may
----return the number of entities it processed, for `world:stats()`.
+---return the number of entities it processed, for `world:stats()`. A string
+---it raises leaves `update` as "system '<name>': <error>" with the system's
+---traceback; any other value unchanged.
 ---@alias ecs.SystemFunction fun(dt: number, query: ecs.Query?): integer?
 
 ------------------------------------------------------------------------
@@ -124,11 +127,12 @@ function ecs.generation(e) end
 function ecs.tostring(e) end
 
 ---A new, independent world.
----@param options? table # no option is known yet: any key is an error
+---@param options? { threads: integer? } # threads: 1 to 64 (docs/threads.md); any other key is an error
 ---@return ecs.World
 function ecs.world(options) end
 
----A new world equal to the one the snapshot was taken of.
+---A new world equal to the one the snapshot was taken of: its components are
+---made from the blob's schemas, cleanup policies ("to:entity!clear") included.
 ---@param blob string # from world:snapshot()
 ---@return ecs.World
 function ecs.restore(blob) end
@@ -186,8 +190,8 @@ function World:inspect(e, options) end
 function World:entities() end
 
 ---Runs the systems of a phase once each, in order, then a budgeted gc.
----@param dt? number # 0 when not given
----@param phase? string # "update" when not given
+---@param dt? number # 0 when not given; must be finite (a negative dt is passed on)
+---@param phase? string # "update" when not given; another must be some system's phase (else an error)
 function World:update(dt, phase) end
 
 ---@return boolean ok
@@ -224,10 +228,14 @@ function World:query(spec, ...) end
 
 ---Registers a system: a Lua function, an expression string or a native
 ---system, over a query (or a Lua function alone: `world:system(name, fn [, opts])`).
+---A Lua function or a native system takes no params: its options may come
+---right after it (`world:system(name, q, fn, { phase = "draw" })`) or fifth
+---after a nil. An expression's fourth argument is its params; options given
+---there instead (only option keys, none a parameter of it) are an error.
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number> # named parameters of an expression
+---@param params? table<string, number>|ecs.SystemOptions # an expression's parameters; else the options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:system(name, query, body, params, options) end
@@ -237,10 +245,11 @@ function World:system(name, query, body, params, options) end
 function World:remove_system(name) end
 
 ---Swaps the body of an existing system, keeping its place in the run order.
+---Arguments as `world:system`'s.
 ---@param name string
 ---@param query ecs.Query|ecs.SystemFunction
 ---@param body? ecs.SystemFunction|string|ecs.NativeSystem|ecs.SystemOptions
----@param params? table<string, number>
+---@param params? table<string, number>|ecs.SystemOptions # an expression's parameters; else the options
 ---@param options? ecs.SystemOptions
 ---@overload fun(self: ecs.World, name: string, fn: ecs.SystemFunction, options?: ecs.SystemOptions)
 function World:replace_system(name, query, body, params, options) end
@@ -277,9 +286,11 @@ function World:clone(e) end
 function World:snapshot() end
 
 ---Rollback in place: the world becomes equal to the blob; its components,
----queries and systems stay valid. Inside a loop over a query it wins: the
----loop writes nothing more back, ends at its next step and completes no
----pass (a q:pointers loop refuses it instead).
+---queries and systems stay valid. A component of the blob the world lacks is
+---registered (find_component gives it), as ecs.restore makes it; a plugin
+---manager the world lacks is an error naming it. All or nothing. Inside a
+---loop over a query it wins: the loop writes nothing more back, ends at its
+---next step and completes no pass (a q:pointers loop refuses it instead).
 ---@param blob string
 ---With `{ migrate = true }` the blob's components may have other schemas:
 ---each is converted into the live one of its name (fields by name; rename
@@ -379,7 +390,7 @@ function Component:on_add(fn) end
 ---@return ecs.Observer
 function Component:on_remove(fn) end
 
----@param fn fun(e: ecs.Entity) # after add, set or set_field wrote a value
+---@param fn fun(e: ecs.Entity) # after add, set, set_field or set_many wrote a value (a new instance: after on_add)
 ---@return ecs.Observer
 function Component:on_set(fn) end
 
@@ -617,7 +628,7 @@ function Transform:on_set(fn) end
 local Names = {}
 
 ---@param e ecs.Entity # alive
----@param name string # unique in the world
+---@param name string # any bytes; several entities may share a name (find returns the latest)
 function Names:set(e, name) end
 
 ---@param e ecs.Entity
@@ -629,7 +640,7 @@ function Names:get(e) end
 function Names:clear(e) end
 
 ---@param name string
----@return ecs.Entity?
+---@return ecs.Entity? # the live entity most recently given that name
 function Names:find(name) end
 
 ---@param budget? integer

@@ -250,6 +250,9 @@ typedef struct lnative {
 
 
 /* object.c */
+int ecsl_arg_number(lua_State *L, int arg);
+void ecsl_push_traceback(lua_State *L, int last);
+int ecsl_prefix_error(lua_State *L, const char *prefix, int last);
 void ecsl_class_methods(lua_State *L, const luaL_Reg *methods,
                         const void *cls, const char *cname);
 int ecsl_closed(lua_State *L);
@@ -461,6 +464,9 @@ void ecsl_open_snapshot(lua_State *L, int bidx, ecs_snapshot *s,
                         const char *fn);
 void ecsl_restore_into(lua_State *L, int widx, int bidx, const ecs_snapshot *s,
                        const char *fn, bool skip_unknown);
+/* Raise the error at the top again, a message of the calls world:restore
+** makes ("ecs.restore: ...", "world:component: ...") named world:restore. */
+int ecsl_restore_error(lua_State *L);
 void ecsl_call_method(lua_State *L, int oidx, const char *method, int nargs,
                       int nresults);
 int ecsl_l_world_find_component(lua_State *L);

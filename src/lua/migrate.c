@@ -363,12 +363,14 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
 ** which is all or nothing; the scratch world is closed on every path.
 ** ------------------------------------------------------------------- */
 
-/* Do c and d have the same fields, in order, with the same types? */
+/* Do c and d have the same fields, in order, with the same types and
+** cleanup policies (the whole schema)? */
 static bool same_fields(const ecs_component *c, const ecs_component *d) {
   uint32_t n = ecs_component_field_count(c);
   if (n != ecs_component_field_count(d)) return false;
   for (uint32_t k = 0; k < n; k++)
     if (ecs_component_field(c, k)->type != ecs_component_field(d, k)->type ||
+        ecs_component_cleanup(c, k) != ecs_component_cleanup(d, k) ||
         strcmp(ecs_component_field(c, k)->name, ecs_component_field(d, k)->name) != 0)
       return false;
   return true;
@@ -469,16 +471,5 @@ void ecsl_restore_migrate(lua_State *L) {
     status = lua_pcall(L, 3, 0, 0);                       /* 5: error? */
     ecsl_call_method(L, 4, "close", 0, 0);
   }
-  if (status != LUA_OK) { /* the messages name world:restore */
-    const char *msg = lua_tostring(L, -1);
-    static const char *const from[] = {"ecs.restore: ", "world:component: "};
-    for (int k = 0; msg != NULL && k < 2; k++) {
-      size_t len = strlen(from[k]);
-      if (strncmp(msg, from[k], len) == 0) {
-        lua_pushfstring(L, "world:restore: %s", msg + len);
-        break;
-      }
-    }
-    lua_error(L);
-  }
+  if (status != LUA_OK) ecsl_restore_error(L); /* the messages name world:restore */
 }

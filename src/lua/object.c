@@ -220,8 +220,8 @@ void ecs_lua_leave(void *token) {
 ** an entity's state (ECS_ERR_DEAD, ECS_ERR_MISSING) ends with the entity
 ** at eidx (0: none), " (entity(12.3))": the one place that rule is kept.
 ** ECS_ERR_CLOSED raises the closed-world text alone (ecsl_closed);
-** ECS_ERR_CALLBACK the error an observer raised, unchanged, when one is
-** kept (observer.c). Does not return.
+** ECS_ERR_CALLBACK the error an observer raised, as its message handler
+** left it, when one is kept (observer.c). Does not return.
 */
 int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
                const char *detail, int eidx) {
@@ -233,6 +233,99 @@ int ecsl_error(lua_State *L, const char *cls, const char *method, ecs_err err,
     note = ecsl_entity_note(L, eidx);
   if (cls == NULL) return luaL_error(L, "%s: %s%s", method, text, note);
   return luaL_error(L, "%s:%s: %s%s", cls, method, text, note);
+}
+
+/*
+** The number luaL_argerror gives the argument at stack index arg of the
+** running C function: one less when it was called as a method (with a
+** colon, so that self is not counted), as Lua's own messages say
+** ("bad argument #1 to 'query'" for the first argument after self).
+** Messages the binding words itself ("world:query: bad argument #1
+** (unknown key 'x')") number their argument through here, so that one
+** call never gets two numberings. Error paths only.
+*/
+int ecsl_arg_number(lua_State *L, int arg) {
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) &&
+      ar.namewhat != NULL && strcmp(ar.namewhat, "method") == 0)
+    return arg - 1;
+  return arg;
+}
+
+/*
+** Push "stack traceback:\n\t..." for levels 1 .. last of L's stack (last
+** < 1: every level), as Lua's own traceback words them, from the function
+** that raised on: a message handler (level 0) keeps, with the error, the
+** frames a catch would unwind (ecsl_system_msgh, the observers'). Written
+** here rather than cut out of luaL_traceback, whose lines per level vary
+** (tail calls) and whose levels run to the bottom of the stack. A deep
+** stack shows its first 12 levels and its last 10. Error paths only.
+*/
+#define TB_HEAD 12
+#define TB_TAIL 10
+void ecsl_push_traceback(lua_State *L, int last) {
+  luaL_Buffer b;
+  lua_Debug ar;
+  int level;
+  if (last < 1) { /* every level: count them */
+    last = 0;
+    while (lua_getstack(L, last + 1, &ar)) last++;
+  }
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "stack traceback:");
+  for (level = 1; level <= last && lua_getstack(L, level, &ar); level++) {
+    if (level == TB_HEAD + 1 && last - TB_HEAD > TB_TAIL) {
+      int skip = last - TB_HEAD - TB_TAIL;
+      lua_pushfstring(L, "\n\t...\t(skipping %d levels)", skip);
+      luaL_addvalue(&b);
+      level += skip - 1;
+      continue;
+    }
+#if LUA_VERSION_NUM >= 502
+    lua_getinfo(L, "Slnt", &ar);
+#else
+    lua_getinfo(L, "Sln", &ar);
+#endif
+    if (ar.currentline > 0)
+      lua_pushfstring(L, "\n\t%s:%d: in ", ar.short_src, ar.currentline);
+    else
+      lua_pushfstring(L, "\n\t%s: in ", ar.short_src);
+    luaL_addvalue(&b);
+    if (ar.namewhat != NULL && *ar.namewhat != '\0')
+      lua_pushfstring(L, "%s '%s'", strcmp(ar.namewhat, "global") == 0
+                                        ? "function" : ar.namewhat,
+                      ar.name != NULL ? ar.name : "?");
+    else if (*ar.what == 'm')
+      lua_pushliteral(L, "main chunk");
+    else if (*ar.what == 'C')
+      lua_pushliteral(L, "?");
+    else
+      lua_pushfstring(L, "function <%s:%d>", ar.short_src, ar.linedefined);
+    luaL_addvalue(&b);
+#if LUA_VERSION_NUM >= 502
+    if (ar.istailcall) luaL_addstring(&b, "\n\t(...tail calls...)");
+#endif
+  }
+  luaL_pushresult(&b);
+}
+
+/*
+** The message handler's part shared by systems and observers: for a
+** string error at 1, push "<prefix>: <error>\n<traceback of levels 1 ..
+** last>" and return it; any other value is returned as it is (a table
+** error stays the same table). Error paths only.
+*/
+int ecsl_prefix_error(lua_State *L, const char *prefix, int last) {
+  if (lua_type(L, 1) != LUA_TSTRING) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  lua_pushfstring(L, "%s: ", prefix);
+  lua_pushvalue(L, 1);
+  lua_pushliteral(L, "\n");
+  ecsl_push_traceback(L, last);
+  lua_concat(L, 4);
+  return 1;
 }
 
 /*

@@ -9,7 +9,9 @@
 ** trampoline runs the Lua function in a protected call and, when it
 ** raises, keeps the error value (the registry, under error_key) and
 ** returns ECS_ERR_CALLBACK; the method that triggered the event then
-** fails with that code, and ecsl_error raises the kept value unchanged
+** fails with that code, and ecsl_error raises the kept value (as the
+** message handler, observer_msgh, left it: a string named after the
+** observer with its frames, any other value unchanged)
 ** (ecsl_observer_reraise). The change that was reported stands and the
 ** core's state is complete at every notification, so the world is
 ** consistent.
@@ -52,11 +54,39 @@ typedef struct lobserver {
 } lobserver;
 
 /*
+** The message handler of an observer's protected call (upvalues: the
+** prefix "on_set 'Position'", the observer's function). It runs where the
+** error was raised, so a string error leaves as "<prefix>: <error>" with
+** the traceback of the observer's frames (its function's and what it
+** called: the protected call ends them) after it; any other value passes
+** as it is. The function's frame is the innermost one on the observers'
+** thread that runs it (observers that nest run on the same thread, above
+** the outer one's frames).
+*/
+static int observer_msgh(lua_State *T) {
+  lua_Debug ar;
+  int level, last = 0;
+  if (lua_type(T, 1) != LUA_TSTRING) return 1;
+  for (level = 1; lua_getstack(T, level, &ar); level++) {
+    int at;
+    lua_getinfo(T, "f", &ar);
+    at = lua_rawequal(T, -1, lua_upvalueindex(2));
+    lua_pop(T, 1);
+    if (at) {
+      last = level;
+      break;
+    }
+  }
+  return ecsl_prefix_error(T, lua_tostring(T, lua_upvalueindex(1)), last);
+}
+
+/*
 ** The listener of every observer (ecs_listener_fn). Only the observer's
 ** function runs protected: the lookups before it (registry, weak index,
-** user value) and the entity (a light userdata) allocate nothing and
+** user values) and the entity (a light userdata) allocate nothing and
 ** cannot raise, and keeping its error writes two array slots that
-** shared_state made. One protected call per event.
+** shared_state made. One protected call per event, with the observer's
+** message handler (made with it: nothing is made per event).
 */
 static ecs_err observe(ecs_world *w, void *manager, ecs_entity e,
                        ecs_event event, void *ud) {
@@ -68,13 +98,14 @@ static ecs_err observe(ecs_world *w, void *manager, ecs_entity e,
   (void)manager;
   (void)event;
   if (o->manager == NULL || o->h.lw->w == NULL) return ECS_ERR_OK;
-  if (!lua_checkstack(T, 6)) return ECS_ERR_NOMEM;
+  if (!lua_checkstack(T, 7)) return ECS_ERR_NOMEM;
   top = lua_gettop(T);
   lua_rawgetp(T, LUA_REGISTRYINDEX, &index_key);          /* index */
   if (lua_rawgetp(T, -1, o) == LUA_TUSERDATA) {           /* index, obs */
-    lua_getiuservalue(T, -1, 2);                          /* index, obs, fn */
+    lua_getiuservalue(T, -1, 3);                          /* ..., msgh */
+    lua_getiuservalue(T, -2, 2);                          /* ..., msgh, fn */
     push_entity(T, e);
-    if (lua_pcall(T, 1, 0, 0) != LUA_OK) {                /* ..., err */
+    if (lua_pcall(T, 1, 0, top + 3) != LUA_OK) {          /* ..., err */
       lua_rawgetp(T, LUA_REGISTRYINDEX, &error_key);      /* ..., err, kept */
       lua_insert(T, -2);
       lua_rawseti(T, -2, 2);
@@ -227,7 +258,7 @@ static int observer_new(lua_State *L, unsigned events, const char *fn) {
                                                cls, fn, luaL_typename(L, 2)));
   lua_settop(L, 2);
   T = shared_state(L);
-  o = (lobserver *)lua_newuserdatauv(L, sizeof *o, 2);   /* self, fn, obs */
+  o = (lobserver *)lua_newuserdatauv(L, sizeof *o, 3);   /* self, fn, obs */
   memset(o, 0, sizeof *o);
   ecsl_init_head(&o->h, &ecsl_observer_tag, lw);
   o->T = T;
@@ -237,6 +268,10 @@ static int observer_new(lua_State *L, unsigned events, const char *fn) {
   lua_setiuservalue(L, 3, 1);
   lua_pushvalue(L, 2);
   lua_setiuservalue(L, 3, 2);
+  lua_pushfstring(L, "%s '%s'", fn, cls);                 /* errors' prefix */
+  lua_pushvalue(L, 2);
+  lua_pushcclosure(L, observer_msgh, 2);
+  lua_setiuservalue(L, 3, 3);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &index_key);          /* ..., obs, index */
   lua_pushvalue(L, 3);
   lua_rawsetp(L, -2, o);

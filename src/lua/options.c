@@ -8,17 +8,20 @@
 #include "binding.h"
 
 /*
-** Check the keys of the table at idx (argument arg of fn): integer keys
-** 1..#t when list is true, and the strings of allowed (NULL-terminated,
-** may be NULL for none). Anything else raises
-**   fn: bad argument #arg (unknown option 'withou')
-** or, for a list, (list expected, got key 'x'). Values are the caller's to
-** check. Stack-neutral; no allocation beyond the error message.
+** Check the keys of the table at idx (the argument at stack index arg of
+** fn): integer keys 1..#t when list is true, and the strings of allowed
+** (NULL-terminated, may be NULL for none). Anything else raises
+**   fn: bad argument #n (unknown option 'withou')
+** or, for a list, (list expected, got key 'x'), n numbered as
+** luaL_argerror numbers arg (ecsl_arg_number), so that both kinds of
+** message count the same way. Values are the caller's to check.
+** Stack-neutral; no allocation beyond the error message.
 */
 void ecsl_check_keys(lua_State *L, int idx, int arg, const char *fn,
                      const char *const *allowed, bool list) {
   lua_Integer n = list ? (lua_Integer)lua_rawlen(L, idx) : 0;
   idx = lua_absindex(L, idx);
+  arg = ecsl_arg_number(L, arg);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1); /* the value */

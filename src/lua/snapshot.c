@@ -382,12 +382,80 @@ static void call_blaming_blob(lua_State *L, const ecs_snapshot *s,
   }
 }
 
-/* world:restore's load: 1 world, 2 blob, 3 its framed snapshot */
+static void create_managers(lua_State *L, int widx, const ecs_snapshot *s,
+                            int made);
+
+int ecsl_restore_error(lua_State *L) {
+  const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  static const char *const from[] = {"ecs.restore: ", "world:component: "};
+  for (int k = 0; msg != NULL && k < 2; k++) {
+    size_t len = strlen(from[k]);
+    if (strncmp(msg, from[k], len) == 0) {
+      lua_pushfstring(L, "world:restore: %s", msg + len);
+      break;
+    }
+  }
+  return lua_error(L);
+}
+
+/* world:restore's load: 1 world, 2 blob, 3 its framed snapshot, 4 the
+** list of the components it registers (create_managers, in place) */
 static int restore_framed(lua_State *L) {
   const ecs_snapshot *s = (const ecs_snapshot *)lua_touserdata(L, 3);
+  lua_settop(L, 4);
+  create_managers(L, 1, s, 4);
   lua_settop(L, 2);
   ecsl_restore_into(L, 1, 2, s, "world:restore", false);
   return 0;
+}
+
+/* How many components of the snapshot the world at widx has not registered. */
+static int missing_components(lua_State *L, int widx, const ecs_snapshot *s) {
+  ecs_world *w = ecs_lua_check_world(L, widx);
+  int n = 0;
+  for (uint32_t i = 0; i < s->manager_count; i++) {
+    ecs_snapshot_manager m;
+    (void)ecs_snapshot_manager_at(s, i, &m);
+    if (m.ns != ECS_NS_COMPONENT) continue;
+    lua_pushlstring(L, m.name, m.name_len);
+    n += ecs_component_find(w, lua_tostring(L, -1)) == NULL;
+    lua_pop(L, 1);
+  }
+  return n;
+}
+
+/*
+** A restore in place that failed after it registered components (list at
+** made, in the order made): each is unregistered again, last first, and
+** its object closed, so that the world is as it was. Nothing here
+** allocates (it runs after an error, memory errors included). A component
+** that something took hold of meanwhile (a finalizer's query, observer or
+** instance: ecs_component_unregister refuses) stays registered, empty.
+*/
+static void unregister_made(lua_State *L, int widx, int made) {
+  lworld *lw = ecsl_to_lworld(L, widx);
+  for (lua_Integer k = (lua_Integer)lua_rawlen(L, made); k >= 1; k--) {
+    lhead *h;
+    lua_rawgeti(L, made, k);                             /* obj */
+    h = ecsl_test_object(L, -1, &ecsl_comp_tag);
+    if (h != NULL && lw->w != NULL) {
+      lcomponent *lc = (lcomponent *)(void *)h;
+      if (lc->c != NULL && ecs_component_unregister(lw->w, lc->c) == ECS_ERR_OK) {
+        lc->c = NULL; /* its methods now raise as on a closed world */
+        if (ecsl_push_state_field(L, widx, &ecsl_components_key) == LUA_TTABLE) {
+          lua_Integer last = (lua_Integer)lua_rawlen(L, -1);
+          lua_rawgeti(L, -1, last);                      /* obj, list, last */
+          if (lua_rawequal(L, -1, -3)) {
+            lua_pushnil(L);
+            lua_rawseti(L, -3, last); /* an existing key: no allocation */
+          }
+          lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+  }
 }
 
 /* world:restore(blob [, options]) -- the world becomes equal to blob */
@@ -413,11 +481,21 @@ int ecsl_l_world_restore(lua_State *L) {
     ecsl_restore_migrate(L); /* 3: the migrate option */
   } else {
     lua_settop(L, 2);
+    /* 3: the components it registers, room made now: recording one of
+    ** them allocates nothing (the list must be whole to be undone) */
+    lua_createtable(L, missing_components(L, 1, &s), 0);
     lua_pushcfunction(L, restore_framed);
     lua_pushvalue(L, 1);
     lua_pushvalue(L, 2);
     lua_pushlightuserdata(L, &s);
-    call_blaming_blob(L, &s, "world:restore", 3, 0);
+    lua_pushvalue(L, 3);
+    if (lua_pcall(L, 4, 0, 0) != LUA_OK) {
+      ecs_snapshot t = s;
+      unregister_made(L, 1, 3);
+      if (ecs_snapshot_check(&t) != ECS_ERR_OK) /* see call_blaming_blob */
+        ecsl_error(L, NULL, "world:restore", ECS_ERR_CORRUPT, NULL, 0);
+      ecsl_restore_error(L);                   /* the same error, renamed */
+    }
   }
   ecsl_charge(L, self_lworld(L));
   return 0;
@@ -458,11 +536,29 @@ void ecsl_call_method(lua_State *L, int oidx, const char *method, int nargs,
 }
 
 /*
-** Create in the new world at widx every manager of the snapshot it lacks:
-** components from their schema (world:component), plugin managers through
-** the factory their module registered (ecs_lua_plugin_factory).
+** Create in the world at widx every manager of the snapshot it lacks:
+** components from their schema (world:component, cleanup policies
+** included), plugin managers through the factory their module registered
+** (ecs_lua_plugin_factory). In place (made != 0: world:restore), a
+** manager other than a component that the world lacks is an error naming
+** it, raised before anything is created, and each component made is
+** appended to the list at made (its room is there: no allocation), for
+** an undo if the restore fails.
 */
-static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
+static void create_managers(lua_State *L, int widx, const ecs_snapshot *s,
+                            int made) {
+  const char *fn = made != 0 ? "world:restore" : "ecs.restore";
+  lua_Integer nmade = 0;
+  for (uint32_t i = 0; made != 0 && i < s->manager_count; i++) {
+    ecs_snapshot_manager m;
+    (void)ecs_snapshot_manager_at(s, i, &m);
+    lua_pushlstring(L, m.name, m.name_len);
+    if (m.ns != ECS_NS_COMPONENT &&
+        ecs_manager_find(ecs_lua_check_world(L, widx), lua_tostring(L, -1), NULL) == NULL)
+      ecsl_error(L, NULL, fn, ECS_ERR_NO_MANAGER,
+                 load_error_text(L, s, ECS_ERR_NO_MANAGER, i), 0);
+    lua_pop(L, 1);
+  }
   for (uint32_t i = 0; i < s->manager_count; i++) {
     ecs_snapshot_manager m;
     ecs_world *w = ecs_lua_check_world(L, widx);
@@ -470,22 +566,32 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s) {
     lua_pushlstring(L, m.name, m.name_len);              /* name */
     if (m.ns == ECS_NS_COMPONENT) {
       const char *name = lua_tostring(L, -1);
+      if (made != 0 && ecs_component_find(w, name) != NULL) { /* the world's */
+        lua_pop(L, 1);
+        continue;
+      }
       if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK ||
           ecs_component_find(w, name) != NULL)
-        luaL_error(L, "ecs.restore: %s (component '%s')",
+        luaL_error(L, "%s: %s (component '%s')", fn,
                    ecs_strerror(ECS_ERR_CORRUPT), name);
       lua_createtable(L, (int)m.nfields, 0);             /* name, schema */
       for (uint32_t k = 0; k < m.nfields; k++) {
+        /* the entry as world:component takes it, cleanup included (a
+        ** format 1 snapshot has none: policies were not saved then) */
+        static const char *const cleanup[] = {"", "!clear", "!remove", "!destroy"};
         ecs_type t;
         const char *fname;
         size_t flen;
         ecs_snapshot_field(&m, k, &t, &fname, &flen);
         lua_pushlstring(L, fname, flen);
-        lua_pushfstring(L, "%s:%s", lua_tostring(L, -1), ecs_type_name(t));
+        lua_pushfstring(L, "%s:%s%s", lua_tostring(L, -1), ecs_type_name(t),
+                        cleanup[ecs_snapshot_field_cleanup(&m, k)]);
         lua_remove(L, -2);
         lua_rawseti(L, -2, (lua_Integer)k + 1);
       }
-      ecsl_call_method(L, widx, "component", 2, 0);
+      ecsl_call_method(L, widx, "component", 2, 1);      /* manager */
+      if (made != 0) lua_rawseti(L, made, ++nmade);
+      else lua_pop(L, 1);
     } else {
       const char *name = lua_tostring(L, -1);
       if (ecs_manager_find(w, name, NULL) != NULL) { /* transform, names */
@@ -516,7 +622,7 @@ static int restore_new(lua_State *L) {
   lua_pushcfunction(L, ecsl_l_world_new);
   lua_call(L, 0, 1);                                     /* blob, world */
   widx = lua_gettop(L);
-  create_managers(L, widx, s);
+  create_managers(L, widx, s, 0);
   ecsl_restore_into(L, widx, 1, s, "ecs.restore", false);
   ecsl_charge(L, ecsl_to_lworld(L, widx));
   return 1;

@@ -223,17 +223,29 @@ static void push_entry(lua_State *L, int cidx, int vidx, lua_Integer pos,
 
 /*
 ** Add the spec at sidx to the table of entries by position at by (merging
-** into an entry there: later values win), then push nothing.
+** into an entry there: an override's values win over the prefab's), then
+** push nothing. A component named twice in the one spec (by its name and
+** as the object: { Position = {1}, [P] = {2} }) is an error: which value
+** won would depend on the table's order.
 */
 static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
                      const char *fn) {
+  int seen;
   luaL_checkstack(L, 12, NULL);
+  lua_newtable(L);                                        /* seen: pos -> true */
+  seen = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, sidx)) {                             /* key, v */
     int top = lua_gettop(L);
     lua_Integer pos = key_position(L, list, top - 1, fn);
     const lcomponent *lc = push_component(L, list, pos);  /* key, v, comp */
     uint32_t gen = lc->gen;
+    if (lua_rawgeti(L, seen, pos) != LUA_TNIL)
+      luaL_error(L, "%s: component '%s' given twice (by name and as the "
+                 "component)", fn, ecs_component_name(lc->c));
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+    lua_rawseti(L, seen, pos);
     read_fields(L, top + 1, lc, top, arrays, fn);         /* key, v, comp, vals */
     if (lc->gen != gen) ecsl_redefined(L, "world", fn + 6, lc);
     if (lua_rawgeti(L, by, pos) == LUA_TTABLE) {          /* ..., entry */
@@ -253,6 +265,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     }
     lua_settop(L, top - 1);                               /* key */
   }
+  lua_pop(L, 1);                                          /* seen */
 }
 
 /* Push the plan of the entries by position at by: an array in position

@@ -24,9 +24,11 @@
 ** The core is running while they run, so neither may raise through it:
 ** each does its Lua work in a protected call and returns an error code;
 ** the error value waits on the stack and world:update raises it once the
-** core has returned, unchanged (a Lua system's error, tables too), while
-** errors of the library itself name the system ("world:update: system
-** 'move': not enough memory"). Lua code run by a system may close the
+** core has returned: a Lua system's error as its message handler left it
+** (system_msgh: a string named after the system, with the system's
+** frames; any other value unchanged), a params metamethod's unchanged,
+** while errors of the library itself name the system ("world:update:
+** system 'move': not enough memory"). Lua code run by a system may close the
 ** world: the update is a call in progress, so the core world stays until
 ** it returns, and the callback stops the walk.
 ** ------------------------------------------------------------------- */
@@ -95,6 +97,39 @@ static int lua_system_body(lua_State *L) {
 }
 
 /*
+** The message handler of a Lua system's protected call (call_lua): it
+** runs where the error was raised, its frames still there, so a string
+** error leaves with "system '<name>': " before it and the traceback of
+** the system's own frames after it (the protected call ends them, so a
+** handler of the caller's, xpcall(world.update, debug.traceback, ...),
+** would see world:update's frames only). Any other value passes as it
+** is. The system is the argument (a light userdata, slot 2) of the frame
+** of lua_system_body below the system's frames: found by walking up.
+*/
+static int system_msgh(lua_State *L) {
+  lua_Debug ar;
+  const ecs_system *s = NULL;
+  int level, last = 0;
+  if (lua_type(L, 1) != LUA_TSTRING) return 1;
+  for (level = 1; lua_getstack(L, level, &ar); level++) {
+    int at;
+    lua_getinfo(L, "f", &ar);
+    at = lua_tocfunction(L, -1) == lua_system_body;
+    lua_pop(L, 1);
+    if (at) {
+      if (lua_getlocal(L, &ar, 2) != NULL) {
+        s = (const ecs_system *)lua_touserdata(L, -1);
+        lua_pop(L, 1);
+      }
+      last = level - 1;
+      break;
+    }
+  }
+  lua_pushfstring(L, "system '%s'", s != NULL ? ecs_system_name(s) : "?");
+  return ecsl_prefix_error(L, lua_tostring(L, -1), last > 0 ? last : 1);
+}
+
+/*
 ** The end of a callback's protected call: keep its error for world:update.
 ** The codes only stop the core's walk (world:update looks at raised and
 ** closed, not at them), but they say what happened to a C reader of
@@ -122,13 +157,15 @@ static ecs_err call_lua(ecs_world *w, ecs_system *s, double dt, void *ctx,
   /* run by another host (a C caller's ctx): a slip, not a rule */
   if (u == NULL) return ECS_ERR_INVALID;
   L = u->L;
-  if (!lua_checkstack(L, 5)) return ECS_ERR_NOMEM;
+  if (!lua_checkstack(L, 6)) return ECS_ERR_NOMEM;
+  ecsl_push_cfn(L, system_msgh);
   ecsl_push_cfn(L, lua_system_body);
   lua_pushvalue(L, u->map);
   lua_pushlightuserdata(L, s);
   lua_pushnumber(L, (lua_Number)dt);
   lua_pushlightuserdata(L, u->lw);
-  err = callback_end(u, lua_pcall(L, 4, 1, 0));
+  err = callback_end(u, lua_pcall(L, 4, 1, lua_gettop(L) - 5));
+  lua_remove(L, -2); /* the handler: the result or the error stays on top */
   if (u->raised) return err;
   *processed = (size_t)lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -198,20 +235,12 @@ static int hold_record(lua_State *L) {
   return 0;
 }
 
-/*
-** world:system(name, query, fn | expr | native [, params [, opts]])
-** world:system(name, fn)  -- a Lua system with no query
-** world:replace_system(name, ...)  -- the same arguments, for a system
-**   that exists: the new one takes its place in the run order
-** Everything that can raise comes before the core system is made: the
-** record's key is held first (map[name] = false, protected), so that
-** storing the record after the core call cannot fail.
-*/
 /* Read opts[key] (a name or a list of names) into names (at most
-** MAX_ORDER_NAMES; the strings stay held by opts). @return how many. */
+** MAX_ORDER_NAMES; the strings stay held by opts; optarg: where the
+** options were written, for messages). @return how many. */
 #define MAX_ORDER_NAMES 64
 static uint32_t read_names(lua_State *L, int opts, const char *key,
-                           const char **names, const char *fn) {
+                           const char **names, const char *fn, int optarg) {
   uint32_t n = 0;
   int t = lua_getfield(L, opts, key), at = lua_gettop(L);
   if (t == LUA_TSTRING) {
@@ -220,7 +249,7 @@ static uint32_t read_names(lua_State *L, int opts, const char *key,
     lua_Integer len = (lua_Integer)lua_rawlen(L, at);
     if (len > MAX_ORDER_NAMES)
       luaL_error(L, "%s: %s: at most %d names", fn, key, MAX_ORDER_NAMES);
-    ecsl_check_keys(L, at, 6, fn, NULL, true);
+    ecsl_check_keys(L, at, optarg, fn, NULL, true);
     for (lua_Integer k = 1; k <= len; k++) {
       if (lua_rawgeti(L, at, k) != LUA_TSTRING)
         luaL_error(L, "%s: %s[%I]: a system name expected, got %s", fn, key, k,
@@ -236,6 +265,151 @@ static uint32_t read_names(lua_State *L, int opts, const char *key,
   return n;
 }
 
+/* The scheduling options' keys (the order the messages name them in). */
+static const char *const option_keys[] = {"phase", "after", "before", "interval", NULL};
+
+/*
+** The table at pidx is an expression system's params, with no options
+** after it. If it is not empty and every key is an option's name that the
+** expression p does not use as a parameter, it is options written in the
+** params' place (world:system(name, q, expr, { phase = "draw" })): raise,
+** showing the call that works. A parameter named like an option (an
+** expression that reads "interval") keeps it params.
+*/
+static void options_as_params(lua_State *L, int pidx, const ecs_program *p,
+                              const char *fn) {
+  luaL_Buffer b;
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, pidx)) {
+    const char *const *k = option_keys;
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) {
+      lua_pop(L, 1);
+      return;
+    }
+    while (*k != NULL && strcmp(*k, lua_tostring(L, -1)) != 0) k++;
+    if (*k == NULL) {
+      lua_pop(L, 1);
+      return;
+    }
+    for (uint32_t j = 0; j < ecs_program_param_count(p); j++)
+      if (strcmp(ecs_program_param_name(p, j), *k) == 0) {
+        lua_pop(L, 1);
+        return;
+      }
+    n++;
+  }
+  if (n == 0) return;
+  luaL_buffinit(L, &b);
+  for (int pass = 0; pass < 2; pass++) { /* the names, then the call */
+    int first = 1;
+    if (pass == 1) luaL_addstring(&b, n > 1 ? " are options, not parameters of "
+                                  "the expression: pass them fifth, " :
+                                  " is an option, not a parameter of the "
+                                  "expression: pass it fifth, ");
+    if (pass == 1) {
+      luaL_addstring(&b, fn);
+      luaL_addstring(&b, "(name, query, expr, params or nil, { ");
+    }
+    for (const char *const *k = option_keys; *k != NULL; k++) {
+      lua_getfield(L, pidx, *k);
+      if (!lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        if (!first) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, *k);
+        if (pass == 1) luaL_addstring(&b, " = ...");
+        first = 0;
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    if (pass == 1) luaL_addstring(&b, " })");
+  }
+  luaL_pushresult(&b);
+  luaL_error(L, "%s: bad argument #%d (%s)", fn, ecsl_arg_number(L, pidx),
+             lua_tostring(L, -1));
+}
+
+/*
+** Put world:system's arguments in the one layout the rest reads:
+**   1 world, 2 name, 3 query (false: none), 4 body, 5 params (nil: none),
+**   6 options (nil: none)
+** from the forms a user writes (see the comment of define_system). Sets
+** *optarg to the stack index the options were written at (0: none), for
+** messages about them, and *kind to the body's kind. Types are checked
+** here, where the values are, so that messages number them as written.
+*/
+static void system_args(lua_State *L, const char *fn, int *optarg,
+                        ecs_system_kind *kind) {
+  int body, params = 0, opts = 0;
+  *optarg = 0;
+  if (lua_type(L, 3) == LUA_TFUNCTION) {         /* (name, fn [, options]) */
+    body = 3;
+    if (!lua_isnoneornil(L, 5))
+      luaL_argerror(L, 5, lua_pushfstring(L, "no more arguments: %s(name, fn "
+                                          "[, options])", fn));
+    if (!lua_isnoneornil(L, 4)) {
+      luaL_checktype(L, 4, LUA_TTABLE);
+      opts = 4;
+    }
+    *kind = ECS_SYSTEM_EXTERNAL;
+  } else {                                 /* (name, query, body, ...) */
+    lquery *lq = ecsl_check_query(L, 3);
+    if (lq->lw != ecsl_to_lworld(L, 1)) luaL_argerror(L, 3, "query of another world");
+    body = 4;
+    switch (lua_type(L, 4)) {
+    case LUA_TFUNCTION: *kind = ECS_SYSTEM_EXTERNAL; break;
+    case LUA_TSTRING: *kind = ECS_SYSTEM_EXPR; break;
+    default:
+      if (ecsl_test_object(L, 4, &ecsl_native_tag) == NULL)
+        luaL_typeerror(L, 4, "function, expression or native system");
+      *kind = ECS_SYSTEM_NATIVE;
+    }
+    if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
+    if (!lua_isnoneornil(L, 6)) luaL_checktype(L, 6, LUA_TTABLE);
+    if (*kind == ECS_SYSTEM_EXPR) {          /* (..., expr [, params [, opts]]) */
+      if (!lua_isnoneornil(L, 5)) params = 5;
+      if (!lua_isnoneornil(L, 6)) opts = 6;
+    } else if (!lua_isnoneornil(L, 6)) {     /* (..., fn, nil, opts) */
+      /* a Lua function or a native system has no params: a table in
+      ** their place beside options is a mistake, not something to drop */
+      if (!lua_isnoneornil(L, 5))
+        luaL_argerror(L, 5, lua_pushfstring(L, "%s takes no params: give its "
+                      "options here, %s(name, query, %s, options)",
+                      *kind == ECS_SYSTEM_NATIVE ? "a native system" : "a Lua system",
+                      fn, *kind == ECS_SYSTEM_NATIVE ? "native" : "fn"));
+      opts = 6;
+    } else if (!lua_isnoneornil(L, 5)) {     /* (..., fn, opts) */
+      opts = 5;
+    }
+  }
+  *optarg = opts;
+  /* the layout: copies pushed above 6, then moved down into 6..3 */
+  if (lua_gettop(L) < 6) lua_settop(L, 6);
+  luaL_checkstack(L, 4, NULL);
+  if (body == 4) lua_pushvalue(L, 3); else lua_pushboolean(L, 0);
+  lua_pushvalue(L, body);
+  if (params != 0) lua_pushvalue(L, params); else lua_pushnil(L);
+  if (opts != 0) lua_pushvalue(L, opts); else lua_pushnil(L);
+  for (int k = 6; k >= 3; k--) lua_replace(L, k);
+  lua_settop(L, 6);
+}
+
+/*
+** world:system(name, query, fn | expr | native [, params [, opts]])
+** world:system(name, query, fn | native, opts)  -- no params: options next
+** world:system(name, fn [, opts])  -- a Lua system with no query
+** world:replace_system(name, ...)  -- the same arguments, for a system
+**   that exists: the new one takes its place in the run order
+** A Lua function or a native system takes no params, so the table after
+** it is its options (the fifth place, after a nil, works too); an
+** expression's fourth argument is its params, and options written there
+** are refused with the call that works (options_as_params).
+** Everything that can raise comes before the core system is made: the
+** record's key is held first (map[name] = false, protected), so that
+** storing the record after the core call cannot fail.
+*/
 static int define_system(lua_State *L, bool replacing) {
   const char *fn = replacing ? "world:replace_system" : "world:system";
   const char *after[MAX_ORDER_NAMES], *before[MAX_ORDER_NAMES];
@@ -246,39 +420,17 @@ static int define_system(lua_State *L, bool replacing) {
   lquery *lq = NULL;
   char msg[256];
   ecs_err err;
-  int map;
+  int map, optarg;
   uint32_t gen; /* the schemas native columns are resolved under */
   check_world(L, 1);
   gen = self_lworld(L)->schema_gen;
   check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
-  if (lua_type(L, 3) == LUA_TFUNCTION &&
-      (lua_isnone(L, 4) || (lua_type(L, 4) == LUA_TTABLE && lua_isnone(L, 5)))) {
-    /* (name, fn [, opts]): a Lua system with no query */
-    lua_settop(L, 4);
-    lua_pushboolean(L, 0);                                /* no query */
-    lua_insert(L, 3);                                     /* name, false, fn, opts */
-    lua_pushnil(L);
-    lua_insert(L, 5);                                     /* ..., fn, nil, opts */
-  } else {
-    lq = ecsl_check_query(L, 3);
-    if (lq->lw != ecsl_to_lworld(L, 1))
-      return luaL_argerror(L, 3, "query of another world");
-  }
-  switch (lua_type(L, 4)) {
-  case LUA_TFUNCTION: d.kind = ECS_SYSTEM_EXTERNAL; break;
-  case LUA_TSTRING: d.kind = ECS_SYSTEM_EXPR; break;
-  default:
-    if (ecsl_test_object(L, 4, &ecsl_native_tag) == NULL)
-      return luaL_typeerror(L, 4, "function, expression or native system");
-    d.kind = ECS_SYSTEM_NATIVE;
-  }
-  if (!lua_isnoneornil(L, 5)) luaL_checktype(L, 5, LUA_TTABLE);
+  system_args(L, fn, &optarg, &d.kind);
   lua_settop(L, 6);
+  if (lua_toboolean(L, 3)) lq = (lquery *)lua_touserdata(L, 3);
   if (!lua_isnil(L, 6)) { /* scheduling options */
-    static const char *const keys[] = {"phase", "after", "before", "interval", NULL};
-    luaL_checktype(L, 6, LUA_TTABLE);
-    ecsl_check_keys(L, 6, 6, fn, keys, false);
+    ecsl_check_keys(L, 6, optarg, fn, option_keys, false);
     d.phase = "update"; /* options given: they are the schedule */
     if (lua_getfield(L, 6, "phase") != LUA_TNIL) {
       size_t len;
@@ -298,9 +450,9 @@ static int define_system(lua_State *L, bool replacing) {
       d.interval = (double)iv;
     }
     lua_pop(L, 1);
-    d.nafter = read_names(L, 6, "after", after, fn);
+    d.nafter = read_names(L, 6, "after", after, fn, optarg);
     d.after = after;
-    d.nbefore = read_names(L, 6, "before", before, fn);
+    d.nbefore = read_names(L, 6, "before", before, fn, optarg);
     d.before = before;
   } /* else: add runs in "update"; replace keeps the old schedule */
   ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 7: map */
@@ -312,7 +464,9 @@ static int define_system(lua_State *L, bool replacing) {
     return luaL_error(L, "%s: no system named '%s'", fn, lua_tostring(L, 2));
   if (d.kind == ECS_SYSTEM_EXPR) { /* checked now (compile, parameters) */
     double v[ECS_PROGRAM_MAX_PARAMS];
-    ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, fn);
+    const ecs_program *p =
+        ecsl_program_params(L, 3, 4, lua_isnil(L, 5) ? 0 : 5, v, 1, 0.0, fn);
+    if (optarg == 0 && !lua_isnil(L, 5)) options_as_params(L, 5, p, fn);
     d.expr = lua_tolstring(L, 4, &d.expr_len);
     d.params = lua_isnil(L, 5) ? NULL : params_lua;
   } else if (d.kind == ECS_SYSTEM_NATIVE) { /* columns resolved now */
@@ -510,6 +664,37 @@ int ecsl_l_world_reset_stats(lua_State *L) {
 }
 
 /*
+** Push "no system has the phase 'x' (phases: a, b)": the distinct phases
+** of the world's systems, sorted, or "none". An error path: allocates.
+*/
+static const char *no_phase_text(lua_State *L, ecs_world *w, const char *phase) {
+  luaL_Buffer b;
+  const char *last = NULL;
+  ecs_system *s;
+  luaL_buffinit(L, &b);
+  lua_pushfstring(L, "no system has the phase '%s' (phases: ", phase);
+  luaL_addvalue(&b);
+  for (;;) { /* the least phase above last: sorted, each once */
+    const char *next = NULL;
+    uint32_t cursor = 0;
+    while (ecs_system_next(w, &cursor, &s)) {
+      const char *p = ecs_system_phase(s);
+      if ((last == NULL || strcmp(p, last) > 0) &&
+          (next == NULL || strcmp(p, next) < 0))
+        next = p;
+    }
+    if (next == NULL) break;
+    if (last != NULL) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, next);
+    last = next;
+  }
+  if (last == NULL) luaL_addstring(&b, "none");
+  luaL_addchar(&b, ')');
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/*
 ** The update of the world at 1: run the systems (ecs_world_update, which
 ** ends with a budgeted gc). @return 1, or 0 when a system closed the
 ** world. Raises a system's error, after uncounting this call (raising
@@ -539,8 +724,10 @@ int ecsl_run_systems(lua_State *L, double dt, const char *phase) {
   if (!u.raised && bad != NULL)
     detail = lua_pushfstring(L, "system '%s': %s", ecs_system_name(bad),
                              ecs_strerror(err));
+  else if (err == ECS_ERR_NO_PHASE)
+    detail = no_phase_text(L, check_world(L, 1), phase);
   if (--lw->busy == 0 && lw->doomed != NULL) ecsl_world_release(lw);
-  if (u.raised) return lua_error(L); /* a Lua system's error, unchanged */
+  if (u.raised) return lua_error(L); /* as system_msgh left it */
   return ecsl_error(L, "world", "update", err, detail, 0);
 }
 

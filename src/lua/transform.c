@@ -74,14 +74,16 @@ static void read_vec(lua_State *L, int idx, const char *key, double *out,
   lua_pop(L, 1);
 }
 
-/* T:add(e [, {position=, rotation=, scale=}]) */
+/* T:add(e [, {position=, rotation=, scale=}]): any other key is an error */
 static int l_tr_add(lua_State *L) {
   ecs_transform *t = check_tr(L);
   ecs_entity e = check_entity(L, 2);
   ecs_trs l = {{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}};
   ecs_err err;
   if (!lua_isnoneornil(L, 3)) {
+    static const char *const known[] = {"position", "rotation", "scale", NULL};
     luaL_checktype(L, 3, LUA_TTABLE);
+    ecsl_check_keys(L, 3, 3, "transform:add", known, false);
     read_vec(L, 3, "position", l.position, 3);
     read_vec(L, 3, "rotation", l.rotation, 4);
     read_vec(L, 3, "scale", l.scale, 3);
@@ -284,11 +286,19 @@ static int l_tr_children(lua_State *L) {
   return 1;
 }
 
-/* T:destroy_tree(e) -> number of entities destroyed */
+/*
+** T:destroy_tree(e) -> number of entities destroyed. An observer's error
+** (on_remove of any manager of a dying entity, the cleanup's too) is
+** raised as world:destroy raises it, after the walk stopped there.
+*/
 static int l_tr_destroy_tree(lua_State *L) {
   ecs_transform *t = check_tr(L);
+  size_t done;
+  ecs_err err;
   tr_row(L, t, 2, "destroy_tree");
-  lua_pushinteger(L, (lua_Integer)ecs_transform_destroy_tree(t, check_entity(L, 2)));
+  err = ecs_transform_destroy_tree_report(t, check_entity(L, 2), &done);
+  if (err != ECS_ERR_OK) return ecsl_error(L, "transform", "destroy_tree", err, NULL, 0);
+  lua_pushinteger(L, (lua_Integer)done);
   return 1;
 }
 

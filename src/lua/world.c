@@ -174,8 +174,8 @@ int ecsl_l_world_destroy(lua_State *L) {
     for (lua_Integer i = 1; i <= n; i++) {
       lua_rawgeti(L, 2, i);
       if (!ecs_lua_is_entity(L, -1))
-        return luaL_error(L, "bad argument #1 to 'destroy' (entity expected "
-                          "at index %d, got %s)", (int)i, luaL_typename(L, -1));
+        return luaL_argerror(L, 2, lua_pushfstring(L, "entity expected at "
+                             "index %d, got %s", (int)i, luaL_typename(L, -1)));
       lua_pop(L, 1);
     }
     /* entity fields with a cleanup policy: one sweep for the list, after
@@ -316,13 +316,18 @@ int ecsl_l_world_check(lua_State *L) {
 /*
 ** world:update([dt [, phase]]) -- runs the systems of the phase ("update")
 ** once each in their order, then a budgeted gc of every manager
-** (ecs_world_update_phase)
+** (ecs_world_update_phase). dt must be finite: the core refuses NaN and
+** the infinities too (they would stay in what a fixed-interval system is
+** owed), and this says which argument.
 */
 int ecsl_l_world_update(lua_State *L) {
   double dt;
   const char *phase = "update";
   check_world(L, 1);
   dt = (double)luaL_optnumber(L, 2, 0.0);
+  if (!isfinite(dt))
+    return luaL_argerror(L, 2, lua_pushfstring(L, "dt must be a finite "
+                         "number, got %f", (lua_Number)dt));
   if (!lua_isnoneornil(L, 3)) phase = check_text(L, 3, NULL, "world:update");
   lua_settop(L, 3); /* the phase's text stays held at 3 */
   if (!ecsl_run_systems(L, dt, phase)) return 0; /* a system closed the world */

@@ -71,6 +71,17 @@ do
   seed("plugins", { 2, 3 }, w:snapshot())
 end
 
+-- cleanup policies in the directory's field words (format 2)
+do
+  local w = ecs.world()
+  local A = w:component("Aim", { "target:entity!clear", "n:i32" })
+  local B = w:component("Leash", { "to:entity!remove", "by:entity!destroy", "k:u8" })
+  local es = w:create(5)
+  for i = 2, 5 do A:add(es[i], es[i - 1], i); B:add(es[i], es[1], es[i - 1], i) end
+  w:destroy(es[3])
+  seed("policies", { 2, 3 }, w:snapshot())
+end
+
 for _, s in ipairs(seeds) do
   local f = assert(io.open(out_dir .. "/seed-" .. s[1], "wb"))
   f:write(s[2])
