@@ -245,13 +245,14 @@ describe("observers", function()
     local e = w:create()
     P:add(e, 1)
     assert.is_true(P:remove(e))
-    assert.same({ "P+", "P-", "P+", "P-" }, log) -- the new one went too: removed last
+    -- (an add reports on_set after on_add: docs/observers.md, "Order")
+    assert.same({ "P+", "P=", "P-", "P+", "P=", "P-" }, log) -- the new one went too: removed last
     assert.is_false(P:has(e))
     log, again = {}, false
     Q:on_remove(function(x) P:remove(x); P:add(x, 3) end) -- after P's turn: a new P
     P:add(e, 1); Q:add(e, 2)
     assert.is_true(w:destroy(e))
-    assert.same({ "P+", "P-", "P+", "P-" }, log) -- each instance once, the new one too
+    assert.same({ "P+", "P=", "P-", "P+", "P=", "P-" }, log) -- each instance once, the new one too
     assert.is_true(w:check())
   end)
 
