@@ -433,6 +433,10 @@ describe("snapshots", function()
       for _, m in ipairs(b.managers) do
         for _, f in ipairs(m.fields) do f.type = f.type & 0xff end
       end
+      -- format 1 has no cursors after the entity table (slots, free queue)
+      local n = unpack("<I4", b.entities)
+      local q = unpack("<I4", b.entities, 5 + 2 * n)
+      b.entities = b.entities:sub(1, 8 + 2 * n + 4 * q)
       b.header = b.header:sub(1, 4) .. pack("<I4", 1) .. b.header:sub(9)
       return blobs.build(b)
     end

@@ -171,6 +171,12 @@ static void churn_one(ecs_component *c) {
 
 uint32_t ecsi_component_churn(const ecs_component *c) { return c->churn; }
 
+void ecsi_component_churn_reset(ecs_world *w, ecs_component *c) {
+  if (c->churn == 0) return;
+  ecsi_journal_layout(w, c, UINT32_MAX); /* world state: journaled */
+  c->churn = 0;
+}
+
 void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;

@@ -112,10 +112,12 @@ ecs_err ecsi_layout_reserve(ecs_world *w, ecs_component *c,
   ecs_err err;
   memset(room, 0, sizeof *room);
   if (l->size > c->size &&
-      ((err = ecsi_component_data_reserve(w, c, l->size)) != ECS_ERR_OK ||
-       (err = ecsi_component_refs_reserve(w, (size_t)(l->size - c->size) * c->nlua)) !=
-           ECS_ERR_OK))
+      (err = ecsi_component_data_reserve(w, c, l->size)) != ECS_ERR_OK)
     return err;
+  /* drop room (the caller's to reserve): the rows that grow, and every
+  ** row that changes owner (its old owner's refs go to the drop list while
+  ** the row stays counted) */
+  room->refs = ((size_t)(l->size > c->size ? l->size - c->size : 0) + l->n) * c->nlua;
   if ((room->block = (unsigned char *)ecsi_realloc(w, NULL, 0, bytes)) == NULL)
     return ECS_ERR_NOMEM;
   room->bytes = bytes;

@@ -180,6 +180,11 @@ typedef struct ecsi_layout_room {
   size_t bytes;
   ecs_entity *sorted;  /* the owners, by index */
   unsigned char *data; /* each owner's values and stamps, gathered */
+  /* lua cells the apply may send to the drop list or add (its rows that
+  ** change owner and the rows it adds): the caller reserves them with the
+  ** rest of its operation's, in one ecsi_component_refs_reserve (reserves
+  ** are not cumulative) */
+  size_t refs;
 } ecsi_layout_room;
 /* Sort pairs by row (the journal records them in the order rows changed). */
 void ecsi_layout_sort(ecsi_layout_row *rows, uint32_t n);

@@ -793,7 +793,7 @@ static void apply_stamps(ecs_world *w, const ecs_delta *d, const mhead *h,
   if (kinds != 0) {
     r.at = h->stamps_at;
     for (uint32_t k = 0; k < h->nstamps; k++) {
-      uint32_t index = 0, s[ECSI_TICK_KINDS];
+      uint32_t index = 0, s[ECSI_TICK_KINDS] = {0, 0};
       uint32_t i;
       (void)r32(&r, &index);
       for (int t = 0; t < ECSI_TICK_KINDS; t++) (void)r32(&r, &s[t]);
@@ -836,7 +836,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   uint32_t *nrows = NULL;
   uint8_t *isnew = NULL;
   ecsi_cursors cur;
-  size_t sorted_size, popped_size, twin_size, lay_size, isnew_size;
+  size_t sorted_size, popped_size, twin_size, lay_size, isnew_size, cells = 0;
   table_back u;
   uint64_t h;
   ecs_err err;
@@ -904,10 +904,13 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     const ecs_manager_class *cls;
     ecs_reader in;
     next_manager(w, d, &r, &mh);
+    if (mh.mode == 0) /* lua cells: each record's, put over the row's */
+      cells += (size_t)mh.n * ((ecs_component *)w->manager[mh.m].self)->nlua;
     if (mh.mode == 0 && (mh.flags & 1u)) {
       nrows[mh.m] = mh.nrows;
       err = prepare_layout(w, d, &mh, (ecs_component *)w->manager[mh.m].self,
                            &lay[mh.m], &pairs[mh.m], &room[mh.m]);
+      cells += room[mh.m].refs;
       continue;
     }
     if (mh.mode != 1) continue;
@@ -922,6 +925,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     err = cls->load(w, twin[mh.m], &in);
     if (err == ECS_ERR_OK && in.pos != in.size) err = ECS_ERR_CORRUPT;
   }
+  /* the drop list's room for all of it at once (reserves do not add up) */
+  if (err == ECS_ERR_OK) err = ecsi_component_refs_reserve(w, cells);
   if (err != ECS_ERR_OK) {
     table_restore(w, &e, sorted, &u);
     for (uint32_t m = 0; m < nm; m++)

@@ -251,6 +251,8 @@ bool ecsi_component_reorder(ecs_world *w, struct ecs_component *c,
 ** state, saved with the rows, so that a restored world re-aligns when the
 ** original would. */
 uint32_t ecsi_component_churn(const struct ecs_component *c);
+/* The rows were looked at and found in order: the churn starts over. */
+void ecsi_component_churn_reset(ecs_world *w, struct ecs_component *c);
 
 /* ------------------------------------------------------------------------
 ** query: query.c (match lists, pins) and query_run.c (runs, columns), for
@@ -288,7 +290,11 @@ void ecsi_queries_entity_died(ecs_world *w, ecs_entity e);
 ** position i is row[k * stride + i].
 */
 typedef struct ecsi_rows {
-  uint32_t count, stride;
+  /* positions [0, count), holes of them: a position whose entity is
+  ** ECS_NULL was a match that stopped matching, its rows stale, and is
+  ** skipped by every reader (query.c, "Upkeep"); no run goes through it */
+  uint32_t count, stride, holes;
+  const uint64_t *hole; /* bit i: position i is a hole (see qsnap) */
   const ecs_entity *entity;
   const uint32_t *row;
   const uint8_t *cont; /* see qsnap in query.c */
@@ -310,6 +316,11 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 ** term are consecutive (at least 1, at most max): a scan of one byte per
 ** position (memchr). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
+/* The matches in a row from *i on: *i is moved past any holes, and the
+** number of positions from there up to the next hole is returned, at most
+** max and not past end; 0 when only holes are left before end. */
+uint32_t ecsi_rows_live(const ecsi_rows *r, uint32_t *i, uint32_t end,
+                        uint32_t max);
 /* The shortest run worth using in place (shorter ones are gathered). */
 #define ECSI_MIN_DIRECT_RUN 32u
 /* Row splitting over the pool (pool.h; expr_run.c, query_run.c): runs of

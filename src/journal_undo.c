@@ -109,18 +109,22 @@ static ecsi_layout mark_layout(ecsi_jcomp *jc) {
 */
 static ecs_err undo_reserve(ecs_world *w, const ecs_journal *j,
                             ecsi_layout_room *room) {
-  for (uint32_t k = 0; k < j->ncomp; k++) {
+  size_t refs = 0; /* lua cells dropped: the layouts', each value put back */
+  ecs_err err = ECS_ERR_OK;
+  uint32_t k;
+  for (k = 0; k < j->ncomp; k++) {
     ecsi_jcomp *jc = j->comp[k];
     ecsi_layout l;
-    ecs_err err;
+    refs += (size_t)jc->n * jc->c->nlua;
     if (!jc->laid) continue;
     l = mark_layout(jc);
-    if ((err = ecsi_layout_reserve(w, jc->c, &l, &room[k])) != ECS_ERR_OK) {
-      while (k-- > 0) ecsi_layout_release(w, &room[k]);
-      return err;
-    }
+    if ((err = ecsi_layout_reserve(w, jc->c, &l, &room[k])) != ECS_ERR_OK) break;
+    refs += room[k].refs;
   }
-  return ECS_ERR_OK;
+  if (err == ECS_ERR_OK && (err = ecsi_component_refs_reserve(w, refs)) == ECS_ERR_OK)
+    return ECS_ERR_OK;
+  while (k-- > 0) ecsi_layout_release(w, &room[k]);
+  return err;
 }
 
 /* Each captured instance's values and stamps as at the mark (in the row

@@ -238,8 +238,9 @@ static uint32_t snap_capacity(uint32_t need, uint32_t old) {
 /* Bytes of a snapshot of cap entries, or 0 when that overflows size_t. */
 static size_t snap_bytes(const ecs_query *q, uint32_t cap) {
   size_t per = sizeof(ecs_entity) + (size_t)q->nwith * sizeof(uint32_t) + 1u;
-  if ((size_t)cap > (SIZE_MAX - sizeof(qsnap)) / per) return 0;
-  return sizeof(qsnap) + (size_t)cap * per;
+  size_t words = SNAP_HOLE_WORDS(cap) * sizeof(uint64_t);
+  if ((size_t)cap > (SIZE_MAX - sizeof(qsnap) - words) / per) return 0;
+  return sizeof(qsnap) + words + (size_t)cap * per;
 }
 
 
@@ -254,7 +255,9 @@ qsnap *ecsi_snap_new(ecs_world *w, const ecs_query *q, uint32_t need,
   s->bytes = bytes;
   s->cap = cap;
   s->sized_for = need;
-  s->entity = (ecs_entity *)(void *)(s + 1);
+  s->hole = (uint64_t *)(void *)(s + 1);
+  memset(s->hole, 0, SNAP_HOLE_WORDS(cap) * sizeof(uint64_t));
+  s->entity = (ecs_entity *)(void *)(s->hole + SNAP_HOLE_WORDS(cap));
   s->row = (uint32_t *)(void *)(s->entity + cap);
   s->cont = (uint8_t *)(void *)(s->row + (size_t)cap * q->nwith);
   return s;
@@ -302,29 +305,9 @@ static bool snap_writable(ecs_world *w, ecs_query *q, uint32_t need) {
     memcpy(ns->row + (size_t)k * ns->cap, s->row + (size_t)k * s->cap,
            (size_t)s->count * sizeof *s->row);
   memcpy(ns->cont, s->cont, s->count);
-  ns->breaks = s->breaks;
+  memcpy(ns->hole, s->hole, SNAP_HOLE_WORDS(s->count) * sizeof(uint64_t));
   snap_replace(w, q, ns);
   return true;
-}
-
-/*
-** Run flag i set to v, the count of breaks (positions past the first whose
-** flag is 0) kept with it: every write of a flag goes through here or
-** through a recount (breaks_recount), so that the re-alignment's test
-** reads one number instead of scanning the list.
-*/
-static void cont_set(qsnap *s, uint32_t i, uint8_t v) {
-  if (i > 0 && s->cont[i] != v) {
-    if (v == 0) s->breaks++;
-    else s->breaks--;
-  }
-  s->cont[i] = v;
-}
-
-static void breaks_recount(qsnap *s) {
-  uint32_t n = 0;
-  for (uint32_t i = 1; i < s->count; i++) n += s->cont[i] == 0;
-  s->breaks = n;
 }
 
 /* Recompute cont[i] (nothing when i is past the end): 0 at a hole and
@@ -339,7 +322,7 @@ void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
     }
   else if (i > 0)
     k = q->nwith + 1u;
-  cont_set(s, i, (uint8_t)(i > 0 && k == q->nwith));
+  s->cont[i] = (uint8_t)(i > 0 && k == q->nwith);
 }
 
 /* ------------------------------------------------------------------------
@@ -355,23 +338,37 @@ void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
 ** "Replay promise"). Rows are world state; snapshots, undo and deltas
 ** carry them.
 **
-** Keeping that order costs O(1) per change, because the list is allowed
-** to be out of order between passes and is put in order (normalized) at
-** the start of the next pass (ecs_query_refresh), once, whatever the
-** number of changes:
+** Keeping that order costs O(1) per change (O(log count) for a driver
+** row that moves), because the list may hold holes and may be out of order
+** between passes:
 ** - entries [0, sorted) are in driver order; a new match whose driver row
 **   is past the last of them (what spawning and adding do: new rows go at
 **   the end of the driver) is appended there;
-** - a match that cannot be (an entity gaining a later term, a driver row
-**   that moved: the swap of a remove or a gc) goes to the unsorted tail
-**   [sorted, count);
 ** - an entry that stops matching in [0, sorted) leaves a hole (its entity
-**   set to ECS_NULL, its driver row kept so that the part stays ordered),
-**   one in the tail is swap-removed within the tail.
-** Normalizing sorts the tail by driver row and merges it in, dropping the
-** holes: O(count) when anything moved, nothing otherwise. The run flags
-** (cont) are right for [0, sorted) at all times (a hole breaks a run) and
-** 0 in the tail.
+**   set to ECS_NULL and its bit set in the snapshot's hole bitmap, its
+**   driver row kept so that the part stays ordered, its index's position
+**   map entry kept), one in the tail is swap-removed within the tail;
+** - a new match that takes the row its index's last entity had (a dead
+**   record reused in place: the usual case once indices are recycled)
+**   finds that entity's hole through the position map, in O(1);
+** - a driver row that moves (the swap of a remove or of the gc: the last
+**   row into the hole of the removed one) moves its entry into the hole
+**   that row's entity left, found by a binary search over the driver
+**   rows, when there is one: the usual case of a death followed by its
+**   gc, which then leaves neither a hole nor a tail;
+** - any other match that cannot be appended in order shifts the entries
+**   between its place and a hole at most NEAR away into that hole; with
+**   none near it goes to the unsorted tail [sorted, count).
+** A count needs no order (it subtracts the holes). A pass does
+** (ecsi_query_order): the tail's entries are put in holes at most FAR
+** from their places while there are some, and what is left is sorted by
+** driver row and merged in (normalize: O(count), once, whatever the
+** number of changes), which drops the holes. Holes are otherwise dropped
+** once they are more than count / 8 + 64 (so O(1) per change, amortised).
+** Readers skip holes: the bitmap gives the stretches between them a word
+** at a time (ecsi_rows_live), and every run stops at one (the run flags,
+** cont, are 0 at a hole and right after it; right for [0, sorted) at all
+** times and 0 in the tail).
 ** --------------------------------------------------------------------- */
 
 /*
@@ -393,7 +390,7 @@ static bool record_change(ecs_query *q) {
 ** same index is not e: its entry, if any, is its own). */
 static uint32_t position_of(const ecs_query *q, ecs_entity e) {
   uint32_t p = ecs_record_map_get(&q->pos, ecs_entity_index(e));
-  return p != ECS_RECORD_NONE && q->cur->entity[p] == e ? p : ECS_RECORD_NONE;
+  return p < q->cur->count && q->cur->entity[p] == e ? p : ECS_RECORD_NONE;
 }
 
 /* Entry i's driver row (term 0's). */
@@ -403,17 +400,92 @@ static inline uint32_t driver_row(const qsnap *s, uint32_t i) {
 
 /* Put entry from's entity and rows at to (the position map follows). */
 static void entry_move(ecs_query *q, qsnap *s, uint32_t to, uint32_t from) {
-  s->entity[to] = s->entity[from];
+  snap_put(s, to, s->entity[from]);
   for (uint32_t k = 0; k < q->nwith; k++)
     s->row[(size_t)k * s->cap + to] = s->row[(size_t)k * s->cap + from];
   if (s->entity[to] != ECS_NULL)
     ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[to]), to);
 }
 
+/* The position in [0, sorted) of the hole whose driver row is row, or
+** NONE: the entries there are in driver order, holes included. */
+static uint32_t hole_of(const ecs_query *q, uint32_t row) {
+  const qsnap *s = q->cur;
+  uint32_t lo = 0, hi = q->sorted;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2u;
+    if (driver_row(s, mid) < row) lo = mid + 1u;
+    else hi = mid;
+  }
+  return lo < q->sorted && driver_row(s, lo) == row && s->entity[lo] == ECS_NULL
+             ? lo
+             : ECS_RECORD_NONE;
+}
+
+/* How far an insertion looks for a hole to shift the entries into; how
+** far a pass's placing of the tail looks (see normalize). */
+#define NEAR 256u
+#define FAR 4096u
+
+/*
+** Room for an entry of driver row row in order in [0, sorted), made from a
+** hole at most NEAR entries away: the entries between the hole and the
+** place shift by one into it (their positions follow). @return the
+** position made free (still counted a hole: the caller fills it), or NONE
+** when no hole is near (the entry then goes to the tail). The hole of the
+** entity whose row it takes (a dead record reused in place, a row moved by
+** the swap of a remove) is the place itself, and nothing shifts.
+*/
+static uint32_t room_near(ecs_query *q, uint32_t row, uint32_t near) {
+  qsnap *s = q->cur;
+  uint32_t lo = 0, hi = q->sorted, p, h;
+  while (lo < hi) { /* p: the first entry whose driver row is row or past */
+    uint32_t mid = lo + (hi - lo) / 2u;
+    if (driver_row(s, mid) < row) lo = mid + 1u;
+    else hi = mid;
+  }
+  p = lo;
+  if (p < q->sorted && driver_row(s, p) == row)
+    return s->entity[p] == ECS_NULL ? p : ECS_RECORD_NONE; /* (taken: cannot be) */
+  /* the nearest hole at or after p, or before it */
+  for (h = p; h < q->sorted && h - p < near; h++)
+    if (s->entity[h] == ECS_NULL) {
+      for (uint32_t j = h; j > p; j--) entry_move(q, s, j, j - 1u);
+      for (uint32_t j = p + 1u; j <= h && j < q->sorted; j++) ecsi_snap_cont_fix(q, s, j);
+      if (h + 1u < q->sorted) ecsi_snap_cont_fix(q, s, h + 1u);
+      snap_put(s, p, ECS_NULL);
+      return p;
+    }
+  for (h = p; h > 0 && p - h < near;) {
+    h--;
+    if (s->entity[h] == ECS_NULL) {
+      for (uint32_t j = h; j + 1u < p; j++) entry_move(q, s, j, j + 1u);
+      for (uint32_t j = h; j < p && j < q->sorted; j++) ecsi_snap_cont_fix(q, s, j);
+      snap_put(s, p - 1u, ECS_NULL);
+      return p - 1u;
+    }
+  }
+  return ECS_RECORD_NONE;
+}
+
+/* Put e (rows: its rows) in the hole at i of the ordered part. */
+static void fill_hole(ecs_query *q, uint32_t i, ecs_entity e,
+                      const uint32_t *rows) {
+  qsnap *s = q->cur;
+  snap_put(s, i, e);
+  for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + i] = rows[k];
+  ecs_record_map_set(&q->pos, ecs_entity_index(e), i);
+  q->holes--;
+  ecsi_snap_cont_fix(q, s, i);
+  if (i + 1u < q->sorted) ecsi_snap_cont_fix(q, s, i + 1u);
+}
+
 /*
 ** A new match: appended to the ordered part when its driver row is past
-** the last entry's (holes keep theirs, so the part stays ordered), else to
-** the unsorted tail.
+** the last entry's (holes keep theirs, so the part stays ordered); put in
+** the hole of the entity whose driver row it has, if there is one (a dead
+** record reused in place by a new entity at its index: the usual case once
+** indices are recycled); else to the unsorted tail.
 */
 static void list_insert(ecs_world *w, ecs_query *q, ecs_entity e,
                         const uint32_t *rows) {
@@ -424,7 +496,8 @@ static void list_insert(ecs_world *w, ecs_query *q, ecs_entity e,
     q->built = false;
     return;
   }
-  if (!snap_writable(w, q, q->cur->count + 1u)) return;
+  /* writable as it is first: a hole taken needs no more room */
+  if (!snap_writable(w, q, q->cur->count)) return;
   if (ecs_record_map_reserve(w, &q->pos, ecs_entity_index(e)) != ECS_ERR_OK) {
     q->built = false;
     return;
@@ -432,12 +505,26 @@ static void list_insert(ecs_world *w, ecs_query *q, ecs_entity e,
   s = q->cur;
   ordered = q->sorted == s->count &&
             (s->count == 0 || rows[0] > driver_row(s, s->count - 1u));
+  /* the hole its index's last entity left, when e took that entity's row
+  ** (list_remove keeps the position: O(1), no search) */
+  i = ecs_record_map_get(&q->pos, ecs_entity_index(e));
+  if (!ordered && i < q->sorted && s->entity[i] == ECS_NULL &&
+      driver_row(s, i) == rows[0]) {
+    fill_hole(q, i, e, rows);
+    return;
+  }
+  if (!ordered && q->holes > 0 &&
+      (i = room_near(q, rows[0], NEAR)) != ECS_RECORD_NONE) {
+    fill_hole(q, i, e, rows);
+    return;
+  }
+  if (!snap_writable(w, q, s->count + 1u)) return; /* (stale: rebuilt) */
+  s = q->cur;
   i = s->count++;
-  s->entity[i] = e;
+  snap_put(s, i, e);
   for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + i] = rows[k];
   ecs_record_map_set(&q->pos, ecs_entity_index(e), i);
-  s->cont[i] = 0; /* a new position: a break until its flag says more */
-  if (i > 0) s->breaks++;
+  s->cont[i] = 0;
   if (ordered) {
     q->sorted = s->count;
     ecsi_snap_cont_fix(q, s, i);
@@ -450,27 +537,26 @@ static void list_remove(ecs_world *w, ecs_query *q, uint32_t p) {
   qsnap *s;
   if (!snap_writable(w, q, q->cur->count)) return;
   s = q->cur;
-  ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), ECS_RECORD_NONE);
   if (p >= q->sorted) { /* the tail: its flags are all 0 */
+    ecs_record_map_set(&q->pos, ecs_entity_index(s->entity[p]), ECS_RECORD_NONE);
     uint32_t last = --s->count;
-    if (last > 0) s->breaks--;
     if (p != last) entry_move(q, s, p, last);
     return;
   }
   if (p + 1u == s->count) { /* the last entry, no tail: gone, with the */
-    s->entity[p] = ECS_NULL; /* holes before it */
+    snap_put(s, p, ECS_NULL); /* holes before it */
     while (s->count > 0 && s->entity[s->count - 1u] == ECS_NULL) {
-      uint32_t last = --s->count;
-      if (last > 0 && s->cont[last] == 0) s->breaks--;
-      if (last != p) q->holes--;
+      --s->count; /* past the end: its hole bit cleared */
+      s->hole[s->count >> 6] &= ~((uint64_t)1 << (s->count & 63u));
+      if (s->count != p) q->holes--;
     }
     q->sorted = s->count;
     return;
   }
-  s->entity[p] = ECS_NULL;
+  snap_put(s, p, ECS_NULL);
   q->holes++;
-  cont_set(s, p, 0);
-  if (p + 1u < q->sorted) cont_set(s, p + 1u, 0);
+  s->cont[p] = 0;
+  if (p + 1u < q->sorted) s->cont[p + 1u] = 0;
 }
 
 /*
@@ -483,10 +569,25 @@ static void list_set_row(ecs_world *w, ecs_query *q, uint32_t p, uint32_t k,
   qsnap *s = q->cur;
   if (s->row[(size_t)k * s->cap + p] == row) return;
   if (k == 0) {
-    uint32_t rows[ECS_QUERY_MAX_TERMS];
+    uint32_t rows[ECS_QUERY_MAX_TERMS], h;
     ecs_entity e = s->entity[p];
     for (uint32_t t = 0; t < q->nwith; t++) rows[t] = s->row[(size_t)t * s->cap + p];
     rows[0] = row;
+    if ((h = hole_of(q, row)) != ECS_RECORD_NONE && snap_writable(w, q, s->count)) {
+      /* into the hole of the entity whose row it takes: in order. h is
+      ** filled first, so that the remove of p (after h: its row was the
+      ** largest, or p is in the tail) cannot drop it as a trailing hole */
+      s = q->cur;
+      snap_put(s, h, e);
+      for (uint32_t t = 0; t < q->nwith; t++) s->row[(size_t)t * s->cap + h] = rows[t];
+      q->holes--;
+      list_remove(w, q, p); /* (writable: no copy; clears e's position) */
+      s = q->cur;
+      ecs_record_map_set(&q->pos, ecs_entity_index(e), h);
+      ecsi_snap_cont_fix(q, s, h);
+      if (h + 1u < q->sorted) ecsi_snap_cont_fix(q, s, h + 1u);
+      return;
+    }
     list_remove(w, q, p);
     if (q->built) list_insert(w, q, e, rows);
     return;
@@ -599,13 +700,42 @@ static void sort_keys(uint64_t *key, uint64_t *tmp, uint32_t n) {
 ** tail's copy or the sort's keys find no memory (a pinned list is copied
 ** first: snap_writable).
 */
-static ecs_err normalize(ecs_world *w, ecs_query *q) {
-  qsnap *s = q->cur;
+/*
+** The tail's entries put in order one by one, each into a hole at most
+** FAR entries from its place (room_near), last first, while there are
+** holes: what a list that keeps the holes of its removals does with the
+** matches that came in between, instead of the O(count) merge (which would
+** drop those holes, so that the next entries could not use them). Stops
+** at the first entry with no hole near it; the merge does the rest.
+*/
+static void place_tail(ecs_world *w, ecs_query *q) {
+  qsnap *s;
+  if (!snap_writable(w, q, q->cur->count)) return;
+  s = q->cur;
+  while (s->count > q->sorted && q->holes > 0) {
+    uint32_t rows[ECS_QUERY_MAX_TERMS], last = s->count - 1u, p;
+    ecs_entity e = s->entity[last];
+    for (uint32_t k = 0; k < q->nwith; k++) rows[k] = s->row[(size_t)k * s->cap + last];
+    s->count = last; /* popped: room_near reads [0, sorted) only */
+    if ((p = room_near(q, rows[0], FAR)) == ECS_RECORD_NONE) {
+      s->count = last + 1u; /* back, untouched */
+      return;
+    }
+    fill_hole(q, p, e, rows);
+  }
+}
+
+static ecs_err normalize(ecs_world *w, ecs_query *q, bool force) {
+  qsnap *s;
   uint32_t m, live = 0, first_moved, stride;
   size_t kbytes, ebytes;
   uint64_t *key;
   uint32_t *tail;
-  if (q->holes == 0 && q->sorted == s->count) return ECS_ERR_OK;
+  if (!force && q->sorted < q->cur->count && q->holes > 0) place_tail(w, q);
+  s = q->cur;
+  if (q->sorted == s->count &&
+      (q->holes == 0 || (!force && q->holes <= s->count / 8u + 64u)))
+    return ECS_ERR_OK;
   if (!snap_writable(w, q, s->count)) return ECS_ERR_NOMEM;
   s = q->cur;
   m = s->count - q->sorted;
@@ -648,7 +778,7 @@ static ecs_err normalize(ecs_world *w, ecs_query *q) {
         entry_move(q, s, out, --i);
         continue;
       }
-      s->entity[out] = t[0];
+      snap_put(s, out, t[0]);
       for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * s->cap + out] = t[1u + k];
       ecs_record_map_set(&q->pos, ecs_entity_index(t[0]), out);
       j--;
@@ -657,8 +787,8 @@ static ecs_err normalize(ecs_world *w, ecs_query *q) {
   }
   s->count = q->sorted = live + m;
   q->holes = 0;
+  memset(s->hole, 0, SNAP_HOLE_WORDS(s->cap) * sizeof(uint64_t));
   for (uint32_t i = first_moved; i < s->count; i++) ecsi_snap_cont_fix(q, s, i);
-  breaks_recount(s);
   ecsi_free(w, key, kbytes);
   ecsi_free(w, tail, ebytes);
   return ECS_ERR_OK;
@@ -669,38 +799,66 @@ static ecs_err normalize(ecs_world *w, ecs_query *q) {
 **
 ** Runs let q:apply and C systems use the columns in place; churn breaks
 ** them: an entity that loses and regains Velocity comes back at the end
-** of Velocity and of the list but keeps its Position row, so Position's
-** rows no longer follow the list and every block is gathered and
-** scattered (4-5x slower). Before a run, once enough changes reached the
-** query since it last looked (count / 4 + 64, so the O(count) look and
-** re-order are amortised over them: a few row copies per change), a
-** query whose list has more than count / 8 run
-** breaks re-orders the instances of each of its "with" managers to follow
-** its list (ecsi_component_reorder): one pass per manager, after which
-** every term's row at position i is i and the whole list is one run.
-** Other queries over those managers rebuild at their next use; they do
-** not re-align until changes reach them in turn, so two queries that
-** want different orders cannot make each other re-align frame after
-** frame. Only a query that holds at least half of each of its managers
-** re-aligns (the pass is O(manager size)). Nothing is re-aligned while
-** the list is pinned or memory is short (it is an optimisation; the run
-** gathers as before).
+** of Velocity but keeps its Position row, so Position's rows no longer
+** follow Velocity's and every block is gathered and scattered (4-5x
+** slower). Before a run, once the query's components had count / 8 + 64
+** structural changes (their churn: so the O(count) look and re-order are
+** amortised over them, a few row copies per change), the query counts the
+** run breaks of its list (its matches in order, holes left out); with more
+** than count / 8 it re-orders the instances of each of its "with" managers
+** to follow its list (ecsi_component_reorder: one pass per manager, after
+** which every term's row at position i is i and the whole list is one
+** run), else it marks them in order. Either way their churn starts over:
+** two queries that want different orders cannot make each other re-align
+** frame after frame. The churn is world state (saved with the rows), and
+** the test reads only the list, so a restored world re-aligns when its
+** original does (API.md, "Replay promise"). Only a query that holds at
+** least half of each of its managers re-aligns (the pass is O(manager
+** size)). Nothing is re-aligned while the list is pinned or memory is short
+** (it is an optimisation; the run gathers as before). Other queries over
+** those managers rebuild at their next use.
 ** --------------------------------------------------------------------- */
+
+/* The breaks of the list as a pass reads it (holes left out): pairs of
+** consecutive matches some term's rows of which are not consecutive. */
+static uint32_t live_breaks(const ecs_query *q, const qsnap *s) {
+  uint32_t breaks = 0, prev = UINT32_MAX;
+  for (uint32_t i = 0; i < s->count; i++) {
+    if (s->entity[i] == ECS_NULL) continue;
+    if (prev != UINT32_MAX)
+      for (uint32_t k = 0; k < q->nwith; k++)
+        if (s->row[(size_t)k * s->cap + i] != s->row[(size_t)k * s->cap + prev] + 1u) {
+          breaks++;
+          break;
+        }
+    prev = i;
+  }
+  return breaks;
+}
+
 void ecsi_query_align(ecs_world *w, ecs_query *q) {
   qsnap *s;
   uint64_t churn = 0;
-  if (ecs_query_refresh(w, q) != ECS_ERR_OK) return;
+  uint32_t count;
+  if (ecsi_query_order(w, q) != ECS_ERR_OK) return;
   s = q->cur;
+  count = s->count - q->holes;
   if (s->pins > 0) return;
   for (uint32_t k = 0; k < q->nwith; k++) churn += ecsi_component_churn(q->term[k]);
-  if (churn < s->count / 4u + 64u) return;
+  if (churn < count / 8u + 64u) return;
   /* the re-order costs O(size) per manager: only where q holds at least
   ** half of each, so that it stays O(count) */
   for (uint32_t k = 0; k < q->nwith; k++)
-    if (ecs_component_size(q->term[k]) / 2u > s->count ||
+    if (ecs_component_size(q->term[k]) / 2u > count ||
         ecs_component_pins(q->term[k]) != 0)
       return;
-  if (s->breaks <= s->count / 8u + 1u) return;
+  if (live_breaks(q, s) <= count / 8u + 1u) {
+    for (uint32_t k = 0; k < q->nwith; k++) ecsi_component_churn_reset(w, q->term[k]);
+    return;
+  }
+  /* the list without holes first: the rows go to its positions */
+  if (normalize(w, q, true) != ECS_ERR_OK) return;
+  s = q->cur;
   for (uint32_t k = 0; k < q->nwith; k++) {
     uint32_t *row = s->row + (size_t)k * s->cap;
     if (!ecsi_component_reorder(w, q->term[k], s->entity, s->count, q)) {
@@ -710,7 +868,6 @@ void ecsi_query_align(ecs_world *w, ecs_query *q) {
     for (uint32_t i = 0; i < s->count; i++) row[i] = i;
   }
   for (uint32_t i = 0; i < s->count; i++) s->cont[i] = i > 0;
-  s->breaks = 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -726,8 +883,7 @@ static void pos_clear(ecs_record_map *m) {
 }
 
 /*
-** Bring the match list up to date. A built list that changed since its
-** last pass is normalized (put in driver order: "Upkeep"). A stale one
+** Bring the match list up to date (its order is ecsi_query_order's). A stale one
 ** (the first use, or after a change the query could not follow) is built
 ** whole: the smallest "with" manager is walked, since every match has an
 ** instance in each "with" manager and the others answer in O(1) each
@@ -745,10 +901,7 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   qsnap *s = q->cur;
   ecs_err err;
   q->pending = 0;
-  if (q->built) {
-    if ((err = normalize(w, q)) == ECS_ERR_OK || q->built) return err;
-    s = q->cur; /* a pinned list found no memory for its copy: stale */
-  }
+  if (q->built) return ECS_ERR_OK;
   for (uint32_t k = 1; k < q->nwith; k++)
     if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[walk]))
       walk = k;
@@ -763,8 +916,8 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   cap = s->cap;
   pos_clear(&q->pos);
   s->count = 0;
-  s->breaks = 0;
   q->holes = 0;
+  memset(s->hole, 0, SNAP_HOLE_WORDS(s->cap) * sizeof(uint64_t));
   own = ecs_component_entities(q->term[walk]);
   for (uint32_t i = 0; i < need; i++) {
     uint32_t rows[ECS_QUERY_MAX_TERMS];
@@ -774,18 +927,29 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
       return ECS_ERR_NOMEM; /* q stays stale; s is not pinned */
     ecs_record_map_set(&q->pos, ecs_entity_index(e), n);
     for (uint32_t k = 0; k < q->nwith; k++) s->row[(size_t)k * cap + n] = rows[k];
-    s->entity[n] = e;
+    snap_put(s, n, e);
     s->count = ++n;
     if (walk == 0) ecsi_snap_cont_fix(q, s, n - 1u);
   }
   q->sorted = walk == 0 ? n : 0; /* else all of it is a tail to sort */
   if (walk != 0) {
     memset(s->cont, 0, n);
-    if ((err = normalize(w, q)) != ECS_ERR_OK) return err; /* stays stale */
+    if ((err = normalize(w, q, true)) != ECS_ERR_OK) return err; /* stays stale */
   }
-  breaks_recount(s);
   q->built = true;
   return ECS_ERR_OK;
+}
+
+/*
+** Up to date and in driver order, for a pass (a count needs neither the
+** order nor the holes dropped). A built list whose merge finds no memory
+** for the copy of a pinned block is stale: built whole.
+*/
+ecs_err ecsi_query_order(ecs_world *w, ecs_query *q) {
+  ecs_err err = ecs_query_refresh(w, q);
+  if (err != ECS_ERR_OK) return err;
+  if ((err = normalize(w, q, false)) == ECS_ERR_OK || q->built) return err;
+  return ecs_query_refresh(w, q);
 }
 
 /* With change terms (after a first pass): the matches the next pass
@@ -795,7 +959,7 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out) {
   *out = 0;
   if (err != ECS_ERR_OK) return err;
   if (q->since == 0 || (q->changed_mask | q->added_mask) == 0) {
-    *out = q->cur->count;
+    *out = q->cur->count - q->holes;
     return err;
   }
   return ecsi_query_count_passing(w, q, out);
@@ -833,30 +997,20 @@ static bool snap_sized(const ecs_query *q, const qsnap *s) {
          s->count <= s->cap && s->bytes == snap_bytes(q, s->cap);
 }
 
-/* Every entry of the position map names the list entry of its index. */
-static const char *check_pos(const void *ud, uint32_t index, uint32_t p) {
-  const qsnap *s = ((const ecs_query *)ud)->cur;
-  if (p >= s->count || s->entity[p] == ECS_NULL ||
-      ecs_entity_index(s->entity[p]) != index)
-    return "query: position map holds a stale entry";
-  return NULL;
-}
-
 /*
 ** For a query whose list is up to date: every entry but the holes matches
-** with the right rows, the position map is a one-to-one image of the list
+** with the right rows, the position map names every listed entity's entry
 ** (so no entity is listed twice), the number of entries equals a
 ** brute-force count over the first "with" manager, the ordered part is in
 ** driver order (holes included) with as many holes as counted and none in
-** the tail, the run flags are right there (0 in the tail) and the breaks
-** are counted right.
+** the tail, and the run flags are right there (0 in the tail).
 */
 static const char *query_check(const ecs_world *w, const ecs_query *q) {
   const qsnap *s = q->cur;
   const ecs_component *d = q->term[0];
   const ecs_entity *own;
   size_t expect = 0;
-  uint32_t holes = 0, breaks = 0;
+  uint32_t holes = 0;
   for (const qsnap *r = q->retired; r != NULL; r = r->next_retired) {
     if (r->pins == 0) return "query: an unpinned snapshot is retired";
     if (!snap_sized(q, r)) return "query: a snapshot is not sized by its need";
@@ -868,9 +1022,10 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
   if (q->sorted > s->count) return "query: the ordered part is past the end";
   for (uint32_t i = 0; i < s->count; i++) {
     bool cont = i > 0 && i < q->sorted && s->entity[i - 1u] != ECS_NULL;
+    if (((s->hole[i >> 6] >> (i & 63u)) & 1u) != (s->entity[i] == ECS_NULL))
+      return "query: a hole bit is wrong";
     if (i > 0 && i < q->sorted && s->row[i] <= s->row[i - 1u])
       return "query: the list is not in the driver's order";
-    if (i > 0 && s->cont[i] == 0) breaks++;
     if (s->entity[i] == ECS_NULL) {
       if (i >= q->sorted) return "query: a hole in the unsorted tail";
       if (s->cont[i] != 0) return "query: cached runs are wrong";
@@ -890,12 +1045,14 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
     if (s->cont[i] != (uint8_t)cont) return "query: cached runs are wrong";
   }
   if (holes != q->holes) return "query: holes miscounted";
-  if (breaks != s->breaks) return "query: run breaks miscounted";
+  for (uint32_t i = s->count; i < s->cap; i++)
+    if ((s->hole[i >> 6] >> (i & 63u)) & 1u) return "query: a hole bit past the end";
   own = ecs_component_entities(d);
   for (uint32_t i = 0; i < ecs_component_size(d); i++)
     expect += ecs_query_matches(w, q, own[i]);
   if (expect != s->count - holes) return "query: cached match count is wrong";
-  return ecs_record_map_each(&q->pos, check_pos, q);
+  return NULL; /* (map entries of indices not listed may be stale: a hole's
+               ** index keeps its position, list_remove) */
 }
 
 const char *ecsi_queries_check(const ecs_world *w) {

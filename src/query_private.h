@@ -12,7 +12,7 @@
 
 /*
 ** One snapshot of the match list, in one block: this header, then
-** entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
+** hole[(cap + 63) / 64], entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
 ** then cont[cap]. pins counts the readers holding it; while pinned it is
 ** never written, and freed only with its query or its last unpin.
 */
@@ -22,12 +22,14 @@ typedef struct qsnap {
   uint32_t pins;
   uint32_t count, cap;
   uint32_t sized_for; /* the need its capacity was computed from */
+  /* hole[i / 64] bit i % 64: entity[i] is ECS_NULL (a hole, query.c
+  ** "Upkeep"); 0 past count. Readers skip holes a word at a time. */
+  uint64_t *hole;
   ecs_entity *entity;
   uint32_t *row;
   /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
   ** (so the run holding i - 1 goes on through i); cont[0] is 0 */
   uint8_t *cont;
-  uint32_t breaks; /* positions i > 0 whose cont[i] is 0 (query.c) */
   /* a filtered snapshot (the matches that pass the change terms, made for
   ** one pass): the current snapshot it was taken from, which it keeps
   ** pinned; NULL for the query's own snapshots */
@@ -75,7 +77,21 @@ void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i);
 ** qsnap.basis), for one pass, NULL when memory ran out; the number of
 ** matches that pass q's change terms (q->since != 0), or ECS_ERR_NOMEM. */
 qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q);
+/* query.c: ecs_query_refresh, then the list in driver order for a pass
+** (its tail merged; holes may stay). */
+ecs_err ecsi_query_order(ecs_world *w, ecs_query *q);
 ecs_err ecsi_query_count_passing(ecs_world *w, ecs_query *q, size_t *out);
+
+/* Words of a hole bitmap of cap entries. */
+#define SNAP_HOLE_WORDS(cap) (((size_t)(cap) + 63u) / 64u)
+
+/* Set entry i's entity (a hole when e is ECS_NULL), its hole bit with it. */
+static inline void snap_put(qsnap *s, uint32_t i, ecs_entity e) {
+  uint64_t bit = (uint64_t)1 << (i & 63u);
+  s->entity[i] = e;
+  if (e == ECS_NULL) s->hole[i >> 6] |= bit;
+  else s->hole[i >> 6] &= ~bit;
+}
 
 static inline void snap_free(ecs_world *w, qsnap *s) {
   if (s != NULL) ecsi_free(w, s, s->bytes);

@@ -1130,12 +1130,21 @@ static void op_query_iter(state *st, input *in) {
   if (st->nquery == 0) return;
   if (which == 0 && iter->snap == NULL) {
     size_t k = byte(in) % st->nquery;
-    ecs_err err = ecs_query_iter_begin(st->w, st->query[k].q, iter);
+    ecs_query_stats before, after;
+    ecs_err err;
+    ecs_query_get_stats(st->query[k].q, &before);
+    err = ecs_query_iter_begin(st->w, st->query[k].q, iter);
     if (err == ECS_ERR_NOMEM) return;
     ENSURE(err == ECS_ERR_OK);
+    ecs_query_get_stats(st->query[k].q, &after);
     st->iter_query[it] = k;
     st->iter_changes[it] = st->changes;
-    st->iter_pins[it] = st->query[k].changed != 0 && !st->query[k].fresh ? 2 : 1;
+    /* one pin, or two for a copy made for the pass (the matches that pass
+    ** the change terms, or the list without its holes) and the list it came
+    ** from; a change query after its first pass always copies */
+    st->iter_pins[it] = (uint8_t)(after.pins - before.pins);
+    ENSURE(st->iter_pins[it] == 1 || st->iter_pins[it] == 2);
+    if (st->query[k].changed != 0 && !st->query[k].fresh) ENSURE(st->iter_pins[it] == 2);
     memset(yielded, 0, MAX_TRACKED);
     for (size_t i = 0; i < st->nt; i++)
       st->due[it][i] = (uint8_t)(st->query[k].changed == 0 || st->query[k].fresh ||
