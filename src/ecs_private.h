@@ -202,6 +202,9 @@ ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue);
 /* Trade the world's table for t (t gets the old one); never fails. */
 void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t);
 void ecsi_entities_table_free(ecs_world *w, ecsi_entity_table *t);
+/* Do w's table and t hold the same living entities (every index alive in
+** one is alive in the other, with the same generation)? */
+bool ecsi_entities_same_lives(const ecs_world *w, const ecsi_entity_table *t);
 
 /* ------------------------------------------------------------------------
 ** managers: component.c

@@ -44,7 +44,8 @@ static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
   u->full = ring_overflows(w, j);
   for (uint32_t n = 0; n < j->nslot; n++) {
     uint32_t i = j->slot[n].index;
-    u->state[n] = w->head.slot[i];
+    /* (past the count, after a restore to a smaller table: unused) */
+    u->state[n] = i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE;
     w->head.slot[i] = j->slot[n].old;
   }
   /* the queue at the mark: the first mark_qlen of the popped indices then

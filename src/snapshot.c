@@ -647,8 +647,10 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     bad = UINT32_MAX;
   }
   /* (6) commit: nothing below fails. Queries are made stale, unless every
-  ** component keeps its owners in their rows and none is emptied (a
-  ** rollback that only changed values): then their lists still hold. A
+  ** component keeps its owners in their rows, none is emptied and the
+  ** same entities live (a rollback that only changed values): then their
+  ** lists still hold. (Records of dead entities are saved too: the same
+  ** owners can be alive in one table and dead in the other.) A
   ** journal records the load: its captures read the state replaced,
   ** under the old table (journal.c). */
   if (w->journal != NULL) {
@@ -679,6 +681,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
         rows_kept = false;
       w->manager[j].cls->clear(w, w->manager[j].self);
     }
+  if (rows_kept && !ecsi_entities_same_lives(w, &tab)) rows_kept = false;
   ecsi_entities_table_free(w, &tab);
   swapped = false;
   if (ecsi_get_u32(s.data + 4) >= 2u) { /* the clock and the cursors */
