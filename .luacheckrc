@@ -10,5 +10,6 @@ files["test/oom/"] = { ignore = { "212/ecs" } }
 -- versions"): only the globals all of 5.1-5.4 and LuaJIT share
 files["lua/"] = { std = "min" }
 files["spec/compat_spec.lua"] = { std = "min+busted" }
+files["spec/replay_spec.lua"] = { std = "min+busted" }
 -- the LÖVE example runs on LÖVE's LuaJIT and defines love's callbacks
 files["examples/love/"] = { std = "luajit+love" }

@@ -26,6 +26,7 @@
 */
 #include <string.h>
 
+#include "checksum.h"
 #include "component.h"
 #include "component_private.h"
 #include "journal_private.h"
@@ -55,10 +56,11 @@ static ecs_err grow(ecs_world *w, ecsi_ticks *t, int k, uint32_t cap) {
   return ECS_ERR_OK;
 }
 
-/* Room for cap rows in every watched kind. */
+/* Room for cap rows in every kind kept (watched, or kept from a load). */
 ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap) {
   for (int k = 0; k < ECSI_TICK_KINDS; k++)
-    if (c->ticks.watchers[k] > 0 && grow(w, &c->ticks, k, cap) != ECS_ERR_OK)
+    if ((c->ticks.watchers[k] > 0 || c->ticks.at[k] != NULL) &&
+        grow(w, &c->ticks, k, cap) != ECS_ERR_OK)
       return ECS_ERR_NOMEM;
   return ECS_ERR_OK;
 }
@@ -67,7 +69,8 @@ ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap) {
 ** Start keeping stamps of kind for c (one more watcher). The first
 ** watcher allocates the array, sized to the columns, every row stamped 0:
 ** older than any mark a query can have (the watcher's query reports every
-** match on its first pass anyway).
+** match on its first pass anyway) -- unless a load kept one (the stamps
+** of a restored world, waiting for its queries: see "Stamps saved").
 */
 ecs_err ecsi_ticks_watch(ecs_world *w, ecs_component *c, int kind) {
   ecsi_ticks *t = &c->ticks;
@@ -141,6 +144,108 @@ void ecsi_ticks_permute(ecs_world *w, ecs_component *c, const uint32_t *dest,
     for (uint32_t r = 0; r < c->size; r++) into[k][dest[r]] = t->at[k][r];
     ecsi_free(w, t->at[k], (size_t)t->cap[k] * sizeof(uint32_t));
     t->at[k] = into[k];
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Stamps saved (component_hooks.c's layout 3)
+**
+** A snapshot keeps, per kind, the stamps some query could still tell from
+** 0: those later than the floor, the oldest cursor of the queries that
+** watch that kind of c and have completed a pass (a query that has not
+** reports every match anyway, and a query made later, after a load, gets
+** one of those cursors or starts fresh). All the others are 0 to every
+** query, so they are saved as 0: a pass over a restored world reports what
+** the saved one's would have, and equal worlds save equal bytes. The
+** layout per kind: u32 n, then n x (u32 row, u32 stamp), rows ascending,
+** live rows only, stamps later than the floor.
+**
+** A snapshot's load writes them into c's arrays, making an array for a
+** kind that has stamps and no watcher yet (kept: the queries of a world
+** made by ecs.restore come after its load), and stamps every other row 0.
+** A manager's part loaded alone (its class's load, with no snapshot's
+** clock and cursors around it) stamps every row new, as a write would.
+** --------------------------------------------------------------------- */
+
+/* The latest stamp no query of c's that watches kind can tell from 0. */
+static uint32_t floor_of(const ecs_component *c, int kind) {
+  uint32_t floor = UINT32_MAX;
+  for (uint32_t k = 0; k < c->nwatch; k++) {
+    const ecs_query *q = c->watch[k].q;
+    uint32_t mask = kind == ECSI_TICK_CHANGED ? q->changed_mask : q->added_mask;
+    if ((mask >> c->watch[k].term & 1u) && q->since != 0 && q->since < floor)
+      floor = q->since;
+  }
+  return floor;
+}
+
+ecs_err ecsi_ticks_save(const ecs_world *w, const ecs_component *c,
+                        ecs_writer *out) {
+  const ecs_entity *own = (const ecs_entity *)c->data;
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    const uint32_t *a = c->ticks.at[k];
+    uint32_t floor = floor_of(c, k), n = 0;
+    ecs_err err;
+    for (uint32_t i = 0; a != NULL && i < c->size; i++)
+      n += a[i] > floor && ecs_alive(w, own[i]);
+    if ((err = ecs_write_u32(out, n)) != ECS_ERR_OK) return err;
+    for (uint32_t i = 0; n > 0 && i < c->size; i++)
+      if (a[i] > floor && ecs_alive(w, own[i]) &&
+          ((err = ecs_write_u32(out, i)) != ECS_ERR_OK ||
+           (err = ecs_write_u32(out, a[i])) != ECS_ERR_OK))
+        return err;
+  }
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_ticks_read(const ecs_world *w, ecs_reader *in, uint32_t count,
+                        ecsi_saved_ticks *out) {
+  uint32_t limit = w->stamp_limit != 0 ? w->stamp_limit : UINT32_MAX;
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    uint32_t n, row, stamp;
+    bool first = true;
+    uint32_t last = 0;
+    if (ecs_read_u32(in, &n) != ECS_ERR_OK || n > count ||
+        n > (in->size - in->pos) / 8u)
+      return ECS_ERR_CORRUPT;
+    out->n[k] = n;
+    out->at[k] = in->data + in->pos;
+    for (uint32_t j = 0; j < n; j++) {
+      (void)ecs_read_u32(in, &row);
+      (void)ecs_read_u32(in, &stamp);
+      if (row >= count || (!first && row <= last) || stamp == 0 || stamp > limit)
+        return ECS_ERR_CORRUPT;
+      first = false;
+      last = row;
+    }
+  }
+  /* stamps count only against the clock and cursors of their snapshot:
+  ** a manager loaded alone (no snapshot around it) stamps its rows new */
+  out->given = w->stamp_limit != 0;
+  return ECS_ERR_OK;
+}
+
+ecs_err ecsi_ticks_keep(ecs_world *w, ecs_component *c,
+                        const ecsi_saved_ticks *t, uint32_t cap) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    if (t->given && t->n[k] > 0 && grow(w, &c->ticks, k, cap) != ECS_ERR_OK)
+      return ECS_ERR_NOMEM;
+  return ECS_ERR_OK;
+}
+
+void ecsi_ticks_load(ecs_world *w, ecs_component *c, const ecsi_saved_ticks *t) {
+  if (!t->given) { /* an older snapshot: every row written and added now */
+    ecsi_ticks_stamp_new(w, c, 0, c->size);
+    return;
+  }
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    uint32_t *a = c->ticks.at[k];
+    if (a == NULL) continue;
+    memset(a, 0, (size_t)c->size * sizeof *a);
+    for (uint32_t j = 0; j < t->n[k]; j++) {
+      uint32_t row = ecsi_get_u32(t->at[k] + 8u * j);
+      a[row] = ecsi_get_u32(t->at[k] + 8u * j + 4u);
+    }
   }
 }
 
@@ -277,9 +382,12 @@ ecs_err ecs_query_track_changes(ecs_world *w, ecs_query *q,
         return ECS_ERR_NOMEM;
       }
     }
-  if ((fresh[0] | fresh[1]) != 0) q->since = 0; /* report every match once */
   q->changed_mask |= mask[ECSI_TICK_CHANGED];
   q->added_mask |= mask[ECSI_TICK_ADDED];
+  /* report every match once; or, for a query made after a load whose
+  ** saved world had this query (number and terms), go on from its cursor */
+  if ((fresh[0] | fresh[1]) != 0 && !ecsi_cursors_since(w, q, &q->since))
+    q->since = 0;
   return ECS_ERR_OK;
 }
 

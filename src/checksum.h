@@ -13,6 +13,17 @@
 
 /* Little-endian words, as XXH64 and the byte formats that carry it
 ** (snapshots, deltas) read them on any machine. */
+/* splitmix64's finaliser: a bijection of 64-bit words, the mixer of the
+** state hash (journal) and of query signatures (cursors.c). */
+static inline uint64_t ecsi_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBu;
+  x ^= x >> 31;
+  return x;
+}
+
 static inline bool ecsi_little_endian(void) {
   const uint16_t one = 1;
   return *(const unsigned char *)&one == 1;

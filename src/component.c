@@ -164,10 +164,25 @@ void ecsi_component_zero_row(ecs_component *c, uint32_t i) {
 ** (queries rebuild their rows from it). The refs are dropped first,
 ** while cell i still holds them; the moved instance's refs move with it.
 */
+/* One more structural change (saturating: the count only gates). */
+static void churn_one(ecs_component *c) {
+  if (c->churn != UINT32_MAX) c->churn++;
+}
+
+uint32_t ecsi_component_churn(const ecs_component *c) { return c->churn; }
+
+void ecsi_component_churn_reset(ecs_world *w, ecs_component *c) {
+  if (c->churn == 0) return;
+  ecsi_journal_layout(w, c, UINT32_MAX); /* world state: journaled */
+  c->churn = 0;
+}
+
 void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
   ecs_entity gone = own[i];
+  ecsi_journal_layout(w, c, i);
+  ecsi_journal_layout(w, c, last);
   ecsi_component_drop_refs(w, c, i);
   ecsi_rowmap_remove(&c->map, own, ecs_entity_index(own[i]));
   if (i != last) {
@@ -183,6 +198,8 @@ void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   c->size--;
   w->ref_slots -= c->nlua;
   c->version++;
+  churn_one(c);
+  if (c->size == 0) c->churn = 0; /* no rows, no order to keep: as new */
   if (c->nwatch != 0) {
     if (i != last) tell_moved(w, c, own[i], i);
     /* a dead owner (gc) left every list when it died: nothing to tell */
@@ -216,6 +233,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   if ((err = ecsi_component_refs_reserve(w, c->nlua)) != ECS_ERR_OK) return err;
   if (i != ECS_NO_INSTANCE) {
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
+    ecsi_journal_layout(w, c, i);
     /* a dead record of an older entity at this index: reuse it in place */
     ecsi_component_drop_refs(w, c, i);
     ecsi_component_zero_row(c, i);
@@ -225,6 +243,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
         (err = ecsi_component_data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
       return err;
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
+    ecsi_journal_layout(w, c, c->size);
     i = c->size++;
     owners(c)[i] = e;
     ecsi_component_zero_row(c, i);
@@ -233,6 +252,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   }
   ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
+  churn_one(c);
   if (c->nwatch != 0) tell_changed(w, c, e, true);
   if (out != NULL) *out = i;
   if (existed != NULL) *existed = false;
@@ -268,6 +288,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
       continue;
     }
     if (w->journal != NULL) ecsi_journal_capture(w, c, index);
+    ecsi_journal_layout(w, c, i != ECS_NO_INSTANCE ? i : c->size);
     if (i != ECS_NO_INSTANCE) {
       ecsi_component_drop_refs(w, c, i);
       ecsi_component_zero_row(c, i);
@@ -279,6 +300,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
       w->ref_slots += c->nlua;
     }
     rows[k] = i;
+    churn_one(c);
     ecsi_ticks_stamp_new(w, c, i, 1);
     if (c->nwatch != 0) tell_changed(w, c, e, true);
   }
@@ -366,28 +388,10 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
 ** the packed values; lua cells take the references given, and the ones
 ** they held are dropped unless they are the same.
 */
-void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
-                        ecs_entity owner, const unsigned char *packed) {
-  uint32_t i = map_get(c, index);
-  bool fresh = false;
-  if (owner == 0) {
-    if (i != ECS_NO_INSTANCE) ecsi_component_remove_at(w, c, i);
-    return;
-  }
-  if (i == ECS_NO_INSTANCE) {
-    i = c->size++;
-    owners(c)[i] = owner;
-    ecsi_component_zero_row(c, i);
-    ecsi_rowmap_insert(&c->map, owners(c), index, i);
-    w->ref_slots += c->nlua;
-    fresh = true;
-  } else if (owners(c)[i] != owner) {
-    /* a dead (or purged) record at the index, reused in place: every field
-    ** is written below, its lua cells dropped there unless they hold the
-    ** very references put back (a record undo revives) */
-    owners(c)[i] = owner;
-    fresh = true;
-  }
+/* Row i's values from packed (ecsi_pack_row's order); a lua cell that held
+** another reference drops it, unless the journal keeps it. */
+void ecsi_component_put_values(ecs_world *w, ecs_component *c, uint32_t i,
+                               const unsigned char *packed) {
   for (uint32_t k = 0; k < c->nfields; k++) {
     uint8_t *cell = col(c, k) + (size_t)i * c->elem[k];
     if (c->field[k].type == ECS_LUA) {
@@ -400,9 +404,37 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     memcpy(cell, packed, c->elem[k]);
     packed += c->elem[k];
   }
+}
+
+void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
+                        ecs_entity owner, const unsigned char *packed) {
+  uint32_t i = map_get(c, index);
+  bool fresh = false;
+  if (owner == 0) {
+    if (i != ECS_NO_INSTANCE) ecsi_component_remove_at(w, c, i);
+    return;
+  }
+  if (i == ECS_NO_INSTANCE) {
+    ecsi_journal_layout(w, c, c->size);
+    i = c->size++;
+    owners(c)[i] = owner;
+    ecsi_component_zero_row(c, i);
+    ecsi_rowmap_insert(&c->map, owners(c), index, i);
+    w->ref_slots += c->nlua;
+    fresh = true;
+  } else if (owners(c)[i] != owner) {
+    ecsi_journal_layout(w, c, i);
+    /* a dead (or purged) record at the index, reused in place: every field
+    ** is written below, its lua cells dropped there unless they hold the
+    ** very references put back (a record undo revives) */
+    owners(c)[i] = owner;
+    fresh = true;
+  }
+  ecsi_component_put_values(w, c, i, packed);
   if (fresh) {
     ecsi_ticks_stamp_new(w, c, i, 1);
     c->version++;
+    churn_one(c);
     if (c->nwatch != 0) tell_changed(w, c, owner, true);
   } else {
     ecs_component_written(w, c, i);
@@ -445,6 +477,7 @@ static const ecsi_records gc_records = {gc_owner, gc_drop};
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
   if (c->owner != NULL) return 0; /* its owner reclaims its rows */
   if (c->pins != 0) return 0;      /* rows fixed: collected after the loop */
+  if (c->size > 0) ecsi_journal_layout(w, c, UINT32_MAX); /* the cursor moves */
   return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 
@@ -465,8 +498,9 @@ static size_t component_gc(ecs_world *w, void *self, size_t budget) {
 static void component_purge(ecs_world *w, void *self, uint32_t index) {
   ecs_component *c = (ecs_component *)self;
   uint32_t i = map_get(c, index);
-  (void)w;
-  if (i != ECS_NO_INSTANCE) owners(c)[i] = ecs_mark_purged(owners(c)[i]);
+  if (i == ECS_NO_INSTANCE) return;
+  ecsi_journal_layout(w, c, i);
+  owners(c)[i] = ecs_mark_purged(owners(c)[i]);
 }
 
 /*
@@ -495,8 +529,8 @@ const char *ecsi_component_check(const ecs_world *w, const void *self) {
   if (w->ref_cap < w->ref_len + w->ref_slots)
     return "component: no room reserved for dropped lua refs";
   for (int k = 0; k < ECSI_TICK_KINDS; k++) /* change.c: stamps per row */
-    if ((c->ticks.watchers[k] > 0 && c->ticks.cap[k] < c->cap) ||
-        (c->ticks.watchers[k] == 0 && c->ticks.at[k] != NULL) ||
+    if (((c->ticks.watchers[k] > 0 || c->ticks.at[k] != NULL) &&
+         c->ticks.cap[k] < c->cap) ||
         (c->ticks.at[k] == NULL) != (c->ticks.cap[k] == 0))
       return "component: change stamps do not cover the rows";
   for (uint32_t i = 0; i < c->size; i++) {

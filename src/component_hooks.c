@@ -10,7 +10,7 @@
 */
 #include <string.h>
 
-#include "component_private.h"
+#include "journal_private.h"
 
 bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
   return ecs_component_lookup(w, (const ecs_component *)self, e) !=
@@ -26,11 +26,12 @@ bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
 */
 void ecsi_component_clear(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
+  ecsi_journal_layout_all(w, c);
   for (uint32_t i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
   ecsi_rowmap_clear(&c->map);
   w->ref_slots -= (size_t)c->size * c->nlua;
   c->size = 0;
-  c->gc_cursor = 0;
+  c->gc_cursor = c->churn = 0;
   c->version++;
   ecsi_component_tell_stale(c);
 }
@@ -56,30 +57,51 @@ uint32_t ecsi_component_schema(const ecs_world *w, const void *self,
 /*
 ** The saved layout (u32 = ecs_write_u32, little-endian; values as stored,
 ** in the machine's order, which a snapshot requires to be little-endian):
-**   u32 LAYOUT (2)       so that another layout can be told from this one
+**   u32 LAYOUT (3)       so that another layout can be told from this one
 **   u32 nfields          then per field: u32 type, u32 name length, name
 **                        (the layout of the values: cleanup policies,
 **                        which do not change it, are in the snapshot's
 **                        directory, which a load compares first)
-**   owners               the live instances' entities in row order, as
-**                        u32 entries, ending with u32 0:
-**                          h (bit 31 clear): one entity, the handle h;
+**   u32 gc_cursor        where the lazy gc goes on (at most the records)
+**   u32 churn            ecsi_component_churn
+**   owners               every record's entity in row order, the dead
+**                        ones' too, as u32 entries, ending with u32 0:
+**                          h (bits 30, 31 clear): one entity, the handle h;
 **                          h | RUN, u32 n (n >= 2): n entities h, h + 1,
 **                          ..., h + n - 1 (consecutive indices, one
 **                          generation: entities created together)
+**                          h | PURGED_ENTRY: one record purged in place
+**                          (ecs_mark_purged: its index wrapped)
 **   per field, in schema order: its column, one value (of the field's
-**                        size) per entity listed
+**                        size) per record listed: a dead record's are 0
+**   stamps               the change stamps a query could still tell from
+**                        0, per kind (change.c, "Stamps saved")
 ** The schema comes first so that load refuses data of another schema
 ** before it reads any record. The owner list ends with a terminator
 ** rather than starting with a count, so save makes one pass over the
 ** rows; load reads the list once to count and checks that count *
-** (stride - 4) bytes of columns follow, before it allocates anything. Only live instances are written (dead records
-** are garbage). Columns, not records: save and load are a copy per column
-** (one memcpy when no record is dead), and entities created together --
-** the usual case -- cost 8 bytes a run, not 4 each.
+** (stride - 4) bytes of columns follow, before it allocates anything.
+**
+** The dead records (garbage the lazy gc has not reclaimed yet), the gc's
+** cursor and the churn are saved because they decide the rows' order from
+** now on: the gc brings the last row into a dead record's place when it
+** reaches it, and query lists follow the rows (query.c, "Upkeep"). A world
+** restored from the bytes therefore moves its rows as the saved one does,
+** and a game whose rules depend on iteration order replays bit for bit
+** (API.md, "Replay promise"). Their values are not (nothing reads them):
+** zeros, so that equal worlds save equal bytes.
+**
+** Layout 2 (before the dead records were kept) still loads: the same
+** without gc_cursor, churn and stamps (0, 0, and every row stamped new
+** after the load), live records only.
+** Columns, not records: save and load are a copy per column (one memcpy
+** when no record is dead), and entities created together -- the usual
+** case -- cost 8 bytes a run, not 4 each.
 */
-#define LAYOUT 2u
+#define LAYOUT 3u
+#define LAYOUT_LIVE 2u
 #define RUN 0x80000000u
+#define PURGED_ENTRY 0x40000000u
 #define GATHER 4096u /* bytes gathered per write */
 
 /* A writer of u32 entries through a small buffer. */
@@ -145,21 +167,29 @@ static bool run_alive(const ecs_world *w, ecs_entity first, uint32_t len) {
   return bad == 0;
 }
 
-/* run_alive for loads, through the world's memo of the last long run
-** found alive while a snapshot loads (ecs_private.h): the managers of one
-** snapshot mostly have the same owners, so each run is compared with the
-** slots once. */
-static bool run_alive_load(ecs_world *w, ecs_entity first, uint32_t len) {
-  enum { LONG_RUN = 1024 };
-  if (!w->alive_memo || len < LONG_RUN) return run_alive(w, first, len);
-  if (w->alive_len > 0 && (first & ~ECS_ID_MASK) == 0 &&
-      first >= w->alive_first && len <= w->alive_len &&
-      first - w->alive_first <= w->alive_len - len)
-    return true;
-  if (!run_alive(w, first, len)) return false;
-  w->alive_first = first;
-  w->alive_len = len;
-  return true;
+/*
+** Are the len entities first, first + 1, ... ones a record may name in
+** this world: index 1 or more, consecutive indices below the slot count,
+** no wrap, each generation not ahead of its slot's (ecs_record_valid: the
+** live one or an older one, or older than the next while the index is
+** free)? Alive or not: the dead records are saved too. A purged record
+** (first marked) needs only its index.
+*/
+static bool run_valid(const ecs_world *w, ecs_entity first, uint32_t len) {
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
+  uint32_t index = ecs_entity_index(first), gen = ecs_entity_generation(first);
+  uint32_t bad = 0;
+  if (index == 0 || (first & ~(ECS_ID_MASK | ECS_PURGED)) != 0 ||
+      len - 1u > ECS_INDEX_MASK - index || (size_t)index + len > h->slot_count)
+    return false;
+  if ((first & ECS_PURGED) != 0) return len == 1;
+  for (uint32_t j = 0; j < len; j++) {
+    uint32_t s = h->slot[index + j];
+    /* live: gen <= s; free: gen < the next generation (s's low bits) */
+    bad |= s < ECS_SLOT_FREE ? (uint32_t)(gen > s)
+                             : (uint32_t)(gen >= (s & ECS_GENERATION_MASK));
+  }
+  return bad == 0;
 }
 
 ecs_err ecsi_component_save(const ecs_world *w, const void *self,
@@ -167,8 +197,9 @@ ecs_err ecsi_component_save(const ecs_world *w, const void *self,
   const ecs_component *c = (const ecs_component *)self;
   const ecs_entity *own = owners(c);
   u32out o;
-  uint32_t count = 0, i = 0, len = 0, slow_until = 0;
+  uint32_t i = 0, len = 0;
   ecs_entity first = ECS_NULL;
+  bool dead = false;
   ecs_err err;
   if ((err = ecs_write_u32(out, LAYOUT)) != ECS_ERR_OK ||
       (err = ecs_write_u32(out, c->nfields)) != ECS_ERR_OK)
@@ -180,52 +211,55 @@ ecs_err ecsi_component_save(const ecs_world *w, const void *self,
         (err = ecs_write(out, c->field[k].name, nlen)) != ECS_ERR_OK)
       return err;
   }
+  if ((err = ecs_write_u32(out, c->gc_cursor)) != ECS_ERR_OK ||
+      (err = ecs_write_u32(out, c->churn)) != ECS_ERR_OK)
+    return err;
   o.out = out;
   o.n = 0;
   o.err = ECS_ERR_OK;
-  /* One pass: the live owners in row order, each run of consecutive
-  ** handles among them as one entry (so the list depends on that order
-  ** only: a loaded manager saves the same bytes). Where rows continue the
-  ** run, the block of them is taken at once if all are alive; a block
-  ** with a dead row goes row by row. */
+  /* One pass: every owner in row order, each run of consecutive handles
+  ** as one entry (so the list depends on that order only: a loaded
+  ** manager saves the same bytes); a run's block is tested alive at once
+  ** (a dead record means the columns go row by row). */
   while (i < c->size) {
     ecs_entity e = own[i];
-    if (i >= slow_until && len > 0 && e == first + len) {
-      uint32_t block = 1 + run_length(own, i + 1, c->size);
-      if (run_alive(w, e, block)) {
-        len += block;
-        count += block;
-        i += block;
-        continue;
-      }
-      slow_until = i + block;
+    if ((e & ECS_PURGED) != 0) {
+      put_owners(&o, first, len);
+      put32(&o, (e & ECS_ID_MASK) | PURGED_ENTRY);
+      first = ECS_NULL;
+      len = 0;
+      dead = true;
+      i++;
+      continue;
     }
-    i++;
-    if (!ecs_alive(w, e)) continue;
-    count++;
     if (len > 0 && e == first + len) {
-      len++;
+      uint32_t block = 1 + run_length(own, i + 1, c->size);
+      dead = dead || !run_alive(w, e, block);
+      len += block;
+      i += block;
       continue;
     }
     put_owners(&o, first, len);
+    dead = dead || !ecs_alive(w, e);
     first = e;
     len = 1;
+    i++;
   }
   put_owners(&o, first, len);
   put32(&o, 0);
   if (o.err == ECS_ERR_OK) o.err = ecs_write(out, o.b, o.n);
   if (o.err != ECS_ERR_OK) return o.err;
-  for (uint32_t k = 0; k < c->nfields && count > 0; k++) { /* (count 0: */
-    const uint8_t *from = col(c, k);                        /* maybe no block) */
+  for (uint32_t k = 0; k < c->nfields && c->size > 0; k++) { /* (size 0: */
+    const uint8_t *from = col(c, k);                          /* maybe no block) */
     size_t e = c->elem[k], at = 0;
-    if (count == c->size) { /* no dead record: the column as it is */
-      if ((err = ecs_write(out, from, (size_t)count * e)) != ECS_ERR_OK)
+    if (!dead) { /* no dead record: the column as it is */
+      if ((err = ecs_write(out, from, (size_t)c->size * e)) != ECS_ERR_OK)
         return err;
       continue;
     }
     for (i = 0; i < c->size; i++) {
-      if (!ecs_alive(w, own[i])) continue;
-      memcpy(o.b + at, from + (size_t)i * e, e);
+      if (ecs_alive(w, own[i])) memcpy(o.b + at, from + (size_t)i * e, e);
+      else memset(o.b + at, 0, e);
       if ((at += e) + e > sizeof o.b) {
         if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
         at = 0;
@@ -233,15 +267,19 @@ ecs_err ecsi_component_save(const ecs_world *w, const void *self,
     }
     if ((err = ecs_write(out, o.b, at)) != ECS_ERR_OK) return err;
   }
-  return ECS_ERR_OK;
+  return ecsi_ticks_save(w, c, out);
 }
 
 /* The schema part of the layout must be this manager's, field by field
-** (names are compared where they lie in the stream: no copy, no limit). */
-static ecs_err load_schema(const ecs_component *c, ecs_reader *in) {
+** (names are compared where they lie in the stream: no copy, no limit);
+** *layout gets which of the two layouts the stream has. */
+static ecs_err load_schema(const ecs_component *c, ecs_reader *in,
+                           uint32_t *layout) {
   uint32_t v, type, len;
-  if (ecs_read_u32(in, &v) != ECS_ERR_OK || v != LAYOUT ||
-      ecs_read_u32(in, &v) != ECS_ERR_OK || v != c->nfields)
+  if (ecs_read_u32(in, &v) != ECS_ERR_OK || (v != LAYOUT && v != LAYOUT_LIVE))
+    return ECS_ERR_CORRUPT;
+  *layout = v;
+  if (ecs_read_u32(in, &v) != ECS_ERR_OK || v != c->nfields)
     return ECS_ERR_CORRUPT;
   for (uint32_t k = 0; k < c->nfields; k++) {
     const char *name = c->field[k].name;
@@ -255,13 +293,22 @@ static ecs_err load_schema(const ecs_component *c, ecs_reader *in) {
   return ECS_ERR_OK;
 }
 
+/* The entry just read (v, with n read for a run) as its first owner:
+** a purged one gets its mark back. */
+static ecs_entity entry_owner(uint32_t v) {
+  return (v & PURGED_ENTRY) != 0 ? ecs_mark_purged(v & ECS_ID_MASK)
+                                 : v & ~RUN;
+}
+
 /*
-** Read the owner list once, without keeping anything: its entities'
-** count (at most ECS_MAX_ENTITIES), and whether it is well formed (a
-** terminator within the bytes, runs of at least 2, bit 30 clear); and
-** whether the columns that follow it fit in the bytes left.
+** Read the owner list once, without keeping anything: its records' count
+** (at most ECS_MAX_ENTITIES), and whether it is well formed (a terminator
+** within the bytes, runs of at least 2, no other bit than RUN, or
+** PURGED_ENTRY alone in layout 3); and whether the columns that follow it
+** fit in the bytes left.
 */
-static ecs_err count_owners(ecs_reader in, size_t values, uint32_t *count) {
+static ecs_err count_owners(ecs_reader in, size_t values, uint32_t layout,
+                            uint32_t *count) {
   uint32_t v, n, total = 0;
   for (;;) {
     if (ecs_read_u32(&in, &v) != ECS_ERR_OK) return ECS_ERR_CORRUPT;
@@ -269,7 +316,11 @@ static ecs_err count_owners(ecs_reader in, size_t values, uint32_t *count) {
     n = 1;
     if ((v & RUN) != 0 && (ecs_read_u32(&in, &n) != ECS_ERR_OK || n < 2))
       return ECS_ERR_CORRUPT;
-    if ((v & ~(RUN | ECS_ID_MASK)) != 0 || n > ECS_MAX_ENTITIES - total)
+    if ((v & PURGED_ENTRY) != 0 && (layout != LAYOUT || (v & RUN) != 0 ||
+                                    (v & ECS_ID_MASK) == 0))
+      return ECS_ERR_CORRUPT;
+    if ((v & ~(RUN | PURGED_ENTRY | ECS_ID_MASK)) != 0 ||
+        n > ECS_MAX_ENTITIES - total)
       return ECS_ERR_CORRUPT;
     total += n;
   }
@@ -305,15 +356,19 @@ static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
 }
 
 /*
-** Owners first .. first + len - 1 for instances i .. i + len - 1 of tmp,
-** each alive (the entities named must be: ecs.h). That each is named once
-** is checked when the map is built from the owner column.
+** Owners first .. first + len - 1 (or the one purged record first) for
+** instances i .. i + len - 1 of tmp, each an index the loaded table has
+** (a record may be dead: its entity is then not alive in that table, as
+** when it was saved). That each index is named once is checked when the
+** map is built from the owner column.
 */
-static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
-                           uint32_t len, uint32_t i) {
+static ecs_err take_owners(const ecs_world *w, ecs_component *tmp,
+                           ecs_entity first, uint32_t len, uint32_t i) {
   ecs_entity *own = owners(tmp);
-  if (!run_alive_load(w, first, len)) return ECS_ERR_CORRUPT;
-  for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
+  if (!run_valid(w, first, len)) return ECS_ERR_CORRUPT;
+  if ((first & ECS_PURGED) != 0) own[i] = first;
+  else
+    for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
   tmp->size = i + len;
   return ECS_ERR_OK;
 }
@@ -324,12 +379,11 @@ static ecs_err take_owners(ecs_world *w, ecs_component *tmp, ecs_entity first,
 ** has the very owners of the stream in the very rows (a rollback usually
 ** finds them: the entities that had the component then still have it) and
 ** no lua field (whose refs a host maps in the twin's cells), everything is
-** checked here -- owners alive (named once: they are c's), columns within
-** the rules -- and the swap copies the columns into the
-** existing block: no block allocated, none freed, the map untouched.
+** checked here -- owners valid (named once: they are c's), columns within
+** the rules -- and the swap copies the columns into the existing block:
+** no block allocated, none freed, the map untouched.
 ** @return ECS_ERR_OK (t->defer_* set, in past the part), ECS_ERR_CORRUPT,
-** or NOT_DEFERRABLE (nothing read: the
-** caller loads the usual way).
+** or NOT_DEFERRABLE (nothing read: the caller loads the usual way).
 */
 #define NOT_DEFERRABLE ((ecs_err)(ECS_ERR_NOMEM + ECS_ERR__COUNT))
 
@@ -340,21 +394,23 @@ static bool same_owners(const ecs_component *c, ecs_reader in,
   if (count != c->size) return false;
   for (;;) {
     uint32_t diff = 0;
+    ecs_entity first;
     (void)ecs_read_u32(&in, &v);
     if (v == 0) return true;
     n = 1;
     if (v & RUN) (void)ecs_read_u32(&in, &n);
-    v &= ~RUN;
+    first = entry_owner(v);
     if (n > count - i) return false;
-    {
+    if ((first & ECS_PURGED) != 0) {
+      diff = own[i] ^ first;
+    } else {
       const ecs_entity *p = own + i;
-      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (v + j);
+      for (uint32_t j = 0; j < n; j++) diff |= p[j] ^ (first + j);
     }
     if (diff != 0) return false;
     i += n;
   }
 }
-
 
 static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
                              uint32_t count) {
@@ -369,8 +425,7 @@ static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
     if (v == 0) break;
     n = 1;
     if (v & RUN) (void)ecs_read_u32(in, &n);
-    v &= ~RUN;
-    if (!run_alive_load(w, v, n)) {
+    if (!run_valid(w, entry_owner(v), n)) {
       err = ECS_ERR_CORRUPT;
       break;
     }
@@ -432,18 +487,37 @@ static void swap_deferred(ecs_component *c, ecs_component *t) {
 ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_component *c = (ecs_component *)self;
   ecs_component tmp = *c;
+  const ecs_world_head *h = (const ecs_world_head *)(const void *)w;
   size_t start = in->pos, values = c->stride - sizeof(ecs_entity);
-  uint32_t count = 0, i = 0, v, n, last = 0;
+  uint32_t count = 0, i = 0, v, n, last = 0, layout = 0, cursor = 0, churn = 0;
+  ecsi_saved_ticks ticks;
   bool ascending = true;
-  ecs_err err = load_schema(c, in);
-  if (err == ECS_ERR_OK) err = count_owners(*in, values, &count);
-  if (err == ECS_ERR_OK && count > ecs_count(w))
-    err = ECS_ERR_CORRUPT; /* more than the live entities: some twice */
+  ecs_err err = load_schema(c, in, &layout);
+  if (err == ECS_ERR_OK && layout == LAYOUT &&
+      (ecs_read_u32(in, &cursor) != ECS_ERR_OK ||
+       ecs_read_u32(in, &churn) != ECS_ERR_OK))
+    err = ECS_ERR_CORRUPT;
+  if (err == ECS_ERR_OK) err = count_owners(*in, values, layout, &count);
+  if (err == ECS_ERR_OK && count > h->slot_count)
+    err = ECS_ERR_CORRUPT; /* more than the indices: some twice */
+  memset(&ticks, 0, sizeof ticks);
   if (err == ECS_ERR_OK && c->of != NULL && c->nlua == 0 &&
       c->of->cap >= count && c->size == 0) {
     err = load_deferred(w, c, in, count);
+    if (err == ECS_ERR_OK && layout == LAYOUT)
+      err = ecsi_ticks_read(w, in, count, &ticks);
+    if (err == ECS_ERR_OK)
+      err = ecsi_ticks_keep(w, (ecs_component *)(uintptr_t)c->of, &ticks,
+                            c->of->cap);
     if (err != NOT_DEFERRABLE) {
-      if (err != ECS_ERR_OK) in->pos = start;
+      if (err != ECS_ERR_OK) {
+        in->pos = start;
+        c->defer_owners = c->defer_cols = NULL;
+        c->defer_count = 0;
+      }
+      c->gc_cursor = cursor;
+      c->churn = churn;
+      c->loaded_ticks = ticks;
       return err;
     }
     err = ECS_ERR_OK;
@@ -461,15 +535,17 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
     goto fail;
   }
   for (;;) { /* the list was read once: it is well formed, it ends */
+    ecs_entity first;
     (void)ecs_read_u32(in, &v);
     if (v == 0) break;
     n = 1;
     if (v & RUN) (void)ecs_read_u32(in, &n);
-    if ((err = take_owners(w, &tmp, v & ~RUN, n, i)) != ECS_ERR_OK)
+    first = entry_owner(v);
+    if ((err = take_owners(w, &tmp, first, n, i)) != ECS_ERR_OK)
       goto fail;
     /* index 0 is no entity's: the first run is past last = 0 */
-    ascending = ascending && ecs_entity_index(v & ~RUN) > last;
-    last = ecs_entity_index(v & ~RUN) + n - 1u; /* take_owners: no wrap */
+    ascending = ascending && ecs_entity_index(first) > last;
+    last = ecs_entity_index(first) + n - 1u; /* take_owners: no wrap */
     i += n;
   }
   /* runs that each start past the last one's end: every index once, in
@@ -491,6 +567,13 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
             ECS_ERR_OK ||
         !column_ok(&tmp, k, count))
       goto corrupt;
+  if (layout == LAYOUT && ecsi_ticks_read(w, in, count, &ticks) != ECS_ERR_OK)
+    goto corrupt;
+  if (ecsi_ticks_keep(w, c->of != NULL ? (ecs_component *)(uintptr_t)c->of : c,
+                      &ticks, tmp.cap) != ECS_ERR_OK) {
+    err = ECS_ERR_NOMEM;
+    goto fail;
+  }
   /* the swap: nothing below can fail */
   for (i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
   w->ref_slots = w->ref_slots - (size_t)c->size * c->nlua +
@@ -501,9 +584,13 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   c->cap = tmp.cap;
   c->size = count;
   c->map = tmp.map;
-  c->gc_cursor = 0;
+  c->gc_cursor = cursor;
+  c->churn = churn;
   c->version++;
-  ecsi_ticks_stamp_new(w, c, 0, count); /* a load writes and adds each */
+  /* a twin's stamps go to its manager at the swap; a manager loaded
+  ** itself takes them now */
+  c->loaded_ticks = ticks;
+  if (c->of == NULL) ecsi_ticks_load(w, c, &ticks);
   ecsi_component_tell_stale(c);
   return ECS_ERR_OK;
 corrupt:
@@ -534,7 +621,7 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->schema_block = NULL; /* c's, read through: c frees it */
   t->schema_size = 0;
   t->data = NULL;
-  t->size = t->cap = t->gc_cursor = 0;
+  t->size = t->cap = t->gc_cursor = t->churn = 0;
   memset(&t->map, 0, sizeof t->map);
   t->version = 0;
   t->watch = NULL;
@@ -544,6 +631,7 @@ void *ecsi_component_twin(ecs_world *w, const void *self) {
   t->of = c; /* the twin may defer its load into it */
   t->defer_owners = t->defer_cols = NULL;
   t->defer_count = 0;
+  memset(&t->loaded_ticks, 0, sizeof t->loaded_ticks);
   return t;
 }
 
@@ -559,8 +647,9 @@ void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
     ** queries' match lists (entities and rows) still hold; iterations in
     ** progress see the version move and look their rows up again */
     swap_deferred(c, t);
-    ecsi_ticks_stamp_new(w, c, 0, c->size);
-    c->gc_cursor = 0;
+    ecsi_ticks_load(w, c, &t->loaded_ticks);
+    c->gc_cursor = t->gc_cursor;
+    c->churn = t->churn;
     c->version++;
     return;
   }
@@ -572,10 +661,12 @@ void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
   t->size = old.size;
   t->cap = old.cap;
   t->map = old.map;
-  c->gc_cursor = t->gc_cursor = 0;
+  c->gc_cursor = t->gc_cursor;
+  c->churn = t->churn;
+  t->gc_cursor = t->churn = 0;
   c->version++;
   t->version++;
-  ecsi_ticks_stamp_new(w, c, 0, c->size); /* room: reserved by t's load */
+  ecsi_ticks_load(w, c, &t->loaded_ticks); /* room: reserved by t's load */
   if (t->nlua > 0)
     for (uint32_t i = 0; i < t->size; i++) ecsi_component_drop_refs(w, t, i);
   w->ref_slots -= (size_t)t->size * t->nlua;

@@ -26,6 +26,16 @@ typedef struct ecsi_ticks {
   uint32_t watchers[ECSI_TICK_KINDS];
 } ecsi_ticks;
 
+/* change.c: the stamps a snapshot saves
+** and a load brings (change.c, "Stamps saved"): per kind, n pairs (u32 row,
+** u32 stamp) at at[k], in the stream, which outlives the load's swap;
+** given: the stream had them (a layout 3), else the rows are stamped new */
+typedef struct ecsi_saved_ticks {
+  const unsigned char *at[ECSI_TICK_KINDS];
+  uint32_t n[ECSI_TICK_KINDS];
+  bool given;
+} ecsi_saved_ticks;
+
 /*
 ** One manager. The schema (name, fields, element sizes, lua fields,
 ** column prefixes) lives in the meta block with this struct, or after a
@@ -47,6 +57,7 @@ struct ecs_component {
   uint32_t size, cap;
   ecsi_rowmap map;         /* entity index -> instance (rowmap.h) */
   uint32_t gc_cursor;      /* where the lazy gc goes on (ecsi_lazy_gc) */
+  uint32_t churn;          /* ecsi_component_churn (ecs_private.h) */
   uint64_t version;        /* structural changes and column moves */
   uint32_t schema_gen;     /* redefinitions (component_migrate.c): field
                            ** numbers read before a change are stale */
@@ -62,6 +73,7 @@ struct ecs_component {
   const struct ecs_component *of;
   const unsigned char *defer_owners, *defer_cols;
   uint32_t defer_count;
+  ecsi_saved_ticks loaded_ticks; /* a twin's: the stamps its load read */
   /* an owned component (component_owned.c): the manager that drives its
   ** rows and hears of bulk writes, or NULL; fields no bulk path writes */
   const struct ecs_owner *owner;
@@ -140,12 +152,69 @@ const char *ecsi_component_check(const ecs_world *w, const void *self);
 ecs_err ecsi_component_data_reserve(ecs_world *w, ecs_component *c,
                                     uint32_t need);
 void ecsi_component_zero_row(ecs_component *c, uint32_t i);
+void ecsi_component_put_values(ecs_world *w, ecs_component *c, uint32_t i,
+                               const unsigned char *packed);
 /* ecsi_component_reorder for owned components too (their owner's call) */
 bool ecsi_component_reorder_rows(ecs_world *w, ecs_component *c,
                                  const ecs_entity *first, uint32_t n,
                                  const struct ecs_query *keep);
 
+/*
+** component_layout.c: a layout of c's rows (its size, gc cursor and churn,
+** and the owner of every row that differs from c's, sorted by row), and
+** the three steps that give c that layout: check (ECS_ERR_CORRUPT;
+** sorted: room for n owners), reserve (check included; then room holds
+** what apply needs, released by apply or ecsi_layout_release), apply.
+*/
+typedef struct ecsi_layout_row {
+  uint32_t row;
+  ecs_entity owner;
+} ecsi_layout_row;
+typedef struct ecsi_layout {
+  uint32_t size, gc_cursor, churn;
+  const ecsi_layout_row *rows;
+  uint32_t n;
+} ecsi_layout;
+typedef struct ecsi_layout_room {
+  unsigned char *block;
+  size_t bytes;
+  ecs_entity *sorted;  /* the owners, by index */
+  unsigned char *data; /* each owner's values and stamps, gathered */
+  /* lua cells the apply may send to the drop list or add (its rows that
+  ** change owner and the rows it adds): the caller reserves them with the
+  ** rest of its operation's, in one ecsi_component_refs_reserve (reserves
+  ** are not cumulative) */
+  size_t refs;
+} ecsi_layout_room;
+/* Sort pairs by row (the journal records them in the order rows changed). */
+void ecsi_layout_sort(ecsi_layout_row *rows, uint32_t n);
+ecs_err ecsi_layout_check(const ecs_world *w, const ecs_component *c,
+                          const ecsi_layout *l, ecs_entity *sorted);
+ecs_err ecsi_layout_reserve(ecs_world *w, ecs_component *c,
+                            const ecsi_layout *l, ecsi_layout_room *room);
+void ecsi_layout_release(ecs_world *w, ecsi_layout_room *room);
+/* After a reserve: does the layout give e (its very handle) a row? */
+bool ecsi_layout_holds(const ecs_component *c, const ecsi_layout *l,
+                       const ecsi_layout_room *room, ecs_entity e);
+void ecsi_layout_apply(ecs_world *w, ecs_component *c, const ecsi_layout *l,
+                       ecsi_layout_room *room);
+
 /* change.c: the stamp arrays (see ecsi_ticks). */
+ecs_err ecsi_ticks_save(const ecs_world *w, const ecs_component *c,
+                        ecs_writer *out);
+ecs_err ecsi_ticks_read(const ecs_world *w, ecs_reader *in, uint32_t count,
+                        ecsi_saved_ticks *out);
+/* Room in c's arrays, an array made for every kind t has stamps of. */
+ecs_err ecsi_ticks_keep(ecs_world *w, ecs_component *c,
+                        const ecsi_saved_ticks *t, uint32_t cap);
+/* c's rows [0, size) stamped as t says. */
+void ecsi_ticks_load(ecs_world *w, ecs_component *c, const ecsi_saved_ticks *t);
+/* Row i's stamps, per kind (a kind c keeps no stamps of is left out). */
+static inline void ecsi_ticks_set(ecs_component *c, uint32_t i,
+                                  const uint32_t *stamp) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    if (c->ticks.at[k] != NULL) c->ticks.at[k][i] = stamp[k];
+}
 ecs_err ecsi_ticks_reserve(ecs_world *w, ecs_component *c, uint32_t cap);
 void ecsi_ticks_free(ecs_world *w, ecs_component *c);
 size_t ecsi_ticks_bytes(const ecs_component *c);

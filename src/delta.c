@@ -210,7 +210,66 @@ typedef struct mhead {
   uint32_t mode, n; /* mode 0: n records; mode 1: n unused */
   uint64_t size;    /* mode 1: the save's bytes */
   size_t body_at;   /* records, or the save */
+  /* mode 0, after the records (journal_delta.c, write_extras): flags (bit
+  ** 0 the layout, bit 1 the stamps); the layout's sizes at the mark and
+  ** now, gc cursor and churn now, and its nrows (row, then, now) at
+  ** rows_at; nstamps (index, changed, added) at stamps_at */
+  uint32_t flags, mark_size, new_size, cursor, churn, nrows, nstamps, kinds;
+  size_t rows_at, stamps_at;
 } mhead;
+
+/* A handle a layout may name: an entity, or a record purged in place. */
+static bool record_ok(uint32_t e) {
+  return (e & ~(ECS_ID_MASK | ECS_PURGED)) == 0 && ecs_entity_index(e) != 0;
+}
+
+/*
+** The extras after a component's records: flags, then the layout -- sizes
+** within the limit, rows ascending and below the larger size, each row
+** below the mark's size with an owner then, each below the new size with
+** an owner now (and none past it), every row the new size adds named --
+** and the stamps (each index in range: a row written with the value it had
+** is no record but has a new stamp). Which owners the replica's rows hold
+** is apply's to check.
+*/
+static bool read_extras(rd *r, const ehead *e, mhead *h) {
+  uint32_t last = 0, added = 0;
+  h->nrows = h->nstamps = 0;
+  if (!r32(r, &h->flags) || h->flags > 3u) return false;
+  if (h->flags & 1u) {
+    if (!r32(r, &h->mark_size) || !r32(r, &h->new_size) || !r32(r, &h->cursor) ||
+        !r32(r, &h->churn) || !r32(r, &h->nrows) || h->mark_size > ECS_MAX_ENTITIES ||
+        h->new_size > ECS_MAX_ENTITIES || h->nrows > (r->n - r->at) / 12u)
+      return false;
+    h->rows_at = r->at;
+    for (uint32_t k = 0; k < h->nrows; k++) {
+      uint32_t row = 0, then = 0, now = 0;
+      (void)r32(r, &row);
+      (void)r32(r, &then);
+      (void)r32(r, &now);
+      if ((k > 0 && row <= last) || (row >= h->mark_size && row >= h->new_size) ||
+          (then != 0) != (row < h->mark_size) || (now != 0) != (row < h->new_size) ||
+          (then != 0 && !record_ok(then)) || (now != 0 && !record_ok(now)))
+        return false;
+      last = row;
+      added += row >= h->mark_size;
+    }
+    if (h->new_size > h->mark_size && added != h->new_size - h->mark_size) return false;
+  }
+  if (h->flags & 2u) {
+    if (!r32(r, &h->kinds) || h->kinds == 0 || h->kinds >= 1u << ECSI_TICK_KINDS ||
+        !r32(r, &h->nstamps) || h->nstamps > (r->n - r->at) / 12u)
+      return false;
+    h->stamps_at = r->at;
+    for (uint32_t k = 0; k < h->nstamps; k++) {
+      uint32_t index = 0;
+      (void)r32(r, &index);
+      if (index == 0 || index >= e->new_count) return false;
+      r->at += 8u;
+    }
+  }
+  return true;
+}
 
 /* The values of a present record of c at r, well formed: bool values 0 or
 ** 1, entity values ids (30 bits), lua cells a u32 length and that many
@@ -288,7 +347,7 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
           !check_values(r, c, &d->nvalues))
         return ECS_ERR_CORRUPT;
     }
-    return ECS_ERR_OK;
+    return read_extras(r, e, h) ? ECS_ERR_OK : ECS_ERR_CORRUPT;
   }
 }
 
@@ -343,6 +402,16 @@ static ecs_err read_managers(const ecs_world *w, ecs_delta *d, const ehead *e,
     qsort(scratch, h.n, sizeof *scratch, by_u32);
     for (uint32_t n = 1; n < h.n; n++)
       if (scratch[n] == scratch[n - 1]) return ECS_ERR_CORRUPT;
+  }
+  /* the cursors (cursors.c), which end the delta */
+  {
+    ecs_reader in;
+    in.data = r.p;
+    in.size = r.n;
+    in.pos = r.at;
+    d->cursors_at = r.at;
+    if (ecsi_cursors_skip(&in) != ECS_ERR_OK) return ECS_ERR_CORRUPT;
+    r.at = in.pos;
   }
   return r.at == r.n ? ECS_ERR_OK : ECS_ERR_CORRUPT;
 }
@@ -425,24 +494,26 @@ ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
     mhead h;
     const ecs_component *c;
     ecs_err err;
+    rd v;
     next_manager(w, d, &r, &h);
     if (h.mode != 0) continue;
     c = (const ecs_component *)w->manager[h.m].self;
     if (c->nlua == 0) continue;
-    r.at = h.body_at;
+    v = r; /* (r is past the part: its extras too) */
+    v.at = h.body_at;
     for (uint32_t n = 0; n < h.n; n++) {
       uint32_t index = 0, owner = 0;
-      (void)r32(&r, &index);
-      (void)r32(&r, &owner);
+      (void)r32(&v, &index);
+      (void)r32(&v, &owner);
       if (owner == 0) continue;
       for (uint32_t f = 0; f < c->nfields; f++) {
         if (c->field[f].type == ECS_LUA) {
           uint32_t len = 0;
-          (void)r32(&r, &len);
-          if ((err = fn(ud, r.p + r.at, len)) != ECS_ERR_OK) return err;
-          r.at += len;
+          (void)r32(&v, &len);
+          if ((err = fn(ud, v.p + v.at, len)) != ECS_ERR_OK) return err;
+          v.at += len;
         } else {
-          r.at += c->elem[f];
+          v.at += c->elem[f];
         }
       }
     }
@@ -538,6 +609,19 @@ static void table_restore(ecs_world *w, const ehead *e, const nslot *sorted,
   w->live = u->live;
 }
 
+/* Past the encoded values of one present record at r (open checked them). */
+static void skip_values(rd *r, const ecs_component *c) {
+  for (uint32_t f = 0; f < c->nfields; f++) {
+    uint32_t len = 0;
+    if (c->field[f].type != ECS_LUA) {
+      r->at += c->elem[f];
+      continue;
+    }
+    (void)r32(r, &len);
+    r->at += len;
+  }
+}
+
 /* Decode the encoded values of one record at r into packed (lua cells:
 ** the next references); open checked them. */
 static void decode_values(rd *r, const ecs_component *c, unsigned char *packed,
@@ -557,20 +641,22 @@ static void decode_values(rd *r, const ecs_component *c, unsigned char *packed,
   }
 }
 
-/* (3, 5) the records of every component: owners alive at their index under
-** the new table; room reserved for them. */
-static ecs_err check_records(ecs_world *w, const ecs_delta *d,
-                             uint32_t *scratch) {
+/*
+** (5) the records of every component: owners alive at their index under
+** the new table, and -- in a part without a layout, whose rows do not
+** change -- each with its row already (rows are only ever given by a
+** layout: a record that would add an instance without one is not a delta
+** a journal writes).
+*/
+static ecs_err check_records(ecs_world *w, const ecs_delta *d) {
   rd r;
-  ecs_err err = ECS_ERR_OK;
   r.p = d->data;
   r.at = d->managers_at;
   r.n = d->size - 8;
-  for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
     mhead h;
     ecs_component *c;
     rd o;
-    uint32_t npresent = 0;
     next_manager(w, d, &r, &h);
     if (h.mode != 0) continue;
     c = (ecs_component *)w->manager[h.m].self;
@@ -582,21 +668,141 @@ static ecs_err check_records(ecs_world *w, const ecs_delta *d,
       (void)r32(&o, &index);
       (void)r32(&o, &owner);
       if (owner == 0) continue;
-      if (!ecs_alive(w, owner)) return ECS_ERR_CORRUPT;
-      scratch[npresent++] = index;
-      for (uint32_t f = 0; f < c->nfields; f++) { /* past its values */
-        uint32_t len = 0;
-        if (c->field[f].type != ECS_LUA) {
-          o.at += c->elem[f];
-          continue;
-        }
-        (void)r32(&o, &len);
-        o.at += len;
-      }
+      if (!ecs_alive(w, owner) ||
+          (!(h.flags & 1u) && ecs_component_lookup(w, c, owner) == ECS_NO_INSTANCE))
+        return ECS_ERR_CORRUPT;
+      skip_values(&o, c);
     }
-    err = ecs_component_reserve(w, c, scratch, npresent);
   }
-  return err;
+  return ECS_ERR_OK;
+}
+
+/* (4) The world's own journal captures every pair the records name. */
+static void capture_records(ecs_world *w, const ecs_delta *d) {
+  rd r = {d->data, d->managers_at, d->size - 8};
+  for (uint32_t k = 0; k < d->nmanagers; k++) {
+    mhead h;
+    ecs_component *c;
+    rd v;
+    next_manager(w, d, &r, &h);
+    if (h.mode != 0) continue;
+    c = (ecs_component *)w->manager[h.m].self;
+    v = r;
+    v.at = h.body_at;
+    for (uint32_t n = 0; n < h.n; n++) {
+      uint32_t index = 0, owner = 0;
+      (void)r32(&v, &index);
+      (void)r32(&v, &owner);
+      ecsi_journal_capture(w, c, index);
+      if (owner != 0) skip_values(&v, c);
+    }
+  }
+}
+
+/* Bytes of the pairs of a layout part of nrows rows. */
+static size_t pairs_size(uint32_t nrows) {
+  return (size_t)nrows * sizeof(ecsi_layout_row) + 1;
+}
+
+/*
+** (5) A component part with a layout: the world's rows must be the mark's
+** (its size, and each row the delta changes held by the owner the delta
+** says it had: else the world is not the delta's base), and the layout the
+** delta gives must be one the world can hold (component_layout.c, under
+** the new table), every present record's owner in it. l, pairs (freed by
+** the caller) and room are set for the commit.
+*/
+static ecs_err prepare_layout(ecs_world *w, const ecs_delta *d, const mhead *h,
+                              ecs_component *c, ecsi_layout *l,
+                              ecsi_layout_row **pairs, ecsi_layout_room *room) {
+  rd r = {d->data, h->rows_at, d->size - 8};
+  uint32_t n = 0;
+  ecs_err err;
+  if (c->size != h->mark_size) return ECS_ERR_BASE;
+  *pairs = (ecsi_layout_row *)ecsi_realloc(w, NULL, 0, pairs_size(h->nrows));
+  if (*pairs == NULL) return ECS_ERR_NOMEM;
+  for (uint32_t k = 0; k < h->nrows; k++) {
+    uint32_t row = 0, then = 0, now = 0;
+    (void)r32(&r, &row);
+    (void)r32(&r, &then);
+    (void)r32(&r, &now);
+    if (row < h->mark_size && owners(c)[row] != then) return ECS_ERR_BASE;
+    if (now == 0) continue; /* a row the new size cuts off */
+    (*pairs)[n].row = row;
+    (*pairs)[n].owner = now;
+    n++;
+  }
+  l->size = h->new_size;
+  l->gc_cursor = h->cursor;
+  l->churn = h->churn;
+  l->rows = *pairs;
+  l->n = n;
+  if ((err = ecsi_layout_reserve(w, c, l, room)) != ECS_ERR_OK) return err;
+  r.at = h->body_at;
+  for (uint32_t k = 0; k < h->n; k++) { /* every present owner is held */
+    uint32_t index = 0, owner = 0;
+    (void)r32(&r, &index);
+    (void)r32(&r, &owner);
+    if (owner == 0) continue;
+    if (!ecsi_layout_holds(c, l, room, owner)) return ECS_ERR_CORRUPT;
+    for (uint32_t f = 0; f < c->nfields; f++) {
+      uint32_t len = 0;
+      if (c->field[f].type != ECS_LUA) {
+        r.at += c->elem[f];
+        continue;
+      }
+      (void)r32(&r, &len);
+      r.at += len;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
+/* (6) The stamps of a part's present records: the kinds the delta's world
+** keeps take its stamps; a kind only this world keeps, or every kind when
+** the delta carries none, counts the records as written (and those new to
+** c as added) now. isnew[k]: record k's owner had no row before. */
+static void apply_stamps(ecs_world *w, const ecs_delta *d, const mhead *h,
+                         ecs_component *c, const uint8_t *isnew) {
+  rd r = {d->data, h->body_at, d->size - 8};
+  uint32_t kinds = (h->flags & 2u) ? h->kinds : 0, now = ecsi_clock_now(w);
+  for (uint32_t k = 0, p = 0; k < h->n; k++) {
+    uint32_t index = 0, owner = 0;
+    ecs_instance i;
+    bool fresh;
+    (void)r32(&r, &index);
+    (void)r32(&r, &owner);
+    if (owner == 0) continue;
+    fresh = isnew[p++] != 0;
+    for (uint32_t f = 0; f < c->nfields; f++) {
+      uint32_t len = 0;
+      if (c->field[f].type != ECS_LUA) {
+        r.at += c->elem[f];
+        continue;
+      }
+      (void)r32(&r, &len);
+      r.at += len;
+    }
+    i = ecs_component_lookup(w, c, owner);
+    if (i == ECS_NO_INSTANCE) continue;
+    for (int t = 0; t < ECSI_TICK_KINDS; t++)
+      if (c->ticks.at[t] != NULL && !(kinds >> t & 1u) &&
+          (t == ECSI_TICK_CHANGED || fresh))
+        c->ticks.at[t][i] = now;
+  }
+  if (kinds != 0) {
+    r.at = h->stamps_at;
+    for (uint32_t k = 0; k < h->nstamps; k++) {
+      uint32_t index = 0, s[ECSI_TICK_KINDS] = {0, 0};
+      uint32_t i;
+      (void)r32(&r, &index);
+      for (int t = 0; t < ECSI_TICK_KINDS; t++) (void)r32(&r, &s[t]);
+      i = map_get(c, index);
+      if (i == ECS_NO_INSTANCE || !ecs_alive(w, owners(c)[i])) continue;
+      for (int t = 0; t < ECSI_TICK_KINDS; t++)
+        if (c->ticks.at[t] != NULL && (kinds >> t & 1u)) c->ticks.at[t][i] = s[t];
+    }
+  }
 }
 
 /* (0) the managers as open found them: a component redefined since open
@@ -622,9 +828,15 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   rd r;
   ehead e;
   nslot *sorted = NULL;
-  uint32_t *popped = NULL, *scratch = NULL, nm = w->manager_count;
+  uint32_t *popped = NULL, nm = w->manager_count;
   void **twin = NULL;
-  size_t sorted_size, popped_size, scratch_size, twin_size;
+  ecsi_layout *lay = NULL;
+  ecsi_layout_row **pairs = NULL;
+  ecsi_layout_room *room = NULL;
+  uint32_t *nrows = NULL;
+  uint8_t *isnew = NULL;
+  ecsi_cursors cur;
+  size_t sorted_size, popped_size, twin_size, lay_size, isnew_size, cells = 0;
   table_back u;
   uint64_t h;
   ecs_err err;
@@ -639,39 +851,68 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   /* (open bounded the pops by the base's queue and the pushes) */
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
   popped_size = (size_t)e.npopped * sizeof *popped + 1;
-  scratch_size = (size_t)d->max_records * sizeof *scratch + 1;
   twin_size = (size_t)nm * sizeof *twin + 1;
+  lay_size = (size_t)nm * (sizeof *lay + sizeof *pairs + sizeof *room + sizeof *nrows) + 1;
+  isnew_size = (size_t)d->max_records + 1;
+  memset(&cur, 0, sizeof cur);
   sorted = (nslot *)ecsi_realloc(w, NULL, 0, sorted_size);
   popped = (uint32_t *)ecsi_realloc(w, NULL, 0, popped_size);
-  scratch = (uint32_t *)ecsi_realloc(w, NULL, 0, scratch_size);
   twin = (void **)ecsi_realloc(w, NULL, 0, twin_size);
-  if (sorted == NULL || popped == NULL || scratch == NULL || twin == NULL) {
+  lay = (ecsi_layout *)ecsi_realloc(w, NULL, 0, lay_size);
+  isnew = (uint8_t *)ecsi_realloc(w, NULL, 0, isnew_size);
+  if (sorted == NULL || popped == NULL || twin == NULL ||
+      lay == NULL || isnew == NULL) {
     err = ECS_ERR_NOMEM;
     goto done;
   }
   memset(twin, 0, twin_size);
+  memset(lay, 0, lay_size);
+  pairs = (ecsi_layout_row **)(void *)(lay + nm);
+  room = (ecsi_layout_room *)(void *)(pairs + nm);
+  nrows = (uint32_t *)(void *)(room + nm);
+  {
+    ecs_reader in;
+    in.data = d->data;
+    in.size = d->size - 8;
+    in.pos = d->cursors_at;
+    if ((err = ecsi_cursors_read(w, &in, &cur)) != ECS_ERR_OK) goto done;
+  }
   /* (2) the entity part; (3) room for the table */
   if ((err = check_entities(w, d, &e, sorted, popped)) != ECS_ERR_OK ||
       (err = ecsi_entities_reserve(w, e.new_count > 2u ? e.new_count : 2u,
                                    w->free.len + e.npushed + 1u)) != ECS_ERR_OK)
     goto done;
-  /* (4) the table, the world's own journal capturing first */
-  if (w->journal != NULL)
+  /* (4) the table, the world's own journal capturing first: the slots,
+  ** the entities that die, and every pair the records name, all under the
+  ** old table (a capture is the state before; one taken for an apply that
+  ** then fails describes the world as it stays) */
+  if (w->journal != NULL) {
     for (uint32_t k = 0; k < e.nslot; k++) {
       const nslot *s = &sorted[k];
       ecsi_journal_slot(w, s->index);
       if (s->index < w->head.slot_count && !is_free(s->old) && s->state != s->old)
         ecsi_journal_dying(w, ecs_make_entity(s->index, s->old));
     }
+    capture_records(w, d);
+  }
   table_apply(w, d, &e, sorted, &u);
-  /* (5) records and twins against the new table */
-  err = check_records(w, d, scratch);
+  /* (5) records, layouts and twins against the new table */
+  err = check_records(w, d);
   r.at = d->managers_at;
   for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
     mhead mh;
     const ecs_manager_class *cls;
     ecs_reader in;
     next_manager(w, d, &r, &mh);
+    if (mh.mode == 0) /* lua cells: each record's, put over the row's */
+      cells += (size_t)mh.n * ((ecs_component *)w->manager[mh.m].self)->nlua;
+    if (mh.mode == 0 && (mh.flags & 1u)) {
+      nrows[mh.m] = mh.nrows;
+      err = prepare_layout(w, d, &mh, (ecs_component *)w->manager[mh.m].self,
+                           &lay[mh.m], &pairs[mh.m], &room[mh.m]);
+      cells += room[mh.m].refs;
+      continue;
+    }
     if (mh.mode != 1) continue;
     cls = w->manager[mh.m].cls;
     if ((twin[mh.m] = cls->twin(w, w->manager[mh.m].self)) == NULL) {
@@ -684,6 +925,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     err = cls->load(w, twin[mh.m], &in);
     if (err == ECS_ERR_OK && in.pos != in.size) err = ECS_ERR_CORRUPT;
   }
+  /* the drop list's room for all of it at once (reserves do not add up) */
+  if (err == ECS_ERR_OK) err = ecsi_component_refs_reserve(w, cells);
   if (err != ECS_ERR_OK) {
     table_restore(w, &e, sorted, &u);
     for (uint32_t m = 0; m < nm; m++)
@@ -694,7 +937,12 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   for (uint32_t k = 0; k < e.nslot; k++) {
     const nslot *s = &sorted[k];
     if (s->index >= u.slot_count || s->state == s->old) continue;
-    if (lap_pos(s->state) < lap_pos(s->old)) ecsi_purge_index(w, s->index);
+    /* the components' rows are the delta's world's (their layouts): only
+    ** the managers kept whole purge */
+    if (lap_pos(s->state) < lap_pos(s->old))
+      for (uint32_t m = 0; m < nm; m++)
+        if (!ecs_component_is(w->manager[m].cls) && w->manager[m].cls->purge != NULL)
+          w->manager[m].cls->purge(w, w->manager[m].self, s->index);
     if (!is_free(s->old))
       ecsi_queries_entity_died(w, ecs_make_entity(s->index, s->old));
   }
@@ -703,25 +951,43 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     for (uint32_t k = 0; k < e.npushed; k++) ecsi_journal_pushed(w, get32(pp + 4u * k));
     for (uint32_t k = 0; k < e.npopped; k++) ecsi_journal_popped(w, popped[k]);
   }
+  /* each component: the journal's captures (the state before), the layout
+  ** (the rows as the delta's world has them: data moves with its owner),
+  ** the values of each present record (a component without a layout puts
+  ** its records as before: add, remove, write), the stamps */
   {
     uint32_t next = 0;
     r.at = d->managers_at;
     for (uint32_t k = 0; k < d->nmanagers; k++) {
       mhead mh;
       ecs_component *c;
+      rd v;
+      uint32_t p = 0;
       next_manager(w, d, &r, &mh);
       if (mh.mode != 0) continue;
       c = (ecs_component *)w->manager[mh.m].self;
-      r.at = mh.body_at;
+      v = r; /* (r is past the part) */
+      v.at = mh.body_at;
+      for (uint32_t n = 0; n < mh.n; n++) {
+        uint32_t index = 0, owner = 0;
+        (void)r32(&v, &index);
+        (void)r32(&v, &owner);
+        if (owner == 0) continue;
+        isnew[p++] = ecs_component_lookup(w, c, owner) == ECS_NO_INSTANCE;
+        skip_values(&v, c);
+      }
+      if (mh.flags & 1u) ecsi_layout_apply(w, c, &lay[mh.m], &room[mh.m]);
+      v.at = mh.body_at;
       for (uint32_t n = 0; n < mh.n; n++) {
         uint32_t index = 0, owner = 0;
         unsigned char packed[ECS_MAX_FIELDS * 8];
-        (void)r32(&r, &index);
-        (void)r32(&r, &owner);
-        if (owner != 0) decode_values(&r, c, packed, refs, &next);
-        if (w->journal != NULL) ecsi_journal_capture(w, c, index);
-        ecsi_component_put(w, c, index, owner, owner != 0 ? packed : NULL);
+        (void)r32(&v, &index);
+        (void)r32(&v, &owner);
+        if (owner != 0) decode_values(&v, c, packed, refs, &next);
+        if (owner != 0)
+          ecsi_component_put_values(w, c, ecs_component_lookup(w, c, owner), packed);
       }
+      apply_stamps(w, d, &mh, c, isnew);
     }
   }
   for (uint32_t m = 0; m < nm; m++)
@@ -730,16 +996,30 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       w->manager[m].cls->free(w, twin[m]);
     }
   /* a smaller slot count (the delta of a restore): the dead records the
-  ** managers still hold at the indices it dropped would outlive their
-  ** slots -- every manager reclaims its dead records now, one whole lap
-  ** (O(the world), as the restore it carries) */
-  if (e.new_count < u.slot_count) (void)ecs_world_gc(w, (size_t)UINT32_MAX);
+  ** managers kept whole still hold at the indices it dropped would outlive
+  ** their slots -- each reclaims its dead records now, one whole lap (O(the
+  ** world), as the restore it carries). The components' rows are the
+  ** delta's world's, dead records and all: no gc there. */
+  if (e.new_count < u.slot_count)
+    for (uint32_t m = 0; m < nm; m++)
+      if (!ecs_component_is(w->manager[m].cls) && w->manager[m].cls->gc != NULL)
+        (void)w->manager[m].cls->gc(w, w->manager[m].self, SIZE_MAX);
+  ecsi_cursors_merge(w, &cur);
+  ecsi_cursors_keep(w, &cur);
   w->destroy_epoch++;
   w->loads++; /* loops begun before it are over */
 done:
+  if (room != NULL) { /* (set once every block was allocated) */
+    for (uint32_t m = 0; m < nm; m++) {
+      ecsi_layout_release(w, &room[m]); /* (nothing left after an apply) */
+      if (pairs[m] != NULL) ecsi_free(w, pairs[m], pairs_size(nrows[m]));
+    }
+  }
+  ecsi_free(w, lay, lay_size);
+  ecsi_free(w, isnew, isnew_size);
+  ecsi_cursors_free(w, &cur);
   ecsi_free(w, sorted, sorted_size);
   ecsi_free(w, popped, popped_size);
-  ecsi_free(w, scratch, scratch_size);
   ecsi_free(w, twin, twin_size);
   return err;
 }

@@ -64,15 +64,6 @@ struct ecs_world {
   uint32_t slot_cap;     /* allocated slots (>= head.slot_count) */
   uint32_t live;         /* live entities */
   ecsi_queue free;       /* freed indices, oldest first */
-  /* component_hooks.c: the last long run of ids found alive while
-  ** snapshot.c's load holds the memo on (from its entity table's swap to
-  ** its end: the table does not change in between). A snapshot's managers
-  ** name the same runs: each is checked once per load, not once per
-  ** manager. Off for every other load (a delta's, an undo's change slots
-  ** while their managers load). */
-  bool alive_memo;
-  ecs_entity alive_first;
-  uint32_t alive_len;
   /* snapshot.c: while a load checks the snapshot's checksum as it reads
   ** it, the hash so far (checksum.h); NULL otherwise. The bulk copies of
   ** the load (entity slots, component columns) go through
@@ -146,6 +137,14 @@ struct ecs_world {
   uint64_t batches;    /* system.c: batches of systems run side by side */
   uint32_t pins;       /* component.c: pins over all managers (world-wide
                        ** changes such as load and undo check it) */
+  /* query.c: queries made so far (a query's serial is its number) */
+  uint32_t query_serial;
+  /* cursors.c: what the last load brought for the change queries and
+  ** systems made after it, or NULL. stamp_limit: while a snapshot's load
+  ** reads the managers, the latest stamp its clock allows (its tick: the
+  ** components' stamps are taken then, change.c "Stamps saved"), else 0 */
+  struct ecsi_cursors *cursors;
+  uint32_t stamp_limit;
 };
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */
@@ -203,6 +202,9 @@ ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue);
 /* Trade the world's table for t (t gets the old one); never fails. */
 void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t);
 void ecsi_entities_table_free(ecs_world *w, ecsi_entity_table *t);
+/* Do w's table and t hold the same living entities (every index alive in
+** one is alive in the other, with the same generation)? */
+bool ecsi_entities_same_lives(const ecs_world *w, const ecsi_entity_table *t);
 
 /* ------------------------------------------------------------------------
 ** managers: component.c
@@ -232,7 +234,7 @@ const uint32_t *ecsi_ticks_of(const struct ecs_component *c, int kind);
 ** note it for the sweep in progress or the hold's release. */
 ecs_err ecsi_cleanup_after_death(ecs_world *w);
 
-/* Tests: set and read the clock (to reach the renumbering). */
+/* The clock set (tests, to reach the renumbering; loads) and read. */
 void ecsi_world_set_clock(ecs_world *w, uint32_t clock);
 uint32_t ecsi_world_clock(const ecs_world *w);
 
@@ -247,6 +249,13 @@ void ecsi_component_unwatch(struct ecs_component *c,
 bool ecsi_component_reorder(ecs_world *w, struct ecs_component *c,
                             const ecs_entity *first, uint32_t n,
                             const struct ecs_query *keep);
+/* Structural changes (instances added, reused, removed) since c's rows
+** were last re-ordered: the re-alignment's amortisation (query.c). World
+** state, saved with the rows, so that a restored world re-aligns when the
+** original would. */
+uint32_t ecsi_component_churn(const struct ecs_component *c);
+/* The rows were looked at and found in order: the churn starts over. */
+void ecsi_component_churn_reset(ecs_world *w, struct ecs_component *c);
 
 /* ------------------------------------------------------------------------
 ** query: query.c (match lists, pins) and query_run.c (runs, columns), for
@@ -284,7 +293,11 @@ void ecsi_queries_entity_died(ecs_world *w, ecs_entity e);
 ** position i is row[k * stride + i].
 */
 typedef struct ecsi_rows {
-  uint32_t count, stride;
+  /* positions [0, count), holes of them: a position whose entity is
+  ** ECS_NULL was a match that stopped matching, its rows stale, and is
+  ** skipped by every reader (query.c, "Upkeep"); no run goes through it */
+  uint32_t count, stride, holes;
+  const uint64_t *hole; /* bit i: position i is a hole (see qsnap) */
   const ecs_entity *entity;
   const uint32_t *row;
   const uint8_t *cont; /* see qsnap in query.c */
@@ -306,6 +319,11 @@ void *ecsi_query_scratch(ecs_world *w, struct ecs_query *q, size_t size);
 ** term are consecutive (at least 1, at most max): a scan of one byte per
 ** position (memchr). */
 uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max);
+/* The matches in a row from *i on: *i is moved past any holes, and the
+** number of positions from there up to the next hole is returned, at most
+** max and not past end; 0 when only holes are left before end. */
+uint32_t ecsi_rows_live(const ecsi_rows *r, uint32_t *i, uint32_t end,
+                        uint32_t max);
 /* The shortest run worth using in place (shorter ones are gathered). */
 #define ECSI_MIN_DIRECT_RUN 32u
 /* Row splitting over the pool (pool.h; expr_run.c, query_run.c): runs of
@@ -361,5 +379,49 @@ void ecsi_query_set_ext_free(struct ecs_query *q, ecsi_query_ext_free fn);
 void ecsi_systems_free(ecs_world *w);
 const char *ecsi_systems_check(const ecs_world *w);
 void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q);
+/* A system's fixed interval (0: none) and the time it owes (cursors.c). */
+struct ecs_system;
+double ecsi_system_interval(const struct ecs_system *s);
+double ecsi_system_owed(const struct ecs_system *s);
+void ecsi_system_set_owed(struct ecs_system *s, double owed);
+
+/* ------------------------------------------------------------------------
+** cursors: cursors.c (the change clock, the change queries' cursors, the
+** systems' owed time), for snapshot.c, the journal, change.c, system.c
+** --------------------------------------------------------------------- */
+typedef struct ecsi_qcursor {
+  uint32_t serial, since;
+  uint64_t sig;
+} ecsi_qcursor;
+typedef struct ecsi_scursor {
+  const char *name; /* in the block */
+  size_t len;
+  double owed;
+} ecsi_scursor;
+typedef struct ecsi_cursors {
+  uint32_t clock, nq, nsys;
+  ecsi_qcursor *q;
+  ecsi_scursor *sys;
+  char *names;
+  void *block; /* q, sys and names: one allocation */
+  size_t bytes;
+} ecsi_cursors;
+/* query.c: a hash of q's terms (kinds, names, change terms) */
+uint64_t ecsi_query_signature(const struct ecs_query *q);
+ecs_err ecsi_cursors_take(ecs_world *w, ecsi_cursors *out);
+ecs_err ecsi_cursors_save(const ecs_world *w, ecs_writer *out);
+ecs_err ecsi_cursors_read(ecs_world *w, ecs_reader *in, ecsi_cursors *out);
+/* Check the layout at in (every rule of ecsi_cursors_read) and move past it. */
+ecs_err ecsi_cursors_skip(ecs_reader *in);
+void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c);
+void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c);
+/* Keep c (taken over: c is emptied) for what is made from now on. */
+void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c);
+void ecsi_cursors_forget(ecs_world *w);
+void ecsi_cursors_free(ecs_world *w, ecsi_cursors *c);
+/* The kept cursor of q (made after a load), and a system's owed time. */
+bool ecsi_cursors_since(const ecs_world *w, const struct ecs_query *q,
+                        uint32_t *since);
+double ecsi_cursors_owed(const ecs_world *w, const char *name);
 
 #endif

@@ -507,6 +507,20 @@ fail:
 ** t holds the world's former one (so a second swap undoes the first).
 ** Allocates nothing. The caller makes the world's queries stale.
 */
+/* Index i's living generation in a table, or ECS_SLOT_FREE. */
+static uint32_t life(const uint16_t *slot, uint32_t count, uint32_t i) {
+  return i < count && slot[i] < ECS_SLOT_FREE ? slot[i] : ECS_SLOT_FREE;
+}
+
+bool ecsi_entities_same_lives(const ecs_world *w, const ecsi_entity_table *t) {
+  uint32_t n = w->head.slot_count > t->slot_count ? w->head.slot_count
+                                                  : t->slot_count;
+  for (uint32_t i = 0; i < n; i++)
+    if (life(w->head.slot, w->head.slot_count, i) != life(t->slot, t->slot_count, i))
+      return false;
+  return true;
+}
+
 void ecsi_entities_swap(ecs_world *w, ecsi_entity_table *t) {
   ecsi_entity_table old;
   old.slot = w->head.slot;

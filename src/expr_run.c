@@ -316,27 +316,6 @@ typedef struct par_run {
   uint32_t blocks, parts;
 } par_run;
 
-static void par_part(void *ud, uint32_t worker, uint32_t part) {
-  const par_run *j = (const par_run *)ud;
-  uint32_t b0 = (uint32_t)((uint64_t)j->blocks * part / j->parts);
-  uint32_t b1 = (uint32_t)((uint64_t)j->blocks * (part + 1u) / j->parts);
-  double *stackmem = j->stackmem + (size_t)worker * j->stack;
-  for (uint32_t b = b0; b < b1; b++) {
-    uint32_t i = b * ECSI_BLOCK;
-    uint32_t n = j->r->count - i < ECSI_BLOCK ? j->r->count - i : ECSI_BLOCK;
-    exec(j->p, j->r, i, n, ecsi_rows_run(j->r, i, n) == n, j->params, stackmem);
-  }
-}
-
-/* The threads a run of p over count rows uses (1: this thread alone). */
-static uint32_t run_threads(const ecs_world *w, const ecs_program *p,
-                            uint32_t count) {
-  if (w->pool == NULL || count < ECSI_PAR_MIN_ROWS) return 1;
-  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
-    if ((m & 1u) && ecs_component_owned(ecs_query_with(p->q, t))) return 1;
-  return ecsi_pool_threads(w->pool);
-}
-
 /* Change stamps of every block's rows in every target's manager. */
 static void touch_blocks(ecs_world *w, const ecs_program *p,
                          const ecsi_rows *r, uint32_t i, uint32_t n,
@@ -349,20 +328,52 @@ static void touch_blocks(ecs_world *w, const ecs_program *p,
   }
 }
 
+/*
+** Block b: positions [b * ECSI_BLOCK, (b + 1) * ECSI_BLOCK) of the list,
+** run as the stretches between its holes (one stretch when it has none),
+** each contiguous when the run at its start covers it. w non-NULL: each
+** stretch's rows are stamped after it runs (on the calling thread).
+*/
+static void run_block(ecs_world *w, const ecs_program *p, const ecsi_rows *r,
+                      uint32_t b, const double *params, double *stackmem) {
+  uint32_t i = b * ECSI_BLOCK, end = r->count - i < ECSI_BLOCK ? r->count : i + ECSI_BLOCK;
+  for (uint32_t n; (n = ecsi_rows_live(r, &i, end, ECSI_BLOCK)) != 0; i += n) {
+    /* the run at i covers the stretch: every term's rows consecutive */
+    bool contiguous = ecsi_rows_run(r, i, n) == n;
+    if (stackmem != NULL) exec(p, r, i, n, contiguous, params, stackmem);
+    if (w != NULL) touch_blocks(w, p, r, i, n, contiguous); /* an owner's hook runs per block */
+  }
+}
+
+static void par_part(void *ud, uint32_t worker, uint32_t part) {
+  const par_run *j = (const par_run *)ud;
+  uint32_t b0 = (uint32_t)((uint64_t)j->blocks * part / j->parts);
+  uint32_t b1 = (uint32_t)((uint64_t)j->blocks * (part + 1u) / j->parts);
+  double *stackmem = j->stackmem + (size_t)worker * j->stack;
+  for (uint32_t b = b0; b < b1; b++) run_block(NULL, j->p, j->r, b, j->params, stackmem);
+}
+
+/* The threads a run of p over count rows uses (1: this thread alone). */
+static uint32_t run_threads(const ecs_world *w, const ecs_program *p,
+                            uint32_t count) {
+  if (w->pool == NULL || count < ECSI_PAR_MIN_ROWS) return 1;
+  for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
+    if ((m & 1u) && ecs_component_owned(ecs_query_with(p->q, t))) return 1;
+  return ecsi_pool_threads(w->pool);
+}
+
 /* An open journal keeps the targets' values before any is written. */
 static void prewrite_targets(ecs_world *w, const ecs_program *p, const ecsi_rows *r) {
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
     if (m & 1u)
-      ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
-                               r->row + (size_t)t * r->stride, r->count);
+      for (uint32_t i = 0, n; (n = ecsi_rows_live(r, &i, r->count, UINT32_MAX)) != 0; i += n)
+        ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
+                                 r->row + (size_t)t * r->stride + i, n);
 }
 
 /* The stamps of a run made on other threads, block by block, here. */
 static void touch_all(ecs_world *w, const ecs_program *p, const ecsi_rows *r) {
-  for (uint32_t i = 0; i < r->count; i += ECSI_BLOCK) {
-    uint32_t n = r->count - i < ECSI_BLOCK ? r->count - i : ECSI_BLOCK;
-    touch_blocks(w, p, r, i, n, ecsi_rows_run(r, i, n) == n);
-  }
+  for (uint32_t b = 0; (uint64_t)b * ECSI_BLOCK < r->count; b++) run_block(w, p, r, b, NULL, NULL);
 }
 
 /*
@@ -409,16 +420,11 @@ ecs_err ecs_program_run(ecs_world *w, ecs_program *p, const double *params,
     w->split_runs++;
     touch_all(w, p, &r);
   } else {
-    for (uint32_t i = 0; i < r.count; i += ECSI_BLOCK) {
-      uint32_t n = r.count - i < ECSI_BLOCK ? r.count - i : ECSI_BLOCK;
-      /* the run at i covers the whole block: every term's rows consecutive */
-      bool contiguous = ecsi_rows_run(&r, i, n) == n;
-      exec(p, &r, i, n, contiguous, params, stackmem);
-      touch_blocks(w, p, &r, i, n, contiguous); /* an owner's hook runs per block */
-    }
+    for (uint32_t b = 0; (uint64_t)b * ECSI_BLOCK < r.count; b++)
+      run_block(w, p, &r, b, params, stackmem);
   }
   ecsi_query_unpin(w, p->q, r.snap);
-  if (processed != NULL) *processed = r.count;
+  if (processed != NULL) *processed = r.count - r.holes;
   ecs_query_complete(w, p->q);
   return ECS_ERR_OK;
 }
@@ -472,6 +478,6 @@ void ecsi_program_end(ecs_world *w, ecsi_split *s, bool ran, size_t *processed) 
     touch_all(w, p, &b->r);
   }
   ecsi_query_unpin(w, p->q, b->r.snap);
-  if (processed != NULL) *processed = ran ? b->r.count : 0;
+  if (processed != NULL) *processed = ran ? b->r.count - b->r.holes : 0;
   if (ran) ecs_query_complete(w, p->q);
 }

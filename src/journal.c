@@ -236,6 +236,8 @@ static void capture(ecs_world *w, ecs_component *c, uint32_t index,
   cap->row = i != ECS_NO_INSTANCE ? i : c->size; /* an add appends */
   cap->at = j->nbytes;
   cap->img = 0;
+  for (int k = 0; k < ECSI_TICK_KINDS; k++)
+    cap->stamp[k] = i != ECS_NO_INSTANCE && c->ticks.at[k] != NULL ? c->ticks.at[k][i] : 0;
   if (i != ECS_NO_INSTANCE && ecs_alive(w, owners(c)[i])) {
     size_t size = ecsi_packed_size(c);
     ecsi_jbuf b;
@@ -269,6 +271,56 @@ static void capture(ecs_world *w, ecs_component *c, uint32_t index,
 
 void ecsi_journal_capture(ecs_world *w, ecs_component *c, uint32_t index) {
   capture(w, c, index, true);
+}
+
+/* ------------------------------------------------------------------------
+** Layout
+**
+** A component's rows are world state (component_layout.c says why): undo
+** puts back the rows of the mark and a delta carries the rows of now. So
+** the first change of the interval to a component's size, gc cursor or a
+** row's owner records the size, cursor and churn of the mark, and the
+** first change of each row below that size records the row's owner then
+** (a row at or past it did not exist at the mark). A delta's rows are then
+** those recorded and those past the mark's size; undo's are the recorded
+** ones. Rows whose owner only moved (the swap of a remove) are recorded
+** too: their owner's values move with it and need no capture.
+** --------------------------------------------------------------------- */
+
+void ecsi_journal_layout_at(ecs_world *w, ecs_component *c, uint32_t row) {
+  ecs_journal *j = w->journal;
+  ecsi_jcomp *jc;
+  bool was;
+  if (j == NULL || j->lost || c->owner != NULL) return;
+  if ((jc = jcomp_of(w, j, c)) == NULL) {
+    ecsi_journal_lose(j, true);
+    return;
+  }
+  if (!jc->laid) {
+    jc->laid = true;
+    jc->mark_size = c->size;
+    jc->mark_cursor = c->gc_cursor;
+    jc->mark_churn = ecsi_component_churn(c);
+  }
+  if (row >= jc->mark_size) return;
+  if ((row >> 5) < jc->row_words && (jc->row_seen[row >> 5] >> (row & 31u) & 1u))
+    return;
+  if ((jc->nrow == jc->rowcap &&
+       !grow(w, (void **)&jc->row, &jc->rowcap, jc->nrow + 1, sizeof *jc->row)) ||
+      !seen_test_set(w, &jc->row_seen, &jc->row_words, row, &was)) {
+    ecsi_journal_lose(j, true);
+    return;
+  }
+  jc->row[jc->nrow].row = row;
+  jc->row[jc->nrow].owner = owners(c)[row];
+  jc->nrow++;
+}
+
+void ecsi_journal_layout_all(ecs_world *w, ecs_component *c) {
+  if (w->journal == NULL) return;
+  ecsi_journal_layout_at(w, c, UINT32_MAX);
+  for (uint32_t r = 0; r < c->size && w->journal != NULL && !w->journal->lost; r++)
+    ecsi_journal_layout_at(w, c, r);
 }
 
 void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
@@ -450,10 +502,22 @@ static bool same_as_twin(const ecs_component *c, uint32_t i,
 ** of rows compared whole. */
 #define LOAD_BLOCK 256u
 
+/* Is e alive in the table t (the one a load brings)? */
+static bool alive_in(const ecsi_entity_table *t, ecs_entity e) {
+  uint32_t i = ecs_entity_index(e);
+  return (e & ~ECS_ID_MASK) == 0 && i != 0 && i < t->slot_count &&
+         t->slot[i] == ecs_entity_generation(e);
+}
+
 static void load_rows_kept(ecs_world *w, ecs_component *c,
-                           const ecs_component *t) {
+                           const ecs_component *t, const ecsi_entity_table *next) {
   const unsigned char *from = t->defer_cols;
   uint32_t n = t->defer_count;
+  /* a record a snapshot keeps may be dead (its values then 0): one whose
+  ** owner lives on one side only changes, whatever the values */
+  for (uint32_t i = 0; i < n; i++)
+    if (ecs_alive(w, owners(c)[i]) != alive_in(next, owners(c)[i]))
+      capture(w, c, ecs_entity_index(owners(c)[i]), false);
   for (uint32_t f = 0; f < c->nfields; f++) {
     size_t e = c->elem[f];
     const uint8_t *old = col(c, f);
@@ -471,7 +535,7 @@ static void load_rows_kept(ecs_world *w, ecs_component *c,
 
 /* The twin t holds the loaded instances of c in its own rows. */
 static void load_rows_new(ecs_world *w, ecs_component *c,
-                          const ecs_component *t) {
+                          const ecs_component *t, const ecsi_entity_table *next) {
   const ecs_entity *oc = owners(c), *ot = owners(t);
   /* each old instance: gone, or another owner, or other values */
   for (uint32_t i = 0; i < c->size; i++) {
@@ -486,6 +550,10 @@ static void load_rows_new(ecs_world *w, ecs_component *c,
         capture(w, c, ecs_entity_index(o), false);
         continue;
       }
+    }
+    if (!alive_in(next, o)) { /* a dead record in the snapshot: it dies */
+      capture(w, c, ecs_entity_index(o), false);
+      continue;
     }
     if (!same_as_twin(c, i, t, k)) capture(w, c, ecs_entity_index(o), false);
   }
@@ -511,10 +579,13 @@ void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v) {
         !ecs_component_is(w->manager[v->which[i]].cls))
       continue;
     c = (ecs_component *)w->manager[v->which[i]].self;
-    if (((const ecs_component *)v->twin[i])->defer_owners != NULL)
-      load_rows_kept(w, c, (const ecs_component *)v->twin[i]);
-    else
-      load_rows_new(w, c, (const ecs_component *)v->twin[i]);
+    if (((const ecs_component *)v->twin[i])->defer_owners != NULL) {
+      load_rows_kept(w, c, (const ecs_component *)v->twin[i], next);
+      ecsi_journal_layout_at(w, c, UINT32_MAX); /* its cursor and churn */
+    } else {
+      load_rows_new(w, c, (const ecs_component *)v->twin[i], next);
+      ecsi_journal_layout_all(w, c); /* its rows ("Layout") */
+    }
     ecsi_journal_bulk(c); /* its rows change under every image */
   }
   /* the ones the load empties: every live instance goes */
@@ -524,6 +595,7 @@ void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v) {
       for (uint32_t i = 0; i < c->size; i++)
         if (ecs_alive(w, owners(c)[i]))
           capture(w, c, ecs_entity_index(owners(c)[i]), false);
+      ecsi_journal_layout_all(w, c);
       ecsi_journal_bulk(c);
     }
   /* the queue: the fewest operations that make next's of the world's --
@@ -593,6 +665,8 @@ void ecsi_journal_forget(ecs_world *w, ecs_component *c) {
   ecsi_journal_images_free(w, jc);
   ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
   ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
+  ecsi_free(w, jc->row_seen, (size_t)jc->row_words * sizeof(uint32_t));
+  ecsi_free(w, jc->row, (size_t)jc->rowcap * sizeof *jc->row);
   if (j != NULL)
     for (uint32_t k = 0; k < j->ncomp; k++)
       if (j->comp[k] == jc) {
@@ -614,6 +688,9 @@ void ecsi_journal_mark_reset(ecs_world *w, ecs_journal *j, bool release) {
     ecsi_jcomp *jc = j->comp[k];
     for (uint32_t n = 0; n < jc->n; n++) seen_clear(jc->seen, jc->cap[n].index);
     jc->n = 0;
+    for (uint32_t n = 0; n < jc->nrow; n++) seen_clear(jc->row_seen, jc->row[n].row);
+    jc->nrow = 0;
+    jc->laid = false;
     ecsi_journal_images_reset(w, jc);
   }
   for (uint32_t n = 0; n < j->nslot; n++) seen_clear(j->slot_seen, j->slot[n].index);
@@ -624,6 +701,8 @@ void ecsi_journal_mark_reset(ecs_world *w, ecs_journal *j, bool release) {
   j->mark_slot_count = w->head.slot_count;
   j->mark_live = w->live;
   j->mark_qlen = w->free.len;
+  ecsi_cursors_free(w, &j->cursors);
+  if (ecsi_cursors_take(w, &j->cursors) != ECS_ERR_OK) ecsi_journal_lose(j, true);
 }
 
 void ecsi_journal_whole_free(ecs_world *w, ecs_journal *j) {
@@ -689,6 +768,11 @@ ecs_err ecs_journal_open(ecs_world *w, const ecs_journal_host *host,
   }
   j->mark_qhash = ecsi_journal_queue_hash(w);
   ecsi_journal_mark_reset(w, j, false);
+  if (j->lost) { /* no memory for the cursors */
+    ecsi_journal_whole_free(w, j);
+    ecsi_free(w, j, sizeof *j);
+    return ECS_ERR_NOMEM;
+  }
   w->journal = j;
   *out = j;
   return ECS_ERR_OK;
@@ -703,6 +787,8 @@ void ecs_journal_close(ecs_world *w, ecs_journal *j) {
     ecsi_journal_images_free(w, jc);
     ecsi_free(w, jc->seen, (size_t)jc->seen_words * sizeof(uint32_t));
     ecsi_free(w, jc->cap, (size_t)jc->ncap * sizeof *jc->cap);
+    ecsi_free(w, jc->row_seen, (size_t)jc->row_words * sizeof(uint32_t));
+    ecsi_free(w, jc->row, (size_t)jc->rowcap * sizeof *jc->row);
     ecsi_free(w, jc, sizeof *jc);
   }
   ecsi_free(w, j->comp, (size_t)j->compcap * sizeof *j->comp);
@@ -715,6 +801,7 @@ void ecs_journal_close(ecs_world *w, ecs_journal *j) {
   ecsi_free(w, j->orphan, j->heldcap);
   ecsi_journal_whole_free(w, j);
   ecsi_journal_pending_free(w, j);
+  ecsi_cursors_free(w, &j->cursors);
   ecsi_jbuf_free(&j->out);
   if (w->journal == j) w->journal = NULL;
   ecsi_free(w, j, sizeof *j);

@@ -37,7 +37,7 @@
 extern "C" {
 #endif
 
-#define ECS_DELTA_VERSION 1u
+#define ECS_DELTA_VERSION 2u
 
 typedef struct ecs_journal ecs_journal;
 
@@ -142,6 +142,7 @@ typedef struct ecs_delta {
   uint32_t flags, nvalues;
   uint64_t base, result;  /* the state hashes before and after */
   size_t managers_at;     /* where the managers' parts start */
+  size_t cursors_at;      /* where the cursors (cursors.c) start */
   uint32_t nmanagers, max_records;
   /* on ECS_ERR_NO_MANAGER or ECS_ERR_SCHEMA_DIFFERS: the manager's name */
   const char *bad_name;

@@ -419,6 +419,80 @@ bool ecsi_same_row(const ecs_component *c, uint32_t i,
   return true;
 }
 
+/*
+** After a component's records (docs/persistence.md, "Deltas, byte by
+** byte"): u32 flags (bit 0: the layout follows, bit 1: the stamps), then
+** the layout -- the size at the mark and now, the gc cursor and churn now,
+** and each row whose owner differs from the mark's (row, owner then, owner
+** now; 0 for none), rows ascending -- so that a replica's rows become the
+** journal's world's row for row (component_layout.c says why), and the
+** replica checks that its rows are the mark's; then, when the component
+** keeps stamps, which kinds it keeps and the stamps of the row of every
+** instance captured (also one written with the value it had: no record,
+** but a new stamp), so that a replica's change queries report what the
+** world's would. *laid: anything was written (the component must then be
+** named).
+*/
+static ecs_err write_extras(ecs_world *w, ecsi_jcomp *jc, ecsi_jbuf *b,
+                            bool *laid) {
+  ecs_component *c = jc->c;
+  uint32_t flags = 0, nrows = 0, flags_at = (uint32_t)b->n;
+  bool stamps = false;
+  ecs_err err;
+  for (int t = 0; t < ECSI_TICK_KINDS; t++) stamps = stamps || c->ticks.at[t] != NULL;
+  if ((err = w32(b, 0)) != ECS_ERR_OK) return err; /* flags: patched below */
+  if (jc->laid) {
+    size_t count_at;
+    ecsi_layout_sort(jc->row, jc->nrow);
+    if ((err = w32(b, jc->mark_size)) != ECS_ERR_OK || (err = w32(b, c->size)) != ECS_ERR_OK ||
+        (err = w32(b, c->gc_cursor)) != ECS_ERR_OK ||
+        (err = w32(b, ecsi_component_churn(c))) != ECS_ERR_OK)
+      return err;
+    count_at = b->n;
+    if ((err = w32(b, 0)) != ECS_ERR_OK) return err;
+    for (uint32_t k = 0; k < jc->nrow; k++) {
+      uint32_t r = jc->row[k].row;
+      ecs_entity now = r < c->size ? owners(c)[r] : ECS_NULL;
+      if (now == jc->row[k].owner) continue;
+      if ((err = w32(b, r)) != ECS_ERR_OK || (err = w32(b, jc->row[k].owner)) != ECS_ERR_OK ||
+          (err = w32(b, now)) != ECS_ERR_OK)
+        return err;
+      nrows++;
+    }
+    for (uint32_t r = jc->mark_size; r < c->size; r++, nrows++)
+      if ((err = w32(b, r)) != ECS_ERR_OK || (err = w32(b, 0)) != ECS_ERR_OK ||
+          (err = w32(b, owners(c)[r])) != ECS_ERR_OK)
+        return err;
+    put_u32(b->p + count_at, nrows);
+    if (nrows > 0 || jc->mark_size != c->size || jc->mark_cursor != c->gc_cursor ||
+        jc->mark_churn != ecsi_component_churn(c))
+      flags |= 1u;
+    else
+      b->n = count_at - 16u; /* nothing moved: no layout */
+  }
+  if (stamps && jc->n > 0) {
+    size_t count_at = b->n + 4u;
+    uint32_t n = 0, kinds = 0;
+    for (int t = 0; t < ECSI_TICK_KINDS; t++)
+      if (c->ticks.at[t] != NULL) kinds |= 1u << t;
+    if ((err = w32(b, kinds)) != ECS_ERR_OK || (err = w32(b, 0)) != ECS_ERR_OK) return err;
+    for (uint32_t k = 0; k < jc->n; k++) {
+      uint32_t i = live_row(w, c, jc->cap[k].index);
+      if (i == ECS_NO_INSTANCE) continue;
+      if ((err = w32(b, jc->cap[k].index)) != ECS_ERR_OK) return err;
+      for (int t = 0; t < ECSI_TICK_KINDS; t++)
+        if ((err = w32(b, c->ticks.at[t] != NULL ? c->ticks.at[t][i] : 0)) != ECS_ERR_OK)
+          return err;
+      n++;
+    }
+    put_u32(b->p + count_at, n);
+    flags |= 2u;
+  }
+  put_u32(b->p + flags_at, flags);
+  *laid = flags != 0;
+  return ECS_ERR_OK;
+}
+
 static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
                               const ecs_journal_host *host, ecsi_jwalk *k,
                               uint32_t *nman, ecs_journal_bad *bad) {
@@ -431,7 +505,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
   bool whole;
   ecs_writer out;
   ecs_err err = ECS_ERR_OK;
-  if (jc == NULL || jc->n == 0) return ECS_ERR_OK;
+  if (jc == NULL || (jc->n == 0 && !jc->laid)) return ECS_ERR_OK;
   out.write = ecsi_jbuf_write;
   out.ud = b;
   if (b != NULL) {
@@ -517,12 +591,16 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     }
   }
   if (err == ECS_ERR_OK && b != NULL) {
+    bool laid = false;
+    put_u32(b->p + count_at, written);
+    err = write_extras(w, c->journal, b, &laid);
     /* a component with nothing to carry is not named: a replica made
     ** before it was registered need not have it */
-    if (written == 0) b->n = head_at;
-    else put_u32(b->p + count_at, written);
+    if (err == ECS_ERR_OK && written == 0 && !laid) b->n = head_at;
+    else if (err == ECS_ERR_OK) (*nman)++;
+  } else if (written > 0) {
+    (*nman)++;
   }
-  if (written > 0) (*nman)++;
   return err;
 }
 
@@ -589,7 +667,13 @@ static ecs_err walk_all(ecs_world *w, const ecs_journal *j,
       err = walk_whole(w, j, m, k, &nman);
     }
   }
-  if (err == ECS_ERR_OK && k->out != NULL) put_u32(k->out->p + count_at, nman);
+  if (err == ECS_ERR_OK && k->out != NULL) {
+    ecs_writer out;
+    put_u32(k->out->p + count_at, nman);
+    out.write = ecsi_jbuf_write;
+    out.ud = k->out;
+    err = ecsi_cursors_save(w, &out); /* the clock, cursors and owed times */
+  }
   return err;
 }
 

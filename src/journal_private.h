@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "checksum.h"
 #include "component_private.h"
 #include "journal.h"
 #include "snapshot.h"
@@ -21,6 +22,7 @@ typedef struct ecsi_jcap {
   ecs_entity owner;
   uint32_t row;  /* where the instance was (or would go): a hint, checked */
   uint32_t img;  /* its after-image + 1 (journal_image.c), or 0 */
+  uint32_t stamp[ECSI_TICK_KINDS]; /* its change stamps then (0: none kept) */
   size_t at;
 } ecsi_jcap;
 
@@ -50,6 +52,15 @@ typedef struct ecsi_jcomp {
   uint32_t epoch;       /* images of other epochs are stale */
   uint32_t ncur, nsame; /* current images; of those, the unchanged */
   uint64_t sum;         /* sum of after - before over the current images */
+  /* the layout at the mark (journal.c, "Layout"): laid once a row's owner,
+  ** the size or the gc cursor changed since; then the size, cursor and
+  ** churn at the mark, and the owner then of every row below that size
+  ** whose owner changed, each once (row_seen: a bitmap by row) */
+  bool laid;
+  uint32_t mark_size, mark_cursor, mark_churn;
+  uint32_t *row_seen, row_words;
+  ecsi_layout_row *row;
+  uint32_t nrow, rowcap;
 } ecsi_jcomp;
 
 /* The journal (journal.c records, journal_delta.c writes deltas). */
@@ -101,6 +112,9 @@ struct ecs_journal {
   /* the other managers, by registration position at the mark */
   ecsi_jwhole *whole;
   uint32_t nwhole;
+  /* the change clock, queries' cursors and systems' owed time at the mark
+  ** (cursors.c), which undo puts back */
+  ecsi_cursors cursors;
   uint64_t hash;           /* the world's state hash at the mark */
   bool lost, lost_memory;   /* ecsi_journal_lose */
   /* the last delta's bytes, and the mark it would move to (ecs_journal_mark) */
@@ -144,6 +158,15 @@ void ecsi_journal_rows(ecs_world *w, ecs_component *c, const uint32_t *rows,
                        size_t n);
 void ecsi_journal_range(ecs_world *w, ecs_component *c, uint32_t first,
                         size_t n);
+/* The write paths: row's owner (or c's size, or its gc cursor: row
+** UINT32_MAX) is about to change. */
+void ecsi_journal_layout_at(ecs_world *w, ecs_component *c, uint32_t row);
+static inline void ecsi_journal_layout(ecs_world *w, ecs_component *c,
+                                       uint32_t row) {
+  if (w->journal != NULL) ecsi_journal_layout_at(w, c, row);
+}
+/* ... every row's owner (a re-order, a clear, a load). */
+void ecsi_journal_layout_all(ecs_world *w, ecs_component *c);
 /* entity.c: slot index is about to change (old: its state now); a queue
 ** pop and a push. */
 void ecsi_journal_slot(ecs_world *w, uint32_t index);
@@ -200,15 +223,7 @@ static inline const ecsi_jimg *ecsi_image(const ecsi_jcomp *jc,
   return im != NULL && im->epoch == jc->epoch ? im : NULL;
 }
 
-/* journal.c, for delta.c: hashing */
-static inline uint64_t ecsi_mix64(uint64_t x) { /* splitmix64's finaliser: a bijection */
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9u;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBu;
-  x ^= x >> 31;
-  return x;
-}
+/* journal.c, for delta.c: hashing (ecsi_mix64: checksum.h) */
 uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len);
 uint64_t ecsi_hash_slot(uint32_t index, uint32_t state);
 uint64_t ecsi_hash_slot_count(uint32_t count);

@@ -44,7 +44,8 @@ static void table_to_mark(ecs_world *w, const ecs_journal *j, table_undo *u) {
   u->full = ring_overflows(w, j);
   for (uint32_t n = 0; n < j->nslot; n++) {
     uint32_t i = j->slot[n].index;
-    u->state[n] = w->head.slot[i];
+    /* (past the count, after a restore to a smaller table: unused) */
+    u->state[n] = i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE;
     w->head.slot[i] = j->slot[n].old;
   }
   /* the queue at the mark: the first mark_qlen of the popped indices then
@@ -88,22 +89,58 @@ static void table_back(ecs_world *w, const ecs_journal *j, const table_undo *u) 
     w->head.slot[j->slot[n].index] = u->state[n];
 }
 
-/* Room for every instance undo puts back. */
-static ecs_err undo_reserve(ecs_world *w, const ecs_journal *j) {
-  for (uint32_t k = 0; k < j->ncomp; k++) {
-    const ecsi_jcomp *jc = j->comp[k];
-    uint32_t *idx, n = 0;
-    ecs_err err;
-    if (jc->n == 0) continue;
-    idx = (uint32_t *)ecsi_realloc(w, NULL, 0, (size_t)jc->n * sizeof *idx);
-    if (idx == NULL) return ECS_ERR_NOMEM;
-    for (uint32_t c = 0; c < jc->n; c++)
-      if (jc->cap[c].owner != 0) idx[n++] = jc->cap[c].index;
-    err = ecs_component_reserve(w, jc->c, idx, n);
-    ecsi_free(w, idx, (size_t)jc->n * sizeof *idx);
-    if (err != ECS_ERR_OK) return err;
+/* The layout of jc's component at the mark (journal.c, "Layout"): its
+** recorded rows, sorted by row (in place: the mark moves after undo). */
+static ecsi_layout mark_layout(ecsi_jcomp *jc) {
+  ecsi_layout l;
+  ecsi_layout_sort(jc->row, jc->nrow);
+  l.size = jc->mark_size;
+  l.gc_cursor = jc->mark_cursor;
+  l.churn = jc->mark_churn;
+  l.rows = jc->row;
+  l.n = jc->nrow;
+  return l;
+}
+
+/*
+** Room for everything undo puts back: each component whose rows changed
+** gets the layout of the mark (component_layout.c: checked, room for its
+** rows, map entries and moves), room[k] holding what it needs; the other
+** components only get values back, in rows they have.
+*/
+static ecs_err undo_reserve(ecs_world *w, const ecs_journal *j,
+                            ecsi_layout_room *room) {
+  size_t refs = 0; /* lua cells dropped: the layouts', each value put back */
+  ecs_err err = ECS_ERR_OK;
+  uint32_t k;
+  for (k = 0; k < j->ncomp; k++) {
+    ecsi_jcomp *jc = j->comp[k];
+    ecsi_layout l;
+    refs += (size_t)jc->n * jc->c->nlua;
+    if (!jc->laid) continue;
+    l = mark_layout(jc);
+    if ((err = ecsi_layout_reserve(w, jc->c, &l, &room[k])) != ECS_ERR_OK) break;
+    refs += room[k].refs;
   }
-  return ECS_ERR_OK;
+  if (err == ECS_ERR_OK && (err = ecsi_component_refs_reserve(w, refs)) == ECS_ERR_OK)
+    return ECS_ERR_OK;
+  while (k-- > 0) ecsi_layout_release(w, &room[k]);
+  return err;
+}
+
+/* Each captured instance's values and stamps as at the mark (in the row
+** the layout gave it back). */
+static void undo_values(ecs_world *w, const ecs_journal *j, const ecsi_jcomp *jc) {
+  ecs_component *c = jc->c;
+  for (uint32_t n = 0; n < jc->n; n++) {
+    const ecsi_jcap *cap = &jc->cap[n];
+    ecs_instance i;
+    if (cap->owner == 0) continue; /* no live record then: the layout says */
+    i = ecs_component_lookup(w, c, cap->owner);
+    if (i == ECS_NO_INSTANCE) continue; /* (cannot be: the layout has it) */
+    ecsi_component_put_values(w, c, i, ecsi_captured(j, cap->at));
+    ecsi_ticks_set(c, i, cap->stamp);
+  }
 }
 
 /* Twins loaded with the mark's saves, for the managers kept whole whose
@@ -161,10 +198,15 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
   size_t state_size = (size_t)j->nslot * sizeof *u.state + 1;
   size_t ring_size = 0;
   size_t twin_size = (size_t)nm * sizeof *twin + 1;
+  size_t room_size = (size_t)j->ncomp * sizeof(ecsi_layout_room) + 1;
+  ecsi_layout_room *room = NULL;
   ecs_err err;
   if (w->pins != 0) return ECS_ERR_PINNED;
   if (j->lost) return ECS_ERR_LOST;
   memset(&u, 0, sizeof u);
+  if ((room = (ecsi_layout_room *)ecsi_realloc(w, NULL, 0, room_size)) == NULL)
+    return ECS_ERR_NOMEM;
+  memset(room, 0, room_size);
   /* a restore since the mark may have left a table smaller than the
   ** mark's, or than the indices captured before it: room for every slot
   ** put back, and a ring that holds them all */
@@ -172,9 +214,10 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
     uint32_t need = j->mark_slot_count;
     for (uint32_t n = 0; n < j->nslot; n++)
       if (j->slot[n].index >= need) need = j->slot[n].index + 1u;
-    if ((err = ecsi_entities_reserve(w, need, need)) != ECS_ERR_OK ||
-        (err = undo_reserve(w, j)) != ECS_ERR_OK)
+    if ((err = ecsi_entities_reserve(w, need, need)) != ECS_ERR_OK) {
+      ecsi_free(w, room, room_size);
       return err;
+    }
   }
   ring_size = (size_t)(ring_overflows(w, j) ? w->free.cap : j->npopped) *
                   sizeof *u.ring + 1;
@@ -186,37 +229,42 @@ ecs_err ecs_journal_undo(ecs_world *w, ecs_journal *j) {
     goto done;
   }
   memset(twin, 0, (size_t)nm * sizeof *twin);
-  /* the twins load against the mark's entity table */
+  /* the layouts are checked and the twins load against the mark's table */
   table_to_mark(w, j, &u);
-  if ((err = undo_twins(w, j, twin)) != ECS_ERR_OK) {
+  if ((err = undo_reserve(w, j, room)) != ECS_ERR_OK ||
+      (err = undo_twins(w, j, twin)) != ECS_ERR_OK) {
     table_back(w, j, &u);
     twins_free(w, twin, nm);
     goto done;
   }
-  /* commit: nothing below fails; the journal hears none of it */
+  /* commit: nothing below fails; the journal hears none of it. Every
+  ** component whose rows changed gets the mark's rows back exactly (the
+  ** records of entities made since go with them: no purge is needed), then
+  ** every captured instance its values and stamps. The managers kept whole
+  ** are reloaded from their saves at the mark. */
   w->journal = NULL;
-  /* an index whose slot goes back may hold records of entities made after
-  ** the mark (garbage not yet collected, in any manager): purge them, as a
-  ** wrap would; the records the mark had are put back below */
-  for (uint32_t n = 0; n < j->nslot; n++)
-    if (u.state[n] != j->slot[n].old) ecsi_purge_index(w, j->slot[n].index);
   for (uint32_t k = 0; k < j->ncomp; k++) {
-    const ecsi_jcomp *jc = j->comp[k];
-    for (uint32_t c = 0; c < jc->n; c++)
-      ecsi_component_put(w, jc->c, jc->cap[c].index, jc->cap[c].owner,
-                         jc->cap[c].owner != 0 ? ecsi_captured(j, jc->cap[c].at) : NULL);
+    ecsi_jcomp *jc = j->comp[k];
+    if (jc->laid) {
+      ecsi_layout l = mark_layout(jc);
+      ecsi_layout_apply(w, jc->c, &l, &room[k]);
+    }
+    undo_values(w, j, jc);
   }
   for (uint32_t m = 0; m < nm; m++)
     if (twin[m] != NULL) {
       w->manager[m].cls->swap(w, w->manager[m].self, twin[m]);
       w->manager[m].cls->free(w, twin[m]);
     }
+  ecsi_cursors_apply(w, &j->cursors);
   w->journal = j;
   w->destroy_epoch++;
   w->loads++; /* loops begun before it are over */
   ecsi_queries_invalidate(w);
   ecsi_journal_mark_reset(w, j, false); /* every held reference is in its cell again */
-done:
+done: /* (an apply released its room: releasing it again does nothing) */
+  for (uint32_t k = 0; k < j->ncomp; k++) ecsi_layout_release(w, &room[k]);
+  ecsi_free(w, room, room_size);
   ecsi_free(w, u.state, state_size);
   ecsi_free(w, u.ring, ring_size);
   ecsi_free(w, twin, twin_size);

@@ -10,6 +10,7 @@
 ** that find can return the most recently named of several holders whatever
 ** order a chain is in (rehashing reorders chains).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ecs_private.h"
@@ -359,38 +360,65 @@ static uint32_t nm_schema(const ecs_world *w, const void *self,
 
 /*
 ** The saved layout (machine byte order):
-**   u32 LAYOUT (1), u32 count (live records), then per record
+**   u32 LAYOUT (2), u32 count (live records), then per record
 **   u32 entity, u64 stamp, u64 length, the name's bytes.
 ** The stamp is the order in which names were given (find returns the most
 ** recent holder of a shared name), so a loaded manager answers find as
-** the saved one did. Records are at least 20 bytes, which bounds count
-** by the bytes left before anything is allocated.
+** the saved one did. Records are saved oldest first, each stamp as its
+** rank (1 for the oldest), not as the counter's value or in row order:
+** the counter also counted names since taken away, the rows' order is the
+** history of sets and gc, and two managers that give the same answers
+** must save the same bytes (a journal compares saves; the state hash
+** hashes them). Records are at least 20 bytes, which bounds count by the
+** bytes left before anything is allocated. Layout 1 (before stamps were
+** ranks) still loads: any order, stamps as the counter gave them.
 */
-#define LAYOUT 1u
+#define LAYOUT 2u
+#define LAYOUT_COUNTER 1u
 #define REC_MIN (4u + 8u + 8u)
 /* Stamps count sets one by one from 1: no world reaches 2^62, so a larger
 ** one is corrupt, and the clock, set past the largest loaded, never wraps. */
 #define STAMP_MAX ((uint64_t)1 << 62)
 
+typedef struct ranked {
+  uint64_t stamp;
+  uint32_t row;
+} ranked;
+
+static int by_stamp(const void *a, const void *b) {
+  uint64_t x = ((const ranked *)a)->stamp, y = ((const ranked *)b)->stamp;
+  return (x > y) - (x < y);
+}
+
+/* The live records oldest first, each stamped with its rank. */
 static ecs_err nm_save(const ecs_world *w, const void *self, ecs_writer *out) {
   const ecs_names *m = (const ecs_names *)self;
-  uint32_t live = 0;
+  uint32_t live = 0, k = 0;
+  ranked *order = NULL;
   ecs_err err;
   for (uint32_t i = 0; i < m->n; i++) live += ecs_alive(w, m->rec[i].e);
-  if ((err = ecs_write_u32(out, LAYOUT)) != ECS_ERR_OK ||
-      (err = ecs_write_u32(out, live)) != ECS_ERR_OK)
-    return err;
-  for (uint32_t i = 0; i < m->n; i++) {
-    const name_rec *r = &m->rec[i];
-    uint64_t len = r->len;
-    if (!ecs_alive(w, r->e)) continue;
-    if ((err = ecs_write_u32(out, r->e)) != ECS_ERR_OK ||
-        (err = ecs_write(out, &r->stamp, sizeof r->stamp)) != ECS_ERR_OK ||
-        (err = ecs_write(out, &len, sizeof len)) != ECS_ERR_OK ||
-        (err = ecs_write(out, r->str, r->len)) != ECS_ERR_OK)
-      return err;
+  if (live > 0) { /* a const world: uncounted scratch, like its checks */
+    order = (ranked *)ecsi_scratch_realloc(w, NULL, 0, (size_t)live * sizeof *order);
+    if (order == NULL) return ECS_ERR_NOMEM;
+    for (uint32_t i = 0; i < m->n; i++)
+      if (ecs_alive(w, m->rec[i].e)) {
+        order[k].stamp = m->rec[i].stamp;
+        order[k++].row = i;
+      }
+    qsort(order, live, sizeof *order, by_stamp);
   }
-  return ECS_ERR_OK;
+  if ((err = ecs_write_u32(out, LAYOUT)) == ECS_ERR_OK)
+    err = ecs_write_u32(out, live);
+  for (k = 0; k < live && err == ECS_ERR_OK; k++) {
+    const name_rec *r = &m->rec[order[k].row];
+    uint64_t len = r->len, rank = (uint64_t)k + 1u;
+    if ((err = ecs_write_u32(out, r->e)) == ECS_ERR_OK &&
+        (err = ecs_write(out, &rank, sizeof rank)) == ECS_ERR_OK &&
+        (err = ecs_write(out, &len, sizeof len)) == ECS_ERR_OK)
+      err = ecs_write(out, r->str, r->len);
+  }
+  if (order != NULL) ecsi_scratch_realloc(w, order, (size_t)live * sizeof *order, 0);
+  return err;
 }
 
 /*
@@ -406,11 +434,11 @@ static ecs_err nm_load(ecs_world *w, void *self, ecs_reader *in) {
   ecs_names tmp;
   size_t start = in->pos;
   uint32_t v, count;
-  uint64_t clock = m->clock;
+  uint64_t clock = m->clock, last = 0;
   ecs_err err = ECS_ERR_CORRUPT;
   memset(&tmp, 0, sizeof tmp);
   tmp.w = w;
-  if (ecs_read_u32(in, &v) != ECS_ERR_OK || v != LAYOUT ||
+  if (ecs_read_u32(in, &v) != ECS_ERR_OK || (v != LAYOUT && v != LAYOUT_COUNTER) ||
       ecs_read_u32(in, &count) != ECS_ERR_OK || count > ECS_MAX_ENTITIES ||
       count > (in->size - in->pos) / REC_MIN)
     goto fail;
@@ -431,8 +459,9 @@ static ecs_err nm_load(ecs_world *w, void *self, ecs_reader *in) {
         !ecs_alive(w, e) ||
         ecs_read(in, &stamp, sizeof stamp) != ECS_ERR_OK || stamp == 0 ||
         stamp > STAMP_MAX || ecs_read(in, &len, sizeof len) != ECS_ERR_OK ||
-        len > in->size - in->pos)
-      goto fail;
+        len > in->size - in->pos || (v == LAYOUT && stamp <= last))
+      goto fail; /* (layout 2: oldest first, no stamp twice) */
+    last = stamp;
     ix = ecs_entity_index(e);
     if ((err = ecsi_sparse_reserve(w, &tmp.map, ix)) != ECS_ERR_OK) goto fail;
     if (ecsi_sparse_get(&tmp.map, ix) != NONE) {

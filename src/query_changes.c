@@ -51,6 +51,11 @@ static uint32_t mark_passing(ecs_world *w, ecs_query *q, const qsnap *s) {
                                     : (uint32_t)(stop - (s->cont + i));
         const uint32_t *t = tick + row[i];
         uint8_t *fl = flag + i;
+        if (s->entity[i] == ECS_NULL) { /* a hole (its own run): no match */
+          if (first) fl[0] = 0;
+          i++;
+          continue;
+        }
         if (first) /* the first term assigns: no clearing pass */
           for (uint32_t j = 0; j < len; j++)
             fl[j] = (uint8_t)((t[j] > since) ? bit : 0u);

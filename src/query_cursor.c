@@ -75,6 +75,7 @@ static uint32_t run_length(const ecs_query_cursor *cur, uint32_t i) {
   if (cur->all_terms) return n;
   while (i + n < r->count) {
     uint32_t p = i + n;
+    if (r->entity[p] == ECS_NULL) return n; /* a hole: stale rows */
     for (uint32_t t = 0; t < cur->nterms; t++) {
       const uint32_t *row = r->row + (size_t)cur->term_of[t] * r->stride;
       if (row[p] != row[p - 1] + 1u) return n;
@@ -135,7 +136,7 @@ ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
   uint32_t i = cur->pos, n;
   *count = 0;
   if (cur->r.snap == NULL) return ECS_ERR_OK;
-  if (i >= cur->r.count) { /* the end: a changed/added pass is complete */
+  if (ecsi_rows_live(&cur->r, &i, cur->r.count, 1) == 0) { /* the end: a changed/added pass is complete */
     release(w, cur);
     ecs_query_complete(w, cur->q);
     return ECS_ERR_OK;

@@ -9,6 +9,20 @@
 
 #include "query_private.h"
 
+/* The position of the lowest set bit of x (x != 0). */
+static inline uint32_t lowest_bit(uint64_t x) {
+#if defined(__GNUC__)
+  return (uint32_t)__builtin_ctzll(x);
+#else
+  uint32_t n = 0;
+  while ((x & 1u) == 0) {
+    x >>= 1;
+    n++;
+  }
+  return n;
+#endif
+}
+
 /* ------------------------------------------------------------------------
 ** Pinned snapshots
 ** --------------------------------------------------------------------- */
@@ -20,14 +34,18 @@
 ** until the matching unpin, whatever the reader does in between.
 */
 ecs_err ecsi_query_pin(ecs_world *w, ecs_query *q, ecsi_rows *out) {
-  ecs_err err = ecs_query_refresh(w, q);
+  ecs_err err = ecsi_query_order(w, q);
   qsnap *s = q->cur;
   if (err != ECS_ERR_OK) return err;
-  /* change terms after a first pass: a snapshot of the matches that pass */
-  if (q->since != 0 && (q->changed_mask | q->added_mask) != 0 &&
-      (s = ecsi_query_filtered(w, q)) == NULL)
-    return ECS_ERR_NOMEM;
+  out->holes = q->holes;
+  /* change terms after a first pass: a snapshot of the matches that pass
+  ** (without holes) */
+  if (q->since != 0 && (q->changed_mask | q->added_mask) != 0) {
+    if ((s = ecsi_query_filtered(w, q)) == NULL) return ECS_ERR_NOMEM;
+    out->holes = 0;
+  }
   s->pins++;
+  out->hole = s->hole;
   out->count = s->count;
   out->stride = s->cap;
   out->entity = s->entity;
@@ -80,6 +98,39 @@ uint32_t ecsi_rows_run(const ecsi_rows *r, uint32_t i, uint32_t max) {
   return stop == NULL ? n : (uint32_t)(stop - (r->cont + i));
 }
 
+uint32_t ecsi_rows_live(const ecsi_rows *r, uint32_t *i, uint32_t end,
+                        uint32_t max) {
+  uint32_t at = *i, stop;
+  if (at >= end) return 0;
+  if (r->holes == 0) return end - at < max ? end - at : max;
+  /* past the holes: the first clear bit from at, a word at a time */
+  for (;;) {
+    uint64_t live = ~r->hole[at >> 6] >> (at & 63u);
+    if (live != 0) {
+      at += lowest_bit(live);
+      break;
+    }
+    at = (at | 63u) + 1u;
+    if (at >= end) break;
+  }
+  if (at >= end) {
+    *i = end;
+    return 0;
+  }
+  *i = at;
+  stop = end - at < max ? end : at + max;
+  /* to the next hole: the first set bit after at, before stop */
+  for (uint32_t p = at;;) {
+    uint64_t holes = r->hole[p >> 6] >> (p & 63u);
+    if (holes != 0) {
+      p += lowest_bit(holes);
+      return (p < stop ? p : stop) - at;
+    }
+    p = (p | 63u) + 1u;
+    if (p >= stop) return stop - at;
+  }
+}
+
 /*
 ** Changes whenever a version of q's managers or the destroy epoch does:
 ** all are counters that only go up, so their sum moves if any of them
@@ -128,14 +179,15 @@ bool ecs_query_iter_next(const ecs_world *w, ecs_query_iter *it,
                          ecs_entity *e) {
   const qsnap *s = (const qsnap *)it->snap;
   if (s == NULL || it->loads != w->loads) return false;
-  if (exact(it->q, s)) { /* untouched since the pin: exact */
+  if (exact(it->q, s)) { /* untouched since the pin: exact, but holes */
+    while (it->pos < s->count && s->entity[it->pos] == ECS_NULL) it->pos++;
     if (it->pos >= s->count) return false;
     *e = s->entity[it->pos++];
     return true;
   }
   while (it->pos < s->count) {
     ecs_entity x = s->entity[it->pos++];
-    if (ecs_query_matches(w, it->q, x)) {
+    if (x != ECS_NULL && ecs_query_matches(w, it->q, x)) {
       *e = x;
       return true;
     }
@@ -158,18 +210,27 @@ uint32_t ecs_query_iter_chunk(const ecs_world *w, ecs_query_iter *it,
   uint32_t n = 0;
   if (s == NULL || it->loads != w->loads) return 0;
   it->stamp = stamp(w, q);
-  if (exact(q, s)) { /* the snapshot is the truth */
-    n = s->count - it->pos < max ? s->count - it->pos : max;
-    memcpy(ents, s->entity + it->pos, (size_t)n * sizeof *ents);
-    for (uint32_t k = 0; k < q->nwith; k++)
-      memcpy(rows + (size_t)k * max, s->row + (size_t)k * s->cap + it->pos,
-             (size_t)n * sizeof *rows);
-    it->pos += n;
+  if (exact(q, s)) { /* the snapshot is the truth: stretches between holes */
+    ecsi_rows r;
+    r.count = s->count;
+    r.holes = it->q->holes;
+    r.hole = s->hole;
+    r.entity = s->entity;
+    while (n < max) {
+      uint32_t m = ecsi_rows_live(&r, &it->pos, s->count, max - n);
+      if (m == 0) break;
+      memcpy(ents + n, s->entity + it->pos, (size_t)m * sizeof *ents);
+      for (uint32_t k = 0; k < q->nwith; k++)
+        memcpy(rows + (size_t)k * max + n, s->row + (size_t)k * s->cap + it->pos,
+               (size_t)m * sizeof *rows);
+      it->pos += m;
+      n += m;
+    }
     return n;
   }
   while (n < max && it->pos < s->count) { /* something changed: look up */
     ecs_entity e = s->entity[it->pos++];
-    if (!ecs_query_matches(w, q, e)) continue;
+    if (e == ECS_NULL || !ecs_query_matches(w, q, e)) continue;
     for (uint32_t k = 0; k < q->nwith; k++)
       rows[(size_t)k * max + n] = ecs_component_lookup(w, q->term[k], e);
     ents[n++] = e;

@@ -12,7 +12,7 @@
 
 /*
 ** One snapshot of the match list, in one block: this header, then
-** entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
+** hole[(cap + 63) / 64], entity[cap], then row[nwith * cap] (term k's rows at row + k * cap),
 ** then cont[cap]. pins counts the readers holding it; while pinned it is
 ** never written, and freed only with its query or its last unpin.
 */
@@ -22,6 +22,9 @@ typedef struct qsnap {
   uint32_t pins;
   uint32_t count, cap;
   uint32_t sized_for; /* the need its capacity was computed from */
+  /* hole[i / 64] bit i % 64: entity[i] is ECS_NULL (a hole, query.c
+  ** "Upkeep"); 0 past count. Readers skip holes a word at a time. */
+  uint64_t *hole;
   ecs_entity *entity;
   uint32_t *row;
   /* cont[i]: i > 0 and every term's row at i is its row at i - 1 plus one
@@ -43,8 +46,11 @@ struct ecs_query {
   uint32_t nwith, nwithout;
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
   bool built;         /* cur (and pos) match the world */
+  uint32_t serial;    /* its number among the world's queries (cursors.c) */
   uint32_t pending;   /* changes recorded since the last use (refresh) */
-  uint32_t churn;     /* changes since the runs were last looked at */
+  uint32_t sorted;    /* entries [0, sorted) of cur in driver order
+                      ** (query.c, "Upkeep"); the rest an unsorted tail */
+  uint32_t holes;     /* entries of [0, sorted) set to ECS_NULL */
   qsnap *cur;         /* NULL until the first build */
   qsnap *retired;     /* pinned snapshots replaced since */
   ecs_record_map pos; /* entity index -> position in cur, while built */
@@ -71,7 +77,21 @@ void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i);
 ** qsnap.basis), for one pass, NULL when memory ran out; the number of
 ** matches that pass q's change terms (q->since != 0), or ECS_ERR_NOMEM. */
 qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q);
+/* query.c: ecs_query_refresh, then the list in driver order for a pass
+** (its tail merged; holes may stay). */
+ecs_err ecsi_query_order(ecs_world *w, ecs_query *q);
 ecs_err ecsi_query_count_passing(ecs_world *w, ecs_query *q, size_t *out);
+
+/* Words of a hole bitmap of cap entries. */
+#define SNAP_HOLE_WORDS(cap) (((size_t)(cap) + 63u) / 64u)
+
+/* Set entry i's entity (a hole when e is ECS_NULL), its hole bit with it. */
+static inline void snap_put(qsnap *s, uint32_t i, ecs_entity e) {
+  uint64_t bit = (uint64_t)1 << (i & 63u);
+  s->entity[i] = e;
+  if (e == ECS_NULL) s->hole[i >> 6] |= bit;
+  else s->hole[i >> 6] &= ~bit;
+}
 
 static inline void snap_free(ecs_world *w, qsnap *s) {
   if (s != NULL) ecsi_free(w, s, s->bytes);

@@ -153,13 +153,16 @@ static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
   view.type = j->type;
   view.ncolumns = j->ncols;
   for (uint32_t i = i0; i < i1 && !*bad;) {
-    uint32_t n = ecsi_rows_run(r, i, i1 - i);
-    bool direct = n >= ECSI_MIN_DIRECT_RUN;
+    uint32_t n;
+    bool direct;
     void *p[ECS_QUERY_MAX_TERMS];
 #ifndef NDEBUG
     uint64_t sum[ECS_QUERY_MAX_TERMS];
 #endif
-    if (!direct) n = i1 - i < ECSI_BLOCK ? i1 - i : ECSI_BLOCK;
+    if (ecsi_rows_live(r, &i, i1, 1) == 0) break; /* past the holes at i */
+    n = ecsi_rows_run(r, i, i1 - i); /* (a run never holds a hole) */
+    direct = n >= ECSI_MIN_DIRECT_RUN;
+    if (!direct) n = ecsi_rows_live(r, &i, i1, ECSI_BLOCK); /* to the next hole */
     for (uint32_t c = 0; c < j->ncols; c++) {
       const uint32_t *row = r->row + (size_t)j->term[c] * r->stride + i;
       uint8_t *base = (uint8_t *)ecs_component_column(j->cols[c].c, j->cols[c].field);
@@ -248,8 +251,9 @@ static void layout(run_job *j, ecs_world *w, ecs_query *q, const ecs_column_ref 
 static void prewrite_cols(ecs_world *w, const run_job *j) {
   for (uint32_t c = 0; c < j->ncols; c++)
     if (j->first[c] == c && j->written[c])
-      ecs_component_prewrite_n(w, j->cols[c].c, j->r.row + (size_t)j->term[c] * j->r.stride,
-                               j->r.count);
+      for (uint32_t i = 0, n; (n = ecsi_rows_live(&j->r, &i, j->r.count, UINT32_MAX)) != 0; i += n)
+        ecs_component_prewrite_n(w, j->cols[c].c,
+                                 j->r.row + (size_t)j->term[c] * j->r.stride + i, n);
 }
 
 /* The stamps of a run made on other threads, here; its read-only check. */
@@ -257,8 +261,9 @@ static ecs_err after_split(ecs_world *w, const run_job *j) {
   ecs_err err = ECS_ERR_OK;
   for (uint32_t c = 0; c < j->ncols; c++)
     if (j->first[c] == c && j->written[c])
-      ecs_component_touch_n(w, j->cols[c].c, j->r.row + (size_t)j->term[c] * j->r.stride,
-                            j->r.count);
+      for (uint32_t i = 0, n; (n = ecsi_rows_live(&j->r, &i, j->r.count, UINT32_MAX)) != 0; i += n)
+        ecs_component_touch_n(w, j->cols[c].c,
+                              j->r.row + (size_t)j->term[c] * j->r.stride + i, n);
   for (uint32_t k = 0; k < j->parts; k++)
     if (j->bad[k]) err = ECS_ERR_READONLY;
   return err;
@@ -304,7 +309,7 @@ ecs_err ecs_query_run_opts(ecs_world *w, ecs_query *q, const ecs_column_ref *col
     if (job.bad[0]) err = ECS_ERR_READONLY;
   }
   ecsi_query_unpin(w, q, job.r.snap);
-  if (processed != NULL) *processed = job.r.count;
+  if (processed != NULL) *processed = job.r.count - job.r.holes;
   if (err == ECS_ERR_OK) ecs_query_complete(w, q);
   return err;
 }
@@ -339,7 +344,7 @@ ecs_err ecsi_native_end(ecs_world *w, ecsi_split *s, bool ran, size_t *processed
     err = after_split(w, j);
   }
   ecsi_query_unpin(w, j->q, j->r.snap);
-  if (processed != NULL) *processed = ran ? j->r.count : 0;
+  if (processed != NULL) *processed = ran ? j->r.count - j->r.holes : 0;
   if (ran && err == ECS_ERR_OK) ecs_query_complete(w, j->q);
   return err;
 }

@@ -3,7 +3,9 @@
 ** (snapshot.h; docs/persistence.md has the format byte by byte).
 **
 **   header     "ECSS", u32 version (2; 1 is read too), u32 flags (0)
-**   entities   entity.c's table: slots, then the free queue
+**   entities   entity.c's table: slots, then the free queue; then (since
+**              version 2) cursors.c's: the change clock, the change
+**              queries' cursors, the systems' owed time
 **   payloads   each manager's save hook output, in registration order
 **   host       the host's section (the Lua binding's lua values)
 **   directory  u64 entities size, u32 manager count, per manager its
@@ -190,6 +192,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   if (err == ECS_ERR_OK) err = ecs_write_u32(&o, 0); /* flags */
   start = hw.count;
   if (err == ECS_ERR_OK) err = ecsi_entities_save(w, &o);
+  if (err == ECS_ERR_OK) err = ecsi_cursors_save(w, &o);
   esize = hw.count - start;
   for (size_t i = 0; i < n && err == ECS_ERR_OK; i++) {
     const ecsi_manager *m = &w->manager[i];
@@ -496,6 +499,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
                             const ecs_snapshot_opts *opts, uint32_t *failed) {
   ecs_snapshot s;
   ecsi_entity_table tab;
+  ecsi_cursors cur;
   dir_walk dw;
   uint32_t n, nw = w->manager_count, direct = UINT32_MAX, bad = UINT32_MAX;
   uint32_t *which = NULL;  /* snapshot entry -> world manager */
@@ -505,6 +509,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   bool swapped = false, rows_kept = true;
   ecsi_xxh64_cursor sum; /* the checksum while w->load_hash is &sum */
   ecs_err err;
+  memset(&cur, 0, sizeof cur);
   if (w->pins != 0) return ECS_ERR_PINNED;
   if (in->pos > in->size) return ECS_ERR_CORRUPT;
   if (opts != NULL && opts->opened != NULL &&
@@ -574,10 +579,15 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     which[i] = (uint32_t)j;
   }
   bad = UINT32_MAX;
-  /* (3) the entity table, read aside and swapped in */
+  /* (3) the entity table, read aside and swapped in; the cursors (version
+  ** 2), read aside, their clock the one stamps are checked against */
   {
     ecs_reader r = part_reader(s.data + HEADER_SIZE, s.entities_size);
     err = ecsi_entities_read(w, &r, &tab);
+    if (err == ECS_ERR_OK && ecsi_get_u32(s.data + 4) >= 2u) {
+      err = ecsi_cursors_read(w, &r, &cur);
+      if (err != ECS_ERR_OK) ecsi_entities_table_free(w, &tab);
+    }
     if (err == ECS_ERR_OK && r.pos != r.size) {
       ecsi_entities_table_free(w, &tab);
       err = ECS_ERR_CORRUPT;
@@ -585,8 +595,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     if (err != ECS_ERR_OK) goto done;
     ecsi_entities_swap(w, &tab); /* tab: the world's old table */
     swapped = true;
-    w->alive_memo = true; /* until done: the table stays as it is */
-    w->alive_len = 0;
+    w->stamp_limit = ecsi_get_u32(s.data + 4) >= 2u ? cur.clock + 1u : UINT32_MAX;
   }
   /* (4) every staged manager into its twin */
   walk_start(&s, &dw);
@@ -638,8 +647,10 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     bad = UINT32_MAX;
   }
   /* (6) commit: nothing below fails. Queries are made stale, unless every
-  ** component keeps its owners in their rows and none is emptied (a
-  ** rollback that only changed values): then their lists still hold. A
+  ** component keeps its owners in their rows, none is emptied and the
+  ** same entities live (a rollback that only changed values): then their
+  ** lists still hold. (Records of dead entities are saved too: the same
+  ** owners can be alive in one table and dead in the other.) A
   ** journal records the load: its captures read the state replaced,
   ** under the old table (journal.c). */
   if (w->journal != NULL) {
@@ -670,14 +681,19 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
         rows_kept = false;
       w->manager[j].cls->clear(w, w->manager[j].self);
     }
+  if (rows_kept && !ecsi_entities_same_lives(w, &tab)) rows_kept = false;
   ecsi_entities_table_free(w, &tab);
   swapped = false;
+  if (ecsi_get_u32(s.data + 4) >= 2u) { /* the clock and the cursors */
+    ecsi_cursors_apply(w, &cur);
+    ecsi_cursors_keep(w, &cur);
+  }
   if (!rows_kept) ecsi_queries_invalidate(w);
   w->loads++; /* loops begun before it are over */
   in->pos = in->size;
 done:
-  w->alive_memo = false;
-  w->alive_len = 0;
+  w->stamp_limit = 0;
+  ecsi_cursors_free(w, &cur);
   /* an error met while the checksum was still being taken: damaged
   ** bytes are blamed as a checked open would have, before anything else */
   if (err != ECS_ERR_OK && w->load_hash != NULL &&

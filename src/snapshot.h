@@ -38,9 +38,13 @@ extern "C" {
 /*
 ** The format this core writes. It reads it and every older one:
 **   1  a field's schema entry is its type alone (cleanup policies were not
-**      saved: a load keeps the world's, a new world's components have none)
+**      saved: a load keeps the world's, a new world's components have none);
+**      nothing after the entity table; components in their layout 2 (live
+**      records only: component_hooks.c)
 **   2  a field's entry is its type | its cleanup policy << 8 (ecs_cleanup,
-**      component.h: entity fields only), compared with the world's on load
+**      component.h: entity fields only), compared with the world's on load;
+**      the cursors after the entity table (cursors.c); components in layout
+**      3 (every record in its row, the gc cursor, the churn, the stamps)
 ** Another version is ECS_ERR_VERSION.
 */
 #define ECS_SNAPSHOT_VERSION 2u

@@ -231,7 +231,8 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   for (uint32_t k = 0; k < nbefore; k++) s->before[k] = copy_text(&chars, before[k]);
   s->seq = old != NULL ? old->seq : w->system_seq++;
   s->interval = interval;
-  s->acc = keep ? old->acc : 0.0;
+  /* a system made after a load owes what the saved one of its name did */
+  s->acc = keep ? old->acc : interval > 0.0 ? ecsi_cursors_owed(w, s->name) : 0.0;
   *out = s;
   return ECS_ERR_OK;
 }
@@ -588,3 +589,13 @@ const char *ecsi_systems_check(const ecs_world *w) {
     return "system: a removed system outlived the updates";
   return NULL;
 }
+
+/* ------------------------------------------------------------------------
+** Owed time (cursors.c)
+** --------------------------------------------------------------------- */
+
+double ecsi_system_interval(const ecs_system *s) { return s->interval; }
+
+double ecsi_system_owed(const ecs_system *s) { return s->acc; }
+
+void ecsi_system_set_owed(ecs_system *s, double owed) { s->acc = owed; }

@@ -12,6 +12,7 @@
 ** Layer: managers (layers: alloc.h).
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transform_private.h"
@@ -285,26 +286,46 @@ static ecs_err save_tree(const ecs_transform *t, uint32_t r, ecs_writer *out) {
   return err;
 }
 
+static int by_key(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
 /*
 ** Live rows only. The roots of the saved forest are the live rows whose
 ** parent is none or dead; the walk from each does not enter dead nodes
 ** (whose live children are roots themselves), so every live row is
 ** written exactly once, and count is known before the first record.
+** Roots go in the order of their entities' indices, not of their rows:
+** the rows' order is the history of adds, removes and gc, which a loaded
+** manager does not share, and two managers holding the same forest must
+** save the same bytes (a journal compares saves; the state hash hashes
+** them). Children keep their attachment order, which is the forest's.
 */
 static ecs_err tr_save(const ecs_world *w, const void *self,
                        ecs_writer *out) {
   const ecs_transform *t = (const ecs_transform *)self;
-  uint32_t live = 0;
+  uint32_t live = 0, nroots = 0;
+  uint64_t *root = NULL;
   ecs_err err;
-  (void)w;
-  for (uint32_t i = 0; i < t->n; i++) live += row_alive(t, i);
+  for (uint32_t i = 0; i < t->n; i++) {
+    live += row_alive(t, i);
+    nroots += row_alive(t, i) && (t->parent[i] == NONE || !row_alive(t, t->parent[i]));
+  }
+  if (nroots > 0) { /* a const world: uncounted scratch, like its checks */
+    uint32_t k = 0;
+    root = (uint64_t *)ecsi_scratch_realloc(w, NULL, 0, (size_t)nroots * sizeof *root);
+    if (root == NULL) return ECS_ERR_NOMEM;
+    for (uint32_t r = 0; r < t->n; r++)
+      if (row_alive(t, r) && (t->parent[r] == NONE || !row_alive(t, t->parent[r])))
+        root[k++] = (uint64_t)ecs_entity_index(t->entity[r]) << 32 | r;
+    qsort(root, nroots, sizeof *root, by_key);
+  }
   err = ecs_write_u32(out, TR_FORMAT);
   if (err == ECS_ERR_OK) err = ecs_write_u32(out, live);
-  for (uint32_t r = 0; r < t->n && err == ECS_ERR_OK; r++) {
-    uint32_t p = t->parent[r];
-    if (row_alive(t, r) && (p == NONE || !row_alive(t, p)))
-      err = save_tree(t, r, out);
-  }
+  for (uint32_t k = 0; k < nroots && err == ECS_ERR_OK; k++)
+    err = save_tree(t, (uint32_t)root[k], out);
+  if (root != NULL) ecsi_scratch_realloc(w, root, (size_t)nroots * sizeof *root, 0);
   return err;
 }
 

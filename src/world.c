@@ -46,6 +46,7 @@ void ecs_world_free(ecs_world *w) {
   ecsi_managers_free(w);
   ecsi_refs_free(w);
   ecsi_entities_free(w);
+  ecsi_cursors_forget(w);
   ecsi_free(w, w, sizeof *w);
 }
 

@@ -5,7 +5,8 @@
 ** "Deltas, byte by byte": df_parse reads the header, the entity part
 ** (counts, slots, pushed indices, the pop count) and each manager's part
 ** (a component's records, each with its entity index, owner and the bytes
-** of its values; another manager's whole save); df_build writes them out
+** of its values, then its layout and stamps as they are; another manager's
+** whole save; the cursors at the end, as they are); df_build writes them out
 ** again and seals the checksum, so that a forged part reaches the check
 ** behind it. Edit the parsed form in between: move records between
 ** entries, name a manager twice, repeat an entity, change a count.
@@ -36,6 +37,7 @@ typedef struct df_man {
   uint32_t count;
   df_rec *rec;
   size_t body_at, body_len; /* mode 1: the save */
+  size_t extras_at, extras_len; /* mode 0: the layout and stamps, as read */
 } df_man;
 
 typedef struct df_delta {
@@ -47,6 +49,7 @@ typedef struct df_delta {
   uint32_t pushed[DF_MAX * 64];
   uint32_t nman;
   df_man man[DF_MAX];
+  size_t cursors_at, cursors_len; /* the clock, cursors and owed times */
 } df_delta;
 
 static inline uint32_t df_get32(const unsigned char *p) {
@@ -119,7 +122,28 @@ static inline bool df_parse(df_delta *d, const unsigned char *src, size_t n) {
           at += types[f] == 11u ? 4u + df_get32(src + at) : df_type_size(types[f]);
       rc->len = at - rc->at;
     }
+    /* the extras: flags, the layout (5 words and 3 a row), the stamps
+    ** (kinds, then a count and 3 words each) */
+    x->extras_at = at;
+    {
+      uint32_t flags = df_get32(src + at);
+      at += 4;
+      if (flags & 1u) at += 20 + 12 * (size_t)df_get32(src + at + 16);
+      if (flags & 2u) at += 8 + 12 * (size_t)df_get32(src + at + 4);
+    }
+    x->extras_len = at - x->extras_at;
   }
+  /* the cursors: clock, change queries (16 bytes each), systems */
+  d->cursors_at = at;
+  if (at + 8 > n) return false;
+  at += 8 + 16 * (size_t)df_get32(src + at + 4);
+  if (at + 4 > n) return false;
+  {
+    uint32_t ns = df_get32(src + at);
+    at += 4;
+    for (uint32_t k = 0; k < ns && at + 4 <= n; k++) at += 4 + df_get32(src + at) + 8;
+  }
+  d->cursors_len = at - d->cursors_at;
   return at + 8 == n;
 }
 
@@ -191,7 +215,9 @@ static inline void df_build(const df_delta *d, membuf *out) {
       if (x->rec[r].owner != 0)
         (void)membuf_write(out, d->src + x->rec[r].at, x->rec[r].len);
     }
+    (void)membuf_write(out, d->src + x->extras_at, x->extras_len);
   }
+  (void)membuf_write(out, d->src + d->cursors_at, d->cursors_len);
   df_put64(out, ecs_snapshot_hash(out->p, out->n));
 }
 

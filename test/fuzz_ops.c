@@ -222,6 +222,9 @@ typedef struct state {
   uint8_t ref_comp[MAX_REFS]; /* the component whose instance got it */
   listener_model lis[MAX_LISTENERS];
   membuf buf[3]; /* saved, corrupted and saved-again streams */
+  /* per manager: dead records a load brought that no tracked entity's
+  ** linger bit accounts for (purged ones, forged handles) */
+  uint32_t extra_dead[NMGR];
   /* journal_step: a journal of w and the replica its deltas keep equal */
   ecs_journal *j;
   ecs_world *rep;
@@ -296,6 +299,7 @@ static void model_kill(state *st, tracked *x) {
 
 static void unlinger(state *st, int m) {
   for (size_t i = 0; i < st->nt; i++) st->t[i].linger &= ~(1u << m);
+  st->extra_dead[m] = 0;
 }
 
 /* The model's name of x (NULL for none). */
@@ -466,6 +470,7 @@ static size_t check_stats(state *st, int m) {
   for (size_t i = 0; i < st->nt; i++)
     linger += !st->t[i].alive && (st->t[i].linger >> m & 1u);
   ENSURE(s.live == live);
+  linger += st->extra_dead[m];
   ENSURE(s.records >= live && s.records <= live + linger);
   if (linger == 0) ENSURE(s.records == live);
   size = m < MGR_TR ? ecs_component_size(st->comp[m].c)
@@ -1125,12 +1130,21 @@ static void op_query_iter(state *st, input *in) {
   if (st->nquery == 0) return;
   if (which == 0 && iter->snap == NULL) {
     size_t k = byte(in) % st->nquery;
-    ecs_err err = ecs_query_iter_begin(st->w, st->query[k].q, iter);
+    ecs_query_stats before, after;
+    ecs_err err;
+    ecs_query_get_stats(st->query[k].q, &before);
+    err = ecs_query_iter_begin(st->w, st->query[k].q, iter);
     if (err == ECS_ERR_NOMEM) return;
     ENSURE(err == ECS_ERR_OK);
+    ecs_query_get_stats(st->query[k].q, &after);
     st->iter_query[it] = k;
     st->iter_changes[it] = st->changes;
-    st->iter_pins[it] = st->query[k].changed != 0 && !st->query[k].fresh ? 2 : 1;
+    /* one pin, or two for a copy made for the pass (the matches that pass
+    ** the change terms, or the list without its holes) and the list it came
+    ** from; a change query after its first pass always copies */
+    st->iter_pins[it] = (uint8_t)(after.pins - before.pins);
+    ENSURE(st->iter_pins[it] == 1 || st->iter_pins[it] == 2);
+    if (st->query[k].changed != 0 && !st->query[k].fresh) ENSURE(st->iter_pins[it] == 2);
     memset(yielded, 0, MAX_TRACKED);
     for (size_t i = 0; i < st->nt; i++)
       st->due[it][i] = (uint8_t)(st->query[k].changed == 0 || st->query[k].fresh ||
@@ -1188,11 +1202,22 @@ static void op_query_iter(state *st, input *in) {
 /* ---------------------------------------------------------------------
 ** The manager interface: save, load, clear, listeners, schema, has
 ** ------------------------------------------------------------------ */
+/* A save may need scratch (the names' and the transform's order): an armed
+** failure there is ECS_ERR_NOMEM, which changes nothing; the save is then
+** made again with the failure disarmed. */
 static void save_to(state *st, int m, membuf *b) {
   void *self = mgr_self(st, m);
   ecs_writer out = membuf_writer(b);
+  ecs_err err;
   b->n = 0;
-  ENSURE(mgr_class(st, self, NULL)->save(st->w, self, &out) == ECS_ERR_OK);
+  err = mgr_class(st, self, NULL)->save(st->w, self, &out);
+  if (err == ECS_ERR_NOMEM && st->alloc.fail_at != 0) {
+    st->alloc.fail_at = 0;
+    b->n = 0;
+    out = membuf_writer(b);
+    err = mgr_class(st, self, NULL)->save(st->w, self, &out);
+  }
+  ENSURE(err == ECS_ERR_OK);
 }
 
 /* The next k bytes of a saved stream (out NULL: skip them). */
@@ -1230,20 +1255,33 @@ static int local_ok(const double l[10]) {
 ** Read a stream manager m saved through the layout its docs give
 ** (docs/components.md "Save layouts", docs/transform.md "Save and
 ** load"): it must say what the model says, exactly: the schema, one record
-** per entity that has one (live only), values within the rules load
-** enforces, parents before their children and the parent the model has,
-** names with their stamps, and nothing after the last record.
+** per entity that has one (live ones; a component also lists the dead
+** records its gc has not reclaimed yet, with zero values), values within
+** the rules load enforces, parents before their children and the parent
+** the model has, names with their stamps, and nothing after the last
+** record.
 */
-static void check_stream(state *st, int m, const membuf *b) {
+/* x's name's rank among the live names by the model's stamps (1: oldest). */
+static uint64_t name_rank(state *st, const tracked *x) {
+  uint64_t rank = 0;
+  for (size_t i = 0; i < st->nt; i++)
+    rank += st->t[i].alive && st->t[i].name != 0 &&
+            st->t[i].name_stamp <= x->name_stamp;
+  return rank;
+}
+
+static size_t check_stream(state *st, int m, const membuf *b) {
   input r = {b->p, b->n, 0};
   uint32_t count;
   uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1);
+  uint8_t *dead = NULL;
+  size_t stamps_at = b->n;
   ENSURE(seen != NULL);
-  /* the layout number: 2 for components (columns), 1 for the others */
-  ENSURE(take_u32(st, &r) == (m < MGR_TR ? 2u : 1u));
+  /* the layout number: 3 for components (columns), 2 for names, 1 for the transform */
+  ENSURE(take_u32(st, &r) == (m < MGR_TR ? 3u : m == MGR_TR ? 1u : 2u));
   if (m < MGR_TR) {
     const comp_model *cm = &st->comp[m];
-    uint32_t v, n;
+    uint32_t v, n, records = 0;
     ENSURE(take_u32(st, &r) == cm->nf);
     for (uint32_t k = 0; k < cm->nf; k++) {
       size_t len = strlen(cm->fname[k]);
@@ -1252,33 +1290,60 @@ static void check_stream(state *st, int m, const membuf *b) {
       ENSURE(r.n - r.at >= len && memcmp(r.p + r.at, cm->fname[k], len) == 0);
       r.at += len;
     }
+    (void)take_u32(st, &r); /* the gc cursor */
+    (void)take_u32(st, &r); /* the churn */
     /* the owner list: handles, runs (bit 31, then a length of 2 or
-    ** more) of consecutive handles, a 0 at the end */
+    ** more) of consecutive handles, purged records (bit 30), a 0 at the
+    ** end; the live ones are the model's, each once */
     count = 0;
+    dead = (uint8_t *)calloc(ecs_component_size(st->comp[m].c) + 1u, 1);
+    ENSURE(dead != NULL);
     while ((v = take_u32(st, &r)) != 0) {
       n = 1;
       if (v & 0x80000000u) {
+        ENSURE((v & 0x40000000u) == 0);
         v &= ~0x80000000u;
         n = take_u32(st, &r);
         ENSURE(n >= 2);
       }
-      for (uint32_t j = 0; j < n; j++) {
-        tracked *x = saved_entity(st, v + j, seen);
-        ENSURE(x->comps >> m & 1u);
+      for (uint32_t j = 0; j < n; j++, records++) {
+        ENSURE(records < ecs_component_size(st->comp[m].c));
+        if ((v & 0x40000000u) != 0 || !ecs_alive(st->w, v + j)) {
+          dead[records] = 1;
+          continue;
+        }
+        ENSURE(saved_entity(st, v + j, seen)->comps >> m & 1u);
+        count++;
       }
-      count += n;
     }
+    ENSURE(records == ecs_component_size(st->comp[m].c));
     ENSURE(count == model_live(st, m));
     for (uint32_t k = 0; k < cm->nf; k++) {
-      for (uint32_t i = 0; i < count; i++) {
+      for (uint32_t i = 0; i < records; i++) {
         /* values are compared as bytes by the callers; here only the
-        ** rules load enforces: a bool is 0 or 1, an entity a 30-bit id */
-        uint8_t val[8];
+        ** rules load enforces: a bool is 0 or 1, an entity a 30-bit id;
+        ** and a dead record's are zeros */
+        uint8_t val[8] = {0}, any = 0;
         ecs_entity ev;
-        take(st, &r, val, ecs_type_size((ecs_type)cm->ftype[k]));
+        size_t size = ecs_type_size((ecs_type)cm->ftype[k]);
+        take(st, &r, val, size);
         memcpy(&ev, val, sizeof ev);
         if (cm->ftype[k] == ECS_BOOL) ENSURE(val[0] <= 1);
         if (cm->ftype[k] == ECS_ENTITY) ENSURE((ev & ~ECS_ID_MASK) == 0);
+        for (size_t q = 0; q < size; q++) any |= val[q];
+        if (dead[i]) ENSURE(any == 0);
+      }
+    }
+    /* the stamps a query could still tell from 0: per kind, rows ascending,
+    ** live records only */
+    stamps_at = r.at;
+    for (int k = 0; k < 2; k++) {
+      uint32_t ns = take_u32(st, &r), last = 0;
+      ENSURE(ns <= count);
+      for (uint32_t j = 0; j < ns; j++) {
+        uint32_t row = take_u32(st, &r), stamp = take_u32(st, &r);
+        ENSURE(row < records && !dead[row] && (j == 0 || row > last) && stamp != 0);
+        last = row;
       }
     }
   } else if (m == MGR_TR) {
@@ -1313,12 +1378,15 @@ static void check_stream(state *st, int m, const membuf *b) {
       take(st, &r, &len, sizeof len);
       ENSURE(len <= r.n - r.at);
       ENSURE(ms != NULL && ml == len && memcmp(ms, r.p + r.at, ml) == 0);
-      ENSURE(stamp == x->name_stamp);
+      /* saved oldest first, each stamp as its rank among the live names */
+      ENSURE(stamp == (uint64_t)i + 1u && stamp == name_rank(st, x));
       r.at += (size_t)len;
     }
   }
   ENSURE(r.at == r.n); /* nothing after the last record */
+  free(dead);
   free(seen);
+  return stamps_at;
 }
 
 /* The next k bytes of a stream that may be cut or corrupted: 0 if fewer
@@ -1346,8 +1414,9 @@ static int get(input *r, void *out, size_t k) {
 static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int apply,
                             size_t *used) {
   input r = {p, n, 0};
-  uint32_t v, count, bit = 1u << m;
-  uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1);
+  uint32_t v, count, bit = 1u << m, layout;
+  uint64_t last_stamp = 0;
+  uint8_t *seen = (uint8_t *)calloc(st->nt + 1, 1), *index_seen = NULL;
   ecs_err verdict = ECS_ERR_CORRUPT;
   ENSURE(seen != NULL);
   if (apply) { /* every record is replaced */
@@ -1363,10 +1432,14 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
       }
     }
   }
-  /* the layout number: 2 for components (columns), 1 for the others */
-  if (!get(&r, &v, 4) || v != (m < MGR_TR ? 2u : 1u)) goto done;
+  /* the layout number: 3 (or the older 2) for components (columns), 2 (or
+  ** the older 1) for names, 1 for the transform */
+  if (!get(&r, &v, 4)) goto done;
+  layout = v;
+  if (m < MGR_TR ? v != 3u && v != 2u : m == MGR_TR ? v != 1u : v != 2u && v != 1u) goto done;
   if (m < MGR_TR) {
     const comp_model *cm = &st->comp[m];
+    uint32_t records = 0;
     if (!get(&r, &v, 4) || v != cm->nf) goto done;
     for (uint32_t k = 0; k < cm->nf; k++) {
       size_t len = strlen(cm->fname[k]);
@@ -1375,38 +1448,69 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
         goto done; /* another schema */
       r.at += len;
     }
-    /* the owner list, to its 0: a handle (bit 31 clear), or bit 31 and a
-    ** length of at least 2 for a run of consecutive handles; each entity
-    ** a 30-bit handle, alive, named once (a run may not carry its index
-    ** into the generation bits) */
+    /* layout 3: the gc cursor and the churn, any values */
+    if (layout == 3u && (!get(&r, &v, 4) || !get(&r, &v, 4))) goto done;
+    /* the owner list, to its 0: a handle (bits 30, 31 clear), or bit 31
+    ** and a length of at least 2 for a run of consecutive handles, or (in
+    ** layout 3) bit 30 alone for a purged record; each a record the world
+    ** could hold (ecs_record_valid: index below the slot count, generation
+    ** not ahead of its slot's), alive or dead, each index once (a run may
+    ** not carry its index into the generation bits) */
     count = 0;
+    index_seen = (uint8_t *)calloc(ECS_MAX_ENTITIES / 8u + 1u, 1);
+    ENSURE(index_seen != NULL);
     for (;;) {
       uint32_t len = 1;
+      int purged;
       if (!get(&r, &v, 4)) goto done;
       if (v == 0) break;
       if ((v & 0x80000000u) && (!get(&r, &len, 4) || len < 2)) goto done;
-      v &= ~0x80000000u;
-      if ((v & ~ECS_ID_MASK) != 0) goto done;
-      for (uint32_t j = 0; j < len; j++) {
+      purged = (v & 0x40000000u) != 0;
+      if (purged && (layout != 3u || (v & 0x80000000u))) goto done;
+      v &= ~0xc0000000u;
+      for (uint32_t j = 0; j < len; j++, records++) {
         ecs_entity e = v + j;
+        uint32_t index = ecs_entity_index(v) + j;
         tracked *x;
-        if ((uint64_t)ecs_entity_index(v) + j > ECS_INDEX_MASK || !ecs_alive(st->w, e))
+        if ((uint64_t)ecs_entity_index(v) + j > ECS_INDEX_MASK ||
+            !ecs_record_valid(st->w, purged ? ecs_mark_purged(e) : e))
           goto done;
+        if (index_seen[index / 8u] >> (index % 8u) & 1u) goto done; /* twice */
+        index_seen[index / 8u] |= (uint8_t)(1u << (index % 8u));
+        if (purged || !ecs_alive(st->w, e)) { /* a dead record: it lingers */
+          x = purged ? NULL : find_tracked(st, e);
+          if (apply && x != NULL && !x->alive) x->linger |= bit;
+          else if (apply) st->extra_dead[m]++;
+          continue;
+        }
         x = find_tracked(st, e);
         ENSURE(x != NULL); /* every live entity is tracked */
-        if (seen[slot_of(st, x)]) goto done; /* named twice */
         seen[slot_of(st, x)] = 1;
         count++;
       }
     }
     for (uint32_t k = 0; k < cm->nf; k++) { /* the columns */
-      for (uint32_t i = 0; i < count; i++) {
+      for (uint32_t i = 0; i < records; i++) {
         uint8_t val[8];
         ecs_entity ev;
         if (!get(&r, val, ecs_type_size((ecs_type)cm->ftype[k]))) goto done;
         memcpy(&ev, val, sizeof ev);
         if (cm->ftype[k] == ECS_BOOL && val[0] > 1) goto done;
         if (cm->ftype[k] == ECS_ENTITY && (ev & ~ECS_ID_MASK) != 0) goto done;
+      }
+    }
+    /* layout 3: per kind of stamp, n pairs (row, stamp), rows ascending
+    ** below the records, stamps not 0 (a manager loaded alone takes none of
+    ** them: every row is stamped new) */
+    for (int k = 0; layout == 3u && k < 2; k++) {
+      uint32_t ns, last = 0;
+      if (!get(&r, &ns, 4) || ns > records || ns > (r.n - r.at) / 8u) goto done;
+      for (uint32_t j = 0; j < ns; j++) {
+        uint32_t row, stamp;
+        (void)get(&r, &row, 4);
+        (void)get(&r, &stamp, 4);
+        if (row >= records || (j > 0 && row <= last) || stamp == 0) goto done;
+        last = row;
       }
     }
     if (apply)
@@ -1446,8 +1550,9 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
       tracked *x;
       if (!get(&r, &e, 4) || (e & ~ECS_ID_MASK) != 0 || !ecs_alive(st->w, e) ||
           !get(&r, &stamp, 8) || stamp == 0 || stamp > (uint64_t)1 << 62 || !get(&r, &len, 8) ||
-          len > r.n - r.at)
-        goto done;
+          len > r.n - r.at || (layout == 2u && stamp <= last_stamp))
+        goto done; /* (layout 2: oldest first, no stamp twice) */
+      last_stamp = stamp;
       x = find_tracked(st, e);
       ENSURE(x != NULL);
       if (seen[slot_of(st, x)]) goto done; /* a second name for one entity */
@@ -1464,6 +1569,7 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
   *used = r.at;
 done:
   free(seen);
+  free(index_seen);
   ENSURE(!apply || verdict == ECS_ERR_OK);
   return verdict;
 }
@@ -1521,8 +1627,8 @@ static void load_refs(state *st, int m, int strict) {
 ** exactly that. strict: the stream is one the manager saved, whose records
 ** the model already has (refs: the refs they held, each taken back).
 */
-static void loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uint32_t refs) {
-  size_t used;
+static size_t loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uint32_t refs) {
+  size_t used, stamps_at;
   if (m < MGR_TR) {
     uint32_t held = st->held[m], d0 = st->drained;
     drain_as(st, 3);
@@ -1531,7 +1637,7 @@ static void loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uin
   unlinger(st, m);
   load_verdict(st, m, p, n, 1, &used);
   save_to(st, m, &st->buf[2]);
-  check_stream(st, m, &st->buf[2]);
+  stamps_at = check_stream(st, m, &st->buf[2]);
   if (m < MGR_TR) {
     load_refs(st, m, strict);
     if (strict) ENSURE(st->held[m] == refs);
@@ -1539,6 +1645,7 @@ static void loaded(state *st, int m, const uint8_t *p, size_t n, int strict, uin
       if (st->t[i].alive && (st->t[i].comps >> m & 1u))
         mark_written(st, (size_t)m, &st->t[i]);
   }
+  return stamps_at;
 }
 
 /* A load that failed changed nothing: the reader is back at the start,
@@ -1568,7 +1675,7 @@ static void op_save_load(state *st, input *in, int m) {
   membuf *a = &st->buf[0];
   void *self = mgr_self(st, m);
   const ecs_manager_class *cls = mgr_class(st, self, NULL);
-  size_t n, used = 0, tail = byte(in) % 4;
+  size_t n, used = 0, tail = byte(in) % 4, stamps;
   uint32_t refs = live_refs(st, m);
   ecs_reader r;
   ecs_err err;
@@ -1591,9 +1698,12 @@ static void op_save_load(state *st, input *in, int m) {
     return;
   }
   ENSURE(r.pos == n);
-  loaded(st, m, a->p, a->n, 1, refs);
+  stamps = loaded(st, m, a->p, a->n, 1, refs);
   a->n = n;
-  ENSURE(membuf_same(&st->buf[2], a));
+  /* the same bytes, but for the stamps: a manager loaded alone (not a
+  ** snapshot's) stamps every row new, as a write does */
+  ENSURE(stamps <= a->n && st->buf[2].n >= stamps &&
+         memcmp(st->buf[2].p, a->p, stamps) == 0);
 }
 
 /*

@@ -113,7 +113,8 @@ TEST(Cursor_in_place_chunks_write_the_columns) {
 /* Every run is handed out in place, however short: with V's rows running
 ** backwards against P's, each chunk is one row, and its pointers are the
 ** rows themselves. A column list that leaves a term out is cut by its
-** own terms' runs only: V's rows alone are one run. */
+** own terms' runs only: P's rows alone are one run (the list is in the
+** order of P's rows, its first term), V's alone are runs of one. */
 TEST(Cursor_hands_out_every_run_in_place) {
   fixture f;
   ecs_column_ref cols[2] = {{NULL, 0, true}, {NULL, 0, false}};
@@ -136,13 +137,17 @@ TEST(Cursor_hands_out_every_run_in_place) {
   CHECK(p[1] == (double *)ecs_component_column(f.V, 0) +
                     ecs_component_lookup(f.w, f.V, ents[0]));
   ecs_query_cursor_end(f.w, cursor(&f), true);
-  /* V alone (the list follows V, its smallest term): its rows are
-  ** consecutive over the whole list */
-  CHECK_EQ_INT(ecs_query_cursor_begin(f.w, f.q, cols + 1, 1, cursor(&f)), ECS_ERR_OK);
+  /* P alone (the list follows P's rows): consecutive over the whole
+  ** list; V alone: every row a run of its own */
+  CHECK_EQ_INT(ecs_query_cursor_begin(f.w, f.q, cols, 1, cursor(&f)), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_query_cursor_next(f.w, cursor(&f), p, NULL, &n), ECS_ERR_OK);
   CHECK_EQ_INT(n, 300);
   CHECK_EQ_INT(ecs_query_cursor_next(f.w, cursor(&f), p, NULL, &n), ECS_ERR_OK);
   CHECK_EQ_INT(n, 0);
+  ecs_query_cursor_end(f.w, cursor(&f), true);
+  CHECK_EQ_INT(ecs_query_cursor_begin(f.w, f.q, cols + 1, 1, cursor(&f)), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_cursor_next(f.w, cursor(&f), p, NULL, &n), ECS_ERR_OK);
+  CHECK_EQ_INT(n, 1);
   ecs_query_cursor_end(f.w, cursor(&f), true);
   CHECK_WORLD(f.w);
   ecs_query_free(f.w, f.q);

@@ -2,9 +2,11 @@
 journal_delta.lua -- take a delta (journal:delta()) apart and put it back
 together, for specs that forge one: parse gives the fields the format
 (docs/persistence.md, the journal's deltas) lays out -- the header, the
-entity part (counts, slots, pushed indices, pops) and each manager's part
-(the records of a component, each with its values as raw byte strings, or
-the whole save of another manager); build writes them out again and seals
+entity part (counts, slots, pushed indices, pops), each manager's part (the
+records of a component, each with its values as raw byte strings, then its
+layout and stamps as one raw string, m.extras; or the whole save of another
+manager) and the cursors at the end (raw, d.cursors); build writes them out
+again and seals
 the checksum, so that a forged field reaches the check that owns it.
   local jd = require("spec.support.journal_delta")
   local p = jd.parse(delta); p.slots[1].state = 7; world:apply_delta(jd.build(p))
@@ -61,11 +63,27 @@ function M.parse(s)
         end
         m.records[r] = rec
       end
+      -- the layout (5 words, then 3 a row) and the stamps (kinds, a count,
+      -- 3 words each), kept as they are
+      local at = p
+      local flags
+      flags, p = unpack("<I4", s, p)
+      if flags & 1 ~= 0 then p = p + 20 + 12 * unpack("<I4", s, p + 16) end
+      if flags & 2 ~= 0 then p = p + 8 + 12 * unpack("<I4", s, p + 4) end
+      m.extras = s:sub(at, p - 1)
     else
       m.save, p = unpack("<s8", s, p)
     end
     d.managers[k] = m
   end
+  -- the cursors: the clock, the change queries (16 bytes each), the systems
+  local at = p
+  local nq, ns
+  nq = unpack("<I4", s, p + 4)
+  p = p + 8 + 16 * nq
+  ns, p = unpack("<I4", s, p)
+  for _ = 1, ns do p = p + 4 + unpack("<I4", s, p) + 8 end
+  d.cursors = s:sub(at, p - 1)
   d.checksum, p = unpack("<i8", s, p)
   assert(p == #s + 1, "journal_delta.parse: bytes after the checksum")
   return d
@@ -106,10 +124,12 @@ function M.build(d)
           end
         end
       end
+      out[#out + 1] = m.extras or pack("<I4", 0)
     else
       out[#out + 1] = pack("<s8", m.save)
     end
   end
+  out[#out + 1] = d.cursors or pack("<I4I4I4", 0, 0, 0)
   out[#out + 1] = string.rep("\0", 8)
   return xxh64.seal(table.concat(out))
 end

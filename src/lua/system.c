@@ -69,7 +69,11 @@ static int lua_system_body(lua_State *L) {
   lua_Integer cnt;
   size_t done = 0;
   int isint;
-  uint64_t loads = ecs_world_loads(lw->w);
+  uint64_t loads;
+  /* a finalizer run by an allocation since the walk called the system
+  ** (the pushes of call_lua) may have closed the world: it does not run */
+  if (lw->w == NULL) return 0;
+  loads = ecs_world_loads(lw->w);
   push_record(L, s);                                      /* 5: record */
   lua_rawgeti(L, 5, REC_QUERY);                           /* 6: q or false */
   lua_rawgeti(L, 5, REC_BODY);                            /* 7: fn */
