@@ -1475,7 +1475,7 @@ static ecs_err load_verdict(state *st, int m, const uint8_t *p, size_t n, int ap
         if ((uint64_t)ecs_entity_index(v) + j > ECS_INDEX_MASK ||
             !ecs_record_valid(st->w, purged ? ecs_mark_purged(e) : e))
           goto done;
-        if (index_seen[index / 8u] >> (index % 8u) & 1u) goto done; /* twice */
+        if (((unsigned)index_seen[index / 8u] >> (index % 8u)) & 1u) goto done; /* twice */
         index_seen[index / 8u] |= (uint8_t)(1u << (index % 8u));
         if (purged || !ecs_alive(st->w, e)) { /* a dead record: it lingers */
           x = purged ? NULL : find_tracked(st, e);
