@@ -539,7 +539,7 @@ local clean = #upward == 0 and loops_across_folders == 0
 say("")
 say("layers: %d upward edges (%d symbols); %d loops, largest %d files; %d across folders, %d across layers; %s",
   #upward, upward_symbols, #loops, biggest and #biggest.files or 0, loops_across_folders, loops_across_layers,
-  clean and "ok" or "FAIL")
+  clean and "ok" or opt.report and "would fail (--report)" or "FAIL")
 print(table.concat(out, "\n"))
 
 if opt.dot then
