@@ -1,5 +1,5 @@
 -- luacheck configuration; test.sh runs luacheck over lua/ spec/ examples/
--- bench/ test/ and counts any warning as a failure.
+-- bench/ test/ types/ plugins/ tools/ and counts any warning as a failure.
 std = "lua54"
 max_line_length = 120
 files["spec/"] = { std = "+busted" }
