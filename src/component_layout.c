@@ -50,7 +50,7 @@ static int by_row(const void *a, const void *b) {
 }
 
 void ecsi_layout_sort(ecsi_layout_row *rows, uint32_t n) {
-  qsort(rows, n, sizeof *rows, by_row);
+  if (n > 1) qsort(rows, n, sizeof *rows, by_row); /* (rows may be NULL) */
 }
 
 static int by_index(const void *a, const void *b) {
@@ -87,7 +87,7 @@ ecs_err ecsi_layout_check(const ecs_world *w, const ecs_component *c,
     sorted[k] = p->owner;
   }
   if (l->size > c->size && given != l->size - c->size) return ECS_ERR_CORRUPT;
-  qsort(sorted, l->n, sizeof *sorted, by_index);
+  if (l->n > 1) qsort(sorted, l->n, sizeof *sorted, by_index);
   for (uint32_t k = 0; k < l->n; k++) {
     uint32_t index = ecs_entity_index(sorted[k]), r;
     if (k > 0 && ecs_entity_index(sorted[k - 1u]) == index) return ECS_ERR_CORRUPT;

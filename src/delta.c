@@ -179,7 +179,7 @@ static ecs_err read_slots(const ecs_delta *d, const ehead *e, nslot *sorted) {
         (s->index >= e->new_count && s->state != ECS_SLOT_FREE))
       return ECS_ERR_CORRUPT;
   }
-  qsort(sorted, e->nslot, sizeof *sorted, by_index);
+  if (e->nslot > 1) qsort(sorted, e->nslot, sizeof *sorted, by_index);
   for (uint32_t k = 1; k < e->nslot; k++)
     if (sorted[k].index == sorted[k - 1].index) return ECS_ERR_CORRUPT;
   /* the band between the counts, [lo, span), named whole: the indices are
