@@ -2102,6 +2102,38 @@ describe("the journal", function()
       assert_equal_worlds(w, copy)
     end)
 
+    it("j:undo() after a restore gives change queries what they reported at the mark", function()
+      -- a restore that leaves a row's values as they were may still change
+      -- its stamps; undo puts back the mark's cursors, so it must put back
+      -- those stamps too
+      local w = track(ecs.world())
+      local A = w:component("A", { "x:f64" })
+      local moved = w:query({ A, changed = { A } })
+      local fresh = w:query({ A, added = { A } })
+      local e, f = w:create(), w:create()
+      A:add(e, 1)
+      for _ in moved:entities() do end
+      for _ in fresh:entities() do end
+      local blob = w:snapshot()          -- e, f: due to neither
+      A:set(e, 1)                        -- its own value again: due to moved
+      A:add(f, 2)                        -- due to both
+      local j = w:journal()
+      for _, how in ipairs({ "restore", "migrate" }) do
+        w:restore(blob, how == "migrate" and { migrate = true } or nil)
+        if how == "restore" then assert.equal(0, moved:count(), how) end
+        j:undo()
+        assert.equal(2, moved:count(), how)
+        assert.equal(1, fresh:count(), how)
+        local seen = {}
+        for x in moved:entities() do seen[#seen + 1] = x end
+        assert.equal(2, #seen, how)
+        for x in fresh:entities() do assert.equal(f, x, how) end
+        assert.equal(0, moved:count(), how)
+        j:undo()                           -- the mark's cursors and stamps again
+        assert.equal(2, moved:count(), how)
+      end
+    end)
+
     it("world:restore(blob, { migrate = true }): the delta and undo as for any restore", function()
       local old = track(ecs.world())
       local saved = old:create()

@@ -143,6 +143,15 @@ void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c) {
     }
 }
 
+uint32_t ecsi_cursors_floor(const ecs_world *w, const ecsi_cursors *c,
+                            uint32_t floor) {
+  for (const ecs_query *q = w->queries; q != NULL; q = q->next)
+    if (change_query(q) && q->since != 0 && q->since < floor) floor = q->since;
+  for (uint32_t k = 0; c != NULL && k < c->nq; k++)
+    if (c->q[k].since != 0 && c->q[k].since < floor) floor = c->q[k].since;
+  return floor;
+}
+
 /*
 ** A delta's cursors (delta.c): the queries and systems c knows take their
 ** cursors and owed times; the others keep theirs (a replica's own queries
