@@ -26,13 +26,10 @@ Common subset of every supported Lua (no //, bit operators, goto, <close>).
 ]]
 local compat = require("spec.support.lua")
 --[[
-On LuaJIT the model runs interpreted. Compiled by Debian's LuaJIT
-2.1.0-beta3, its lookups of tables keyed by entity handles (Model:matches
-called from Model:match_set) began to miss keys that were there after a few
-hundred steps of the spec (the same call, interpreted or after
-jit.flush(), found them; with no observer and no q:pointers loop too): a
-fault of that compiler as far as we could tell, which made the reference
-wrong. The spec's own code, which drives the library, stays compiled.
+On LuaJIT the model runs interpreted (and so does spec/crossing_spec.lua,
+which says why: a compiled model gets lookups in tables keyed by entity
+handles wrong on Debian 12's LuaJIT). jit.off(true, true) here covers
+this chunk's functions; the spec's covers its own.
 ]]
 local jit = rawget(_G, "jit")
 if jit then jit.off(true, true) end
@@ -72,6 +69,8 @@ function Model.new(null)
     inst = {},        -- name -> { [handle] = values }
     dying = {},       -- handle -> the turn (position in order) its destroy reached
     reported = {},    -- name -> { [handle] = true }: its destroy reported the remove
+    reporting = {},   -- name -> { [handle] = true }: a remove reporting it now
+    dying_adds = {},  -- handle -> components given to it during its destroy
     observers = {},   -- { id =, comp =, kind =, action =, active = }, creation order
     expect = {},      -- observer id -> { [handle] = events }
     watches = {},     -- change queries
@@ -94,6 +93,7 @@ function Model:component(name, specs)
   self.version[name] = 0
   self.inst[name] = {}
   self.reported[name] = {}
+  self.reporting[name] = {}
 end
 
 -- {{{ values
@@ -222,21 +222,38 @@ function Model:has_observer(name, kind)
   return false
 end
 
-function Model:emit(kind, name, e)
-  self.depth = self.depth + 1
-  if self.depth > 64 then error("model: events nested too deeply") end
-  local list = {}
-  for _, o in ipairs(self.observers) do
-    if o.active and o.comp == name and o.kind == kind then list[#list + 1] = o end
-  end
+local function deliver(self, list, kind, e)
   for _, o in ipairs(list) do
-    if o.active then
+    if o.active and o.kind == kind then
       local t = self.expect[o.id]
       if not t then t = {}; self.expect[o.id] = t end
       t[e] = (t[e] or 0) + 1
       self.events = self.events + 1
       if o.action then o.action(self.api, e) end
     end
+  end
+end
+
+--[[
+An event to the observers of `name` made before it (one made during it
+hears the next one). A new instance's on_add is followed by on_set, every
+on_add observer first, then every on_set observer, unless an on_add
+observer removed the instance or destroyed the entity (docs/observers.md,
+"on_set hears every write of a value, the first one included"); both in
+one level of nesting.
+]]
+function Model:emit(kind, name, e)
+  self.depth = self.depth + 1
+  if self.depth > 64 then error("model: events nested too deeply") end
+  local list = {}
+  for _, o in ipairs(self.observers) do
+    if o.active and o.comp == name and (o.kind == kind or (kind == "on_add" and o.kind == "on_set")) then
+      list[#list + 1] = o
+    end
+  end
+  deliver(self, list, kind, e)
+  if kind == "on_add" and self.alive[e] and self.inst[name][e] ~= nil then
+    deliver(self, list, "on_set", e)
   end
   self.depth = self.depth - 1
 end
@@ -265,6 +282,7 @@ function Model:add(name, e, given)
   else
     touch(self, e)
     self.reported[name][e] = nil
+    if self.dying[e] then self.dying_adds[e] = self.dying_adds[e] + 1 end
     self:added(name, e)
     self:emit("on_add", name, e)
   end
@@ -308,8 +326,19 @@ function Model:remove(name, e)
   if not self.alive[e] or self.inst[name][e] == nil then return false end
   -- during e's destroy, a component whose removal the destroy already
   -- reported goes without a second report: no event is ever doubled
-  if not (self.dying[e] and self.reported[name][e]) then
-    self:emit("on_remove", name, e)
+  -- (a remove from inside the report of this instance's remove: taken
+  -- over, no second report; an instance added back after it is a new one,
+  -- reported too: docs/observers.md, "Each event once")
+  local outer = self.reporting[name][e]
+  if outer then
+    outer.taken = true
+  elseif not (self.dying[e] and self.reported[name][e]) then
+    repeat
+      local r = { taken = false }
+      self.reporting[name][e] = r
+      self:emit("on_remove", name, e)
+      self.reporting[name][e] = nil
+    until not (r.taken and self.alive[e] and self.inst[name][e] ~= nil)
   end
   if self.inst[name][e] ~= nil then
     self.inst[name][e] = nil
@@ -319,17 +348,33 @@ function Model:remove(name, e)
   return true
 end
 
--- One entity's destroy without the cleanup: on_remove of each manager
--- holding e at its turn (creation order), e alive; then e dies.
+--[[
+One entity's destroy without the cleanup: on_remove of each manager
+holding e at its turn (creation order), e alive; then e dies. A component
+an observer gives e during its destroy is reported too: in its manager's
+turn if that is still to come, else in another round over the managers
+(docs/observers.md, "destroy"); an instance whose on_remove is being
+reported (a C:remove(e) that led to this destroy) is not reported again
+("Each event once").
+]]
 function Model:kill(e)
   if not self.alive[e] or self.dying[e] then return false end
-  for k, name in ipairs(self.order) do
-    self.dying[e] = k
-    if self.inst[name][e] ~= nil and self:has_observer(name, "on_remove") then
-      self.reported[name][e] = true
-      self:emit("on_remove", name, e)
+  self.dying_adds[e] = 0
+  local rounds = 0
+  repeat
+    rounds = rounds + 1
+    if rounds > 64 then error("model: destroy rounds do not end") end
+    local adds = self.dying_adds[e]
+    for k, name in ipairs(self.order) do
+      self.dying[e] = k
+      if self.inst[name][e] ~= nil and not self.reported[name][e] and not self.reporting[name][e]
+        and self:has_observer(name, "on_remove") then
+        self.reported[name][e] = true
+        self:emit("on_remove", name, e)
+      end
     end
-  end
+  until self.dying_adds[e] == adds
+  self.dying_adds[e] = nil
   for _, name in ipairs(self.order) do
     self.inst[name][e] = nil
     self.reported[name][e] = nil
@@ -498,7 +543,10 @@ function Model:redefine(name, specs, rename)
   local new = Model.fields_of(specs)
   local old = self.schema[name]
   if same_schema(old, new) and not rename then
+    -- (a change of policies alone is a change of definition: a journal
+    -- does not record it, a replica makes it too: docs/persistence.md)
     self.schema[name] = new
+    if self.on_policies then self.on_policies(name, specs) end
     return true, false
   end
   local ok, maps = self:converted(name, old, new, rename, self.inst[name])
@@ -513,8 +561,29 @@ end
 -- }}}
 
 -- {{{ copies and loads
+-- What the change queries would report now (their cursors and stamps).
+function Model:watch_state()
+  local out = {}
+  for id, q in pairs(self.watches) do
+    local must, maybe = {}, {}
+    for e in pairs(q.must) do must[e] = true end
+    for e in pairs(q.maybe) do maybe[e] = true end
+    out[id] = { must = must, maybe = maybe, maybe_all = q.maybe_all }
+  end
+  return out
+end
+
+function Model:set_watch_state(state)
+  for id, q in pairs(self.watches) do
+    local s = state[id]
+    q.must, q.maybe, q.maybe_all = {}, {}, s.maybe_all
+    for e in pairs(s.must) do q.must[e] = true end
+    for e in pairs(s.maybe) do q.maybe[e] = true end
+  end
+end
+
 function Model:copy()
-  local c = { alive = {}, nalive = self.nalive, inst = {}, schema = {} }
+  local c = { alive = {}, nalive = self.nalive, inst = {}, schema = {}, watch = self:watch_state() }
   for e in pairs(self.alive) do c.alive[e] = true end
   for _, name in ipairs(self.order) do
     local t = {}
@@ -540,18 +609,32 @@ function Model:state_of(c)
   return m
 end
 
--- Is a load of `c` without migration refused (another schema)? The name
--- of the first such component, else nil.
+-- Is a load of `c` without migration refused (another schema, cleanup
+-- policies included: docs/persistence.md, "What is kept")? The name of the
+-- first such component, else nil.
 function Model:schema_differs(c)
   for _, name in ipairs(self.order) do
-    if not same_schema(self.schema[name], c.schema[name]) then return name end
+    local a, b = self.schema[name], c.schema[name]
+    if not same_schema(a, b) then return name end
+    for i = 1, #a do
+      if a[i].policy ~= b[i].policy then return name end
+    end
   end
   return nil
 end
 
--- Load `c` in place, converted to the live schemas (migrate) or as it is
--- (the caller checked the schemas): ok | false, message. Listeners hear
--- nothing; every instance loaded counts as written and added.
+--[[
+Load `c` in place, converted to the live schemas (migrate) or as it is
+(the caller checked the schemas): ok | false, message. Listeners hear
+nothing. A plain restore puts back the change queries' cursors and
+stamps: they report what they would have when the snapshot was taken
+(docs/persistence.md, "What is kept": cursors; "Guarantees": "a restored
+world's change queries report what the saved one's would have"). A
+migrating restore goes through a scratch world that has no query (same
+page, "Restoring with migration"), so its blob brings no cursor: every
+change query starts fresh and every instance loaded counts as written and
+added (docs/queries.md, "Writes that count").
+]]
 function Model:load(c, migrate)
   local inst = {}
   for _, name in ipairs(self.order) do
@@ -569,7 +652,12 @@ function Model:load(c, migrate)
     end
   end
   self:replace(c.alive, c.nalive, inst)
+  if not migrate then
+    self:set_watch_state(c.watch)
+    return true
+  end
   for _, q in pairs(self.watches) do
+    q.maybe, q.maybe_all = {}, nil
     for name in pairs(q.names) do
       for e in pairs(self.inst[name]) do q.must[e] = true end
     end
@@ -577,9 +665,9 @@ function Model:load(c, migrate)
   return true
 end
 
--- j:undo(): back to the mark `c` (same schemas). A row whose state the
--- undo changes must be visited by the change queries watching it; any
--- other row it puts back may be.
+-- j:undo(): back to the mark `c` (same schemas), the change queries'
+-- cursors and stamps included: they report what they would have reported
+-- at the mark (docs/persistence.md, "Undo").
 function Model:undo(c)
   local inst = {}
   for _, name in ipairs(self.order) do
@@ -587,21 +675,8 @@ function Model:undo(c)
     for e, v in pairs(c.inst[name]) do t[e] = v end
     inst[name] = t
   end
-  local before = self.inst
   self:replace(c.alive, c.nalive, inst)
-  for _, q in pairs(self.watches) do
-    for name in pairs(q.names) do
-      for e, v in pairs(self.inst[name]) do
-        local old = before[name][e]
-        local same = old ~= nil
-        if same and q.kind == "changed" then
-          for k, x in pairs(v) do if not Model.deep_equal(old[k], x) then same = false end end
-          for k, x in pairs(old) do if not Model.deep_equal(v[k], x) then same = false end end
-        end
-        if same then q.maybe[e] = true else q.must[e] = true end
-      end
-    end
-  end
+  self:set_watch_state(c.watch)
 end
 
 function Model:replace(alive, nalive, inst)
@@ -616,6 +691,7 @@ function Model:replace(alive, nalive, inst)
     for e in pairs(self.inst[name]) do if t[e] == nil then touch(self, e) end end
     self.inst[name] = t
     self.reported[name] = {}
+    self.reporting[name] = {}
   end
   self.dying = {}
 end
