@@ -419,6 +419,9 @@ void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c);
 ** floor. */
 uint32_t ecsi_cursors_floor(const ecs_world *w, const ecsi_cursors *c,
                             uint32_t floor);
+/* At most floor: the oldest completed pass among the cursors w's last load
+** kept that no query of w has taken (cursors.c, which snapshots save). */
+uint32_t ecsi_cursors_kept_floor(const ecs_world *w, uint32_t floor);
 void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c);
 /* Keep c (taken over: c is emptied) for what is made from now on. */
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c);
