@@ -626,14 +626,11 @@ end
 --[[
 Load `c` in place, converted to the live schemas (migrate) or as it is
 (the caller checked the schemas): ok | false, message. Listeners hear
-nothing. A plain restore puts back the change queries' cursors and
-stamps: they report what they would have when the snapshot was taken
-(docs/persistence.md, "What is kept": cursors; "Guarantees": "a restored
-world's change queries report what the saved one's would have"). A
-migrating restore goes through a scratch world that has no query (same
-page, "Restoring with migration"), so its blob brings no cursor: every
-change query starts fresh and every instance loaded counts as written and
-added (docs/queries.md, "Writes that count").
+nothing. A restore, migrating or not, puts back the change queries'
+cursors and stamps: they report what they would have when the snapshot
+was taken (docs/persistence.md, "What is kept": cursors; "Guarantees": "a
+restored world's change queries report what the saved one's would
+have"; a conversion is no write: "A redefinition is not a write").
 ]]
 function Model:load(c, migrate)
   local inst = {}
@@ -652,16 +649,7 @@ function Model:load(c, migrate)
     end
   end
   self:replace(c.alive, c.nalive, inst)
-  if not migrate then
-    self:set_watch_state(c.watch)
-    return true
-  end
-  for _, q in pairs(self.watches) do
-    q.maybe, q.maybe_all = {}, nil
-    for name in pairs(q.names) do
-      for e in pairs(self.inst[name]) do q.must[e] = true end
-    end
-  end
+  self:set_watch_state(c.watch)
   return true
 end
 
