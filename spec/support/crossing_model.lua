@@ -367,7 +367,8 @@ function Model:kill(e)
     local adds = self.dying_adds[e]
     for k, name in ipairs(self.order) do
       self.dying[e] = k
-      if self.inst[name][e] ~= nil and not self.reported[name][e] and not self.reporting[name][e]
+      local r = self.reporting[name][e]
+      if self.inst[name][e] ~= nil and not self.reported[name][e] and not (r and not r.taken)
         and self:has_observer(name, "on_remove") then
         self.reported[name][e] = true
         self:emit("on_remove", name, e)
