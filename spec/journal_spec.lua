@@ -2134,6 +2134,24 @@ describe("the journal", function()
       end
     end)
 
+    it("a rollback that changes nothing: its delta and undo (no row, no record; sanitized runs)", function()
+      -- the layout records the gc cursor and churn and no row, and no
+      -- record is captured: the empty arrays must not reach qsort or memcpy
+      local w = track(ecs.world())
+      local A = w:component("A", { "x:f64" })
+      local e = w:create()
+      A:add(e, 1)
+      local r = track(ecs.restore(w:snapshot()))
+      local blob = w:snapshot()
+      local j = w:journal()
+      w:restore(blob)
+      r:apply_delta(j:delta())
+      assert.equal(w:state_hash(), r:state_hash())
+      w:restore(blob)
+      j:undo()
+      assert.same({ 1.0 }, { A:get(e) })
+    end)
+
     it("revives an entity on a replica that still holds its record: the replica's queries list it", function()
       -- the replica keeps e2's dead record (the lazy gc has not reclaimed
       -- it); the delta of the restore makes it e2's instance again
