@@ -348,8 +348,9 @@ cat "$lua_counts"
 # (soak) the model test of features where they cross (spec/crossing_spec.lua)
 # run long: ECS_SOAK_STEPS operations (default 20000) on each seed of
 # ECS_SOAK_SEEDS (default four), each seed one busted run against the
-# sanitized build, counted as one test. Only when ECS_SOAK is set: about
-# 2 minutes a seed here, which CI's time does not allow.
+# sanitized build, counted as one test. Only when ECS_SOAK is set: 72 s
+# for a seed alone here, 3 to 4 minutes with another job on the second
+# core (2026-11-29), which CI's time does not allow.
 soak_stage() {
   local seed
   echo "== soak: spec/crossing_spec.lua, ${ECS_SOAK_STEPS:-20000} operations a seed (build-asan/)"
