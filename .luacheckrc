@@ -11,5 +11,7 @@ files["test/oom/"] = { ignore = { "212/ecs" } }
 files["lua/"] = { std = "min" }
 files["spec/compat_spec.lua"] = { std = "min+busted" }
 files["spec/replay_spec.lua"] = { std = "min+busted" }
+files["spec/crossing_spec.lua"] = { std = "min+busted" }
+files["spec/support/crossing_model.lua"] = { std = "min" }
 -- the LÖVE example runs on LÖVE's LuaJIT and defines love's callbacks
 files["examples/love/"] = { std = "luajit+love" }

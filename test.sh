@@ -14,7 +14,10 @@
 #      and specs under ThreadSanitizer (docs/threads.md), then the module
 #      built for Lua 5.1, 5.2, 5.3 and LuaJIT and the specs under each
 #      (README "Lua versions"), and the LÖVE example run headless for 120
-#      frames (examples/love/README.md).
+#      frames (examples/love/README.md);
+#   4. only with ECS_SOAK set (ECS_SOAK=1 ./test.sh): the soak, the model
+#      test of spec/crossing_spec.lua run long on several seeds against
+#      build-asan/ (docs/reliability.md, "Soak"). CI leaves ECS_SOAK unset.
 # The last line is "N passed, N failed" over all of it.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -158,9 +161,10 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
     (cd build-valgrind && ctest --output-on-failure 2>&1) | tee "$log"
     count_ctest
     before=$failed
-    # spec/replay_spec.lua plays its games 150 frames long here, not 2000:
-    # a frame of its five worlds costs about 0.14 s under valgrind
-    specs env ECS_REPLAY_FRAMES="${ECS_REPLAY_FRAMES:-150}" \
+    # spec/replay_spec.lua plays its games 150 frames long here, not 2000
+    # (a frame of its five worlds costs about 0.14 s under valgrind);
+    # spec/crossing_spec.lua runs 100 random operations a seed, not 500
+    specs env ECS_REPLAY_FRAMES="${ECS_REPLAY_FRAMES:-150}" ECS_CROSSING_STEPS=100 \
       "${vg[@]}" "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=valgrind
     rc=$?
     # valgrind's own findings fail the stage even when every spec passed
@@ -348,6 +352,30 @@ else
 fi
 echo "== specs on the other Luas, and the LÖVE example (in the counts above):"
 cat "$lua_counts"
+
+# (soak) the model test of features where they cross (spec/crossing_spec.lua)
+# run long: ECS_SOAK_STEPS operations (default 20000) on each seed of
+# ECS_SOAK_SEEDS (default four), each seed one busted run against the
+# sanitized build, counted as one test. Only when ECS_SOAK is set: 72 s
+# for a seed alone here, 3 to 4 minutes with another job on the second
+# core (2026-11-29), which CI's time does not allow.
+soak_stage() {
+  local seed
+  echo "== soak: spec/crossing_spec.lua, ${ECS_SOAK_STEPS:-20000} operations a seed (build-asan/)"
+  for seed in ${ECS_SOAK_SEEDS:-1 2 3 4}; do
+    env LD_PRELOAD="$asan_rt $ubsan_rt" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+        UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ECS_CROSSING_SEED="$seed" ECS_CROSSING_STEPS="${ECS_SOAK_STEPS:-20000}" \
+        "${busted_cmd[@]}" -o utfTerminal --run=asan spec/crossing_spec.lua 2>&1 | tee "$log"
+    count_busted
+  done
+}
+if [ -n "${ECS_SOAK:-}" ]; then
+  soak_stage
+else
+  echo "== soak: skipped (ECS_SOAK=1 ./test.sh runs it)"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

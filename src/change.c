@@ -184,7 +184,7 @@ ecs_err ecsi_ticks_save(const ecs_world *w, const ecs_component *c,
   const ecs_entity *own = (const ecs_entity *)c->data;
   for (int k = 0; k < ECSI_TICK_KINDS; k++) {
     const uint32_t *a = c->ticks.at[k];
-    uint32_t floor = floor_of(c, k), n = 0;
+    uint32_t floor = ecsi_cursors_kept_floor(w, floor_of(c, k)), n = 0;
     ecs_err err;
     for (uint32_t i = 0; a != NULL && i < c->size; i++)
       n += a[i] > floor && ecs_alive(w, own[i]);

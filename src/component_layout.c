@@ -49,8 +49,10 @@ static int by_row(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* (a layout may record no row -- only the gc cursor and churn -- and then
+** has no array: qsort must not be given a null pointer, even for 0) */
 void ecsi_layout_sort(ecsi_layout_row *rows, uint32_t n) {
-  if (n > 1) qsort(rows, n, sizeof *rows, by_row); /* (rows may be NULL) */
+  if (n > 1) qsort(rows, n, sizeof *rows, by_row);
 }
 
 static int by_index(const void *a, const void *b) {

@@ -16,7 +16,8 @@
 ** terms match no saved one starts fresh (its next pass reports every
 ** match, as a new query's does). A load keeps what it brought (w->cursors)
 ** for the queries and systems made after it, so that setup code that runs
-** after ecs.restore finds them.
+** after ecs.restore finds them; until a query takes one, snapshots save it
+** (ecsi_cursors_save).
 **
 ** Layout in a snapshot (docs/persistence.md, "The format"), little-endian:
 **   u32 clock
@@ -143,6 +144,15 @@ void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c) {
     }
 }
 
+uint32_t ecsi_cursors_floor(const ecs_world *w, const ecsi_cursors *c,
+                            uint32_t floor) {
+  for (const ecs_query *q = w->queries; q != NULL; q = q->next)
+    if (change_query(q) && q->since != 0 && q->since < floor) floor = q->since;
+  for (uint32_t k = 0; c != NULL && k < c->nq; k++)
+    if (c->q[k].since != 0 && c->q[k].since < floor) floor = c->q[k].since;
+  return floor;
+}
+
 /*
 ** A delta's cursors (delta.c): the queries and systems c knows take their
 ** cursors and owed times; the others keep theirs (a replica's own queries
@@ -213,19 +223,51 @@ static ecs_err write_u64(ecs_writer *out, uint64_t v) {
   return ecs_write(out, b, sizeof b);
 }
 
+/*
+** The cursors a load kept (w->cursors) that no change query of w has
+** taken (none made since with that number and terms) are world state
+** still: a query made later goes on from one. So a snapshot saves them
+** beside the queries' own, and the stamps they can tell apart: a world
+** made by ecs.restore and saved again before its setup made its queries,
+** such as the scratch world of a migrating restore, hands them on (the
+** restore in place that ends a migrating restore then puts back the
+** blob's cursors and stamps, as a plain restore does).
+*/
+static bool unclaimed(const ecs_world *w, const ecsi_qcursor *k) {
+  for (const ecs_query *q = w->queries; q != NULL; q = q->next)
+    if (change_query(q) && q->serial == k->serial && ecsi_query_signature(q) == k->sig)
+      return false;
+  return true;
+}
+
+uint32_t ecsi_cursors_kept_floor(const ecs_world *w, uint32_t floor) {
+  for (uint32_t k = 0; w->cursors != NULL && k < w->cursors->nq; k++) {
+    const ecsi_qcursor *qc = &w->cursors->q[k];
+    if (qc->since != 0 && qc->since < floor && unclaimed(w, qc)) floor = qc->since;
+  }
+  return floor;
+}
+
 /* The world's cursors as the layout above says, with no allocation (a
 ** const world: ecs_world_save). */
 ecs_err ecsi_cursors_save(const ecs_world *w, ecs_writer *out) {
-  uint32_t nq = 0, ns = 0, cursor = 0;
+  uint32_t nq = 0, ns = 0, cursor = 0, nkept = w->cursors != NULL ? w->cursors->nq : 0;
   ecs_system *s;
   ecs_err err = ecs_write_u32(out, ecsi_world_clock(w));
   for (const ecs_query *q = w->queries; q != NULL; q = q->next) nq += change_query(q);
+  for (uint32_t k = 0; k < nkept; k++) nq += unclaimed(w, &w->cursors->q[k]);
   if (err == ECS_ERR_OK) err = ecs_write_u32(out, nq);
   for (const ecs_query *q = w->queries; q != NULL && err == ECS_ERR_OK; q = q->next)
     if (change_query(q) &&
         (err = ecs_write_u32(out, q->serial)) == ECS_ERR_OK &&
         (err = write_u64(out, ecsi_query_signature(q))) == ECS_ERR_OK)
       err = ecs_write_u32(out, q->since);
+  for (uint32_t k = 0; k < nkept && err == ECS_ERR_OK; k++) {
+    const ecsi_qcursor *qc = &w->cursors->q[k];
+    if (unclaimed(w, qc) && (err = ecs_write_u32(out, qc->serial)) == ECS_ERR_OK &&
+        (err = write_u64(out, qc->sig)) == ECS_ERR_OK)
+      err = ecs_write_u32(out, qc->since);
+  }
   while (ecs_system_next(w, &cursor, &s)) ns += owes(s);
   if (err == ECS_ERR_OK) err = ecs_write_u32(out, ns);
   cursor = 0;

@@ -823,6 +823,25 @@ static ecs_err recheck_managers(const ecs_world *w, const ecs_delta *d,
              : ECS_ERR_SCHEMA_DIFFERS;
 }
 
+/*
+** e is alive again at its old generation (the delta of a restore or an
+** undo that took its destroy back). A component may still hold e's record
+** from before its death, which the lazy gc had not reclaimed: the record
+** is e's instance again, with no add to tell the queries that list the
+** component (the record's values and layout may stay as they are, so
+** neither the put nor the layout below tells them). They rebuild at their
+** next use, as after a restore that revives entities.
+*/
+static void tell_revived(ecs_world *w, ecs_entity e) {
+  for (uint32_t m = 0; m < w->manager_count; m++) {
+    ecs_component *c;
+    if (!ecs_component_is(w->manager[m].cls)) continue;
+    c = (ecs_component *)w->manager[m].self;
+    if (c->nwatch > 0 && ecs_component_lookup(w, c, e) != ECS_NO_INSTANCE)
+      ecsi_component_tell_stale(c);
+  }
+}
+
 ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
                         const ecs_journal_host *host, ecs_journal_bad *bad) {
   rd r;
@@ -945,6 +964,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
           w->manager[m].cls->purge(w, w->manager[m].self, s->index);
     if (!is_free(s->old))
       ecsi_queries_entity_died(w, ecs_make_entity(s->index, s->old));
+    if (!is_free(s->state)) tell_revived(w, ecs_make_entity(s->index, s->state));
   }
   if (w->journal != NULL) {
     const unsigned char *pp = d->data + e.pushed_at;

@@ -414,6 +414,14 @@ ecs_err ecsi_cursors_read(ecs_world *w, ecs_reader *in, ecsi_cursors *out);
 /* Check the layout at in (every rule of ecsi_cursors_read) and move past it. */
 ecs_err ecsi_cursors_skip(ecs_reader *in);
 void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c);
+/* The latest stamp that no change query of w, nor any cursor of c (may be
+** NULL), can tell from 0: the oldest cursor of a completed pass, at most
+** floor. */
+uint32_t ecsi_cursors_floor(const ecs_world *w, const ecsi_cursors *c,
+                            uint32_t floor);
+/* At most floor: the oldest completed pass among the cursors w's last load
+** kept that no query of w has taken (cursors.c, which snapshots save). */
+uint32_t ecsi_cursors_kept_floor(const ecs_world *w, uint32_t floor);
 void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c);
 /* Keep c (taken over: c is emptied) for what is made from now on. */
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c);

@@ -497,6 +497,48 @@ static bool same_as_twin(const ecs_component *c, uint32_t i,
   return true;
 }
 
+/*
+** Stamps are part of a pair's state: undo puts back each captured pair's
+** stamps with its values, and only those, so a load that changes a row's
+** stamps and not its values must capture it too, or undo would leave the
+** loaded stamps under the mark's cursors (a change query would miss, or
+** repeat, what it would have reported at the mark). Two stamps that no
+** cursor can tell apart -- both at most the floor: the oldest completed
+** pass of the queries now, at the mark and in the snapshot -- are the
+** same, so a rollback captures only the rows whose stamps some query
+** sees differ.
+*/
+typedef struct stamp_view {
+  const ecsi_saved_ticks *loaded; /* the twin's */
+  uint32_t floor;
+} stamp_view;
+
+/* The stamp of kind k the load gives the twin's row r (0 unless listed:
+** ecsi_ticks_load). */
+static uint32_t loaded_stamp(const ecsi_saved_ticks *t, int k, uint32_t r) {
+  uint32_t lo = 0, hi = t->n[k];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2u, row = ecsi_get_u32(t->at[k] + 8u * mid);
+    if (row == r) return ecsi_get_u32(t->at[k] + 8u * mid + 4u);
+    if (row < r) lo = mid + 1u; else hi = mid;
+  }
+  return 0;
+}
+
+/* Do row i of c and row r of its twin have stamps no query tells apart? */
+static bool same_stamps(const ecs_component *c, uint32_t i, const stamp_view *sv,
+                        uint32_t r) {
+  for (int k = 0; k < ECSI_TICK_KINDS; k++) {
+    uint32_t now, then;
+    if (c->ticks.at[k] == NULL) continue; /* no stamps kept, none loaded */
+    if (!sv->loaded->given) return false; /* every row stamped new */
+    now = c->ticks.at[k][i];
+    then = loaded_stamp(sv->loaded, k, r);
+    if (now != then && (now > sv->floor || then > sv->floor)) return false;
+  }
+  return true;
+}
+
 /* The twin keeps c's owners in their rows and brings new columns (the
 ** stream's, t->defer_cols): the rows whose values differ, found by blocks
 ** of rows compared whole. */
@@ -510,14 +552,18 @@ static bool alive_in(const ecsi_entity_table *t, ecs_entity e) {
 }
 
 static void load_rows_kept(ecs_world *w, ecs_component *c,
-                           const ecs_component *t, const ecsi_entity_table *next) {
+                           const ecs_component *t, const ecsi_entity_table *next,
+                           const stamp_view *sv) {
   const unsigned char *from = t->defer_cols;
   uint32_t n = t->defer_count;
   /* a record a snapshot keeps may be dead (its values then 0): one whose
-  ** owner lives on one side only changes, whatever the values */
-  for (uint32_t i = 0; i < n; i++)
-    if (ecs_alive(w, owners(c)[i]) != alive_in(next, owners(c)[i]))
+  ** owner lives on one side only changes, whatever the values; one live
+  ** on both whose stamps differ changes too */
+  for (uint32_t i = 0; i < n; i++) {
+    bool now = ecs_alive(w, owners(c)[i]);
+    if (now != alive_in(next, owners(c)[i]) || (now && !same_stamps(c, i, sv, i)))
       capture(w, c, ecs_entity_index(owners(c)[i]), false);
+  }
   for (uint32_t f = 0; f < c->nfields; f++) {
     size_t e = c->elem[f];
     const uint8_t *old = col(c, f);
@@ -535,7 +581,8 @@ static void load_rows_kept(ecs_world *w, ecs_component *c,
 
 /* The twin t holds the loaded instances of c in its own rows. */
 static void load_rows_new(ecs_world *w, ecs_component *c,
-                          const ecs_component *t, const ecsi_entity_table *next) {
+                          const ecs_component *t, const ecsi_entity_table *next,
+                          const stamp_view *sv) {
   const ecs_entity *oc = owners(c), *ot = owners(t);
   /* each old instance: gone, or another owner, or other values */
   for (uint32_t i = 0; i < c->size; i++) {
@@ -555,7 +602,8 @@ static void load_rows_new(ecs_world *w, ecs_component *c,
       capture(w, c, ecs_entity_index(o), false);
       continue;
     }
-    if (!same_as_twin(c, i, t, k)) capture(w, c, ecs_entity_index(o), false);
+    if (!same_as_twin(c, i, t, k) || !same_stamps(c, i, sv, k))
+      capture(w, c, ecs_entity_index(o), false);
   }
   /* each new instance whose index held no live instance of its owner */
   for (uint32_t k = 0; k < t->size; k++) {
@@ -571,7 +619,9 @@ void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v) {
   const ecsi_entity_table *next = v->next;
   const ecsi_queue *q = &w->free, *nq = &next->free;
   uint32_t old_count = w->head.slot_count, lo, span, pops = q->len;
+  stamp_view sv;
   if (j == NULL || j->lost) return;
+  sv.floor = ecsi_cursors_floor(w, v->cursors, ecsi_cursors_floor(w, &j->cursors, UINT32_MAX));
   /* the components the load stages, each against its twin */
   for (uint32_t i = 0; i < v->n; i++) {
     ecs_component *c;
@@ -579,11 +629,12 @@ void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v) {
         !ecs_component_is(w->manager[v->which[i]].cls))
       continue;
     c = (ecs_component *)w->manager[v->which[i]].self;
+    sv.loaded = &((const ecs_component *)v->twin[i])->loaded_ticks;
     if (((const ecs_component *)v->twin[i])->defer_owners != NULL) {
-      load_rows_kept(w, c, (const ecs_component *)v->twin[i], next);
+      load_rows_kept(w, c, (const ecs_component *)v->twin[i], next, &sv);
       ecsi_journal_layout_at(w, c, UINT32_MAX); /* its cursor and churn */
     } else {
-      load_rows_new(w, c, (const ecs_component *)v->twin[i], next);
+      load_rows_new(w, c, (const ecs_component *)v->twin[i], next, &sv);
       ecsi_journal_layout_all(w, c); /* its rows ("Layout") */
     }
     ecsi_journal_bulk(c); /* its rows change under every image */

@@ -530,7 +530,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     ** no lua field) */
     written = jc->n;
     k->hash += jc->sum;
-    if (b != NULL && jc->n > 0) {
+    if (b != NULL && jc->n > 0) { /* (none: no log, rec may be null) */
       memcpy(b->p + b->n, jc->rec, (size_t)jc->n * (8 + size));
       b->n += (size_t)jc->n * (8 + size);
     }

@@ -191,6 +191,7 @@ typedef struct ecsi_load_view {
                                  ** UINT32_MAX: skipped) */
   const uint8_t *matched;        /* world manager -> the snapshot holds it */
   uint32_t n;                    /* snapshot entries */
+  const ecsi_cursors *cursors;   /* the cursors loaded, or NULL (version 1) */
 } ecsi_load_view;
 void ecsi_journal_loading(ecs_world *w, const ecsi_load_view *v);
 /* ecs_world_free */

@@ -661,6 +661,7 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     v.which = which;
     v.matched = matched;
     v.n = n;
+    v.cursors = ecsi_get_u32(s.data + 4) >= 2u ? &cur : NULL;
     ecsi_journal_loading(w, &v);
     ecsi_entities_swap(w, &tab);
   }
