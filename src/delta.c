@@ -69,6 +69,20 @@ static bool rskip(rd *r, uint64_t n) {
   return true;
 }
 
+/* Past the encoded values of one present record at r (open checked them:
+** every length is within the part). */
+static void skip_values(rd *r, const ecs_component *c) {
+  for (uint32_t f = 0; f < c->nfields; f++) {
+    uint32_t len = 0;
+    if (c->field[f].type != ECS_LUA) {
+      r->at += c->elem[f];
+      continue;
+    }
+    (void)r32(r, &len);
+    r->at += len;
+  }
+}
+
 static bool rtext(rd *r, const char **s, size_t *len) {
   uint32_t n;
   if (!r32(r, &n) || r->n - r->at < n) return false;
@@ -363,15 +377,7 @@ static void record_indices(const ecs_delta *d, const ecs_component *c,
     (void)r32(&r, &out[k]);
     (void)r32(&r, &owner);
     if (owner == 0) continue;
-    for (uint32_t f = 0; f < c->nfields; f++) {
-      if (c->field[f].type == ECS_LUA) {
-        uint32_t len = 0;
-        (void)r32(&r, &len);
-        r.at += len;
-      } else {
-        r.at += c->elem[f];
-      }
-    }
+    skip_values(&r, c);
   }
 }
 
@@ -609,19 +615,6 @@ static void table_restore(ecs_world *w, const ehead *e, const nslot *sorted,
   w->live = u->live;
 }
 
-/* Past the encoded values of one present record at r (open checked them). */
-static void skip_values(rd *r, const ecs_component *c) {
-  for (uint32_t f = 0; f < c->nfields; f++) {
-    uint32_t len = 0;
-    if (c->field[f].type != ECS_LUA) {
-      r->at += c->elem[f];
-      continue;
-    }
-    (void)r32(r, &len);
-    r->at += len;
-  }
-}
-
 /* Decode the encoded values of one record at r into packed (lua cells:
 ** the next references); open checked them. */
 static void decode_values(rd *r, const ecs_component *c, unsigned char *packed,
@@ -745,15 +738,7 @@ static ecs_err prepare_layout(ecs_world *w, const ecs_delta *d, const mhead *h,
     (void)r32(&r, &owner);
     if (owner == 0) continue;
     if (!ecsi_layout_holds(c, l, room, owner)) return ECS_ERR_CORRUPT;
-    for (uint32_t f = 0; f < c->nfields; f++) {
-      uint32_t len = 0;
-      if (c->field[f].type != ECS_LUA) {
-        r.at += c->elem[f];
-        continue;
-      }
-      (void)r32(&r, &len);
-      r.at += len;
-    }
+    skip_values(&r, c);
   }
   return ECS_ERR_OK;
 }
@@ -774,15 +759,7 @@ static void apply_stamps(ecs_world *w, const ecs_delta *d, const mhead *h,
     (void)r32(&r, &owner);
     if (owner == 0) continue;
     fresh = isnew[p++] != 0;
-    for (uint32_t f = 0; f < c->nfields; f++) {
-      uint32_t len = 0;
-      if (c->field[f].type != ECS_LUA) {
-        r.at += c->elem[f];
-        continue;
-      }
-      (void)r32(&r, &len);
-      r.at += len;
-    }
+    skip_values(&r, c);
     i = ecs_component_lookup(w, c, owner);
     if (i == ECS_NO_INSTANCE) continue;
     for (int t = 0; t < ECSI_TICK_KINDS; t++)

@@ -11,6 +11,7 @@
 */
 #include "binding.h"
 #include "plain.h"
+#include "checksum.h" /* ecsi_mix64 */
 #include "snapshot.h" /* ecs_snapshot_hash: XXH64 */
 
 enum { T_FALSE = 1, T_TRUE, T_INT, T_FLOAT, T_STRING, T_TABLE, T_ENTITY };
@@ -159,14 +160,7 @@ const char *ecsl_plain_encode(lua_State *L, int idx, ecs_writer *out,
 ** Hashing: like encoding, the same walk, a sum for tables
 ** ------------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9u;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBu;
-  x ^= x >> 31;
-  return x;
-}
+#define mix ecsi_mix64 /* checksum.h: the state hash's mixer */
 
 typedef struct hsh {
   lua_State *L;
