@@ -192,6 +192,21 @@ static bool run_valid(const ecs_world *w, ecs_entity first, uint32_t len) {
   return bad == 0;
 }
 
+/* run_valid for loads, through the world's memo of the last long run
+** found valid while a snapshot loads (ecs_private.h). */
+static bool run_valid_load(ecs_world *w, ecs_entity first, uint32_t len) {
+  enum { LONG_RUN = 1024 };
+  if (!w->valid_memo || len < LONG_RUN || (first & ~ECS_ID_MASK) != 0)
+    return run_valid(w, first, len);
+  if (w->valid_len > 0 && first >= w->valid_first && len <= w->valid_len &&
+      first - w->valid_first <= w->valid_len - len)
+    return true;
+  if (!run_valid(w, first, len)) return false;
+  w->valid_first = first;
+  w->valid_len = len;
+  return true;
+}
+
 ecs_err ecsi_component_save(const ecs_world *w, const void *self,
                               ecs_writer *out) {
   const ecs_component *c = (const ecs_component *)self;
@@ -362,10 +377,10 @@ static bool column_ok(const ecs_component *tmp, uint32_t k, uint32_t count) {
 ** when it was saved). That each index is named once is checked when the
 ** map is built from the owner column.
 */
-static ecs_err take_owners(const ecs_world *w, ecs_component *tmp,
+static ecs_err take_owners(ecs_world *w, ecs_component *tmp,
                            ecs_entity first, uint32_t len, uint32_t i) {
   ecs_entity *own = owners(tmp);
-  if (!run_valid(w, first, len)) return ECS_ERR_CORRUPT;
+  if (!run_valid_load(w, first, len)) return ECS_ERR_CORRUPT;
   if ((first & ECS_PURGED) != 0) own[i] = first;
   else
     for (uint32_t j = 0; j < len; j++) own[i + j] = first + j;
@@ -425,7 +440,7 @@ static ecs_err load_deferred(ecs_world *w, ecs_component *t, ecs_reader *in,
     if (v == 0) break;
     n = 1;
     if (v & RUN) (void)ecs_read_u32(in, &n);
-    if (!run_valid(w, entry_owner(v), n)) {
+    if (!run_valid_load(w, entry_owner(v), n)) {
       err = ECS_ERR_CORRUPT;
       break;
     }

@@ -64,6 +64,14 @@ struct ecs_world {
   uint32_t slot_cap;     /* allocated slots (>= head.slot_count) */
   uint32_t live;         /* live entities */
   ecsi_queue free;       /* freed indices, oldest first */
+  /* component_hooks.c: the last long run of ids found valid (a record's
+  ** owners, alive or not) while snapshot.c's load holds the memo on (from
+  ** its entity table's swap to its end: the table does not change in
+  ** between). A snapshot's managers name the same runs: each is checked
+  ** once per load, not once per manager. Off for every other load. */
+  bool valid_memo;
+  ecs_entity valid_first;
+  uint32_t valid_len;
   /* snapshot.c: while a load checks the snapshot's checksum as it reads
   ** it, the hash so far (checksum.h); NULL otherwise. The bulk copies of
   ** the load (entity slots, component columns) go through

@@ -596,6 +596,8 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     ecsi_entities_swap(w, &tab); /* tab: the world's old table */
     swapped = true;
     w->stamp_limit = ecsi_get_u32(s.data + 4) >= 2u ? cur.clock + 1u : UINT32_MAX;
+    w->valid_memo = true; /* until done: the table stays as it is */
+    w->valid_len = 0;
   }
   /* (4) every staged manager into its twin */
   walk_start(&s, &dw);
@@ -694,6 +696,8 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
   in->pos = in->size;
 done:
   w->stamp_limit = 0;
+  w->valid_memo = false;
+  w->valid_len = 0;
   ecsi_cursors_free(w, &cur);
   /* an error met while the checksum was still being taken: damaged
   ** bytes are blamed as a checked open would have, before anything else */
