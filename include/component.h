@@ -365,7 +365,7 @@ void ecs_component_touch_range(ecs_world *w, ecs_component *c,
 ** ecs_component_touch, for a write of one instance that is complete: the
 ** values of i are final until the next ecs_component_prewrite of it. An
 ** open journal then keeps a copy of them (with their hash), so that its
-** next delta need not read the row again (src/journal_image.c): call it
+** next delta need not read the row again (src/persist/journal_image.c): call it
 ** after the last write, never before one. A plain touch is always safe;
 ** this one makes deltas of scattered writes several times faster.
 */

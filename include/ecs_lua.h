@@ -60,7 +60,7 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx);
 /*
 ** Raise the Lua error for err, prefixed by the function's name, e.g.
 ** "world:create: too many entities (limit 4194303)", with the text of
-** err in ECS_ERRORS (src/ecs.h). An error about an entity (ECS_ERR_DEAD,
+** err in ECS_ERRORS (include/ecs.h). An error about an entity (ECS_ERR_DEAD,
 ** ECS_ERR_MISSING) names the entity handle at argument 2, the entity of a
 ** method called as obj:fn(e, ...): "pointmass:add: entity is not alive
 ** (entity(12.3))". ECS_ERR_CLOSED raises "attempt to use a closed world"
@@ -220,7 +220,7 @@ void ecs_lua_plugin_factory(lua_State *L, const char *manager,
 ** The object's user value 3 is free for the plugin: anchor there whatever
 ** ud points into (see plugins/motion.c). A plugin may also add a
 ** native system to a world directly, without Lua (ecs_system_add,
-** src/system.h); world:systems and world:stats list it.
+** include/system.h); world:systems and world:stats list it.
 */
 void ecs_lua_push_native(lua_State *L, const char *name, ecs_system_fn fn,
                          void *ud, const char *const *specs, int nspecs);

@@ -17,7 +17,7 @@
 **   entities: a budgeted scan resumed at a cursor the manager keeps).
 **
 ** The core's own managers (component, transform, names) use the same
-** struct and the same policy through src/sparse.h, with the policy inlined
+** struct and the same policy through src/storage/sparse.h, with the policy inlined
 ** so that their owner and drop calls are direct; a plugin calls the
 ** exported ecs_record_gc (through the function table of ecs_plugin.h),
 ** which runs that very code.

@@ -71,7 +71,7 @@ describe("error messages", function()
 end)
 
 --[[
-One code per broken rule (ECS_ERRORS in src/ecs.h): each reaches Lua as
+One code per broken rule (ECS_ERRORS in include/ecs.h): each reaches Lua as
 "Class:method: <the code's text>" through the binding's one helper, errors
 about an entity name it, and a closed world has one text. The texts below
 are the table's; a C test asserts the code behind each (test/).

@@ -1,6 +1,6 @@
 --[[
 plugin_build_spec.lua -- C plugins are modules of their own (plugins/,
-src/ecs_plugin.h): a plugin built outside the tree, against the headers
+include/ecs_plugin.h): a plugin built outside the tree, against the headers
 installed next to the module (require("ecs").include_dir: build/ecs/include
 under CMake, <lua dir>/ecs/include under the rock), loads next to ecs.core
 and works on its worlds; the shipped plugins load in a fresh interpreter;
@@ -339,7 +339,7 @@ describe("the plugin function table", function()
   it("has a field for every public function and the core fills in every field", function()
     local declared, fields, filled = names()
     assert(#declared > 100, "too few declarations found: " .. #declared)
-    assert.same(declared, fields) -- a new public function: add it to struct ecs_api (src/ecs_api.h)
+    assert.same(declared, fields) -- a new public function: add it to struct ecs_api (include/ecs_api.h)
     assert.same(fields, filled)   -- and to the table in src/lua/plugin.c
   end)
 
@@ -354,6 +354,6 @@ describe("the plugin function table", function()
       local pattern = "\n#define " .. f .. "%s+%(ecs_plugin_api%->" .. f .. "%)"
       if not text:find(pattern) then missing[#missing + 1] = f end
     end
-    assert.same({}, missing) -- add #define name (ecs_plugin_api->name) to src/ecs_plugin.h
+    assert.same({}, missing) -- add #define name (ecs_plugin_api->name) to include/ecs_plugin.h
   end)
 end)

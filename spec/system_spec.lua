@@ -459,7 +459,7 @@ describe("errors inside systems", function()
   end)
 end)
 
--- The scheduler is the core's (src/system.h): the rules for changes made
+-- The scheduler is the core's (include/system.h): the rules for changes made
 -- while world:update runs, and what errors name.
 describe("systems changed during an update", function()
   local w, P, q

@@ -2,10 +2,10 @@
 ** ecs_private.h -- the world record and the core's internal interfaces:
 ** what the core's files share and nobody else sees (C tests aside).
 **
-** Layers, lowest first (the rules are in alloc.h):
+** Layers, lowest first (the rules and folders are in base/alloc.h):
 **   alloc, value -> entity (entity.c, registry.c)
 **     -> managers (component, transform, names, sparse)
-**     -> query -> expr -> world
+**     -> query -> expr -> world (system, persist, world.c)
 ** This header defines struct ecs_world, whose parts belong to the layers
 ** named beside them, and declares each layer's internal functions under
 ** that layer's name. Like Lua's lstate.h, it is the record every layer

@@ -96,7 +96,7 @@ TEST(Journal_deltas_carry_random_changes_to_a_replica) {
 }
 
 /*
-** After-images (src/journal_image.c): two equal worlds get the same
+** After-images (src/persist/journal_image.c): two equal worlds get the same
 ** changes; in one every single write ends with ecs_component_written (the
 ** journal copies the row then), in the other with a plain touch (the
 ** delta reads the row). Their deltas must be equal byte for byte, round

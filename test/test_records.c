@@ -1,6 +1,6 @@
 /*
 ** test_records.c -- the public entity -> record map and lazy gc
-** (src/records.h) as a plugin uses them: a toy manager built on them, its
+** (include/records.h) as a plugin uses them: a toy manager built on them, its
 ** memory counted by the world, out-of-memory all or nothing, and the gc's
 ** budget and reach (the one policy of every manager).
 */

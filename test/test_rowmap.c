@@ -1,6 +1,6 @@
 /*
 ** test_rowmap.c -- the component managers' entity index -> row map
-** (src/rowmap.h) against a model: random inserts, removals and row moves
+** (src/storage/rowmap.h) against a model: random inserts, removals and row moves
 ** as a manager makes them (swap-remove) over dense ranges (promoted to
 ** pages) and sparse ones (the hash table), keys chosen to collide so that
 ** displacements saturate (the slow path that reads keys), the map checked

@@ -1,5 +1,5 @@
 /*
-** test_threads.c -- the worker pool (src/pool.c) and the world's thread
+** test_threads.c -- the worker pool (src/base/pool.c) and the world's thread
 ** setting (ecs_world_set_threads): every part of a job runs exactly once
 ** on any number of threads; the setting's limits; expression programs
 ** split over threads give the same bits as one thread, with the same

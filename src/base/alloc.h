@@ -2,10 +2,13 @@
 ** alloc.h -- the core's allocator: every block a world holds goes through
 ** here and is counted. Internal to the core.
 **
-** Layers of the core, lowest first:
-**   alloc, value -> entity (entity.c, registry.c)
-**     -> managers (component, transform, names, sparse)
-**     -> query -> expr -> world
+** Layers of the core, lowest first, each in its folder of src/ (the
+** public headers in include/; tools/layers.map maps folders to layers):
+**   alloc, value (base/, with checksum and pool) -> entity (entity/)
+**     -> managers (storage/: component, sparse, rowmap, change, cleanup;
+**        managers/: transform, names)
+**     -> query -> expr (both in query/)
+**     -> world, cut into system/ -> persist/ -> world.c, the owner
 ** A file calls only into its own layer and those below it; a lower layer
 ** reaches an upper one only through a hook it was handed (the manager
 ** classes' gc, check, free and purge; the query's free hook for expr.c's

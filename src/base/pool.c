@@ -8,7 +8,8 @@
 ** still reads the job when the next one is published, and a pool is
 ** joined only while idle.
 **
-** Layer: world (layers: alloc.h).
+** Layer: base, beside alloc (layers: alloc.h): it uses nothing of the
+** core but the allocator, and the expression runners above it call it.
 */
 #if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L

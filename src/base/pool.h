@@ -23,7 +23,8 @@
 ** (portable C11 otherwise; <threads.h> is missing from some C libraries
 ** a game ships with, macOS's among them).
 **
-** Layer: world (beside expr: the layer that runs systems).
+** Layer: base, beside alloc (layers: alloc.h); the world owns a pool,
+** the expression runners split their work over it.
 */
 #ifndef ECS_POOL_H
 #define ECS_POOL_H

@@ -11,7 +11,7 @@
 ** resolved once per query and text (ecsl_check_spec, as q:columns), the
 ** iteration state (an leach: the pinned snapshot and one chunk of entities
 ** and rows) is reused between loops, values go straight from the columns
-** to the stack and back (src/value.h), and no string is made except for
+** to the stack and back (include/value.h), and no string is made except for
 ** an error.
 **
 ** The loop runs in a protected call (each_body under lua_pcall), so that

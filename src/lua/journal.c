@@ -1,7 +1,7 @@
 /*
 ** journal.c -- part of the Lua binding (src/lua/binding.h): world:journal,
 ** j:delta, j:undo, j:close, world:apply_delta, world:state_hash
-** (src/journal.h; docs/persistence.md, "The journal").
+** (src/persist/journal.h; docs/persistence.md, "The journal").
 **
 ** The core records and applies; the binding gives it the values of lua
 ** fields as plain data (src/lua/plain.c) through an encode hook that runs

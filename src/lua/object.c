@@ -205,7 +205,7 @@ void ecs_lua_leave(void *token) {
 ** Errors
 **
 ** The core returns a code per broken rule, with its text in the one table
-** (ECS_ERRORS in src/ecs.h); the binding raises it here and nowhere else,
+** (ECS_ERRORS in include/ecs.h); the binding raises it here and nowhere else,
 ** so a rule reads the same from every method and a C test of the code is
 ** also a test of what Lua sees. Texts the binding writes itself are for
 ** what only it knows: Lua types, table shapes, element positions.

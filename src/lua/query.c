@@ -15,7 +15,7 @@
 ** belongs to the core world, which frees it at close; the userdata frees
 ** it on __gc while the world is open.
 **
-** Systems live in the core (src/system.h); system.c keeps the Lua values
+** Systems live in the core (include/system.h); system.c keeps the Lua values
 ** they need (their query userdata among them) in the world's state table.
 ** ==================================================================== */
 

@@ -9,7 +9,7 @@
 /* ----------------------------------------------------------------------
 ** Systems and world:update
 **
-** The systems live in the core (src/system.h): their order, names, kinds,
+** The systems live in the core (include/system.h): their order, names, kinds,
 ** enabled flags, stats, and the scheduler (ecs_world_update). The binding
 ** keeps only what the core cannot: the Lua values each system needs
 ** alive, in a table in the world's state (under ecsl_systems_key) that
