@@ -44,11 +44,11 @@ description = {
   labels = { "ecs", "entity-component-system", "gamedev", "data-oriented" },
 }
 -- Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT (README "Lua versions"); before 5.3
--- the build needs lua-compat-5.3's compat-5.3.h beside lua.h (Debian:
--- lua-compat53-dev puts it in /usr/include/lua5.1 and lua5.2; for
--- LuaJIT copy or link it into LUA_INCDIR)
+-- the binding includes lua-compat-5.3's compat-5.3.h, which the tree
+-- carries (src/lua/compat53/, MIT): a C compiler and Lua's headers are
+-- all a build needs
 dependencies = {
-  "lua >= 5.1",
+  "lua >= 5.1, < 5.5",
 }
 build = {
   type = "builtin",
@@ -124,18 +124,18 @@ build = {
         "src/delta.c",
         "src/pool.c",
       },
-      libraries = { "pthread" }, -- the world's worker threads (src/pool.c)
-      incdirs = { "src" },
+      libraries = { "pthread", "m" }, -- worker threads (src/pool.c), math
+      incdirs = { "src", "src/lua/compat53" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
       -- hidden symbols (only luaopen_ecs_core exported) come from a pragma
       -- in src/lua/binding.h: a builtin build cannot pass compiler flags
     },
     -- the C plugins: plugins/<name>.c is module ecs.<name>, linked to
     -- nothing of ecs (it calls ecs.core through src/ecs_plugin.h's table)
-    ["ecs.grid"] = { sources = { "plugins/grid.c" }, incdirs = { "src" } },
-    ["ecs.mesh"] = { sources = { "plugins/mesh.c" }, incdirs = { "src" } },
-    ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src" } },
-    ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src" } },
+    ["ecs.grid"] = { sources = { "plugins/grid.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
+    ["ecs.mesh"] = { sources = { "plugins/mesh.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
+    ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
+    ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
     ["ecs"] = "lua/ecs/init.lua",
     ["ecs.message"] = "lua/ecs/message.lua",
   },
