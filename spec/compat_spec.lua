@@ -148,6 +148,32 @@ describe("on " .. _VERSION .. (compat.jit and " (LuaJIT)" or ""), function()
   -- raised after one of its observers ran; the next trace exit then wrote
   -- into that thread's stack (a crash within a few thousand rounds of
   -- this loop before the binding's fix; src/lua/binding.h)
+  it("says so when ecs.core was built for another Lua, with the loader's words", function()
+    -- the dynamic linker's refusal of a module built for another Lua, as
+    -- require reports it; the front end is loaded afresh over it
+    local saved = { ecs = package.loaded.ecs, core = package.loaded["ecs.core"],
+                    preload = package.preload["ecs.core"] }
+    package.loaded.ecs, package.loaded["ecs.core"] = nil, nil
+    package.preload["ecs.core"] = function()
+      error("error loading module 'ecs.core' from file './core.so':\n\t./core.so: undefined symbol: lua_absindex", 0)
+    end
+    local ok, err = pcall(require, "ecs")
+    package.loaded.ecs, package.loaded["ecs.core"] = saved.ecs, saved.core
+    package.preload["ecs.core"] = saved.preload
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("built for another Lua than this one (" .. _VERSION, 1, true), err)
+    assert.truthy(tostring(err):find("undefined symbol: lua_absindex", 1, true), err)
+    assert.truthy(tostring(err):find(compat.jit and "cmake -DECS_LUA=luajit" or "--lua-version=", 1, true), err)
+    -- any other failure passes as it is
+    package.loaded.ecs, package.loaded["ecs.core"] = nil, nil
+    package.preload["ecs.core"] = function() error("no such file", 0) end
+    ok, err = pcall(require, "ecs")
+    package.loaded.ecs, package.loaded["ecs.core"] = saved.ecs, saved.core
+    package.preload["ecs.core"] = saved.preload
+    assert.is_false(ok)
+    assert.equals("no such file", err)
+  end)
+
   it("gives every loop of an iterator the same step function", function()
     -- on LuaJIT and Lua 5.1 lua_pushcfunction makes a new closure each call,
     -- and a trace guards on the iterator's identity: a new step function per

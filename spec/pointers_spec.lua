@@ -110,9 +110,14 @@ describe("q:pointers on LuaJIT", function()
     assert.equals(600, total)
     assert.equals(600, chunks) -- one row per run: no copy, nothing written back
     for i = 1, 600 do assert.equals(11 * i, A:field(list[i], "v")) end
-    -- a loop over B alone is cut by B's rows only: one run
+    -- a loop over B alone is cut by B's rows only, in the query's order (its
+    -- driver's, A's rows: docs/queries.md "Iteration order"), where B's rows
+    -- descend: a run each; a query driven by B visits them in one run
     chunks = 0
-    for n in qq:pointers("B.w") do chunks = chunks + 1; assert.equals(600, n) end
+    for n in qq:pointers("B.w") do chunks = chunks + 1; assert.equals(1, n) end
+    assert.equals(600, chunks)
+    chunks = 0
+    for n in w2:query(B, A):pointers("B.w") do chunks = chunks + 1; assert.equals(600, n) end
     assert.equals(1, chunks)
     assert.is_true(w2:check())
     w2:close()

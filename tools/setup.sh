@@ -4,8 +4,9 @@
 #   ecs_install_deps       (or "test") what test.sh and .ci/run need: the demo's
 #                          set and the test tools (busted, luarocks, valgrind,
 #                          luacheck, git), and the other Luas test.sh runs
-#                          the specs under (5.1, 5.2, 5.3, LuaJIT), their
-#                          headers and lua-compat53-dev (best effort), and
+#                          the specs under (5.1, 5.2, 5.3, LuaJIT) and their
+#                          headers (best effort; lua-compat-5.3's header is
+#                          in the tree, src/lua/compat53/), and
 #                          LÖVE with a virtual X server for test.sh's headless
 #                          run of examples/love (best effort)
 #   ecs_install_deps demo  what demo.sh needs to build and run an example: a C
@@ -32,7 +33,7 @@ ecs_install_deps() {
   # examples/replicate.lua (./demo.sh replicate, and its spec)
   lua5.4 -e 'require("socket")' >/dev/null 2>&1 || need+=(lua-socket)
   # the other Luas test.sh builds for and runs the specs under (README "Lua
-  # versions"), with their headers and lua-compat-5.3's (before 5.3):
+  # versions"), with their headers (lua-compat-5.3's is in the tree):
   # best effort, in an apt-get of their own, since test.sh skips an
   # interpreter it does not find
   local more=()
@@ -44,7 +45,6 @@ ecs_install_deps() {
     done
     command -v luajit >/dev/null 2>&1 || more+=(luajit)
     [ -f /usr/include/luajit-2.1/lua.h ] || more+=(libluajit-5.1-dev)
-    [ -f /usr/include/lua5.1/compat-5.3.h ] || more+=(lua-compat53-dev)
   fi
   # examples/love run headless by test.sh (love_stage): LÖVE, xvfb-run and
   # software OpenGL; best effort in an apt-get of their own (the stage is

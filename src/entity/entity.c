@@ -515,6 +515,7 @@ static uint32_t life(const uint16_t *slot, uint32_t count, uint32_t i) {
 bool ecsi_entities_same_lives(const ecs_world *w, const ecsi_entity_table *t) {
   uint32_t n = w->head.slot_count > t->slot_count ? w->head.slot_count
                                                   : t->slot_count;
+  if (n == 0) return true; /* (two empty tables: maybe no slots at all) */
   if (w->head.slot_count == t->slot_count &&
       memcmp(w->head.slot, t->slot, (size_t)n * sizeof *t->slot) == 0)
     return true; /* the same table (a rollback of values): one compare */

@@ -92,6 +92,11 @@ static const luaL_Reg module_functions[] = {
 ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L);
 
 ECS_EXPORT LUAMOD_API int luaopen_ecs_core(lua_State *L) {
+#if LUA_VERSION_NUM >= 502
+  /* a module built for another Lua whose symbols all resolved: stop it
+  ** here ("version mismatch"), before any call into a foreign API */
+  luaL_checkversion(L);
+#endif
 #if LUA_VERSION_NUM == 501
   /* Lua 5.1 and LuaJIT finalize userdata newest first, and each C library
   ** require loaded is a userdata whose __gc unloads it: at lua_close a
