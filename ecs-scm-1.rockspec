@@ -45,7 +45,7 @@ description = {
 }
 -- Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT (README "Lua versions"); before 5.3
 -- the binding includes lua-compat-5.3's compat-5.3.h, which the tree
--- carries (src/lua/compat53/, MIT): a C compiler and Lua's headers are
+-- carries (vendor/lua-compat-5.3/, MIT): a C compiler and Lua's headers are
 -- all a build needs
 dependencies = {
   "lua >= 5.1, < 5.5",
@@ -125,17 +125,17 @@ build = {
         "src/pool.c",
       },
       libraries = { "pthread", "m" }, -- worker threads (src/pool.c), math
-      incdirs = { "src", "src/lua/compat53" },
+      incdirs = { "src", "vendor/lua-compat-5.3" },
       defines = { "NDEBUG" }, -- release build: no debug-only checks (read-only columns of native systems)
       -- hidden symbols (only luaopen_ecs_core exported) come from a pragma
       -- in src/lua/binding.h: a builtin build cannot pass compiler flags
     },
     -- the C plugins: plugins/<name>.c is module ecs.<name>, linked to
     -- nothing of ecs (it calls ecs.core through src/ecs_plugin.h's table)
-    ["ecs.grid"] = { sources = { "plugins/grid.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
-    ["ecs.mesh"] = { sources = { "plugins/mesh.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
-    ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
-    ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src", "src/lua/compat53" }, libraries = { "m" } },
+    ["ecs.grid"] = { sources = { "plugins/grid.c" }, incdirs = { "src", "vendor/lua-compat-5.3" }, libraries = { "m" } },
+    ["ecs.mesh"] = { sources = { "plugins/mesh.c" }, incdirs = { "src", "vendor/lua-compat-5.3" }, libraries = { "m" } },
+    ["ecs.motion"] = { sources = { "plugins/motion.c" }, incdirs = { "src", "vendor/lua-compat-5.3" }, libraries = { "m" } },
+    ["ecs.pointmass"] = { sources = { "plugins/pointmass.c" }, incdirs = { "src", "vendor/lua-compat-5.3" }, libraries = { "m" } },
     ["ecs"] = "lua/ecs/init.lua",
     ["ecs.message"] = "lua/ecs/message.lua",
   },

@@ -6,7 +6,7 @@
 #                          luacheck, git), and the other Luas test.sh runs
 #                          the specs under (5.1, 5.2, 5.3, LuaJIT) and their
 #                          headers (best effort; lua-compat-5.3's header is
-#                          in the tree, src/lua/compat53/), and
+#                          in the tree, vendor/lua-compat-5.3/), and
 #                          LÖVE with a virtual X server for test.sh's headless
 #                          run of examples/love (best effort)
 #   ecs_install_deps demo  what demo.sh needs to build and run an example: a C
