@@ -6,7 +6,7 @@
 **
 ** 5.4 and 5.3: nothing, or almost (5.3 lacks the 5.4 user values and
 ** luaL_typeerror). Before 5.3 the 5.3 API comes from lua-compat-5.3's
-** compat-5.3.h (Debian: lua-compat53-dev; upstream
+** compat-5.3.h (carried in vendor/lua-compat-5.3/; upstream
 ** github.com/lunarmodules/lua-compat-5.3), as static functions in each
 ** file that includes it. What 5.3 lacks of 5.4 is below:
 **   - n user values per userdata (lua_newuserdatauv, lua_getiuservalue,

@@ -25,8 +25,8 @@ local function run(cmd)
 end
 
 -- The directories holding the lua.h of the Lua running the specs (and,
--- before 5.3, lua-compat-5.3's compat-5.3.h, README "Lua versions"), as
--- cc's -I options, quoted.
+-- before 5.3, lua-compat-5.3's compat-5.3.h, which the tree carries in
+-- vendor/lua-compat-5.3/: README "Lua versions"), as cc's -I options, quoted.
 local function lua_incdir()
   local num = compat.jit and "501" or compat.version:gsub("%.", "0")
   local tag = compat.jit and "luajit-2.1" or "lua" .. compat.version
@@ -36,10 +36,7 @@ local function lua_incdir()
     if d ~= "" and exists(d .. "/lua.h") and read(d .. "/lua.h"):find("LUA_VERSION_NUM%s+" .. num)
        and compat.jit == exists(d .. "/luajit.h") then
       if num >= "503" then return "-I" .. quote(d) end
-      for _, c in ipairs({ d, "/usr/include/lua5.1", "/usr/include/lua5.2" }) do
-        if exists(c .. "/compat-5.3.h") then return "-I" .. quote(d) .. " -I" .. quote(c) end
-      end
-      error("no compat-5.3.h found (Debian: lua-compat53-dev)")
+      return "-I" .. quote(d) .. " -I" .. quote("vendor/lua-compat-5.3")
     end
   end
   error("no lua.h of " .. tag .. " found (set LUA_INCDIR)")
