@@ -83,6 +83,8 @@ build = {
         "src/base/value.c",
         "src/base/checksum.c",
         "src/base/pool.c",
+        "src/base/errors.c",
+        "src/base/clock.c",
         "src/entity/entity.c",
         "src/entity/registry.c",
         "src/entity/stream.c",

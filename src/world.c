@@ -1,31 +1,16 @@
 /*
-** world.c -- world lifetime, the world-wide gc and check, error texts and
-** the clock.
+** world.c -- world lifetime and the world-wide check.
 **
 ** The top layer (layers: alloc.h): it creates the world record and frees
-** it layer by layer, and dispatches gc and check to every layer; nothing
-** below calls into it. Allocation is in alloc.c, the manager registry in
-** registry.c, field types in value.c.
+** it layer by layer, and dispatches the check to every layer; nothing
+** below calls into it. Allocation is in alloc.c, the manager registry
+** and the world-wide gc in registry.c, field types in value.c, error
+** texts in errors.c, the clock in clock.c.
 */
-#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#endif
-#include <time.h>
 
 #include "ecs_private.h"
 #include "journal_private.h"
 #include "pool.h"
-
-static const char *const error_text[] = {
-#define ECS__TEXT(name, msg) msg,
-  ECS_ERRORS(ECS__TEXT)
-#undef ECS__TEXT
-};
-
-const char *ecs_strerror(ecs_err err) {
-  if ((unsigned)err >= (unsigned)ECS_ERR__COUNT) return "unknown error";
-  return error_text[err];
-}
 
 ecs_world *ecs_world_new(ecs_alloc_fn alloc, void *ud) {
   return ecsi_world_alloc(alloc, ud, sizeof(ecs_world));
@@ -71,14 +56,6 @@ uint32_t ecs_world_threads(const ecs_world *w) {
   return w->pool != NULL ? ecsi_pool_threads(w->pool) : 1u;
 }
 
-size_t ecs_world_gc(ecs_world *w, size_t budget) {
-  size_t total = 0;
-  for (uint32_t i = 0; i < w->manager_count; i++)
-    if (w->manager[i].cls->gc != NULL)
-      total += w->manager[i].cls->gc(w, w->manager[i].self, budget);
-  return total;
-}
-
 const char *ecs_world_check(const ecs_world *w) {
   const char *bad = ecsi_entities_check(w);
   if (bad == NULL) bad = ecsi_queries_check(w);
@@ -88,24 +65,4 @@ const char *ecs_world_check(const ecs_world *w) {
     if (w->manager[i].cls->check != NULL)
       bad = w->manager[i].cls->check(w, w->manager[i].self);
   return bad;
-}
-
-/* ------------------------------------------------------------------------
-** Clock: CLOCK_MONOTONIC where POSIX has it, else C11's timespec_get
-** (wall time), else processor time.
-** --------------------------------------------------------------------- */
-double ecs_clock(void) {
-#if defined(CLOCK_MONOTONIC)
-  struct timespec ts;
-  if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-#endif
-#if defined(TIME_UTC)
-  {
-    struct timespec tu;
-    if (timespec_get(&tu, TIME_UTC) == TIME_UTC)
-      return (double)tu.tv_sec + (double)tu.tv_nsec * 1e-9;
-  }
-#endif
-  return (double)clock() / (double)CLOCKS_PER_SEC;
 }

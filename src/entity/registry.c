@@ -418,3 +418,12 @@ void ecsi_managers_free(ecs_world *w) {
   w->head.listeners = 0;
   w->remove_listeners = 0;
 }
+
+/* Every manager's lazy gc, in registration order, each with the budget. */
+size_t ecs_world_gc(ecs_world *w, size_t budget) {
+  size_t total = 0;
+  for (uint32_t i = 0; i < w->manager_count; i++)
+    if (w->manager[i].cls->gc != NULL)
+      total += w->manager[i].cls->gc(w, w->manager[i].self, budget);
+  return total;
+}
