@@ -93,7 +93,6 @@ build = {
         "src/storage/component_reorder.c",
         "src/storage/component_layout.c",
         "src/storage/dropped_refs.c",
-        "src/storage/component_migrate.c",
         "src/storage/component_hooks.c",
         "src/storage/schema.c",
         "src/storage/sparse.c",
@@ -124,6 +123,7 @@ build = {
         "src/persist/journal_image.c",
         "src/persist/journal_undo.c",
         "src/persist/delta.c",
+        "src/persist/component_migrate.c",
         "src/world.c",
       },
       libraries = { "pthread", "m" }, -- worker threads (src/base/pool.c), math

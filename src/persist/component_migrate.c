@@ -21,6 +21,11 @@
 ** rows stay right (the rows do not move), but column pointers and field
 ** numbers taken before are stale (the Lua binding's q:columns and q:each
 ** stop with an error; a C caller takes them again, as after any growth).
+**
+** Persist layer: a redefinition reaches every layer below (the manager's
+** columns, the queries' programs, the expression and native systems, the
+** journal), so it sits above them all, with the snapshot loads it shares
+** its rules with; the storage layer keeps only the column helpers.
 */
 #include <stdio.h>
 #include <string.h>
