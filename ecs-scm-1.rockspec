@@ -99,6 +99,7 @@ build = {
         "src/storage/rowmap.c",
         "src/storage/change.c",
         "src/storage/cleanup.c",
+        "src/storage/destroy.c",
         "src/managers/transform.c",
         "src/managers/transform_math.c",
         "src/managers/transform_propagate.c",

@@ -168,6 +168,10 @@ void ecsi_entities_free(ecs_world *w);
 const char *ecsi_entities_check(const ecs_world *w);
 /* Run every manager's purge for index (its generation wrapped). */
 void ecsi_purge_index(ecs_world *w, uint32_t index);
+/* entity.c: free e's index (e alive): its slot's next generation, the
+** free queue, the death told (ecs_destroy, storage/destroy.c, calls it
+** once the managers' REMOVE reports are done). */
+void ecsi_entity_kill(ecs_world *w, ecs_entity e);
 /* registry.c: report REMOVE of e to the REMOVE listeners of every manager
 ** that has e (ecs_destroy_report; e is the last of w->dying); the first
 ** error stops. Each instance of e is reported once, a component given to
