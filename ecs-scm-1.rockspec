@@ -85,6 +85,7 @@ build = {
         "src/base/pool.c",
         "src/base/errors.c",
         "src/base/clock.c",
+        "src/base/barrier.c",
         "src/entity/entity.c",
         "src/entity/registry.c",
         "src/entity/stream.c",

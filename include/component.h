@@ -347,42 +347,31 @@ ecs_err ecs_component_set_cleanup(ecs_world *w, ecs_component *c,
 ecs_cleanup ecs_component_cleanup(const ecs_component *c, uint32_t field);
 
 /*
-** Change ticks (queries with `changed` terms, query.h): record that the
-** values of instance i (rows[0..n), or rows [first, first + n)) were
-** written. The core does it for its own write paths (new instances,
-** loads, native and expression runs); whoever writes the columns
-** directly (the binding's set, a plugin) calls these after writing. A
-** manager no such query watches pays one test; rows past the size are
-** ignored.
+** The write bracket: whoever writes the columns of c directly (the
+** binding's set, a plugin, a C system) calls ecs_component_write_begin
+** before writing and ecs_component_write_end after, with the same rows:
+** rows[0 .. n), or, when rows is NULL, the rows first .. first + n. The
+** core does it for its own write paths (loads, native and expression
+** runs, q:apply). Begin lets an open journal keep what the values were
+** (journal.h); end stamps the rows for queries with `changed` terms
+** (query.h), tells an owned component's owner (below), and lets the
+** journal know. Rows past the size are ignored; a world that has neither
+** a journal nor a change query pays a test or two.
+**
+** One row given alone (rows NULL, n 1) is one complete write: its values
+** are final until the next begin of it, so an open journal keeps a copy
+** of them at the end (with their hash) and its next delta need not read
+** the row again (src/persist/journal_image.c). That makes deltas of
+** scattered writes several times faster; never write the row between
+** its end and its next begin. A list or a range is a bulk write: the
+** journal reads its rows when it needs them.
 */
-void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i);
-void ecs_component_touch_n(ecs_world *w, ecs_component *c,
-                           const ecs_instance *rows, size_t n);
-void ecs_component_touch_range(ecs_world *w, ecs_component *c,
-                               ecs_instance first, size_t n);
-
-/*
-** ecs_component_touch, for a write of one instance that is complete: the
-** values of i are final until the next ecs_component_prewrite of it. An
-** open journal then keeps a copy of them (with their hash), so that its
-** next delta need not read the row again (src/persist/journal_image.c): call it
-** after the last write, never before one. A plain touch is always safe;
-** this one makes deltas of scattered writes several times faster.
-*/
-void ecs_component_written(ecs_world *w, ecs_component *c, ecs_instance i);
-
-/*
-** The journal (journal.h): call before writing the values of instance i
-** (rows[0..n), rows [first, first + n)), so that an open journal keeps
-** what they were. The core does it for its own write paths; whoever
-** writes the columns directly (the binding's set, a plugin) calls these
-** first, as it calls touch after. A world without a journal pays one test.
-*/
-void ecs_component_prewrite(ecs_world *w, ecs_component *c, ecs_instance i);
-void ecs_component_prewrite_n(ecs_world *w, ecs_component *c,
-                              const ecs_instance *rows, size_t n);
-void ecs_component_prewrite_range(ecs_world *w, ecs_component *c,
-                                  ecs_instance first, size_t n);
+void ecs_component_write_begin(ecs_world *w, ecs_component *c,
+                               const ecs_instance *rows, ecs_instance first,
+                               size_t n);
+void ecs_component_write_end(ecs_world *w, ecs_component *c,
+                             const ecs_instance *rows, ecs_instance first,
+                             size_t n);
 
 /*
 ** A lua cell of c let go of ref (overwritten by whoever writes the
@@ -417,8 +406,8 @@ size_t ecs_dropped_refs(const ecs_world *w);
 ** being its own row i. Queries watch it like any component: every
 ** structural change here is reported to them.
 **
-** The owner hears of bulk writes (ecs_component_touch and its _n and
-** _range forms, which every bulk write path calls after writing):
+** The owner hears of writes (ecs_component_write_end, which every write
+** path calls after writing):
 ** written(w, ud, c, rows, first, n) with rows[0 .. n) or, when rows is
 ** NULL, the rows first .. first + n. Fields marked read-only are refused
 ** as targets by every bulk path (ecs_component_readonly). The public
@@ -486,7 +475,7 @@ const char *ecs_owned_check(const ecs_world *w, const ecs_component *c,
 double *ecs_owned_f64(ecs_component *c, uint32_t k);
 /* The change stamps of the rows (NULL while no query watches changes)
 ** and the stamp of a write now: an owner that writes its rows itself
-** stamps them, as ecs_component_touch would. */
+** stamps them, as ecs_component_write_end would. */
 uint32_t *ecs_owned_changed(const ecs_world *w, ecs_component *c,
                              uint32_t *now);
 /* The owners column (row i's entity). */

@@ -35,7 +35,7 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 10 /* 10: ecs_query_iter grew loads */
+#define ECS_API_VERSION 11 /* 11: one write bracket (write_begin/_end) */
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
@@ -345,12 +345,13 @@ struct ecs_api {
   ecs_err (*ecs_world_update_phase)(ecs_world *w, const char *phase, double dt,
                                     void *ctx, ecs_system **failed);
   const char *(*ecs_system_phase)(const ecs_system *s);
-  /* appended: change ticks (component.h, query.h) */
-  void (*ecs_component_touch)(ecs_world *w, ecs_component *c, ecs_instance i);
-  void (*ecs_component_touch_n)(ecs_world *w, ecs_component *c,
-                                const ecs_instance *rows, size_t n);
-  void (*ecs_component_touch_range)(ecs_world *w, ecs_component *c,
+  /* the write bracket (component.h); change ticks (query.h) */
+  void (*ecs_component_write_begin)(ecs_world *w, ecs_component *c,
+                                    const ecs_instance *rows,
                                     ecs_instance first, size_t n);
+  void (*ecs_component_write_end)(ecs_world *w, ecs_component *c,
+                                  const ecs_instance *rows,
+                                  ecs_instance first, size_t n);
   ecs_err (*ecs_query_track_changes)(ecs_world *w, ecs_query *q,
                                      ecs_component *const *changed,
                                      uint32_t nchanged,
@@ -365,11 +366,6 @@ struct ecs_api {
   void (*ecs_cleanup_hold)(ecs_world *w);
   ecs_err (*ecs_cleanup_release)(ecs_world *w);
   /* appended: the journal (component.h, journal.h) */
-  void (*ecs_component_prewrite)(ecs_world *w, ecs_component *c, ecs_instance i);
-  void (*ecs_component_prewrite_n)(ecs_world *w, ecs_component *c,
-                                   const ecs_instance *rows, size_t n);
-  void (*ecs_component_prewrite_range)(ecs_world *w, ecs_component *c,
-                                       ecs_instance first, size_t n);
   bool (*ecs_component_keep_ref)(ecs_world *w, uint32_t ref);
   /* appended: hot reload (component.h) */
   ecs_err (*ecs_component_redefine)(ecs_world *w, ecs_component *c,
@@ -438,8 +434,6 @@ struct ecs_api {
   ecs_err (*ecs_snapshot_frame)(ecs_snapshot *s, const void *data,
                                 size_t size);
   ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
-  /* appended: a single write told complete (component.h) */
-  void (*ecs_component_written)(ecs_world *w, ecs_component *c, ecs_instance i);
   /* appended: whole-world loads end iterations (ecs.h, query.h) */
   uint64_t (*ecs_world_loads)(const ecs_world *w);
   bool (*ecs_query_iter_loaded)(const ecs_world *w, const ecs_query_iter *it);

@@ -50,8 +50,8 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
 
 /*
 ** Change terms: from now on q's passes visit only the matches of which
-** some manager of changed[] had a row written (ecs_component_touch and
-** the core's write paths) and some manager of added[] gained the
+** some manager of changed[] had a row written (ecs_component_write_end
+** and the core's write paths) and some manager of added[] gained the
 ** instance, since q last completed a pass (ecs_query_complete); each
 ** list that is empty does not filter. A query's first pass, and the first
 ** after its terms changed, visits every match. The managers must be

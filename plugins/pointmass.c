@@ -608,10 +608,10 @@ static int l_pm_copy_positions(lua_State *L) {
       if (inst[j] == ECS_NO_INSTANCE) continue; /* dead, or no component */
       /* a write like any other: an open journal keeps the old values
       ** first, change queries see it after */
-      ecs_component_prewrite(w, c, inst[j]);
+      ecs_component_write_begin(w, c, NULL, inst[j], 1);
       for (int k = 0; k < 3; k++)
         if (f[k] >= 0) put(dst[k], type[k], inst[j], col(pm, PX + k)[base + j]);
-      ecs_component_written(w, c, inst[j]);
+      ecs_component_write_end(w, c, NULL, inst[j], 1);
       done++;
     }
   }

@@ -16,6 +16,7 @@
 #define ECS_PRIVATE_H
 
 #include "alloc.h"
+#include "barrier.h"
 
 /*
 ** Free indices wait in a FIFO ring: items [head, head + len) modulo cap.
@@ -134,10 +135,6 @@ struct ecs_world {
   uint64_t system_seq;
   uint32_t system_cap_scratch;
   bool system_unordered;
-  /* transform.c: the manager told of every death at once (its children's
-  ** rows become roots there and then), or NULL */
-  void (*died_fn)(ecs_world *w, void *self, ecs_entity e);
-  void *died_self;
   /* pool.c: the worker threads (ecs_world_set_threads), or NULL for one
   ** thread */
   struct ecsi_pool *pool;
@@ -153,7 +150,22 @@ struct ecs_world {
   ** components' stamps are taken then, change.c "Stamps saved"), else 0 */
   struct ecsi_cursors *cursors;
   uint32_t stamp_limit;
+  /* barrier.h: who hears of each kind of change */
+  ecsi_barrier barrier;
+  /* cursors.c, while a load's cursors are kept: the oldest of them that
+  ** no change query took, or floor if none is older (change.c saves the
+  ** stamps a kept cursor can still tell apart); NULL otherwise. The one
+  ** question a lower layer asks an upper one, through a hook it set. */
+  uint32_t (*kept_floor)(const ecs_world *w, uint32_t floor);
 };
+
+/* The change barrier (barrier.h): does anyone hear ev? Emit it. */
+static inline bool ecsi_heard(const ecs_world *w, ecsi_event ev) {
+  return w->barrier.count[ev] != 0;
+}
+static inline int ecsi_emit(ecs_world *w, ecsi_event ev, const ecsi_change *ch) {
+  return ecsi_barrier_emit(&w->barrier, w, ev, ch);
+}
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */
 _Static_assert(offsetof(struct ecs_world, heap) ==
@@ -242,6 +254,15 @@ static inline uint32_t ecsi_clock_now(const ecs_world *w) {
 ecs_err ecsi_ticks_watch(ecs_world *w, struct ecs_component *c, int kind);
 void ecsi_ticks_unwatch(ecs_world *w, struct ecs_component *c, int kind);
 const uint32_t *ecsi_ticks_of(const struct ecs_component *c, int kind);
+/* change.c: the write bracket of component.h with `one` said outright:
+** the core's bulk paths (runs, chunk cursors) write many rows, or end a
+** row's bracket before it is written, and say false. */
+void ecsi_write_begin(ecs_world *w, struct ecs_component *c,
+                      const uint32_t *rows, uint32_t first, size_t n,
+                      bool one);
+void ecsi_write_end(ecs_world *w, struct ecs_component *c,
+                    const uint32_t *rows, uint32_t first, size_t n,
+                    bool one);
 /* cleanup.c: an entity died (entity.c, after it is dead): sweep now, or
 ** note it for the sweep in progress or the hold's release. */
 ecs_err ecsi_cleanup_after_death(ecs_world *w);

@@ -747,19 +747,19 @@ static void write_told(state *st, size_t ci, ecs_instance inst, input *in) {
   tracked *y = find_tracked(st, ecs_component_entities(c)[other]);
   if (how == 4 && (y == NULL || !y->alive || other == inst)) how = 0;
   if (how == 4) mark_written(st, ci, y);
-  ecs_component_prewrite(st->w, c, inst);
-  if (how == 1) ecs_component_touch(st->w, c, inst);
-  if (how == 4) ecs_component_prewrite(st->w, c, other);
+  ecs_component_write_begin(st->w, c, NULL, inst, 1);
+  if (how == 1) ecs_component_write_end(st->w, c, &(ecs_instance){inst}, 0, 1);
+  if (how == 4) ecs_component_write_begin(st->w, c, NULL, other, 1);
   scribble(st, ci, inst, v);
   if (how == 4) scribble(st, ci, other, (uint8_t)(v + 1u));
-  if (how == 0 || how == 3 || how == 4) ecs_component_written(st->w, c, inst);
-  else if (how == 2) ecs_component_touch(st->w, c, inst);
+  if (how == 0 || how == 3 || how == 4) ecs_component_write_end(st->w, c, NULL, inst, 1);
+  else if (how == 2) ecs_component_write_end(st->w, c, &(ecs_instance){inst}, 0, 1);
   if (how == 3) {
-    ecs_component_prewrite(st->w, c, inst);
+    ecs_component_write_begin(st->w, c, NULL, inst, 1);
     scribble(st, ci, inst, (uint8_t)(v ^ 0x5Au));
-    ecs_component_written(st->w, c, inst);
+    ecs_component_write_end(st->w, c, NULL, inst, 1);
   }
-  if (how == 4) ecs_component_written(st->w, c, other);
+  if (how == 4) ecs_component_write_end(st->w, c, NULL, other, 1);
 }
 
 static void op_add(state *st, input *in) {

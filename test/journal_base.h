@@ -50,13 +50,13 @@ static inline ecs_entity jb_pick(const ecs_world *w, uint32_t *s) {
 static inline ecs_err jb_write_p(jb_world *b, ecs_entity e, uint32_t v) {
   ecs_instance i = ecs_component_lookup(b->w, b->P, e);
   if (i == ECS_NO_INSTANCE) return ECS_ERR_MISSING;
-  ecs_component_prewrite(b->w, b->P, i);
+  ecs_component_write_begin(b->w, b->P, NULL, i, 1);
   ((float *)ecs_component_column(b->P, 0))[i] = (float)v;
   ((double *)ecs_component_column(b->P, 1))[i] = v * 0.5;
   ((uint8_t *)ecs_component_column(b->P, 2))[i] = (uint8_t)(v & 1u);
   ((ecs_entity *)ecs_component_column(b->P, 3))[i] = e;
   ((int8_t *)ecs_component_column(b->P, 4))[i] = (int8_t)(v & 0x7f);
-  ecs_component_touch(b->w, b->P, i);
+  ecs_component_write_end(b->w, b->P, &(ecs_instance){i}, 0, 1);
   return ECS_ERR_OK;
 }
 

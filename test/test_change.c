@@ -76,7 +76,7 @@ static uint64_t pass(fixture *f, ecs_query *q) {
 }
 
 static void touch(fixture *f, ecs_component *c, int k) {
-  ecs_component_touch(f->w, c, ecs_component_lookup(f->w, c, f->e[k]));
+  ecs_component_write_end(f->w, c, &(ecs_instance){ecs_component_lookup(f->w, c, f->e[k])}, 0, 1);
 }
 
 #define BIT(k) ((uint64_t)1 << (k))

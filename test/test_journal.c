@@ -110,16 +110,16 @@ typedef struct told_world {
   jb_world b;
   ecs_journal *j;
   ecs_query *q;
-  bool written; /* tell single writes with ecs_component_written */
+  bool written; /* end single writes as one complete write (else bulk) */
   uint32_t seed;
 } told_world;
 
 static void told_write(told_world *t, ecs_instance i, uint32_t v) {
-  ecs_component_prewrite(t->b.w, t->b.P, i);
+  ecs_component_write_begin(t->b.w, t->b.P, NULL, i, 1);
   ((float *)ecs_component_column(t->b.P, 0))[i] = (float)v;
   ((double *)ecs_component_column(t->b.P, 1))[i] = v * 0.25;
-  if (t->written) ecs_component_written(t->b.w, t->b.P, i);
-  else ecs_component_touch(t->b.w, t->b.P, i);
+  if (t->written) ecs_component_write_end(t->b.w, t->b.P, NULL, i, 1);
+  else ecs_component_write_end(t->b.w, t->b.P, &(ecs_instance){i}, 0, 1);
 }
 
 /* A row of P whose owner lives (most rows of a world without gc do not),
@@ -170,16 +170,16 @@ static void told_round(told_world *t, uint32_t round) {
       told_write(t, i, jb_rand(&t->seed));
       break;
     case 3: { /* two prepared, then told in the other order */
-      ecs_component_prewrite(w, P, i);
-      ecs_component_prewrite(w, P, i2);
+      ecs_component_write_begin(w, P, NULL, i, 1);
+      ecs_component_write_begin(w, P, NULL, i2, 1);
       ((float *)ecs_component_column(P, 0))[i] = 3.0f;
       ((float *)ecs_component_column(P, 0))[i2] = 4.0f;
       if (t->written) {
-        ecs_component_written(w, P, i2);
-        ecs_component_written(w, P, i);
+        ecs_component_write_end(w, P, NULL, i2, 1);
+        ecs_component_write_end(w, P, NULL, i, 1);
       } else {
-        ecs_component_touch(w, P, i2);
-        ecs_component_touch(w, P, i);
+        ecs_component_write_end(w, P, &(ecs_instance){i2}, 0, 1);
+        ecs_component_write_end(w, P, &(ecs_instance){i}, 0, 1);
       }
       break;
     }
@@ -220,7 +220,7 @@ static void told_round(told_world *t, uint32_t round) {
       break;
     default: /* a plain touch after a told write, then written again */
       told_write(t, i, 1);
-      ecs_component_touch(w, P, i);
+      ecs_component_write_end(w, P, &(ecs_instance){i}, 0, 1);
       told_write(t, i, 2);
       break;
     }

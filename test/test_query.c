@@ -251,9 +251,9 @@ TEST(Query_iterations_end_at_a_whole_world_load) {
   CHECK_EQ_INT(ecs_world_load(r.w, &in), ECS_ERR_OK);
   with[0] = r.P;
   CHECK_EQ_INT(ecs_query_new(r.w, with, 1, NULL, 0, &rq), ECS_ERR_OK);
-  ecs_component_prewrite(f.w, f.P, ecs_component_lookup(f.w, f.P, e[1]));
+  ecs_component_write_begin(f.w, f.P, NULL, ecs_component_lookup(f.w, f.P, e[1]), 1);
   col_f(f.P, 0)[ecs_component_lookup(f.w, f.P, e[1])] = 10; /* a change */
-  ecs_component_touch(f.w, f.P, ecs_component_lookup(f.w, f.P, e[1]));
+  ecs_component_write_end(f.w, f.P, &(ecs_instance){ecs_component_lookup(f.w, f.P, e[1])}, 0, 1);
   CHECK_EQ_INT(ecs_journal_delta(f.w, j, NULL, &dp, &dn, NULL), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_delta_open(r.w, &d, dp, dn), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_query_iter_begin(r.w, rq, &it), ECS_ERR_OK);

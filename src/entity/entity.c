@@ -25,7 +25,6 @@
 
 #include "checksum.h"
 #include "ecs_private.h"
-#include "journal_private.h"
 
 #define MIN_SLOTS 64u
 
@@ -112,19 +111,26 @@ ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue) {
   return ECS_ERR_OK;
 }
 
+/* The change barrier (barrier.h): index is about to be handed out, off
+** the free queue or fresh (the journal keeps the slot as it was). */
+static void tell_taken(ecs_world *w, uint32_t index, bool queued) {
+  if (ecsi_heard(w, ECSI_EV_INDEX_TAKEN)) {
+    ecsi_change ch = {0};
+    ch.row = index;
+    ch.n = queued;
+    (void)ecsi_emit(w, ECSI_EV_INDEX_TAKEN, &ch);
+  }
+}
+
 /* Take one index by the reuse policy; room must have been reserved. */
 static ecs_entity take(ecs_world *w) {
   uint32_t i;
   if (w->free.len >= ECS_MINIMUM_FREE_INDICES || fresh_left(w) == 0) {
-    if (w->journal != NULL) { /* (journal.c) */
-      uint32_t next = w->free.item[w->free.head];
-      ecsi_journal_slot(w, next);
-      ecsi_journal_popped(w, next);
-    }
+    tell_taken(w, w->free.item[w->free.head], true);
     i = queue_pop(w);
     w->head.slot[i] = (uint16_t)(w->head.slot[i] & ECS_GENERATION_MASK);
   } else {
-    if (w->journal != NULL) ecsi_journal_slot(w, w->head.slot_count);
+    tell_taken(w, w->head.slot_count, false);
     i = w->head.slot_count++;
     w->head.slot[i] = 0;
   }
@@ -192,10 +198,10 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
 void ecsi_entity_kill(ecs_world *w, ecs_entity e) {
   ecsi_queue *q = &w->free;
   uint32_t i = ecs_entity_index(e), next;
-  if (w->journal != NULL) { /* (journal.c) */
-    ecsi_journal_dying(w, e);
-    ecsi_journal_slot(w, i);
-    ecsi_journal_pushed(w, i);
+  if (ecsi_heard(w, ECSI_EV_ENTITY_DYING)) { /* the journal */
+    ecsi_change ch = {0};
+    ch.e = e;
+    (void)ecsi_emit(w, ECSI_EV_ENTITY_DYING, &ch);
   }
   next = (w->head.slot[i] + 1u) & ECS_GENERATION_MASK;
   w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE | next);
@@ -203,16 +209,12 @@ void ecsi_entity_kill(ecs_world *w, ecs_entity e) {
   q->len++;
   w->live--;
   w->destroy_epoch++; /* rows handed out by query iterators may be stale */
-  if (w->died_fn != NULL) w->died_fn(w, w->died_self, e);
-  if (w->queries != NULL) ecsi_queries_entity_died(w, e);
+  if (ecsi_heard(w, ECSI_EV_ENTITY_DIED)) { /* the transform, the queries */
+    ecsi_change ch = {0};
+    ch.e = e;
+    (void)ecsi_emit(w, ECSI_EV_ENTITY_DIED, &ch);
+  }
   if (next == 0) ecsi_purge_index(w, i);
-}
-
-void ecsi_world_on_death(ecs_world *w,
-                         void (*fn)(ecs_world *w, void *self, ecs_entity e),
-                         void *self) {
-  w->died_fn = fn;
-  w->died_self = self;
 }
 
 /*

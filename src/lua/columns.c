@@ -202,12 +202,12 @@ static void columns_store(ecs_world *w, lcolumns *st, colspec s,
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j])) {
         ecs_instance i = ecs_component_lookup(w, c, st->ent[j]);
-        ecs_component_prewrite(w, c, i);
+        ecs_component_write_begin(w, c, NULL, i, 1);
         ecs_value_store_inline(base, s.type, i, in[j]);
       }
     return;
   }
-  ecs_component_prewrite_n(w, c, rows, n);
+  ecs_component_write_begin(w, c, rows, 0, n);
   ecs_value_store_rows(base, s.type, rows, in, n, false);
 }
 
@@ -222,10 +222,10 @@ static void columns_touch(ecs_world *w, lcolumns *st, uint32_t term,
   if (!current) {
     for (uint32_t j = 0; j < n; j++)
       if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        ecs_component_touch(w, c, ecs_component_lookup(w, c, st->ent[j]));
+        ecs_component_write_end(w, c, NULL, ecs_component_lookup(w, c, st->ent[j]), 1);
     return;
   }
-  ecs_component_touch_n(w, c, st->rows + (size_t)term * COLUMNS_CHUNK, n);
+  ecs_component_write_end(w, c, st->rows + (size_t)term * COLUMNS_CHUNK, 0, n);
 }
 
 /*

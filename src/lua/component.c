@@ -304,7 +304,7 @@ static int comp_write(lua_State *L, int is_add) {
       return comp_error(L, lc, fn, err);
     }
   }
-  ecs_component_prewrite(w, lc->c, i); /* an open journal keeps the old */
+  ecs_component_write_begin(w, lc->c, NULL, i, 1); /* an open journal keeps the old */
   for (uint32_t k = 0; k < nf; k++) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
@@ -315,7 +315,7 @@ static int comp_write(lua_State *L, int is_add) {
       ecsl_write_value(lc, k, i, &val[k]);
     }
   }
-  ecs_component_written(w, lc->c, i);
+  ecs_component_write_end(w, lc->c, NULL, i, 1);
   if (refs != 0) drain_refs_at(L, w, refs);
   err = notify(L, lc, w, e,
                is_add && !existed ? ECS_EVENT_ADD : ECS_EVENT_SET);
@@ -403,15 +403,15 @@ static int l_comp_set_field(lua_State *L) {
     }
     w = lc->lw->w; /* still open: looked up again after luaL_ref */
     old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-    ecs_component_prewrite(w, lc->c, i);
+    ecs_component_write_begin(w, lc->c, NULL, i, 1);
     ecsl_write_value(lc, k, i, &v);
     if (old != 0 && !ecs_component_keep_ref(w, old))
       luaL_unref(L, refs, (int)old);
   } else {
-    ecs_component_prewrite(w, lc->c, i);
+    ecs_component_write_begin(w, lc->c, NULL, i, 1);
     ecsl_write_value(lc, k, i, &v);
   }
-  ecs_component_written(w, lc->c, i);
+  ecs_component_write_end(w, lc->c, NULL, i, 1);
   if ((err = notify(L, lc, w, e, ECS_EVENT_SET)) != ECS_ERR_OK)
     return comp_error(L, lc, "set_field", err);
   return 0;

@@ -150,10 +150,10 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     ecs_instance i;
     if (!(set & ((uint64_t)1 << r))) continue;
     if (current) {
-      ecs_component_prewrite(w, c, st->row[k]);
+      ecs_component_write_begin(w, c, NULL, st->row[k], 1);
       ecs_value_store(st->base[k], st->spec[k].type, st->row[k], st->out[r]);
     } else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE) {
-      ecs_component_prewrite(w, c, i);
+      ecs_component_write_begin(w, c, NULL, i, 1);
       ecs_value_store(ecs_component_column(c, st->spec[k].field),
                       st->spec[k].type, i, st->out[r]);
     }
@@ -165,9 +165,9 @@ static void each_store(lua_State *L, leach *st, ecs_entity e, int nres,
     ecs_component *c = st->comp[k];
     ecs_instance i;
     if (!(set & ((uint64_t)1 << r)) || (set & st->same_before[r])) continue;
-    if (current) ecs_component_written(w, c, st->row[k]);
+    if (current) ecs_component_write_end(w, c, NULL, st->row[k], 1);
     else if ((i = ecs_component_lookup(w, c, e)) != ECS_NO_INSTANCE)
-      ecs_component_written(w, c, i);
+      ecs_component_write_end(w, c, NULL, i, 1);
   }
 }
 

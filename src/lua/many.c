@@ -179,7 +179,7 @@ static int l_set_many(lua_State *L) {
   if (lc->gen != gen)
     return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
   w = lc->lw->w;
-  ecs_component_prewrite_n(w, lc->c, rows, (size_t)n);
+  ecs_component_write_begin(w, lc->c, rows, 0, (size_t)n);
   for (lua_Integer i = 0; i < n; i++) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[rows[i]];
@@ -192,7 +192,7 @@ static int l_set_many(lua_State *L) {
       ecsl_write_value(lc, k, rows[i], vals != NULL ? &vals[i] : &one);
     }
   }
-  ecs_component_touch_n(w, lc->c, rows, (size_t)n);
+  ecs_component_write_end(w, lc->c, rows, 0, (size_t)n);
   if (((const ecs_world_head *)(const void *)w)->listeners != 0) {
     for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++) {
       if (lc->lw->w == NULL) break;

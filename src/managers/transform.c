@@ -241,18 +241,20 @@ ecs_err ecsi_transform_columns_new(ecs_world *w, ecs_transform *t) {
 ecs_component *ecs_transform_columns(const ecs_transform *t) { return t->c; }
 
 /*
-** e died (entity.c calls this from the destroy itself): its children
-** become roots now, their world kept and their local its decomposition,
-** so that the columns hold what ecs_transform_get_local reports. Moves
-** no row and allocates nothing.
+** e died (the barrier's ENTITY_DIED, from the destroy itself): its
+** children become roots now, their world kept and their local its
+** decomposition, so that the columns hold what ecs_transform_get_local
+** reports. Moves no row and allocates nothing.
 */
-static void died(ecs_world *w, void *self, ecs_entity e) {
+int ecsi_transform_died(ecs_world *w, void *self, const ecsi_change *ch) {
   ecs_transform *t = (ecs_transform *)self;
+  ecs_entity e = ch->e;
   uint32_t i = ecsi_sparse_get(&t->map, ecs_entity_index(e));
   (void)w;
-  if (i == NONE || t->entity[i] != e) return;
+  if (i == NONE || t->entity[i] != e) return 0;
   while (t->first_child[i] != NONE)
     ecsi_transform_orphan_row(t, t->first_child[i]);
+  return 0;
 }
 
 ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
@@ -270,7 +272,9 @@ ecs_err ecs_transform_new(ecs_world *w, ecs_transform **out) {
   }
   err = ecs_manager_register(w, "transform", &ecsi_transform_class, t);
   if (err != ECS_ERR_OK) return err; /* t freed by the registry */
-  ecsi_world_on_death(w, died, t);
+  /* one subscriber of its rank: cannot be full (barrier.h) */
+  (void)ecsi_subscribe(&w->barrier, ECSI_EV_ENTITY_DIED, ECSI_RANK_MANAGERS,
+                       ecsi_transform_died, t);
   if (out != NULL) *out = t;
   return ECS_ERR_OK;
 }

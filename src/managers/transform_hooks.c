@@ -40,6 +40,7 @@ static void tr_purge(ecs_world *w, void *self, uint32_t index) {
 static void tr_free(ecs_world *w, void *self) {
   ecs_transform *t = (ecs_transform *)self;
   if (t == NULL) return;
+  ecsi_unsubscribe(&w->barrier, ECSI_EV_ENTITY_DIED, ecsi_transform_died, t);
   ecsi_free(w, t->buf, t->buf_size);
   ecsi_sparse_free(w, &t->map);
   ecs_owned_free(w, t->c);

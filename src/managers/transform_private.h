@@ -31,6 +31,7 @@
 #include <math.h>
 
 #include "component.h"
+#include "ecs_private.h"
 #include "sparse.h"
 #include "transform.h"
 
@@ -212,5 +213,8 @@ static inline bool all_finite(const double *v, int n) {
     if (!isfinite(v[k])) return false;
   return true;
 }
+
+/* transform.c: the barrier's ENTITY_DIED (its subscriber while it lives). */
+int ecsi_transform_died(ecs_world *w, void *self, const ecsi_change *ch);
 
 #endif

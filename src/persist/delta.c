@@ -815,7 +815,7 @@ static void tell_revived(ecs_world *w, ecs_entity e) {
     if (!ecs_component_is(w->manager[m].cls)) continue;
     c = (ecs_component *)w->manager[m].self;
     if (c->nwatch > 0 && ecs_component_lookup(w, c, e) != ECS_NO_INSTANCE)
-      ecsi_component_tell_stale(c);
+      ecsi_component_tell_stale(w, c);
   }
 }
 

@@ -340,25 +340,6 @@ void ecsi_journal_range(ecs_world *w, ecs_component *c, uint32_t first,
   ecsi_journal_bulk(c);
 }
 
-void ecs_component_prewrite(ecs_world *w, ecs_component *c, ecs_instance i) {
-  if (w->journal != NULL && i < c->size)
-    ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[i]));
-}
-
-void ecs_component_prewrite_n(ecs_world *w, ecs_component *c,
-                              const ecs_instance *rows, size_t n) {
-  ecsi_journal_rows(w, c, rows, n);
-}
-
-void ecs_component_prewrite_range(ecs_world *w, ecs_component *c,
-                                  ecs_instance first, size_t n) {
-  ecsi_journal_range(w, c, first, n);
-}
-
-bool ecs_component_keep_ref(ecs_world *w, uint32_t ref) {
-  return ecsi_journal_claim_ref(w, ref);
-}
-
 void ecsi_journal_slot(ecs_world *w, uint32_t index) {
   ecs_journal *j = w->journal;
   bool was;
@@ -796,6 +777,105 @@ static ecs_err whole_save_all(ecs_world *w, ecsi_jwhole **out, uint32_t *nout) {
   return ECS_ERR_OK;
 }
 
+/* ------------------------------------------------------------------------
+** What the journal hears (barrier.h)
+**
+** While a journal is open it hears every change the layers below make,
+** before the old state goes: an index handed out or freed, an instance
+** added, removed or written, rows that get another owner, a lua value let
+** go. Undo silences it by setting w->journal to NULL while it puts the
+** mark back, so each handler checks that first.
+** --------------------------------------------------------------------- */
+
+static int on_index_taken(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  if (w->journal == NULL) return 0;
+  ecsi_journal_slot(w, ch->row);
+  if (ch->n != 0) ecsi_journal_popped(w, ch->row);
+  return 0;
+}
+
+static int on_entity_dying(ecs_world *w, void *self, const ecsi_change *ch) {
+  uint32_t i = ecs_entity_index(ch->e);
+  (void)self;
+  if (w->journal == NULL) return 0;
+  ecsi_journal_dying(w, ch->e);
+  ecsi_journal_slot(w, i);
+  ecsi_journal_pushed(w, i);
+  return 0;
+}
+
+static int on_instance_begin(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  if (w->journal != NULL) ecsi_journal_capture(w, ch->c, ch->row);
+  return 0;
+}
+
+static int on_layout(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  if (w->journal == NULL) return 0;
+  if (ch->n != 0) ecsi_journal_layout_at(w, ch->c, ch->row);
+  else ecsi_journal_layout_all(w, ch->c);
+  return 0;
+}
+
+/* One row alone is one complete write (component.h): captured so that
+** its end may keep the new values (journal_image.c). */
+static int on_write_begin(ecs_world *w, void *self, const ecsi_change *ch) {
+  ecs_component *c = ch->c;
+  (void)self;
+  if (w->journal == NULL) return 0;
+  if (ch->one) {
+    if (ch->row < c->size)
+      ecsi_journal_capture(w, c, ecs_entity_index(owners(c)[ch->row]));
+  } else if (ch->rows != NULL) ecsi_journal_rows(w, c, ch->rows, ch->n);
+  else ecsi_journal_range(w, c, ch->row, ch->n);
+  return 0;
+}
+
+static int on_write_end(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  if (w->journal == NULL) return 0;
+  if (ch->one) ecsi_journal_touched(w, ch->c, ch->row);
+  else ecsi_journal_bulk(ch->c);
+  return 0;
+}
+
+static int on_ref_dropped(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  return ecsi_journal_claim_ref(w, ch->row) ? 1 : 0;
+}
+
+static const struct {
+  ecsi_event ev;
+  ecsi_subscriber_fn fn;
+} heard[] = {
+  {ECSI_EV_INDEX_TAKEN, on_index_taken},
+  {ECSI_EV_ENTITY_DYING, on_entity_dying},
+  {ECSI_EV_INSTANCE_BEGIN, on_instance_begin},
+  {ECSI_EV_LAYOUT, on_layout},
+  {ECSI_EV_WRITE_BEGIN, on_write_begin},
+  {ECSI_EV_WRITE_END, on_write_end},
+  {ECSI_EV_REF_DROPPED, on_ref_dropped},
+};
+
+static void unlisten(ecs_world *w, ecs_journal *j) {
+  for (size_t k = 0; k < sizeof heard / sizeof heard[0]; k++)
+    ecsi_unsubscribe(&w->barrier, heard[k].ev, heard[k].fn, j);
+}
+
+static ecs_err listen(ecs_world *w, ecs_journal *j) {
+  for (size_t k = 0; k < sizeof heard / sizeof heard[0]; k++) {
+    ecs_err err = ecsi_subscribe(&w->barrier, heard[k].ev, ECSI_RANK_PERSIST,
+                                 heard[k].fn, j);
+    if (err != ECS_ERR_OK) {
+      unlisten(w, j);
+      return err;
+    }
+  }
+  return ECS_ERR_OK;
+}
+
 /* The mark's save of manager m, or NULL when it was registered later. */
 const ecsi_jwhole *ecsi_journal_mark_whole(const ecs_journal *j, uint32_t m,
                                 const void *self) {
@@ -823,6 +903,10 @@ ecs_err ecs_journal_open(ecs_world *w, const ecs_journal_host *host,
     ecsi_journal_whole_free(w, j);
     ecsi_free(w, j, sizeof *j);
     return ECS_ERR_NOMEM;
+  }
+  if ((err = listen(w, j)) != ECS_ERR_OK) {
+    ecs_journal_close(w, j); /* frees all it has */
+    return err;
   }
   w->journal = j;
   *out = j;
@@ -855,6 +939,7 @@ void ecs_journal_close(ecs_world *w, ecs_journal *j) {
   ecsi_cursors_free(w, &j->cursors);
   ecsi_jbuf_free(&j->out);
   if (w->journal == j) w->journal = NULL;
+  unlisten(w, j);
   ecsi_free(w, j, sizeof *j);
 }
 

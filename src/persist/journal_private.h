@@ -276,12 +276,5 @@ ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
                          const ecs_journal_host *host, uint64_t *out,
                          ecs_journal_bad *bad);
 
-/* component.c: put the state of c at index: absent (owner 0: any record
-** at index removed), or owner's instance with the packed values (lua
-** cells as references the instance takes over; the ones it held are
-** dropped unless equal). Room must have been reserved (ecs_component_reserve
-** for index). Notifies no listener; tells queries; stamps changes. */
-void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
-                        ecs_entity owner, const unsigned char *packed);
 
 #endif

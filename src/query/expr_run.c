@@ -323,8 +323,8 @@ static void touch_blocks(ecs_world *w, const ecs_program *p,
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1) {
     const uint32_t *row = r->row + (size_t)t * r->stride + i;
     if (!(m & 1u)) continue;
-    if (contiguous) ecs_component_touch_range(w, ecs_query_with(p->q, t), row[0], n);
-    else ecs_component_touch_n(w, ecs_query_with(p->q, t), row, n);
+    if (contiguous) ecsi_write_end(w, ecs_query_with(p->q, t), NULL, row[0], n, false);
+    else ecsi_write_end(w, ecs_query_with(p->q, t), row, 0, n, false);
   }
 }
 
@@ -367,8 +367,8 @@ static void prewrite_targets(ecs_world *w, const ecs_program *p, const ecsi_rows
   for (uint32_t t = 0, m = p->written; m != 0; t++, m >>= 1)
     if (m & 1u)
       for (uint32_t i = 0, n; (n = ecsi_rows_live(r, &i, r->count, UINT32_MAX)) != 0; i += n)
-        ecs_component_prewrite_n(w, ecs_query_with(p->q, t),
-                                 r->row + (size_t)t * r->stride + i, n);
+        ecsi_write_begin(w, ecs_query_with(p->q, t),
+                         r->row + (size_t)t * r->stride + i, 0, n, false);
 }
 
 /* The stamps of a run made on other threads, block by block, here. */

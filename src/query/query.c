@@ -51,11 +51,71 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "component_private.h"
 #include "query_private.h"
 
 /* ------------------------------------------------------------------------
 ** Creation and destruction
 ** --------------------------------------------------------------------- */
+
+/*
+** What the queries hear (barrier.h), while the world has any: a death (its
+** entity leaves every list), and per manager watched (c->watch: each
+** query and its term) an instance gained or lost, an instance moved, and
+** the rows reordered wholesale (every query over them is stale, but the
+** one whose order they now follow).
+*/
+static int on_died(ecs_world *w, void *self, const ecsi_change *ch) {
+  (void)self;
+  ecsi_queries_entity_died(w, ch->e);
+  return 0;
+}
+
+static int on_instance(ecs_world *w, void *self, const ecsi_change *ch) {
+  ecs_component *c = ch->c;
+  (void)self;
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    ecsi_query_entity_changed(w, c->watch[k].q, c->watch[k].term, ch->e,
+                              ch->n != 0);
+  return 0;
+}
+
+static int on_moved(ecs_world *w, void *self, const ecsi_change *ch) {
+  ecs_component *c = ch->c;
+  (void)self;
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    ecsi_query_row_moved(w, c->watch[k].q, c->watch[k].term, ch->e, ch->row);
+  return 0;
+}
+
+static int on_reordered(ecs_world *w, void *self, const ecsi_change *ch) {
+  ecs_component *c = ch->c;
+  (void)w;
+  (void)self;
+  for (uint32_t k = 0; k < c->nwatch; k++)
+    if (c->watch[k].q != ch->arg) ecsi_query_invalidate(c->watch[k].q);
+  return 0;
+}
+
+static const struct {
+  ecsi_event ev;
+  ecsi_subscriber_fn fn;
+} heard[] = {
+  {ECSI_EV_ENTITY_DIED, on_died},
+  {ECSI_EV_INSTANCE_ADDED, on_instance},
+  {ECSI_EV_INSTANCE_MOVED, on_moved},
+  {ECSI_EV_ROWS_REORDERED, on_reordered},
+};
+
+/* Subscribed with the first query, unsubscribed with the last. */
+static void listen(ecs_world *w, bool on) {
+  for (size_t k = 0; k < sizeof heard / sizeof heard[0]; k++)
+    if (on) /* one subscriber of its rank: cannot be full (barrier.h) */
+      (void)ecsi_subscribe(&w->barrier, heard[k].ev, ECSI_RANK_QUERY,
+                           heard[k].fn, NULL);
+    else
+      ecsi_unsubscribe(&w->barrier, heard[k].ev, heard[k].fn, NULL);
+}
 
 /*
 ** Validate first (no memory yet), then allocate, register with every
@@ -96,6 +156,7 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
       return ECS_ERR_NOMEM;
     }
   }
+  if (w->queries == NULL) listen(w, true);
   q->next = w->queries;
   if (w->queries != NULL) w->queries->prev = q;
   w->queries = q;
@@ -116,6 +177,7 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;
+  if (w->queries == NULL) listen(w, false);
   for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
     ecsi_component_unwatch(q->term[k], q);
   ecsi_query_untrack(w, q);

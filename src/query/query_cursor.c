@@ -149,8 +149,8 @@ ecs_err ecs_query_cursor_next(ecs_world *w, ecs_query_cursor *cur,
       continue;
     }
     if (cur->written[c]) { /* before the caller writes */
-      ecs_component_prewrite_range(w, cur->col[c].c, row, n);
-      ecs_component_touch_range(w, cur->col[c].c, row, n);
+      ecsi_write_begin(w, cur->col[c].c, NULL, row, n, false);
+      ecsi_write_end(w, cur->col[c].c, NULL, row, n, false);
     }
     ptr[c] = cur->base[c] + (size_t)row * cur->elem[c];
   }

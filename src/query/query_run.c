@@ -204,8 +204,8 @@ static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
       for (uint32_t c = 0; c < j->ncols; c++)
         if (j->first[c] == c && j->written[c]) {
           const uint32_t *row = r->row + (size_t)j->term[c] * r->stride + i;
-          if (direct) ecs_component_touch_range(j->w, j->cols[c].c, row[0], n);
-          else ecs_component_touch_n(j->w, j->cols[c].c, row, n);
+          if (direct) ecsi_write_end(j->w, j->cols[c].c, NULL, row[0], n, false);
+          else ecsi_write_end(j->w, j->cols[c].c, row, 0, n, false);
         }
     i += n;
   }
@@ -252,8 +252,8 @@ static void prewrite_cols(ecs_world *w, const run_job *j) {
   for (uint32_t c = 0; c < j->ncols; c++)
     if (j->first[c] == c && j->written[c])
       for (uint32_t i = 0, n; (n = ecsi_rows_live(&j->r, &i, j->r.count, UINT32_MAX)) != 0; i += n)
-        ecs_component_prewrite_n(w, j->cols[c].c,
-                                 j->r.row + (size_t)j->term[c] * j->r.stride + i, n);
+        ecsi_write_begin(w, j->cols[c].c,
+                         j->r.row + (size_t)j->term[c] * j->r.stride + i, 0, n, false);
 }
 
 /* The stamps of a run made on other threads, here; its read-only check. */
@@ -262,8 +262,8 @@ static ecs_err after_split(ecs_world *w, const run_job *j) {
   for (uint32_t c = 0; c < j->ncols; c++)
     if (j->first[c] == c && j->written[c])
       for (uint32_t i = 0, n; (n = ecsi_rows_live(&j->r, &i, j->r.count, UINT32_MAX)) != 0; i += n)
-        ecs_component_touch_n(w, j->cols[c].c,
-                              j->r.row + (size_t)j->term[c] * j->r.stride + i, n);
+        ecsi_write_end(w, j->cols[c].c,
+                       j->r.row + (size_t)j->term[c] * j->r.stride + i, 0, n, false);
   for (uint32_t k = 0; k < j->parts; k++)
     if (j->bad[k]) err = ECS_ERR_READONLY;
   return err;

@@ -29,7 +29,6 @@
 #include "checksum.h"
 #include "component.h"
 #include "component_private.h"
-#include "journal_private.h"
 #include "query_private.h"
 
 /* ------------------------------------------------------------------------
@@ -260,40 +259,83 @@ static void tell_owner(ecs_world *w, ecs_component *c, const ecs_instance *rows,
     c->owner->written(w, c->owner_ud, c, rows, first, n);
 }
 
-void ecs_component_touch(ecs_world *w, ecs_component *c, ecs_instance i) {
-  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED];
-  if (a != NULL && i < c->size) a[i] = ecsi_clock_now(w);
-  if (i < c->size) tell_owner(w, c, NULL, i, 1);
-}
-
-void ecs_component_written(ecs_world *w, ecs_component *c, ecs_instance i) {
-  if (w->journal != NULL) ecsi_journal_touched(w, c, i);
-  ecs_component_touch(w, c, i);
-}
-
-void ecs_component_touch_n(ecs_world *w, ecs_component *c,
-                           const ecs_instance *rows, size_t n) {
-  uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
-  if (a != NULL) {
-    now = ecsi_clock_now(w);
-    for (size_t j = 0; j < n; j++)
-      if (rows[j] < c->size) a[rows[j]] = now;
+/*
+** The write bracket (component.h): begin tells whoever keeps old values
+** (the journal, through the barrier) before the rows change; end stamps
+** the rows for change queries, tells an owned component's owner, and
+** tells the barrier that the rows were written. A write of one row given
+** alone (rows NULL, n 1) through the public pair is one complete write:
+** its values are final until the next begin, so the journal may keep them
+** at the end (journal_image.c). The core's bulk paths say `one` false
+** whatever n is: a chunk cursor ends its rows' bracket before its caller
+** writes them (query_cursor.c), and a run's rows are many.
+*/
+void ecsi_write_begin(ecs_world *w, ecs_component *c, const ecs_instance *rows,
+                      ecs_instance first, size_t n, bool one) {
+  if (ecsi_heard(w, ECSI_EV_WRITE_BEGIN)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.rows = rows;
+    ch.row = first;
+    ch.n = n;
+    ch.one = one;
+    (void)ecsi_emit(w, ECSI_EV_WRITE_BEGIN, &ch);
   }
-  if (w->journal != NULL) ecsi_journal_bulk(c);
-  tell_owner(w, c, rows, 0, n);
 }
 
-void ecs_component_touch_range(ecs_world *w, ecs_component *c,
-                               ecs_instance first, size_t n) {
+static void tell_written(ecs_world *w, ecs_component *c,
+                         const ecs_instance *rows, ecs_instance first,
+                         size_t n, bool one) {
+  if (ecsi_heard(w, ECSI_EV_WRITE_END)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.rows = rows;
+    ch.row = first;
+    ch.n = n;
+    ch.one = one;
+    (void)ecsi_emit(w, ECSI_EV_WRITE_END, &ch);
+  }
+}
+
+void ecsi_write_end(ecs_world *w, ecs_component *c, const ecs_instance *rows,
+                    ecs_instance first, size_t n, bool one) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
+  if (one) { /* heard before the stamp */
+    tell_written(w, c, NULL, first, 1, true);
+    if (a != NULL && first < c->size) a[first] = ecsi_clock_now(w);
+    if (first < c->size) tell_owner(w, c, NULL, first, 1);
+    return;
+  }
+  if (rows != NULL) {
+    if (a != NULL) {
+      now = ecsi_clock_now(w);
+      for (size_t j = 0; j < n; j++)
+        if (rows[j] < c->size) a[rows[j]] = now;
+    }
+    tell_written(w, c, rows, 0, n, false);
+    tell_owner(w, c, rows, 0, n);
+    return;
+  }
   if (first >= c->size) return;
   if (n > c->size - first) n = c->size - first;
   if (a != NULL) {
     now = ecsi_clock_now(w);
     for (size_t j = 0; j < n; j++) a[first + j] = now;
   }
-  if (w->journal != NULL) ecsi_journal_bulk(c);
+  tell_written(w, c, NULL, first, n, false);
   tell_owner(w, c, NULL, first, n);
+}
+
+void ecs_component_write_begin(ecs_world *w, ecs_component *c,
+                               const ecs_instance *rows, ecs_instance first,
+                               size_t n) {
+  ecsi_write_begin(w, c, rows, first, n, rows == NULL && n == 1);
+}
+
+void ecs_component_write_end(ecs_world *w, ecs_component *c,
+                             const ecs_instance *rows, ecs_instance first,
+                             size_t n) {
+  ecsi_write_end(w, c, rows, first, n, rows == NULL && n == 1);
 }
 
 const uint32_t *ecsi_ticks_of(const ecs_component *c, int kind) {

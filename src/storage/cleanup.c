@@ -70,9 +70,9 @@ static void apply_policy(ecs_world *w, ecs_component *c, uint32_t k,
   bool gone;
   switch (c->cleanup[k]) {
   case ECS_CLEANUP_CLEAR:
-    ecs_component_prewrite(w, c, i);
+    ecs_component_write_begin(w, c, NULL, i, 1);
     ((ecs_entity *)(void *)col(c, k))[i] = ECS_NULL;
-    ecs_component_written(w, c, i);
+    ecs_component_write_end(w, c, NULL, i, 1);
     return;
   case ECS_CLEANUP_REMOVE:
     /* a pointer loop holds c's rows (ecs_component_pin): the holder keeps

@@ -41,7 +41,7 @@
 */
 #include <string.h>
 
-#include "journal_private.h"
+#include "component_private.h"
 
 _Static_assert(ECSI_ROWMAP_NONE == ECS_NO_INSTANCE,
                "the map's empty entry must read as no instance");
@@ -113,21 +113,54 @@ void ecsi_component_unwatch(ecs_component *c, const struct ecs_query *q) {
     }
 }
 
+/*
+** News for whoever watches c's rows (the queries, through the barrier):
+** e got an instance of c or lost it; e's instance moved to row; c's rows
+** were permuted or replaced wholesale, in keep's order (NULL: none's).
+*/
 static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e,
                          bool added) {
-  for (uint32_t k = 0; k < c->nwatch; k++)
-    ecsi_query_entity_changed(w, c->watch[k].q, c->watch[k].term, e, added);
+  if (ecsi_heard(w, ECSI_EV_INSTANCE_ADDED)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.e = e;
+    ch.n = added;
+    (void)ecsi_emit(w, ECSI_EV_INSTANCE_ADDED, &ch);
+  }
 }
 
 static void tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
                        uint32_t row) {
-  for (uint32_t k = 0; k < c->nwatch; k++)
-    ecsi_query_row_moved(w, c->watch[k].q, c->watch[k].term, e, row);
+  if (ecsi_heard(w, ECSI_EV_INSTANCE_MOVED)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.e = e;
+    ch.row = row;
+    (void)ecsi_emit(w, ECSI_EV_INSTANCE_MOVED, &ch);
+  }
 }
 
-void ecsi_component_tell_stale(ecs_component *c) {
-  for (uint32_t k = 0; k < c->nwatch; k++)
-    ecsi_query_invalidate(c->watch[k].q);
+void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
+                                   const void *keep) {
+  if (ecsi_heard(w, ECSI_EV_ROWS_REORDERED)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.arg = keep;
+    (void)ecsi_emit(w, ECSI_EV_ROWS_REORDERED, &ch);
+  }
+}
+
+void ecsi_component_tell_stale(ecs_world *w, ecs_component *c) {
+  ecsi_component_tell_reordered(w, c, NULL);
+}
+
+void ecsi_component_tell_added(ecs_world *w, ecs_component *c, ecs_entity e) {
+  tell_changed(w, c, e, true);
+}
+
+void ecsi_component_tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
+                               uint32_t row) {
+  tell_moved(w, c, e, row);
 }
 
 /* ------------------------------------------------------------------------
@@ -140,7 +173,7 @@ void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i) {
     uint32_t *cell = (uint32_t *)(void *)col(c, c->lua_field[k]) + i;
     if (*cell != 0) {
       /* an old value the journal captured stays alive for it */
-      if (!ecsi_journal_claim_ref(w, *cell))
+      if (!ecs_component_keep_ref(w, *cell))
         w->ref_drop[w->ref_len++] = *cell; /* room reserved: see refs_reserve */
       *cell = 0;
     }
@@ -173,7 +206,7 @@ uint32_t ecsi_component_churn(const ecs_component *c) { return c->churn; }
 
 void ecsi_component_churn_reset(ecs_world *w, ecs_component *c) {
   if (c->churn == 0) return;
-  ecsi_journal_layout(w, c, UINT32_MAX); /* world state: journaled */
+  ecsi_tell_layout(w, c, UINT32_MAX); /* world state: journaled */
   c->churn = 0;
 }
 
@@ -181,8 +214,8 @@ void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   ecs_entity *own = owners(c);
   uint32_t last = c->size - 1;
   ecs_entity gone = own[i];
-  ecsi_journal_layout(w, c, i);
-  ecsi_journal_layout(w, c, last);
+  ecsi_tell_layout(w, c, i);
+  ecsi_tell_layout(w, c, last);
   ecsi_component_drop_refs(w, c, i);
   ecsi_rowmap_remove(&c->map, own, ecs_entity_index(own[i]));
   if (i != last) {
@@ -232,8 +265,8 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   if (c->pins != 0) return ECS_ERR_PINNED; /* a new row, maybe a move */
   if ((err = ecsi_component_refs_reserve(w, c->nlua)) != ECS_ERR_OK) return err;
   if (i != ECS_NO_INSTANCE) {
-    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
-    ecsi_journal_layout(w, c, i);
+    ecsi_tell_instance(w, c, index);
+    ecsi_tell_layout(w, c, i);
     /* a dead record of an older entity at this index: reuse it in place */
     ecsi_component_drop_refs(w, c, i);
     ecsi_component_zero_row(c, i);
@@ -242,8 +275,8 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
     if ((err = ecsi_rowmap_reserve(w, &c->map, owners(c), index)) != ECS_ERR_OK ||
         (err = ecsi_component_data_reserve(w, c, c->size + 1)) != ECS_ERR_OK)
       return err;
-    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
-    ecsi_journal_layout(w, c, c->size);
+    ecsi_tell_instance(w, c, index);
+    ecsi_tell_layout(w, c, c->size);
     i = c->size++;
     owners(c)[i] = e;
     ecsi_component_zero_row(c, i);
@@ -253,7 +286,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
   churn_one(c);
-  if (c->nwatch != 0) tell_changed(w, c, e, true);
+  tell_changed(w, c, e, true);
   if (out != NULL) *out = i;
   if (existed != NULL) *existed = false;
   return ECS_ERR_OK;
@@ -287,8 +320,8 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
       rows[k] = i;
       continue;
     }
-    if (w->journal != NULL) ecsi_journal_capture(w, c, index);
-    ecsi_journal_layout(w, c, i != ECS_NO_INSTANCE ? i : c->size);
+    ecsi_tell_instance(w, c, index);
+    ecsi_tell_layout(w, c, i != ECS_NO_INSTANCE ? i : c->size);
     if (i != ECS_NO_INSTANCE) {
       ecsi_component_drop_refs(w, c, i);
       ecsi_component_zero_row(c, i);
@@ -302,7 +335,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
     rows[k] = i;
     churn_one(c);
     ecsi_ticks_stamp_new(w, c, i, 1);
-    if (c->nwatch != 0) tell_changed(w, c, e, true);
+    tell_changed(w, c, e, true);
   }
   for (uint32_t f = 0; f < c->nfields && c->size > first; f++)
     memset(col(c, f) + (size_t)first * c->elem[f], 0,
@@ -375,7 +408,7 @@ ecs_err ecs_component_remove(ecs_world *w, ecs_component *c, ecs_entity e,
     i = ecs_component_lookup(w, c, e);
     if (i == ECS_NO_INSTANCE) return err;
   }
-  if (w->journal != NULL) ecsi_journal_capture(w, c, ecs_entity_index(e));
+  ecsi_tell_instance(w, c, ecs_entity_index(e));
   ecsi_component_remove_at(w, c, i);
   return err;
 }
@@ -398,7 +431,7 @@ void ecsi_component_put_values(ecs_world *w, ecs_component *c, uint32_t i,
       uint32_t old, ref;
       memcpy(&old, cell, sizeof old);
       memcpy(&ref, packed, sizeof ref);
-      if (old != 0 && old != ref && !ecsi_journal_claim_ref(w, old))
+      if (old != 0 && old != ref && !ecs_component_keep_ref(w, old))
         w->ref_drop[w->ref_len++] = old; /* room: the cell's own */
     }
     memcpy(cell, packed, c->elem[k]);
@@ -415,7 +448,7 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     return;
   }
   if (i == ECS_NO_INSTANCE) {
-    ecsi_journal_layout(w, c, c->size);
+    ecsi_tell_layout(w, c, c->size);
     i = c->size++;
     owners(c)[i] = owner;
     ecsi_component_zero_row(c, i);
@@ -423,7 +456,7 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     w->ref_slots += c->nlua;
     fresh = true;
   } else if (owners(c)[i] != owner) {
-    ecsi_journal_layout(w, c, i);
+    ecsi_tell_layout(w, c, i);
     /* a dead (or purged) record at the index, reused in place: every field
     ** is written below, its lua cells dropped there unless they hold the
     ** very references put back (a record undo revives) */
@@ -435,9 +468,9 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     ecsi_ticks_stamp_new(w, c, i, 1);
     c->version++;
     churn_one(c);
-    if (c->nwatch != 0) tell_changed(w, c, owner, true);
+    tell_changed(w, c, owner, true);
   } else {
-    ecs_component_written(w, c, i);
+    ecs_component_write_end(w, c, NULL, i, 1);
   }
 }
 
@@ -477,7 +510,7 @@ static const ecsi_records gc_records = {gc_owner, gc_drop};
 size_t ecs_component_gc(ecs_world *w, ecs_component *c, size_t budget) {
   if (c->owner != NULL) return 0; /* its owner reclaims its rows */
   if (c->pins != 0) return 0;      /* rows fixed: collected after the loop */
-  if (c->size > 0) ecsi_journal_layout(w, c, UINT32_MAX); /* the cursor moves */
+  if (c->size > 0) ecsi_tell_layout(w, c, UINT32_MAX); /* the cursor moves */
   return ecsi_lazy_gc(w, c, &gc_records, &c->size, &c->gc_cursor, budget);
 }
 
@@ -499,7 +532,7 @@ static void component_purge(ecs_world *w, void *self, uint32_t index) {
   ecs_component *c = (ecs_component *)self;
   uint32_t i = map_get(c, index);
   if (i == ECS_NO_INSTANCE) return;
-  ecsi_journal_layout(w, c, i);
+  ecsi_tell_layout(w, c, i);
   owners(c)[i] = ecs_mark_purged(owners(c)[i]);
 }
 

@@ -10,7 +10,8 @@
 */
 #include <string.h>
 
-#include "journal_private.h"
+#include "component_private.h"
+
 
 bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
   return ecs_component_lookup(w, (const ecs_component *)self, e) !=
@@ -26,14 +27,14 @@ bool ecsi_component_has(const ecs_world *w, const void *self, ecs_entity e) {
 */
 void ecsi_component_clear(ecs_world *w, void *self) {
   ecs_component *c = (ecs_component *)self;
-  ecsi_journal_layout_all(w, c);
+  ecsi_tell_layout_all(w, c);
   for (uint32_t i = 0; i < c->size; i++) ecsi_component_drop_refs(w, c, i);
   ecsi_rowmap_clear(&c->map);
   w->ref_slots -= (size_t)c->size * c->nlua;
   c->size = 0;
   c->gc_cursor = c->churn = 0;
   c->version++;
-  ecsi_component_tell_stale(c);
+  ecsi_component_tell_stale(w, c);
 }
 
 /* Its three kinds of block: meta (schema and names), columns, map. */
@@ -606,7 +607,7 @@ ecs_err ecsi_component_load(ecs_world *w, void *self, ecs_reader *in) {
   ** itself takes them now */
   c->loaded_ticks = ticks;
   if (c->of == NULL) ecsi_ticks_load(w, c, &ticks);
-  ecsi_component_tell_stale(c);
+  ecsi_component_tell_stale(w, c);
   return ECS_ERR_OK;
 corrupt:
   err = ECS_ERR_CORRUPT;
@@ -686,5 +687,5 @@ void ecsi_component_swap(ecs_world *w, void *self, void *twin) {
     for (uint32_t i = 0; i < t->size; i++) ecsi_component_drop_refs(w, t, i);
   w->ref_slots -= (size_t)t->size * t->nlua;
   t->size = 0;
-  ecsi_component_tell_stale(c);
+  ecsi_component_tell_stale(w, c);
 }

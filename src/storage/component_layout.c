@@ -31,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal_private.h"
+#include "component_private.h"
+
 
 /* The pair of row, or NULL when row keeps its owner. */
 static const ecsi_layout_row *pair_of(const ecsi_layout *l, uint32_t row) {
@@ -186,11 +187,11 @@ void ecsi_layout_apply(ecs_world *w, ecs_component *c, const ecsi_layout *l,
   uint32_t old = c->size;
   /* an open journal (a relay's, or a delta applied under one) records
   ** the rows that change (undo turns its own off first) */
-  if (w->journal != NULL) {
-    ecsi_journal_layout_at(w, c, UINT32_MAX);
+  if (ecsi_heard(w, ECSI_EV_LAYOUT)) {
+    ecsi_tell_layout(w, c, UINT32_MAX);
     for (uint32_t k = 0; k < l->n && l->rows[k].row < old; k++)
-      ecsi_journal_layout_at(w, c, l->rows[k].row);
-    for (uint32_t r = l->size; r < old; r++) ecsi_journal_layout_at(w, c, r);
+      ecsi_tell_layout(w, c, l->rows[k].row);
+    for (uint32_t r = l->size; r < old; r++) ecsi_tell_layout(w, c, r);
   }
   /* 1. gather: each owner's values and stamps from the row it has now */
   for (uint32_t k = 0; k < l->n; k++) {
@@ -232,6 +233,6 @@ void ecsi_layout_apply(ecs_world *w, ecs_component *c, const ecsi_layout *l,
   c->gc_cursor = l->gc_cursor;
   c->churn = l->churn;
   c->version++;
-  ecsi_component_tell_stale(c);
+  ecsi_component_tell_stale(w, c);
   ecsi_layout_release(w, room);
 }

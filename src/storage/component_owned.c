@@ -49,8 +49,7 @@ uint32_t ecs_owned_append(ecs_world *w, ecs_component *c, ecs_entity e) {
   w->ref_slots += c->nlua;
   ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
-  for (uint32_t k = 0; k < c->nwatch; k++)
-    ecsi_query_entity_changed(w, c->watch[k].q, c->watch[k].term, e, true);
+  ecsi_component_tell_added(w, c, e);
   return i;
 }
 
@@ -85,12 +84,8 @@ void ecs_owned_swap(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b) {
       c->ticks.at[k][b] = t;
     }
   c->version++;
-  for (uint32_t k = 0; k < c->nwatch; k++) {
-    if (ecs_alive(w, eb))
-      ecsi_query_row_moved(w, c->watch[k].q, c->watch[k].term, eb, a);
-    if (ecs_alive(w, ea))
-      ecsi_query_row_moved(w, c->watch[k].q, c->watch[k].term, ea, b);
-  }
+  if (ecs_alive(w, eb)) ecsi_component_tell_moved(w, c, eb, a);
+  if (ecs_alive(w, ea)) ecsi_component_tell_moved(w, c, ea, b);
 }
 
 bool ecs_owned_permute(ecs_world *w, ecs_component *c,

@@ -139,7 +139,14 @@ void ecsi_schema_fill(void *at, const ecs_field_def *defs, uint32_t n,
 ** refs of instance i to that list; every watching query made stale. */
 ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);
 void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i);
-void ecsi_component_tell_stale(ecs_component *c);
+void ecsi_component_tell_stale(ecs_world *w, ecs_component *c);
+/* component.c: the barrier's news of c's rows for other storage files
+** (barrier.h: INSTANCE_ADDED, INSTANCE_MOVED, ROWS_REORDERED). */
+void ecsi_component_tell_added(ecs_world *w, ecs_component *c, ecs_entity e);
+void ecsi_component_tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
+                               uint32_t row);
+void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
+                                   const void *keep);
 /* component.c, for component_owned.c: swap-remove instance i (drops its
 ** refs, tells the watching queries); a manager made but not registered
 ** (ecs_component_new's first half: schema checked, name copied); free. */
@@ -229,6 +236,48 @@ static inline void ecsi_ticks_move(ecs_component *c, uint32_t to,
                                    uint32_t from) {
   for (int k = 0; k < ECSI_TICK_KINDS; k++)
     if (c->ticks.at[k] != NULL) c->ticks.at[k][to] = c->ticks.at[k][from];
+}
+
+/* component.c: put the state of c at index: absent (owner 0: any record
+** at index removed), or owner's instance with the packed values (lua
+** cells as references the instance takes over; the ones it held are
+** dropped unless equal). Room must have been reserved (ecs_component_reserve
+** for index). Notifies no listener; tells queries; stamps changes. */
+void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
+                        ecs_entity owner, const unsigned char *packed);
+
+/*
+** News of the component managers' changes, through the change barrier
+** (barrier.h): before an instance of the entity at index is added,
+** removed or overwritten whole; before row (UINT32_MAX: the size or gc
+** cursor) or every row may get another owner. The journal hears them to
+** keep the state at its mark; nobody listening costs one test.
+*/
+static inline void ecsi_tell_instance(ecs_world *w, ecs_component *c,
+                                      uint32_t index) {
+  if (ecsi_heard(w, ECSI_EV_INSTANCE_BEGIN)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.row = index;
+    (void)ecsi_emit(w, ECSI_EV_INSTANCE_BEGIN, &ch);
+  }
+}
+static inline void ecsi_tell_layout(ecs_world *w, ecs_component *c,
+                                    uint32_t row) {
+  if (ecsi_heard(w, ECSI_EV_LAYOUT)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.row = row;
+    ch.n = 1;
+    (void)ecsi_emit(w, ECSI_EV_LAYOUT, &ch);
+  }
+}
+static inline void ecsi_tell_layout_all(ecs_world *w, ecs_component *c) {
+  if (ecsi_heard(w, ECSI_EV_LAYOUT)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    (void)ecsi_emit(w, ECSI_EV_LAYOUT, &ch);
+  }
 }
 
 /* component_hooks.c: the manager class's hooks (ecs.h, ecs_manager_class). */

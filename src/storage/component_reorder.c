@@ -8,7 +8,8 @@
 */
 #include <string.h>
 
-#include "journal_private.h"
+#include "component_private.h"
+
 
 /*
 ** Re-alignment (query.c, ecsi_query_align): put the instances of the n
@@ -55,7 +56,7 @@ bool ecsi_component_reorder_rows(ecs_world *w, ecs_component *c,
     ecsi_free(w, dest, (size_t)c->size * sizeof *dest);
     return false;
   }
-  ecsi_journal_layout_all(w, c); /* every row may get another owner */
+  ecsi_tell_layout_all(w, c); /* every row may get another owner */
   memset(dest, 0xff, (size_t)c->size * sizeof *dest);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t r = map_get(c, ecs_entity_index(first[i]));
@@ -99,7 +100,6 @@ bool ecsi_component_reorder_rows(ecs_world *w, ecs_component *c,
   c->gc_cursor = 0;
   c->churn = 0;
   c->version++;
-  for (uint32_t k = 0; k < c->nwatch; k++)
-    if (c->watch[k].q != keep) ecsi_query_invalidate(c->watch[k].q);
+  ecsi_component_tell_reordered(w, c, keep);
   return true;
 }

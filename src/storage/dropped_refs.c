@@ -67,3 +67,11 @@ size_t ecs_dropped_refs(const ecs_world *w) {
   return w->ref_len + w->jref_len;
 }
 
+/* A cell let go of ref: whoever keeps old values (the journal, through
+** the barrier) may keep it; else the caller drops it. */
+bool ecs_component_keep_ref(ecs_world *w, uint32_t ref) {
+  ecsi_change ch = {0};
+  if (!ecsi_heard(w, ECSI_EV_REF_DROPPED)) return false;
+  ch.row = ref;
+  return ecsi_emit(w, ECSI_EV_REF_DROPPED, &ch) == 1;
+}

@@ -45,16 +45,12 @@ typedef ecs_record_map ecsi_sparse;
 typedef ecs_record_ops ecsi_records;
 
 /*
-** entity.c: fn(w, self, e) is called from every destroy of e, once e is
-** dead, before anything else hears of it: for the one manager whose
-** records must change at a death rather than at gc (the transform, whose
-** children of e become roots). One per world (a second call replaces the
-** first); fn must not allocate, fail, call back into the world or move
-** records.
+** A manager whose records must change at a death rather than at gc (the
+** transform, whose children of e become roots) subscribes to the change
+** barrier's ENTITY_DIED (barrier.h): it hears every destroy of e, once e
+** is dead, before the queries; it must not allocate, fail, call back into
+** the world or move records.
 */
-void ecsi_world_on_death(ecs_world *w,
-                         void (*fn)(ecs_world *w, void *self, ecs_entity e),
-                         void *self);
 
 /*
 ** The one lazy-gc policy of the managers (its contract: records.h,
