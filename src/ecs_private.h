@@ -407,11 +407,10 @@ void **ecsi_query_ext(struct ecs_query *q);
 void ecsi_query_set_ext_free(struct ecs_query *q, ecsi_query_ext_free fn);
 
 /* ------------------------------------------------------------------------
-** systems: system.c, for query.c and world.c
+** systems: system.c, for world.c
 ** --------------------------------------------------------------------- */
 void ecsi_systems_free(ecs_world *w);
 const char *ecsi_systems_check(const ecs_world *w);
-void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q);
 /* A system's fixed interval (0: none) and the time it owes (cursors.c). */
 struct ecs_system;
 double ecsi_system_interval(const struct ecs_system *s);
@@ -452,17 +451,17 @@ void ecsi_cursors_apply(ecs_world *w, const ecsi_cursors *c);
 ** floor. */
 uint32_t ecsi_cursors_floor(const ecs_world *w, const ecsi_cursors *c,
                             uint32_t floor);
-/* At most floor: the oldest completed pass among the cursors w's last load
-** kept that no query of w has taken (cursors.c, which snapshots save). */
-uint32_t ecsi_cursors_kept_floor(const ecs_world *w, uint32_t floor);
 void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c);
 /* Keep c (taken over: c is emptied) for what is made from now on. */
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c);
 void ecsi_cursors_forget(ecs_world *w);
 void ecsi_cursors_free(ecs_world *w, ecsi_cursors *c);
-/* The kept cursor of q (made after a load), and a system's owed time. */
-bool ecsi_cursors_since(const ecs_world *w, const struct ecs_query *q,
-                        uint32_t *since);
-double ecsi_cursors_owed(const ecs_world *w, const char *name);
+/* The cursors a load kept, looked up by the layer each belongs to (the
+** query of that number and terms: query_changes.c; the system of that
+** name: system.c), for the queries and systems made after the load and
+** for cursors.c; NULL when c has none. */
+const ecsi_qcursor *ecsi_kept_query(const ecsi_cursors *c, uint32_t serial,
+                                    uint64_t sig);
+const ecsi_scursor *ecsi_kept_system(const ecsi_cursors *c, const char *name);
 
 #endif

@@ -110,17 +110,11 @@ ecs_err ecsi_cursors_take(ecs_world *w, ecsi_cursors *out) {
 
 static const ecsi_qcursor *find_query(const ecsi_cursors *c, uint32_t serial,
                                       uint64_t sig) {
-  for (uint32_t k = 0; k < c->nq; k++)
-    if (c->q[k].serial == serial && c->q[k].sig == sig) return &c->q[k];
-  return NULL;
+  return ecsi_kept_query(c, serial, sig);
 }
 
 static const ecsi_scursor *find_system(const ecsi_cursors *c, const char *name) {
-  size_t len = strlen(name);
-  for (uint32_t k = 0; k < c->nsys; k++)
-    if (c->sys[k].len == len && memcmp(c->sys[k].name, name, len) == 0)
-      return &c->sys[k];
-  return NULL;
+  return ecsi_kept_system(c, name);
 }
 
 /*
@@ -176,6 +170,8 @@ void ecsi_cursors_merge(ecs_world *w, const ecsi_cursors *c) {
     }
 }
 
+static uint32_t kept_floor(const ecs_world *w, uint32_t floor);
+
 void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c) {
   if (w->cursors == NULL) {
     w->cursors = (ecsi_cursors *)ecsi_realloc(w, NULL, 0, sizeof *c);
@@ -188,6 +184,7 @@ void ecsi_cursors_keep(ecs_world *w, ecsi_cursors *c) {
   }
   *w->cursors = *c;
   memset(c, 0, sizeof *c);
+  w->kept_floor = kept_floor;
 }
 
 void ecsi_cursors_forget(ecs_world *w) {
@@ -195,22 +192,7 @@ void ecsi_cursors_forget(ecs_world *w) {
   ecsi_cursors_free(w, w->cursors);
   ecsi_free(w, w->cursors, sizeof *w->cursors);
   w->cursors = NULL;
-}
-
-bool ecsi_cursors_since(const ecs_world *w, const ecs_query *q, uint32_t *since) {
-  const ecsi_qcursor *qc;
-  if (w->cursors == NULL) return false;
-  qc = find_query(w->cursors, q->serial, ecsi_query_signature(q));
-  if (qc == NULL) return false;
-  *since = qc->since;
-  return true;
-}
-
-double ecsi_cursors_owed(const ecs_world *w, const char *name) {
-  const ecsi_scursor *sc;
-  if (w->cursors == NULL) return 0.0;
-  sc = find_system(w->cursors, name);
-  return sc != NULL ? sc->owed : 0.0;
+  w->kept_floor = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -240,7 +222,10 @@ static bool unclaimed(const ecs_world *w, const ecsi_qcursor *k) {
   return true;
 }
 
-uint32_t ecsi_cursors_kept_floor(const ecs_world *w, uint32_t floor) {
+/* At most floor: the oldest completed pass among the kept cursors that no
+** query of w has taken; change.c asks it through w->kept_floor, which
+** ecsi_cursors_keep sets while cursors are kept. */
+static uint32_t kept_floor(const ecs_world *w, uint32_t floor) {
   for (uint32_t k = 0; w->cursors != NULL && k < w->cursors->nq; k++) {
     const ecsi_qcursor *qc = &w->cursors->q[k];
     if (qc->since != 0 && qc->since < floor && unclaimed(w, qc)) floor = qc->since;

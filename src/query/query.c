@@ -173,7 +173,11 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
 */
 void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q == NULL) return;
-  ecsi_systems_query_freed(w, q); /* the systems over q go first */
+  if (ecsi_heard(w, ECSI_EV_QUERY_FREED)) { /* the systems over q go first */
+    ecsi_change ch = {0};
+    ch.arg = q;
+    (void)ecsi_emit(w, ECSI_EV_QUERY_FREED, &ch);
+  }
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;

@@ -137,3 +137,75 @@ qsnap *ecsi_query_filtered(ecs_world *w, ecs_query *q) {
   q->retired = f;
   return f;
 }
+
+/* ------------------------------------------------------------------------
+** Change terms of a query (moved from change.c, which keeps the stamps)
+** --------------------------------------------------------------------- */
+
+/* The cursor a load kept for the query of that number and terms, or NULL
+** (cursors.c keeps them; a query made after the load goes on from its). */
+const ecsi_qcursor *ecsi_kept_query(const ecsi_cursors *c, uint32_t serial,
+                                    uint64_t sig) {
+  for (uint32_t k = 0; k < c->nq; k++)
+    if (c->q[k].serial == serial && c->q[k].sig == sig) return &c->q[k];
+  return NULL;
+}
+
+
+ecs_err ecs_query_track_changes(ecs_world *w, ecs_query *q,
+                                ecs_component *const *changed,
+                                uint32_t nchanged,
+                                ecs_component *const *added, uint32_t nadded) {
+  uint32_t mask[ECSI_TICK_KINDS] = {0, 0}, fresh[ECSI_TICK_KINDS];
+  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++) {
+    ecs_component *const *list = kind == ECSI_TICK_CHANGED ? changed : added;
+    uint32_t n = kind == ECSI_TICK_CHANGED ? nchanged : nadded;
+    if (n > 0 && list == NULL) return ECS_ERR_INVALID;
+    for (uint32_t j = 0; j < n; j++) {
+      int t;
+      if (list[j] == NULL) return ECS_ERR_INVALID;
+      t = ecs_query_term(q, list[j]);
+      if (t < 0 || (uint32_t)t >= q->nwith) return ECS_ERR_UNKNOWN_COMPONENT;
+      mask[kind] |= 1u << t;
+    }
+  }
+  fresh[ECSI_TICK_CHANGED] = mask[ECSI_TICK_CHANGED] & ~q->changed_mask;
+  fresh[ECSI_TICK_ADDED] = mask[ECSI_TICK_ADDED] & ~q->added_mask;
+  /* watch every new (term, kind); undo them all on failure */
+  for (int kind = 0; kind < ECSI_TICK_KINDS; kind++)
+    for (uint32_t k = 0; k < q->nwith; k++) {
+      if (!(fresh[kind] >> k & 1u)) continue;
+      if (ecsi_ticks_watch(w, q->term[k], kind) != ECS_ERR_OK) {
+        for (int k2 = 0; k2 <= kind; k2++)
+          for (uint32_t j = 0; j < (k2 == kind ? k : q->nwith); j++)
+            if (fresh[k2] >> j & 1u) ecsi_ticks_unwatch(w, q->term[j], k2);
+        return ECS_ERR_NOMEM;
+      }
+    }
+  q->changed_mask |= mask[ECSI_TICK_CHANGED];
+  q->added_mask |= mask[ECSI_TICK_ADDED];
+  /* report every match once; or, for a query made after a load whose
+  ** saved world had this query (number and terms), go on from its cursor */
+  if ((fresh[0] | fresh[1]) != 0) {
+    const ecsi_qcursor *kept =
+        w->cursors != NULL ? ecsi_kept_query(w->cursors, q->serial, ecsi_query_signature(q))
+                           : NULL;
+    q->since = kept != NULL ? kept->since : 0;
+  }
+  return ECS_ERR_OK;
+}
+
+bool ecs_query_tracks_changes(const ecs_query *q) {
+  return (q->changed_mask | q->added_mask) != 0;
+}
+
+/* ecs_query_free: the query's stamps are no longer needed. */
+void ecsi_query_untrack(ecs_world *w, ecs_query *q) {
+  for (uint32_t k = 0; k < q->nwith; k++) {
+    if (q->changed_mask >> k & 1u)
+      ecsi_ticks_unwatch(w, q->term[k], ECSI_TICK_CHANGED);
+    if (q->added_mask >> k & 1u)
+      ecsi_ticks_unwatch(w, q->term[k], ECSI_TICK_ADDED);
+  }
+  q->changed_mask = q->added_mask = 0;
+}

@@ -123,6 +123,42 @@ static const char *copy_text(char **at, const char *text) {
   return to;
 }
 
+static void remove_at(ecs_world *w, uint32_t i);
+
+/* A query is freed (the barrier's QUERY_FREED): the systems over it go
+** first. */
+static int on_query_freed(ecs_world *w, void *self, const ecsi_change *ch) {
+  const struct ecs_query *q = (const struct ecs_query *)ch->arg;
+  (void)self;
+  for (uint32_t i = 0; i < w->system_count;) {
+    ecs_system *s = w->system[i];
+    if (!s->removed && s->query == q) {
+      remove_at(w, i); /* closes the gap outside an update: look again */
+      if (w->updating > 0) i++;
+    } else {
+      i++;
+    }
+  }
+  return 0;
+}
+
+const ecsi_scursor *ecsi_kept_system(const ecsi_cursors *c, const char *name) {
+  size_t len = strlen(name);
+  for (uint32_t k = 0; k < c->nsys; k++)
+    if (c->sys[k].len == len && memcmp(c->sys[k].name, name, len) == 0)
+      return &c->sys[k];
+  return NULL;
+}
+
+/* The time a system of that name owed when the last load's world was
+** saved (cursors.c keeps it for the systems made after the load). */
+static double kept_owed(const ecs_world *w, const char *name) {
+  const ecsi_scursor *sc;
+  if (w->cursors == NULL) return 0.0;
+  sc = ecsi_kept_system(w->cursors, name);
+  return sc != NULL ? sc->owed : 0.0;
+}
+
 /*
 ** Check desc and make its system's block (not yet in the list); room for
 ** one more in the list is reserved first, so that nothing is left to undo
@@ -232,7 +268,7 @@ static ecs_err make_system(ecs_world *w, const ecs_system_desc *d,
   s->seq = old != NULL ? old->seq : w->system_seq++;
   s->interval = interval;
   /* a system made after a load owes what the saved one of its name did */
-  s->acc = keep ? old->acc : interval > 0.0 ? ecsi_cursors_owed(w, s->name) : 0.0;
+  s->acc = keep ? old->acc : interval > 0.0 ? kept_owed(w, s->name) : 0.0;
   *out = s;
   return ECS_ERR_OK;
 }
@@ -243,6 +279,10 @@ ecs_err ecs_system_add(ecs_world *w, const ecs_system_desc *d,
   uint32_t n;
   ecs_err err = make_system(w, d, false, &s, msg, msgsize);
   if (err != ECS_ERR_OK) return err;
+  /* the systems hear of queries freed (barrier.h); subscribing again does
+  ** nothing, and the one subscriber of its rank cannot find the kind full */
+  (void)ecsi_subscribe(&w->barrier, ECSI_EV_QUERY_FREED, ECSI_RANK_SYSTEM,
+                       on_query_freed, NULL);
   w->system[w->system_count++] = s;
   if ((err = ecsi_systems_order(w, &n, msg, msgsize)) != ECS_ERR_OK) {
     w->system_count--;
@@ -338,20 +378,9 @@ ecs_system *ecs_system_find(const ecs_world *w, const char *name) {
 }
 
 /* ecs_query_free: the systems over q go with it. */
-void ecsi_systems_query_freed(ecs_world *w, const struct ecs_query *q) {
-  for (uint32_t i = 0; i < w->system_count;) {
-    ecs_system *s = w->system[i];
-    if (!s->removed && s->query == q) {
-      remove_at(w, i); /* closes the gap outside an update: look again */
-      if (w->updating > 0) i++;
-    } else {
-      i++;
-    }
-  }
-}
-
 void ecsi_systems_free(ecs_world *w) {
   uint32_t sc = ecsi_systems_scratch_cap(w);
+  ecsi_unsubscribe(&w->barrier, ECSI_EV_QUERY_FREED, on_query_freed, NULL);
   for (uint32_t i = 0; i < w->system_count; i++) free_system(w, w->system[i]);
   ecsi_free(w, w->system_order, (size_t)sc * sizeof *w->system_order);
   ecsi_free(w, w->system_indeg, (size_t)sc * 2u * sizeof *w->system_indeg);
