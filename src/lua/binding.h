@@ -98,8 +98,8 @@ void ecsl_thread_resync(lua_State *L);
 #define ECS_LUA_NATIVE "ecs.NativeSystem"
 #define COLUMNS_CHUNK 1024u
 #define MAX_COLUMNS 64
-#define ENTITY_TERM 0xffu
-#define WRITE_BACK_BATCH 64
+#define ENTITY_TERM 0xffu /* term of q:columns' "entity": read-only */
+#define WRITE_BACK_BATCH 64 /* values a write-back pushes, then pops at once */
 
 typedef struct lworld lworld;
 
