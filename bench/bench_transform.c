@@ -85,9 +85,9 @@ static double frame_bulk(ecs_transform *t, int frame) {
     xyz[3 * r + 1] = frame;
     xyz[3 * r + 2] = 0;
   }
-  ecs_transform_lookup(t, roots, root_rows, ROOTS);
+  ecs_transform_lookup_n(t, roots, root_rows, ROOTS);
   if (ecs_transform_set_positions(t, root_rows, xyz, ROOTS) != ECS_ERR_OK) exit(1);
-  ecs_transform_lookup(t, leaves, leaf_rows, ROOTS * KIDS);
+  ecs_transform_lookup_n(t, leaves, leaf_rows, ROOTS * KIDS);
   for (uint32_t i = 0; i < ROOTS * KIDS; i++)
     sum += ecs_transform_world_at(t, leaf_rows[i])[12];
   return sum;
@@ -194,7 +194,7 @@ int main(void) {
     best_bulk[layout] = best_calls[layout] = best_prop[layout] = 1e9;
     for (int run = 0; run < RUNS; run++) {
       double t0 = now(), tp;
-      ecs_transform_lookup(t, roots, root_rows, ROOTS);
+      ecs_transform_lookup_n(t, roots, root_rows, ROOTS);
       for (int f = 0; f < FRAMES; f++) frame_propagate(t, f);
       tp = now() - t0;
       if (tp < best_prop[layout]) best_prop[layout] = tp;

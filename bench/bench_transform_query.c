@@ -114,7 +114,7 @@ int main(void) {
     wcols[k].field = 10u + (uint32_t)k; /* wx, wy, wz */
     wcols[k].write = false;
   }
-  ecs_transform_lookup(t, ships, ship_rows, SHIPS);
+  ecs_transform_lookup_n(t, ships, ship_rows, SHIPS);
   for (int run = 0; run < RUNS; run++) {
     double t0 = now(), t1, t2, t3, sum = 0;
     for (int f = 0; f < FRAMES; f++) {

@@ -43,7 +43,7 @@
 ** See docs/components.md for the memory layout and its costs.
 **
 ** Layer: managers, above entity and below query (layers: alloc.h).
-** Includes ecs.h only.
+** Includes ecs.h and value.h (ecs_scalar, for a redefinition's conversion).
 */
 #ifndef ECS_COMPONENT_H
 #define ECS_COMPONENT_H

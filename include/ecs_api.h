@@ -136,9 +136,9 @@ struct ecs_api {
                                const ecs_trs *local);
   ecs_err (*ecs_transform_remove)(ecs_transform *t, ecs_entity e);
   bool (*ecs_transform_has)(const ecs_transform *t, ecs_entity e);
-  uint32_t (*ecs_transform_instance)(const ecs_transform *t, ecs_entity e);
-  void (*ecs_transform_lookup)(const ecs_transform *t, const ecs_entity *es,
-                               uint32_t *out, size_t n);
+  uint32_t (*ecs_transform_lookup)(const ecs_transform *t, ecs_entity e);
+  void (*ecs_transform_lookup_n)(const ecs_transform *t, const ecs_entity *es,
+                                 uint32_t *out, size_t n);
   uint32_t (*ecs_transform_size)(const ecs_transform *t);
   ecs_entity (*ecs_transform_entity_at)(const ecs_transform *t, uint32_t i);
   const double *(*ecs_transform_world_at)(const ecs_transform *t, uint32_t i);

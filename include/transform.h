@@ -12,7 +12,7 @@
 **
 ** Instance indices are valid until the next add, remove, set_parent or
 ** gc (swap-remove and the parent-first swap move rows); look them up again
-** (ecs_transform_lookup) after any of those.
+** (ecs_transform_lookup, _lookup_n) after any of those.
 **
 ** Dead entities: destroying an entity makes it vanish at once (has is
 ** false, it is nobody's parent or child); its children become roots whose
@@ -45,7 +45,8 @@
 ** (docs/transform.md, "Save and load").
 **
 ** Layer: managers, above entity and below query (layers: alloc.h).
-** Includes ecs.h only.
+** Includes ecs.h and component.h (ecs_component, ecs_instance and
+** ECS_NO_INSTANCE: a transform's rows are instances like a component's).
 */
 #ifndef ECS_TRANSFORM_H
 #define ECS_TRANSFORM_H
@@ -55,11 +56,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#ifndef ECS_NO_INSTANCE /* also in component.h */
-typedef uint32_t ecs_instance;
-#define ECS_NO_INSTANCE ((ecs_instance)UINT32_MAX)
 #endif
 
 /* A local transform: world = parent_world * T(position) R(rotation) S(scale) */
@@ -121,12 +117,15 @@ ecs_err ecs_transform_remove(ecs_transform *t, ecs_entity e);
 /* True when e is alive and has a transform. */
 bool ecs_transform_has(const ecs_transform *t, ecs_entity e);
 
-/* @return e's instance, or ECS_NO_INSTANCE (dead, stale, null, none). */
-uint32_t ecs_transform_instance(const ecs_transform *t, ecs_entity e);
+/*
+** @return e's instance (its row), or ECS_NO_INSTANCE (dead, stale, null,
+** none). Named as ecs_component_lookup, its batch form with _n.
+*/
+ecs_instance ecs_transform_lookup(const ecs_transform *t, ecs_entity e);
 
-/* Batch lookup: out[i] = ecs_transform_instance(t, es[i]). */
-void ecs_transform_lookup(const ecs_transform *t, const ecs_entity *es,
-                          uint32_t *out, size_t n);
+/* Batch lookup: out[i] = ecs_transform_lookup(t, es[i]). */
+void ecs_transform_lookup_n(const ecs_transform *t, const ecs_entity *es,
+                            ecs_instance *out, size_t n);
 
 /* Rows in use, including dead entities' rows awaiting gc. */
 uint32_t ecs_transform_size(const ecs_transform *t);

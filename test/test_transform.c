@@ -113,17 +113,17 @@ TEST(Transform_add_has_remove) {
   CHECK_EQ_INT(ecs_transform_add(t, f, &l), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_get_local(t, f, &l), ECS_ERR_OK);
   CHECK(near(l.rotation[3], 1.0) && near(l.position[2], 3));
-  CHECK_EQ_INT(ecs_transform_instance(t, f), 1);
+  CHECK_EQ_INT(ecs_transform_lookup(t, f), 1);
   {
     ecs_entity es[3] = {e, f, ECS_NULL};
     uint32_t out[3];
-    ecs_transform_lookup(t, es, out, 3);
+    ecs_transform_lookup_n(t, es, out, 3);
     CHECK(out[0] == 0 && out[1] == 1 && out[2] == ECS_NO_INSTANCE);
   }
   CHECK_EQ_INT(ecs_transform_remove(t, e), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_remove(t, e), ECS_ERR_MISSING);
   CHECK(!ecs_transform_has(t, e));
-  CHECK_EQ_INT(ecs_transform_instance(t, f), 0); /* swapped into row 0 */
+  CHECK_EQ_INT(ecs_transform_lookup(t, f), 0); /* swapped into row 0 */
   CHECK_WORLD(w);
   /* dead and stale handles */
   stale = f;
@@ -476,7 +476,7 @@ TEST(Transform_batch_matches_single) {
   for (int k = 0; k < 20; k++) {
     int j = (k * 7) % 20;
     ecs_trs l = trs(j * 0.5, -j, 2, 0.2, 0, 0, 1, 1, 2, 1);
-    inst[k] = ecs_transform_instance(t, e[j]);
+    inst[k] = ecs_transform_lookup(t, e[j]);
     loc[k] = l;
     xyz[3 * k] = j;
     xyz[3 * k + 1] = 2;
@@ -542,15 +542,15 @@ TEST(Transform_parent_first_swap) {
   CHECK(w != NULL);
   CHECK((c = make(w, t, NULL)) != ECS_NULL);
   CHECK((p = make(w, t, NULL)) != ECS_NULL);
-  CHECK(ecs_transform_instance(t, c) < ecs_transform_instance(t, p));
+  CHECK(ecs_transform_lookup(t, c) < ecs_transform_lookup(t, p));
   CHECK_EQ_INT(ecs_transform_set_parent(t, c, p, false), 0);
-  CHECK(ecs_transform_instance(t, p) < ecs_transform_instance(t, c));
+  CHECK(ecs_transform_lookup(t, p) < ecs_transform_lookup(t, c));
   CHECK(ecs_transform_parent(t, c) == p);
   CHECK_WORLD(w);
   ecs_transform_set_parent_first(t, false);
   CHECK_EQ_INT(ecs_transform_set_parent(t, c, ECS_NULL, false), 0);
   CHECK_EQ_INT(ecs_transform_set_parent(t, p, c, false), 0);
-  CHECK(ecs_transform_instance(t, c) > ecs_transform_instance(t, p));
+  CHECK(ecs_transform_lookup(t, c) > ecs_transform_lookup(t, p));
   CHECK_WORLD(w);
   ecs_world_free(w);
   CHECK_EQ_INT(a.blocks, 0);
@@ -660,12 +660,12 @@ TEST(Transform_sort_orders_depth_first) {
   CHECK_WORLD(w);
   for (int k = 0; k < 200; k++) {
     double m[16];
-    uint32_t i = ecs_transform_instance(t, e[k]);
+    uint32_t i = ecs_transform_lookup(t, e[k]);
     if (!ecs_alive(w, e[k])) continue;
     CHECK_EQ_INT(ecs_transform_get_world(t, e[k], m), 0);
     CHECK(mat_near(m, before[k]));
     if (ecs_transform_parent(t, e[k]) != ECS_NULL)
-      CHECK(ecs_transform_instance(t, ecs_transform_parent(t, e[k])) < i);
+      CHECK(ecs_transform_lookup(t, ecs_transform_parent(t, e[k])) < i);
   }
   CHECK_EQ_INT(ecs_transform_set_position(t, e[0], 5, 5, 5), 0);
   CHECK_WORLD(w);
@@ -673,14 +673,14 @@ TEST(Transform_sort_orders_depth_first) {
   CHECK_WORLD(w);
   /* out of memory: nothing changes */
   {
-    uint32_t i0 = ecs_transform_instance(t, e[1]);
+    uint32_t i0 = ecs_transform_lookup(t, e[1]);
     for (long off = 1; off <= 2; off++) {
       long blocks = a.blocks;
       a.fail_at = a.calls + off;
       CHECK_EQ_INT(ecs_transform_sort(t), ECS_ERR_NOMEM);
       a.fail_at = 0;
       CHECK_EQ_INT(a.blocks, blocks);
-      CHECK_EQ_INT(ecs_transform_instance(t, e[1]), i0);
+      CHECK_EQ_INT(ecs_transform_lookup(t, e[1]), i0);
       CHECK_WORLD(w);
     }
   }

@@ -63,7 +63,7 @@ static const char *columns_agree(ecs_world *w, ecs_transform *t,
       continue;
     }
     if (r == ECS_NO_INSTANCE) return "no row for a transform";
-    if (r != ecs_transform_instance(t, e[i])) return "rows differ";
+    if (r != ecs_transform_lookup(t, e[i])) return "rows differ";
     if (ecs_transform_get_world(t, e[i], m) != ECS_ERR_OK) return "get_world";
     for (uint32_t k = 0; k < 3; k++)
       if (col(c, 10 + k, r) != m[12 + k]) return "world position differs";

@@ -357,7 +357,7 @@ TEST(Hooks_clear_drops_everything) {
   CHECK_EQ_INT(ecs_transform_add(t, e[3], NULL), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_add(t, e[1], NULL), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_transform_set_parent(t, e[3], e[1], false), ECS_ERR_OK);
-  CHECK_EQ_INT(ecs_transform_instance(t, e[3]), 0); /* no swap: setting kept */
+  CHECK_EQ_INT(ecs_transform_lookup(t, e[3]), 0); /* no swap: setting kept */
   CHECK_EQ_INT(calls, 5); /* two adds (ADD, then SET each), set_parent */
   CHECK(ecs_create(w, &g) == ECS_ERR_OK);
   CHECK(!ecs_transform_has(t, g));
@@ -412,7 +412,7 @@ TEST(Hooks_save_load_round_trip) {
   for (int k = 0; k < SCENE_N; k++) {
     ecs_entity p = ecs_transform_parent(t2, e[k]);
     if (p != ECS_NULL)
-      CHECK(ecs_transform_instance(t2, p) < ecs_transform_instance(t2, e[k]));
+      CHECK(ecs_transform_lookup(t2, p) < ecs_transform_lookup(t2, e[k]));
   }
   /* and it moves like the original */
   for (int k = 0; k < 3; k++) {
@@ -1000,7 +1000,7 @@ TEST(Notify_batches_once_per_entity_after_the_batch) {
   CHECK(ecs_create_n(w, e, 4) == ECS_ERR_OK);
   for (int k = 0; k < 4; k++) CHECK(ecs_transform_add(t, e[k], NULL) == ECS_ERR_OK);
   CHECK(ecs_transform_set_parent(t, e[1], e[0], false) == ECS_ERR_OK);
-  ecs_transform_lookup(t, e, rows, 4);
+  ecs_transform_lookup_n(t, e, rows, 4);
   /* no listener: the batch allocates nothing */
   for (int k = 0; k < 15; k++) xyz[k] = k;
   calls = a.calls;
@@ -1009,10 +1009,10 @@ TEST(Notify_batches_once_per_entity_after_the_batch) {
   CHECK(ecs_manager_listen(w, t, ECS_EVENT_SET, log_listener, &lg) == ECS_ERR_OK);
   /* 3, 1, 3 (duplicate), 2: SET for 3, 1, 2 in that order, the last
   ** entity's value already written when the first is notified */
-  rows[0] = ecs_transform_instance(t, e[3]);
-  rows[1] = ecs_transform_instance(t, e[1]);
+  rows[0] = ecs_transform_lookup(t, e[3]);
+  rows[1] = ecs_transform_lookup(t, e[1]);
   rows[2] = rows[0];
-  rows[3] = ecs_transform_instance(t, e[2]);
+  rows[3] = ecs_transform_lookup(t, e[2]);
   for (int k = 0; k < 12; k++) xyz[k] = 100 + k;
   lg.probe = e[2];
   CHECK_EQ_INT(ecs_transform_set_positions(t, rows, xyz, 4), ECS_ERR_OK);
@@ -1177,7 +1177,7 @@ TEST(Notify_hostile_listeners_leave_a_consistent_world) {
           double xyz[12] = {0};
           ecs_entity es[4];
           es[0] = h.e[7], es[1] = h.e[6], es[2] = h.e[9], es[3] = h.e[0];
-          ecs_transform_lookup(h.t, es, rows, 4);
+          ecs_transform_lookup_n(h.t, es, rows, 4);
           err = ecs_transform_set_positions(h.t, rows, xyz, 4);
           CHECK_EQ_INT(h.notified[0], h.e[7]);
           if (mode == 5) { /* 6 skipped (dead), 0 skipped (removed) */

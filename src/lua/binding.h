@@ -85,7 +85,16 @@ void ecsl_thread_resync(lua_State *L);
 #define check_text ecs_lua_check_text
 #define check_entity ecsl_check_entity
 #define push_entity ecs_lua_push_entity
-#define check_world(L, idx) ecsl_check_self(L)
+/*
+** The world at idx, or an error: "bad argument #idx (ecs.World expected,
+** got ...)" or the closed-world one. At index 1 of a world method, self,
+** ecsl_l_method checked the class already and only closedness is left
+** (ecsl_check_self: the constant index folds the test away); any other
+** index is checked whole. Not for index 1 of a function that is not a
+** world method (ecs_lua_check_world there).
+*/
+#define check_world(L, idx) \
+  ((idx) == 1 ? ecsl_check_self(L) : ecs_lua_check_world(L, (idx)))
 /* the metatable of every world's fields table: { __index = methods } */
 #define ECS_LUA_WORLD_FIELDS "ecs.World.fields"
 
@@ -98,8 +107,8 @@ void ecsl_thread_resync(lua_State *L);
 #define ECS_LUA_NATIVE "ecs.NativeSystem"
 #define COLUMNS_CHUNK 1024u
 #define MAX_COLUMNS 64
-#define ENTITY_TERM 0xffu
-#define WRITE_BACK_BATCH 64
+#define ENTITY_TERM 0xffu /* term of q:columns' "entity": read-only */
+#define WRITE_BACK_BATCH 64 /* values a write-back pushes, then pops at once */
 
 typedef struct lworld lworld;
 

@@ -8,7 +8,8 @@
 ** string (cache slot QC_SPECS: spec -> packed integer).
 ** ------------------------------------------------------------------- */
 
-
+/* A spec as the cache keeps it, one integer: bit 0 write, bits 1-8 type,
+** 9-16 field, 17-24 term (packed in ecsl_check_spec). */
 static colspec unpack_spec(lua_Integer v) {
   colspec s;
   s.write = (int)(v & 1);
@@ -17,8 +18,6 @@ static colspec unpack_spec(lua_Integer v) {
   s.term = (uint32_t)((v >> 17) & 0xff);
   return s;
 }
-
-/* term of the "entity" pseudo-column: the chunk's entities, read-only */
 
 /* The spec at idx for the query at qidx (fn names the caller in errors). */
 colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
@@ -50,7 +49,7 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
     write = 0;
     len -= 3;
   }
-  if (len == 6 && memcmp(s, "entity", 6) == 0) {
+  if (len == 6 && memcmp(s, "entity", 6) == 0) { /* the chunk's entities */
     colspec e;
     e.term = ENTITY_TERM;
     e.field = 0;
@@ -155,13 +154,12 @@ const char *ecsl_to_cvalue(lua_State *L, int idx, int t, ecs_type ty,
   }
 }
 
-/* Values read per batch in a write-back: pushed together, popped once. */
-
 /*
 ** Convert and check the n values of array t (an absolute index) for a
-** column of type ty into out. Values come onto the stack in batches (one
-** pop per batch); a bad one raises through columns_bad, or, when quiet,
-** makes it return false with the stack as it found it.
+** column of type ty into out. Values come onto the stack in batches of
+** WRITE_BACK_BATCH (one pop per batch); a bad one raises through
+** columns_bad, or, when quiet, makes it return false with the stack as it
+** found it.
 */
 static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
                          uint32_t n, cvalue *out, bool quiet) {

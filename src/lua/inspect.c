@@ -260,7 +260,7 @@ typedef struct tview {
 static bool read_transform(const inspector *in, tview *out) {
   const ecs_transform *t = in->transform;
   uint32_t i;
-  if (t == NULL || (i = ecs_transform_instance(t, in->e)) == ECS_NO_INSTANCE ||
+  if (t == NULL || (i = ecs_transform_lookup(t, in->e)) == ECS_NO_INSTANCE ||
       ecs_transform_get_local(t, in->e, &out->local) != ECS_ERR_OK)
     return false;
   out->parent = ecs_transform_parent(t, in->e);

@@ -3,6 +3,7 @@
 */
 #include "binding.h"
 
+/* Class tags and state keys: only their addresses matter (binding.h). */
 const char ecsl_world_tag = 'w';
 const char ecsl_comp_tag = 'c';
 const char ecsl_query_tag = 'q';
@@ -75,28 +76,11 @@ const char *ecs_lua_check_text(lua_State *L, int idx, size_t *len,
 ** ==================================================================== */
 
 
-
-/* Class tags: only their addresses matter. */
-
-/* ======================================================================
-** Worlds
-**
-** A world userdata holds the ecs_world pointer (NULL once closed) and has
-** one user value: a table the binding keeps its Lua-side state in
-** (component managers, transform and names objects, systems, Lua values of
-** "lua" fields). Objects that belong to a world (managers, queries) hold
-** the world userdata as their own user value, so the world outlives them
-** and they can see whether it was closed.
-** ==================================================================== */
-
-
 void ecsl_init_head(lhead *h, const void *cls, lworld *lw) {
   h->self = h;
   h->cls = cls;
   h->lw = lw;
 }
-
-/* The type name luaL_typeerror would use: __name, or the basic type. */
 
 /*
 ** Raise "bad argument #idx (<cname> expected, got <what>)"; a userdata
@@ -109,6 +93,17 @@ int ecsl_object_error(lua_State *L, int idx, const char *cname) {
     got = lua_pushfstring(L, "a userdata with a borrowed %s metatable", cname);
   return luaL_argerror(L, idx, lua_pushfstring(L, "%s expected, got %s", cname, got));
 }
+
+/* ======================================================================
+** Worlds
+**
+** A world userdata holds the ecs_world pointer (NULL once closed) and has
+** one user value: a table the binding keeps its Lua-side state in
+** (component managers, transform and names objects, systems, Lua values of
+** "lua" fields). Objects that belong to a world (managers, queries) hold
+** the world userdata as their own user value, so the world outlives them
+** and they can see whether it was closed.
+** ==================================================================== */
 
 lworld *ecsl_test_lworld(lua_State *L, int idx) {
   return (lworld *)ecsl_test_object(L, idx, &ecsl_world_tag);
@@ -199,7 +194,6 @@ void *ecs_lua_enter(lua_State *L, int idx) {
 void ecs_lua_leave(void *token) {
   if (token != NULL) world_leave((lworld *)token);
 }
-/* The world of a method that began with check_self (index 1 is a world). */
 
 /* ======================================================================
 ** Errors

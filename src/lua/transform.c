@@ -120,7 +120,7 @@ static int l_tr_has(lua_State *L) {
 /* The live row of e or an error naming fn. */
 static uint32_t tr_row(lua_State *L, ecs_transform *t, int idx, const char *fn) {
   ecs_entity e = check_entity(L, idx);
-  uint32_t i = ecs_transform_instance(t, e);
+  uint32_t i = ecs_transform_lookup(t, e);
   if (i == ECS_NO_INSTANCE)
     tr_fail(L, fn, ecs_alive(ecs_transform_world(t), e) ? ECS_ERR_MISSING
                                                         : ECS_ERR_DEAD);
@@ -332,7 +332,7 @@ static uint32_t batch_row(lua_State *L, ecs_transform *t, lua_Integer k,
   if (!ecs_lua_is_entity(L, -1))
     luaL_error(L, "transform:%s: entities[%d] is not an entity", fn, (int)k);
   e = (ecs_entity)((uintptr_t)lua_touserdata(L, -1) >> ECS_LUA_TAG_BITS);
-  row = ecs_transform_instance(t, e);
+  row = ecs_transform_lookup(t, e);
   if (row == ECS_NO_INSTANCE)
     luaL_error(L, "transform:%s: entities[%d] is not alive or has no transform%s",
                fn, (int)k, ecsl_entity_note(L, -1));

@@ -348,12 +348,12 @@ bool ecs_transform_has(const ecs_transform *t, ecs_entity e) {
   return row_of(t, e) != NONE;
 }
 
-uint32_t ecs_transform_instance(const ecs_transform *t, ecs_entity e) {
+ecs_instance ecs_transform_lookup(const ecs_transform *t, ecs_entity e) {
   return row_of(t, e);
 }
 
-void ecs_transform_lookup(const ecs_transform *t, const ecs_entity *es,
-                          uint32_t *out, size_t n) {
+void ecs_transform_lookup_n(const ecs_transform *t, const ecs_entity *es,
+                            ecs_instance *out, size_t n) {
   for (size_t k = 0; k < n; k++) out[k] = row_of(t, es[k]);
 }
 

@@ -43,6 +43,11 @@
 #include "journal_private.h"
 #include "snapshot.h"
 
+/*
+** A bounded reader: at never passes n, so "n - at < k" is the whole bounds
+** check and cannot overflow. Every reader of a delta is made with n =
+** size - 8: the trailer (the checksum) is never read as content.
+*/
 typedef struct rd {
   const unsigned char *p;
   size_t at, n;
@@ -63,6 +68,8 @@ static bool r64(rd *r, uint64_t *v) {
   return true;
 }
 
+/* n is 64-bit: a count read from the bytes times a record size cannot
+** wrap before it is compared, even where size_t has 32 bits. */
 static bool rskip(rd *r, uint64_t n) {
   if (r->n - r->at < n) return false;
   r->at += (size_t)n;
@@ -92,7 +99,9 @@ static bool rtext(rd *r, const char **s, size_t *len) {
   return true;
 }
 
-/* The entity part's fixed fields. */
+/* The entity part's fixed fields (docs/persistence.md, "Deltas, byte by
+** byte": the six counts, then s slots, p pushes, the pop count); the slot
+** and push lists are only framed here, read where they are checked. */
 typedef struct ehead {
   uint32_t old_count, new_count, old_qlen, new_qlen, old_live, new_live;
   uint32_t nslot, npushed, npopped;
@@ -114,7 +123,9 @@ static bool read_entities(rd *r, ehead *e) {
 ** result): the entity part, then the managers. */
 #define ENTITIES_AT 28u
 
-/* The slots an entity part can name: [1, span). */
+/* The slots an entity part can name: [1, span). A slot is named when its
+** state changed, and also when it lies between the two counts (added or
+** dropped): the larger count bounds both. */
 static uint32_t span_of(const ehead *e) {
   return e->old_count > e->new_count ? e->old_count : e->new_count;
 }
@@ -122,11 +133,15 @@ static uint32_t span_of(const ehead *e) {
 /* Slots used by a table of count slots (index 0 is reserved). */
 static uint32_t used_of(uint32_t count) { return count > 0 ? count - 1u : 0; }
 
+/* A u32 at a place a bounded reader already framed. */
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
 }
 
+/* A slot state as a world stores it: live with its generation, or
+** ECS_SLOT_FREE | the next generation. Anything else is no state a world
+** makes (and table_apply would cut it to the slot's 16 bits). */
 static bool state_ok(uint32_t s) {
   return s <= ECS_GENERATION_MASK ||
          (s >= ECS_SLOT_FREE && s <= (ECS_SLOT_FREE | ECS_GENERATION_MASK));
@@ -134,6 +149,9 @@ static bool state_ok(uint32_t s) {
 
 static bool is_free(uint32_t s) { return s >= ECS_SLOT_FREE; }
 
+/* A named slot: state after (the delta's), old (the world's, filled by
+** check_entities), and how many times the queue holds it once the pushes
+** and pops are done, which must come to 1 or 0 (check_entities). */
 typedef struct nslot {
   uint32_t index, state, old, pos; /* pos: in the delta's list */
   int32_t occ;                     /* queue occurrences, counted */
@@ -149,6 +167,8 @@ static int by_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Binary search of the sorted slots: pushes and pops are matched to them
+** in O(log n) each, with no table sized by an index the bytes give. */
 static nslot *find_slot(nslot *s, uint32_t n, uint32_t index) {
   uint32_t lo = 0, hi = n;
   while (lo < hi) {
@@ -194,6 +214,8 @@ static ecs_err read_slots(const ecs_delta *d, const ehead *e, nslot *sorted) {
       return ECS_ERR_CORRUPT;
   }
   if (e->nslot > 1) qsort(sorted, e->nslot, sizeof *sorted, by_index);
+  /* named once: a slot named twice would be put twice and counted twice
+  ** in the live total, which could then add up for a table it is not */
   for (uint32_t k = 1; k < e->nslot; k++)
     if (sorted[k].index == sorted[k - 1].index) return ECS_ERR_CORRUPT;
   /* the band between the counts, [lo, span), named whole: the indices are
@@ -202,12 +224,17 @@ static ecs_err read_slots(const ecs_delta *d, const ehead *e, nslot *sorted) {
   if (lo == 0) lo = 1; /* index 0 is no slot */
   for (uint32_t k = 0; k < e->nslot; k++) band += sorted[k].index >= lo;
   if (band != (span > lo ? span - lo : 0)) return ECS_ERR_CORRUPT;
+  /* a pushed index changes state (it is freed), so it is named: which
+  ** also lets check_entities count its occurrences without a NULL test */
   for (uint32_t k = 0; k < e->npushed; k++)
     if (find_slot(sorted, e->nslot, get32(pp + 4u * k)) == NULL)
       return ECS_ERR_CORRUPT;
   return ECS_ERR_OK;
 }
 
+/* By namespace and name, as the registry keys them: a component and a
+** manager may share a name. A linear scan per part (a part names one
+** manager, each at most once). */
 static int find_manager(const ecs_world *w, uint32_t ns, const char *name,
                         size_t len) {
   for (uint32_t m = 0; m < w->manager_count; m++)
@@ -232,7 +259,9 @@ typedef struct mhead {
   size_t rows_at, stamps_at;
 } mhead;
 
-/* A handle a layout may name: an entity, or a record purged in place. */
+/* A handle a layout may name: an entity, or a record purged in place (a
+** row keeps a purged record until the gc reclaims it, and the replica's
+** rows must match the journal's world's row for row, dead ones too). */
 static bool record_ok(uint32_t e) {
   return (e & ~(ECS_ID_MASK | ECS_PURGED)) == 0 && ecs_entity_index(e) != 0;
 }
@@ -275,6 +304,8 @@ static bool read_extras(rd *r, const ehead *e, mhead *h) {
         !r32(r, &h->nstamps) || h->nstamps > (r->n - r->at) / 12u)
       return false;
     h->stamps_at = r->at;
+    /* 12 bytes each: the index, then two stamps (ECSI_TICK_KINDS), the
+    ** bound above checked them all */
     for (uint32_t k = 0; k < h->nstamps; k++) {
       uint32_t index = 0;
       (void)r32(r, &index);
@@ -298,6 +329,7 @@ static bool check_values(rd *r, const ecs_component *c, uint32_t *nlua) {
       continue;
     }
     if (r->n - r->at < c->elem[k]) return false;
+    /* only what a world could hold: a put copies these bytes unchecked */
     if (t == ECS_BOOL && r->p[r->at] > 1u) return false;
     if (t == ECS_ENTITY && (get32(r->p + r->at) & ~ECS_ID_MASK) != 0) return false;
     r->at += c->elem[k];
@@ -325,7 +357,7 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
   if (!r32(r, &ns) || !rtext(r, &name, &nlen) || !rtext(r, &kind, &klen) ||
       !r32(r, &h->mode) || h->mode > 1)
     return ECS_ERR_CORRUPT;
-  d->bad_name = name;
+  d->bad_name = name; /* points into the bytes: valid as long as they are */
   d->bad_name_len = nlen;
   if ((h->m = find_manager(w, ns, name, nlen)) < 0) return ECS_ERR_NO_MANAGER;
   cls = w->manager[h->m].cls;
@@ -336,6 +368,8 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
     if (!r64(r, &h->size)) return ECS_ERR_CORRUPT;
     h->body_at = r->at;
     if (!rskip(r, h->size)) return ECS_ERR_CORRUPT;
+    /* applied by loading a twin and swapping it in at the commit: a
+    ** manager that cannot is not one a delta can carry */
     if (cls->twin == NULL || cls->swap == NULL || cls->load == NULL)
       return ECS_ERR_SCHEMA_DIFFERS;
     return ECS_ERR_OK;
@@ -348,11 +382,15 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
       if (!r32(r, &t)) return ECS_ERR_CORRUPT;
       if (t != ecsi_field_word(c, k)) return ECS_ERR_SCHEMA_DIFFERS; /* policy too */
     }
+    /* a record is at least 8 bytes: a count beyond that is a lie, caught
+    ** before max_records sizes a block by it */
     if (!r32(r, &h->n) || h->n > (r->n - r->at) / 8u) return ECS_ERR_CORRUPT;
     h->body_at = r->at;
     if (h->n > d->max_records) d->max_records = h->n;
     for (uint32_t k = 0; k < h->n; k++) {
       uint32_t index = 0, owner = 0;
+      /* absent may name a slot the new count drops (its record goes);
+      ** present only a slot that exists after */
       if (!r32(r, &index) || !r32(r, &owner) || index == 0 ||
           index >= (owner != 0 ? e->new_count : span_of(e)))
         return ECS_ERR_CORRUPT;
@@ -365,7 +403,8 @@ static ecs_err read_manager(const ecs_world *w, rd *r, ecs_delta *d,
   }
 }
 
-/* The entity indices of the records of the mode 0 part h, into out. */
+/* The entity indices of the records of the mode 0 part h, into out (h->n
+** of them: read_manager framed the part, so no check here). */
 static void record_indices(const ecs_delta *d, const ecs_component *c,
                            const mhead *h, uint32_t *out) {
   rd r;
@@ -409,7 +448,8 @@ static ecs_err read_managers(const ecs_world *w, ecs_delta *d, const ehead *e,
     for (uint32_t n = 1; n < h.n; n++)
       if (scratch[n] == scratch[n - 1]) return ECS_ERR_CORRUPT;
   }
-  /* the cursors (cursors.c), which end the delta */
+  /* the cursors (cursors.c), which end the delta: they must end exactly
+  ** at the trailer, so no byte of the delta goes unchecked */
   {
     ecs_reader in;
     in.data = r.p;
@@ -422,6 +462,14 @@ static ecs_err read_managers(const ecs_world *w, ecs_delta *d, const ehead *e,
   return r.at == r.n ? ECS_ERR_OK : ECS_ERR_CORRUPT;
 }
 
+/*
+** The order of the checks decides which error a bad delta gets: the magic,
+** then the version before the checksum (a delta of another version is
+** ECS_ERR_VERSION, not corrupt, whatever its layout), then the checksum
+** (so a damaged delta is ECS_ERR_CORRUPT before any count in it is
+** believed), then the framing. 36 bytes: the 28 of the header and the 8
+** of the trailer.
+*/
 ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
                        size_t size) {
   rd r;
@@ -458,7 +506,8 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   if ((err = read_managers(w, d, &e, NULL, NULL)) != ECS_ERR_OK)
     return err;
   /* one block: the record indices (aligned, first), then a byte per
-  ** manager of the world */
+  ** manager of the world (+ 1 on each: never an allocation of 0 bytes,
+  ** which the allocator treats as a free) */
   sorted_size = (size_t)e.nslot * sizeof *sorted + 1;
   block_size = (size_t)d->max_records * sizeof(uint32_t) + w->manager_count + 1;
   sorted = (nslot *)ecsi_scratch_realloc(w, NULL, 0, sorted_size);
@@ -472,13 +521,15 @@ ecs_err ecs_delta_open(const ecs_world *w, ecs_delta *d, const void *data,
   if (sorted != NULL) ecsi_scratch_realloc(w, sorted, sorted_size, 0);
   if (block != NULL) ecsi_scratch_realloc(w, block, block_size, 0);
   if (err != ECS_ERR_OK) return err;
-  d->bad_name = NULL;
+  d->bad_name = NULL; /* set only with the error that names it */
   d->bad_name_len = 0;
   return ECS_ERR_OK;
 }
 
 /* The manager part at r as open read it (open checked it whole, and apply
-** again that the world's managers still match). */
+** again that the world's managers still match). The part is read again
+** rather than kept: open allocates nothing per manager. tmp takes the
+** counts read_manager adds to, so d stays as open left it. */
 static void next_manager(const ecs_world *w, const ecs_delta *d, rd *r,
                          mhead *h) {
   ecs_delta tmp = *d;
@@ -488,6 +539,12 @@ static void next_manager(const ecs_world *w, const ecs_delta *d, rd *r,
   (void)read_manager(w, r, &tmp, &eh, h);
 }
 
+/*
+** The values in the order apply consumes the host's references
+** (decode_values' next): managers in the delta's order, records in
+** order, lua cells in field order. The two walks must agree: refs[k] is
+** the value of the k-th cell met here.
+*/
 ecs_err ecs_delta_each_value(const ecs_world *w, const ecs_delta *d,
                              ecs_err (*fn)(void *ud, const unsigned char *p,
                                            size_t len),
@@ -539,9 +596,14 @@ static uint32_t lap_pos(uint32_t s) {
                     : 2u * s + 1u;
 }
 
-/* (2) the entity part against w; sorted gets the named slots by index,
+/*
+** (2) the entity part against w; sorted gets the named slots by index,
 ** popped the indices the pops take (first of the queue, then of pushed).
-** open checked the part's own rules. */
+** open checked the part's own rules. The rule checked here is the world's
+** invariant after the operations: a slot below the count is queued once
+** when free and never when live. Unnamed slots keep their state and are
+** not touched by the operations, so checking the named ones is enough.
+*/
 static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
                               const ehead *e, nslot *sorted, uint32_t *popped) {
   const unsigned char *pp = d->data + e->pushed_at;
@@ -561,12 +623,14 @@ static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
     live -= (uint32_t)(s->index < old_count && !is_free(s->old));
   }
   if (live != e->new_live) return ECS_ERR_CORRUPT;
-  for (uint32_t k = 0; k < e->npushed; k++)
+  for (uint32_t k = 0; k < e->npushed; k++) /* (named: read_slots) */
     find_slot(sorted, e->nslot, get32(pp + 4u * k))->occ++;
   for (uint32_t k = 0; k < e->npopped; k++) {
     uint32_t i = k < q->len ? q->item[(q->head + k) & (q->cap - 1u)]
                             : get32(pp + 4u * (k - q->len));
     nslot *s = find_slot(sorted, e->nslot, i);
+    /* a popped index is taken for an entity: its state changes, so a
+    ** delta that does not name it is not one a journal wrote */
     if (s == NULL) return ECS_ERR_CORRUPT;
     s->occ--;
     popped[k] = i;
@@ -579,7 +643,10 @@ static ecs_err check_entities(const ecs_world *w, const ecs_delta *d,
   return ECS_ERR_OK;
 }
 
-/* (4) the table in place; u keeps what puts it back. */
+/* (4) the table in place; u keeps what puts it back. Only the counts and
+** the ring's head and length need keeping: the named slots' old states are
+** in sorted, and the pushes go into ring positions past the queue's end,
+** which nothing reads once the length is put back. */
 typedef struct table_back {
   uint32_t slot_count, live, head, len;
 } table_back;
@@ -593,9 +660,12 @@ static void table_apply(ecs_world *w, const ecs_delta *d, const ehead *e,
   u->live = w->live;
   u->head = q->head;
   u->len = q->len;
+  /* a world's first entity sets up slot 0 (reserved, never named) */
   if (w->head.slot_count == 0 && e->new_count > 0) w->head.slot[0] = ECS_SLOT_FREE;
   for (uint32_t k = 0; k < e->nslot; k++)
     w->head.slot[sorted[k].index] = (uint16_t)sorted[k].state;
+  /* the ring has room for them (ecsi_entities_reserve in apply), so the
+  ** positions past len hold no queued index */
   for (uint32_t k = 0; k < e->npushed; k++) /* into unused ring positions */
     q->item[(q->head + q->len + k) & mask] = get32(pp + 4u * k);
   q->head = (q->head + e->npopped) & mask;
@@ -604,6 +674,8 @@ static void table_apply(ecs_world *w, const ecs_delta *d, const ehead *e,
   w->live = e->new_live;
 }
 
+/* Slots at or past the old count were unused: the old count hides them
+** again, whatever table_apply wrote there. */
 static void table_restore(ecs_world *w, const ehead *e, const nslot *sorted,
                           const table_back *u) {
   for (uint32_t k = 0; k < e->nslot; k++)
@@ -670,7 +742,8 @@ static ecs_err check_records(ecs_world *w, const ecs_delta *d) {
   return ECS_ERR_OK;
 }
 
-/* (4) The world's own journal captures every pair the records name. */
+/* (4) The world's own journal captures every pair the records name, before
+** anything changes, so that its own delta or undo covers this apply. */
 static void capture_records(ecs_world *w, const ecs_delta *d) {
   rd r = {d->data, d->managers_at, d->size - 8};
   for (uint32_t k = 0; k < d->nmanagers; k++) {
@@ -692,7 +765,7 @@ static void capture_records(ecs_world *w, const ecs_delta *d) {
   }
 }
 
-/* Bytes of the pairs of a layout part of nrows rows. */
+/* Bytes of the pairs of a layout part of nrows rows (+ 1: never 0). */
 static size_t pairs_size(uint32_t nrows) {
   return (size_t)nrows * sizeof(ecsi_layout_row) + 1;
 }
@@ -719,6 +792,8 @@ static ecs_err prepare_layout(ecs_world *w, const ecs_delta *d, const mhead *h,
     (void)r32(&r, &row);
     (void)r32(&r, &then);
     (void)r32(&r, &now);
+    /* the hash does not depend on rows, so the base check could not see
+    ** a replica whose rows differ: this does */
     if (row < h->mark_size && owners(c)[row] != then) return ECS_ERR_BASE;
     if (now == 0) continue; /* a row the new size cuts off */
     (*pairs)[n].row = row;
@@ -750,6 +825,9 @@ static ecs_err prepare_layout(ecs_world *w, const ecs_delta *d, const mhead *h,
 static void apply_stamps(ecs_world *w, const ecs_delta *d, const mhead *h,
                          ecs_component *c, const uint8_t *isnew) {
   rd r = {d->data, h->body_at, d->size - 8};
+  /* first, for each kind the delta carries no stamps of, every present
+  ** record counts as changed now (and as added now, if new to c); then,
+  ** for the kinds it carries, the journal's world's stamps */
   uint32_t kinds = (h->flags & 2u) ? h->kinds : 0, now = ecsi_clock_now(w);
   for (uint32_t k = 0, p = 0; k < h->n; k++) {
     uint32_t index = 0, owner = 0;
@@ -784,7 +862,10 @@ static void apply_stamps(ecs_world *w, const ecs_delta *d, const mhead *h,
 
 /* (0) the managers as open found them: a component redefined since open
 ** (by a finalizer while the host made the values) is the error open would
-** have given, and the values the host made are still one per lua cell. */
+** have given, and the values the host made are still one per lua cell.
+** The counts must match too: refs has d->nvalues entries and isnew is
+** sized by d->max_records; a schema that framed them otherwise would read
+** past both. */
 static ecs_err recheck_managers(const ecs_world *w, const ecs_delta *d,
                                 const ehead *e) {
   ecs_delta tmp = *d;
@@ -836,11 +917,14 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
   table_back u;
   uint64_t h;
   ecs_err err;
+  /* a pointer loop or cursor holds columns whose rows this may move */
   if (w->pins != 0) return ECS_ERR_PINNED;
   r.p = d->data;
   r.at = ENTITIES_AT;
   r.n = d->size - 8;
   (void)read_entities(&r, &e);
+  /* (1) after (0), which is cheap and names the manager that changed; the
+  ** hash is O(changes) when w has a journal of its own, else O(world) */
   if ((err = recheck_managers(w, d, &e)) != ECS_ERR_OK) return err;
   if ((err = ecs_world_state_hash(w, host, &h, bad)) != ECS_ERR_OK) return err;
   if (h != d->base) return ECS_ERR_BASE;
@@ -861,11 +945,13 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     err = ECS_ERR_NOMEM;
     goto done;
   }
+  /* zeroed: the cleanup at done frees only what was made */
   memset(twin, 0, twin_size);
   memset(lay, 0, lay_size);
   pairs = (ecsi_layout_row **)(void *)(lay + nm);
   room = (ecsi_layout_room *)(void *)(pairs + nm);
   nrows = (uint32_t *)(void *)(room + nm);
+  /* the cursors are read (and allocated) now: the commit cannot fail */
   {
     ecs_reader in;
     in.data = d->data;
@@ -874,6 +960,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     if ((err = ecsi_cursors_read(w, &in, &cur)) != ECS_ERR_OK) goto done;
   }
   /* (2) the entity part; (3) room for the table */
+  /* (at least 2 slots, 0 being reserved; the ring: the queue as it is and
+  ** the pushes, which table_apply writes before the pops move the head) */
   if ((err = check_entities(w, d, &e, sorted, popped)) != ECS_ERR_OK ||
       (err = ecsi_entities_reserve(w, e.new_count > 2u ? e.new_count : 2u,
                                    w->free.len + e.npushed + 1u)) != ECS_ERR_OK)
@@ -892,7 +980,9 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
     capture_records(w, d);
   }
   table_apply(w, d, &e, sorted, &u);
-  /* (5) records, layouts and twins against the new table */
+  /* (5) records, layouts and twins against the new table: an owner is
+  ** alive only under it (an entity the delta creates), and every failure
+  ** from here to the commit puts the old table back */
   err = check_records(w, d);
   r.at = d->managers_at;
   for (uint32_t k = 0; k < d->nmanagers && err == ECS_ERR_OK; k++) {
@@ -929,7 +1019,9 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       if (twin[m] != NULL) w->manager[m].cls->free(w, twin[m]);
     goto done;
   }
-  /* (6) commit: nothing below fails */
+  /* (6) commit: nothing below fails (every block, ring, row and drop-list
+  ** entry was reserved above); the order is the one a destroy and a load
+  ** keep: managers purge and queries forget the dead first, then records */
   for (uint32_t k = 0; k < e.nslot; k++) {
     const nslot *s = &sorted[k];
     if (s->index >= u.slot_count || s->state == s->old) continue;
@@ -943,6 +1035,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
       ecsi_queries_entity_died(w, ecs_make_entity(s->index, s->old));
     if (!is_free(s->state)) tell_revived(w, ecs_make_entity(s->index, s->state));
   }
+  /* the queue operations as the world's own journal records its own:
+  ** in the order they happened (pushes, then the pops that follow them) */
   if (w->journal != NULL) {
     const unsigned char *pp = d->data + e.pushed_at;
     for (uint32_t k = 0; k < e.npushed; k++) ecsi_journal_pushed(w, get32(pp + 4u * k));
@@ -970,6 +1064,8 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
         (void)r32(&v, &index);
         (void)r32(&v, &owner);
         if (owner == 0) continue;
+        /* before the layout moves owners into rows: "added" is about
+        ** the world before the delta */
         isnew[p++] = ecs_component_lookup(w, c, owner) == ECS_NO_INSTANCE;
         skip_values(&v, c);
       }
@@ -1003,6 +1099,7 @@ ecs_err ecs_delta_apply(ecs_world *w, const ecs_delta *d, const uint32_t *refs,
         (void)w->manager[m].cls->gc(w, w->manager[m].self, SIZE_MAX);
   ecsi_cursors_merge(w, &cur);
   ecsi_cursors_keep(w, &cur);
+  /* rows handed out before are no longer exact (iterators compare it) */
   w->destroy_epoch++;
   w->loads++; /* loops begun before it are over */
 done:

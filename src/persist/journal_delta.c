@@ -22,10 +22,20 @@
 ** Hashing (journal.h, "state hash")
 ** --------------------------------------------------------------------- */
 
+/*
+** Every term of the sum goes through ecsi_mix64 with a constant of its own
+** kind (or the name's hash): a slot, the slot count, a queue item and an
+** instance are mixed from different inputs, so that a term of one kind
+** cannot cancel one of another in the sum. Changing any of these changes
+** every state hash, hence what deltas carry as base and result: both ends
+** of a replica must run the same code.
+*/
 uint64_t ecsi_hash_name(ecs_namespace ns, const char *name, size_t len) {
   return ecsi_mix64(ecs_snapshot_hash(name, len) + (uint64_t)ns);
 }
 
+/* A slot's state fits 16 bits (a generation, or ECS_SLOT_FREE | the next
+** generation): index and state in one word, each slot a distinct input. */
 uint64_t ecsi_hash_slot(uint32_t index, uint32_t state) {
   return ecsi_mix64(((uint64_t)index << 16 | state) ^ 0x51075107u);
 }
@@ -57,6 +67,7 @@ uint64_t ecsi_whole_term(const ecs_world *w, uint32_t m, const void *bytes,
   return ecsi_hash_whole(ecsi_manager_name_hash(w, m), bytes, n);
 }
 
+/* base^e mod 2^64 (square and multiply): the queue hash's shifts by P^k. */
 static uint64_t pow_p(uint64_t base, uint64_t e) {
   uint64_t r = 1;
   while (e != 0) {
@@ -67,12 +78,21 @@ static uint64_t pow_p(uint64_t base, uint64_t e) {
   return r;
 }
 
+/*
+** P^-1 mod 2^64, which exists because P is odd: x = P is already right in
+** its low 3 bits (an odd square is 1 mod 8), and each Newton step
+** x *= 2 - P x doubles the bits that are right (3, 6, ..., 96 >= 64).
+** Popping k items shifts every remaining term down by P^k: this undoes it.
+*/
 static uint64_t inverse_p(void) { /* Newton: x = P^-1 mod 2^64 */
   uint64_t p = ECSI_QUEUE_P, x = p;
   for (int k = 0; k < 6; k++) x *= 2u - p * x;
   return x;
 }
 
+/* The packed form is the one captures, after-images, records and hashes
+** all use: field after field, no padding, lua cells as their 4-byte
+** references; so "same row" is a memcmp and a record's values a memcpy. */
 void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out) {
   for (uint32_t k = 0; k < c->nfields; k++) {
     memcpy(out, col(c, k) + (size_t)i * c->elem[k], c->elem[k]);
@@ -80,6 +100,7 @@ void ecsi_pack_row(const ecs_component *c, uint32_t i, unsigned char *out) {
   }
 }
 
+/* A writer that only counts: encode_ref learns a value's length first. */
 static ecs_err count_bytes(void *ud, const void *data, size_t size) {
   (void)data;
   *(size_t *)ud += size;
@@ -97,11 +118,20 @@ static ecs_err encode_ref(const ecs_journal_host *host, uint32_t ref,
   counter.write = count_bytes;
   counter.ud = &len;
   if ((err = host->encode(host->ud, ref, &counter)) != ECS_ERR_OK) return err;
+  /* length 0 is how an empty cell (ref 0) is written: a value that encodes
+  ** to nothing would read back as no value, so it is refused */
   if (len == 0 || len > UINT32_MAX) return ECS_ERR_INVALID;
   if ((err = ecs_write_u32(out, (uint32_t)len)) != ECS_ERR_OK) return err;
   return host->encode(host->ud, ref, out);
 }
 
+/*
+** A record's values as the format has them (docs/persistence.md, "Deltas,
+** byte by byte": mode 0): other fields' bytes as stored, lua cells as
+** plain data. The reader (delta.c, check_values) frames them by the
+** component's schema alone, which is why the schema heads the part. On
+** ECS_ERR_INVALID *bad says which cell, for the message the host raises.
+*/
 ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
                            const ecs_journal_host *host, ecs_writer *out,
                            ecs_entity owner, ecs_journal_bad *bad) {
@@ -126,6 +156,12 @@ ecs_err ecsi_encode_packed(const ecs_component *c, const unsigned char *packed,
   return err;
 }
 
+/*
+** Owner and name go into the hash so that the same values under another
+** entity, or in another component, are another term. buf holds at most
+** 8 bytes a field (a lua cell's 4-byte reference becomes its 8-byte value
+** hash), hence ECS_MAX_FIELDS * 8.
+*/
 ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
                          uint64_t name_hash, ecs_entity owner,
                          const unsigned char *packed,
@@ -174,6 +210,8 @@ ecs_err ecsi_hash_packed(const ecs_world *w, const ecs_component *c,
 ** The state hash, whole (O(world))
 ** --------------------------------------------------------------------- */
 
+/* sum of h(q_k) P^k over the queue front to back: order matters (the
+** replica must hand out the same next ids), hence the powers of P. */
 uint64_t ecsi_journal_queue_hash(const ecs_world *w) {
   const ecsi_queue *q = &w->free;
   uint64_t h = 0, p = 1;
@@ -184,6 +222,8 @@ uint64_t ecsi_journal_queue_hash(const ecs_world *w) {
   return h;
 }
 
+/* Slot 0 is reserved (the null entity): not counted. Free slots count
+** too: their next generation is state the replica must share. */
 static uint64_t entities_hash(const ecs_world *w) {
   uint64_t h = ecsi_hash_slot_count(w->head.slot_count);
   for (uint32_t i = 1; i < w->head.slot_count; i++)
@@ -196,7 +236,8 @@ uint64_t ecsi_manager_name_hash(const ecs_world *w, uint32_t m) {
                         strlen(w->manager[m].name));
 }
 
-/* The live instance of c at index: its row, or ECS_NO_INSTANCE. */
+/* The live instance of c at index: its row, or ECS_NO_INSTANCE. The map
+** may still hold a dead owner's record (the gc is lazy): not an instance. */
 static uint32_t live_row(const ecs_world *w, const ecs_component *c,
                          uint32_t index) {
   uint32_t i = map_get(c, index);
@@ -212,6 +253,7 @@ static ecs_err row_hash(ecs_world *w, const ecs_component *c, uint64_t nh,
   return ecsi_hash_packed(w, c, nh, owners(c)[i], packed, host, out, bad);
 }
 
+/* Manager m's save into b, from its start (b is reused between managers). */
 ecs_err ecsi_journal_save_whole(ecs_world *w, uint32_t m, ecsi_jbuf *b) {
   ecs_writer out;
   out.write = ecsi_jbuf_write;
@@ -220,6 +262,13 @@ ecs_err ecsi_journal_save_whole(ecs_world *w, uint32_t m, ecsi_jbuf *b) {
   return w->manager[m].cls->save(w, w->manager[m].self, &out);
 }
 
+/*
+** The state hash from nothing: what a journal starts from at its open, and
+** what a world without a journal (or whose journal lost track) has to pay
+** for, in apply_delta's base check too. It must equal what walk_all
+** reaches by updates, term for term: dead records are skipped here as
+** live_row skips them there.
+*/
 ecs_err ecsi_journal_full_hash(ecs_world *w, const ecs_journal_host *host,
                          uint64_t *out, ecs_journal_bad *bad) {
   uint64_t h = entities_hash(w) + ecsi_journal_queue_hash(w);
@@ -250,6 +299,10 @@ ecs_err ecsi_journal_full_hash(ecs_world *w, const ecs_journal_host *host,
 ** Deltas (the format: docs/persistence.md, "Deltas, byte by byte")
 ** --------------------------------------------------------------------- */
 
+/* Little-endian by bytes, whatever the machine: the format's order. Counts
+** whose value is known only at the end are written as 0, then patched in
+** place with put_u32 at the offset noted before (b->p may move meanwhile:
+** offsets, never pointers, are kept). */
 static void put_u32(unsigned char *b, uint32_t v) {
   for (int k = 0; k < 4; k++) b[k] = (unsigned char)(v >> (8 * k));
 }
@@ -273,8 +326,14 @@ static ecs_err wtext(ecsi_jbuf *b, const char *s) {
   return err != ECS_ERR_OK ? err : ecsi_jbuf_write(b, s, n);
 }
 
-/* Q_now = drop k (Q_mark ++ pushed), k = the pops: its hash from the
-** mark's, in O(pops + pushes). */
+/*
+** Q_now = drop k (Q_mark ++ pushed), k = the pops: its hash from the
+** mark's, in O(pops + pushes). The queue is FIFO, so the k popped indices
+** are the first k of Q_mark ++ pushed: appending the pushes adds their
+** terms at powers from P^len(Q_mark) on; subtracting the popped terms
+** (at P^0 .. P^(k-1), where they stood) leaves the rest at P^k and up,
+** and multiplying by P^-k moves it down to where Q_now's terms stand.
+*/
 static uint64_t queue_hash_now(const ecs_journal *j) {
   uint64_t h = j->mark_qhash, pk = 1, hl = 0, hp = 0;
   for (uint32_t k = 0; k < j->npushed; k++) {
@@ -307,6 +366,15 @@ static bool slot_unchanged(const ecs_world *w, const ecs_journal *j,
          j->npopped == 0;
 }
 
+/*
+** The entity part: the hash brought from the mark to now (every captured
+** slot's old term out, its term now in, counted only below the count it
+** belongs to; the count's and the queue's terms replaced), then, when a
+** delta is written, the six counts, the slots changed and the queue
+** operations, in the order of docs/persistence.md, "Deltas, byte by byte".
+** The slot list is the journal's captures minus those back at their mark
+** state, so its count is patched after the walk.
+*/
 static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) {
   ecsi_jbuf *b = k->out;
   ecs_err err = ECS_ERR_OK;
@@ -336,6 +404,8 @@ static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) 
     if (slot_unchanged(w, j, n)) continue;
     written++;
     if ((err = w32(b, i)) == ECS_ERR_OK)
+      /* a slot a smaller count dropped reads as never used (free, next
+      ** generation 0): what delta.c requires of slots past the new count */
       err = w32(b, i < w->head.slot_count ? w->head.slot[i] : ECS_SLOT_FREE);
   }
   if (err == ECS_ERR_OK) put_u32(b->p + count_at, written);
@@ -351,6 +421,9 @@ static ecs_err walk_entities(ecs_world *w, const ecs_journal *j, ecsi_jwalk *k) 
   return err;
 }
 
+/* A manager's part begins with how the replica finds its own manager of
+** that name and checks it is the same kind (delta.c, read_manager); mode
+** 0: per-entity records (a generic component), 1: its save whole. */
 static ecs_err manager_head(ecsi_jbuf *b, const ecs_world *w, uint32_t m,
                             uint32_t mode) {
   ecs_err err;
@@ -366,6 +439,10 @@ static ecs_err manager_head(ecsi_jbuf *b, const ecs_world *w, uint32_t m,
 ** it reads the first, so that their cache misses overlap. */
 #define PREFETCH 16u
 
+/* Called at the start of each batch of PREFETCH captures: asks for the
+** batch after it (for the last batch: for this one), so its misses are
+** under way while this batch is read; captures with a current image are
+** not read from their rows and are not asked for. */
 static void prefetch_rows(const ecs_world *w, const ecs_component *c,
                           const ecsi_jcomp *jc,
                           const ecsi_jcap *cap, uint32_t left) {
@@ -394,6 +471,8 @@ static void prefetch_rows(const ecs_world *w, const ecs_component *c,
 static void small_copy(unsigned char *to, const unsigned char *from, size_t n) {
   uint64_t x, u;
   uint32_t p, r;
+  /* 4..16 bytes as two overlapping words (the last word starts at n - 8,
+  ** or n - 4): every byte covered, no loop, no call */
   if (n > 16 || n < 4) {
     memcpy(to, from, n);
   } else if (n >= 8) {
@@ -409,6 +488,9 @@ static void small_copy(unsigned char *to, const unsigned char *from, size_t n) {
   }
 }
 
+/* Bytes, not values: a lua cell is the same only with the same reference,
+** and a float is the same only with the same bits (-0.0 is not 0.0, a NaN
+** equals itself), which is what a replica must reproduce. */
 bool ecsi_same_row(const ecs_component *c, uint32_t i,
                    const unsigned char *packed) {
   for (uint32_t k = 0; k < c->nfields; k++) {
@@ -439,17 +521,21 @@ static ecs_err write_extras(ecs_world *w, ecsi_jcomp *jc, ecsi_jbuf *b,
   uint32_t flags = 0, nrows = 0, flags_at = (uint32_t)b->n;
   bool stamps = false;
   ecs_err err;
+  /* stamps exist only while some query watches the component */
   for (int t = 0; t < ECSI_TICK_KINDS; t++) stamps = stamps || c->ticks.at[t] != NULL;
   if ((err = w32(b, 0)) != ECS_ERR_OK) return err; /* flags: patched below */
   if (jc->laid) {
     size_t count_at;
-    ecsi_layout_sort(jc->row, jc->nrow);
+    ecsi_layout_sort(jc->row, jc->nrow); /* the reader requires rows ascending */
     if ((err = w32(b, jc->mark_size)) != ECS_ERR_OK || (err = w32(b, c->size)) != ECS_ERR_OK ||
         (err = w32(b, c->gc_cursor)) != ECS_ERR_OK ||
         (err = w32(b, ecsi_component_churn(c))) != ECS_ERR_OK)
       return err;
     count_at = b->n;
     if ((err = w32(b, 0)) != ECS_ERR_OK) return err;
+    /* rows below the mark's size whose owner changed since (and back
+    ** again: those are left out), then every row the size grew by, whose
+    ** owner then was none */
     for (uint32_t k = 0; k < jc->nrow; k++) {
       uint32_t r = jc->row[k].row;
       ecs_entity now = r < c->size ? owners(c)[r] : ECS_NULL;
@@ -468,8 +554,10 @@ static ecs_err write_extras(ecs_world *w, ecsi_jcomp *jc, ecsi_jbuf *b,
         jc->mark_churn != ecsi_component_churn(c))
       flags |= 1u;
     else
-      b->n = count_at - 16u; /* nothing moved: no layout */
+      b->n = count_at - 16u; /* nothing moved: no layout (the four words) */
   }
+  /* each stamp entry: index, then ECSI_TICK_KINDS words (the reader
+  ** steps 8 bytes past each index: two kinds, changed and added) */
   if (stamps && jc->n > 0) {
     size_t count_at = b->n + 4u;
     uint32_t n = 0, kinds = 0;
@@ -493,6 +581,15 @@ static ecs_err write_extras(ecs_world *w, ecsi_jcomp *jc, ecsi_jbuf *b,
   return ECS_ERR_OK;
 }
 
+/*
+** One generic component's part, and its share of the hash: per captured
+** (component, entity index) whose state now differs from the captured
+** one, the old instance's term out, the new one's in, and a record of the
+** state now -- (index, owner, values) when present, (index, 0) when
+** absent; then its extras. The state at the mark is in the capture, the
+** state now in the row (or the after-image taken at the write, which
+** saves reading the row). k->out NULL: the hash only (ecs_world_state_hash).
+*/
 static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
                               const ecs_journal_host *host, ecsi_jwalk *k,
                               uint32_t *nman, ecs_journal_bad *bad) {
@@ -517,12 +614,16 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       err = w32(b, ecsi_field_word(c, f)); /* type and cleanup policy */
     count_at = b->n;
     if (err == ECS_ERR_OK) err = w32(b, jc->n); /* patched below */
-    /* room for every record (more for lua values, written as they come) */
+    /* room for every record (more for lua values, written as they come):
+    ** the fast paths below write into it without a check per record; the
+    ** first test keeps n * (8 + size) from overflowing */
     if (err == ECS_ERR_OK &&
         (size_t)jc->n > (SIZE_MAX / 4 - b->n) / (8 + size))
       err = ECS_ERR_NOMEM;
     if (err == ECS_ERR_OK) err = ecsi_jbuf_reserve(b, (size_t)jc->n * (8 + size));
   }
+  /* (images are taken only for components without lua fields: with
+  ** captures, whole implies fixed-size records) */
   whole = err == ECS_ERR_OK && jc->ncur == jc->n && jc->nsame == 0;
   if (whole) {
     /* every capture has a current image that changed its instance: the
@@ -540,6 +641,8 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     const ecsi_jimg *im = ecsi_image(jc, cap);
     uint32_t i = cap->row;
     uint64_t h;
+    /* an image's hashes were taken with it: before and after, so the
+    ** hash needs no row either */
     if (im != NULL) { /* taken at the write (journal_image.c) */
       if (im->same) continue;
       written++;
@@ -564,6 +667,9 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
                                    ecsi_same_row(c, i, ecsi_captured(j, cap->at)))
       continue;
     written++;
+    /* the captured state's term leaves the sum, the present state's
+    ** enters; the capture keeps old lua values alive (held references),
+    ** so the host can still hash them */
     if (cap->owner != 0) {
       err = ecsi_hash_packed(w, c, nh, cap->owner, ecsi_captured(j, cap->at), host,
                              &h, bad);
@@ -575,6 +681,8 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       err = ecsi_hash_packed(w, c, nh, owners(c)[i], packed, host, &h, bad);
       k->hash += h;
       if (err == ECS_ERR_OK && b != NULL) {
+        /* fixed-size record straight into the reserved room; with lua
+        ** cells the size is known only as they are encoded */
         if (c->nlua == 0 && b->cap - b->n >= 8 + size) { /* room reserved */
           put_u32(b->p + b->n, cap->index);
           put_u32(b->p + b->n + 4, owners(c)[i]);
@@ -587,7 +695,7 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
       }
     } else if (err == ECS_ERR_OK && b != NULL &&
                (err = w32(b, cap->index)) == ECS_ERR_OK) {
-      err = w32(b, 0);
+      err = w32(b, 0); /* absent now: the replica removes its record */
     }
   }
   if (err == ECS_ERR_OK && b != NULL) {
@@ -599,12 +707,15 @@ static ecs_err walk_component(ecs_world *w, const ecs_journal *j, uint32_t m,
     if (err == ECS_ERR_OK && written == 0 && !laid) b->n = head_at;
     else if (err == ECS_ERR_OK) (*nman)++;
   } else if (written > 0) {
-    (*nman)++;
+    (*nman)++; /* (hash only: the count is not used) */
   }
   return err;
 }
 
 /* A manager kept whole: included when its save differs from the mark's. */
+/* The save now goes to k->whole when a delta is written: if the mark moves
+** to this delta, these saves are the new mark's (ecs_journal_mark), and
+** the next delta compares against them without saving again. */
 static ecs_err walk_whole(ecs_world *w, const ecs_journal *j, uint32_t m,
                           ecsi_jwalk *k, uint32_t *nman) {
   const ecsi_jwhole *old = ecsi_journal_mark_whole(j, m, w->manager[m].self);
@@ -647,6 +758,14 @@ static ecs_err walk_whole(ecs_world *w, const ecs_journal *j, uint32_t m,
   return ECS_ERR_OK;
 }
 
+/*
+** The whole walk: the hash from the mark's to now, and the delta's body
+** when k->out is set. The order is the format's and the applier's: the
+** entity part first (records are checked against the table it makes),
+** then the managers in registration order (the count of those named is
+** patched: a component with nothing to carry is left out), then the
+** cursors (the change clock, queries' cursors, systems' owed time).
+*/
 static ecs_err walk_all(ecs_world *w, const ecs_journal *j,
                         const ecs_journal_host *host, ecsi_jwalk *k,
                         ecs_journal_bad *bad) {
@@ -690,6 +809,13 @@ void ecsi_journal_pending_free(ecs_world *w, ecs_journal *j) {
   j->has_pending = false;
 }
 
+/*
+** Writing a delta does not move the mark: the host still has to copy the
+** bytes (a Lua string: may fail), and a delta the caller never got must
+** not be lost from the next one. So the walk's results (the hash now, the
+** saves of the managers kept whole) wait in j->pending for
+** ecs_journal_mark, with the count of changes they describe.
+*/
 ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
                           const ecs_journal_host *host, const void **data,
                           size_t *size, ecs_journal_bad *bad) {
@@ -708,6 +834,8 @@ ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
     if (k->whole == NULL) return ECS_ERR_NOMEM;
     memset(k->whole, 0, (size_t)k->nwhole * sizeof *k->whole);
   }
+  /* the header: magic, version, flags, base hash, result hash (offset 20,
+  ** known after the walk); ENTITIES_AT in delta.c is its size, 28 */
   if ((err = ecsi_jbuf_write(b, "ECSD", 4)) == ECS_ERR_OK &&
       (err = w32(b, ECS_DELTA_VERSION)) == ECS_ERR_OK &&
       (err = w32(b, 0)) == ECS_ERR_OK &&
@@ -717,7 +845,7 @@ ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
   if (err == ECS_ERR_OK) {
     put_u32(b->p + 20, (uint32_t)k->hash);
     put_u32(b->p + 24, (uint32_t)(k->hash >> 32));
-    err = w64(b, ecs_snapshot_hash(b->p, b->n));
+    err = w64(b, ecs_snapshot_hash(b->p, b->n)); /* the trailer: all above */
   }
   k->out = NULL;
   if (err != ECS_ERR_OK) {
@@ -731,6 +859,16 @@ ecs_err ecs_journal_delta(ecs_world *w, ecs_journal *j,
   return ECS_ERR_OK;
 }
 
+/*
+** The pending results become the mark only if nothing changed since the
+** delta was written. A change in between would be in neither the delta
+** nor, after the reset, the journal, so the caller must make none
+** (journal.h; the binding stops the collector while it copies the bytes,
+** so no finalizer can). What can be seen of one is caught here: a new
+** capture, slot or queue operation changes the count, and the journal is
+** then lost rather than made to miss it. (A second write of a pair
+** captured already adds nothing to the count.)
+*/
 void ecs_journal_mark(ecs_world *w, ecs_journal *j) {
   if (!j->has_pending) return;
   if (j->pending_changes != ecs_journal_pending(j) + j->npopped + j->npushed) {
@@ -748,6 +886,8 @@ void ecs_journal_mark(ecs_world *w, ecs_journal *j) {
   ecsi_journal_mark_reset(w, j, true);
 }
 
+/* With a journal that kept track, the hash is the mark's brought up to
+** date by the walk (O(changes)); no bytes are written. */
 ecs_err ecs_world_state_hash(ecs_world *w, const ecs_journal_host *host,
                              uint64_t *out, ecs_journal_bad *bad) {
   ecs_journal *j = w->journal;
