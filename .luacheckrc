@@ -4,7 +4,7 @@ std = "lua54"
 max_line_length = 120
 files["spec/"] = { std = "+busted" }
 files["bench/"] = { ignore = { "212" } }
--- out-of-memory scenarios (test/oom_host.c) are run(ecs, world): not all use ecs
+-- out-of-memory scenarios (test/oom/oom_host.c) are run(ecs, world): not all use ecs
 files["test/oom/"] = { ignore = { "212/ecs" } }
 -- the Lua front end and the specs that run on every Lua (README "Lua
 -- versions"): only the globals all of 5.1-5.4 and LuaJIT share

@@ -32,7 +32,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
-#include "harness.h" /* test_alloc, sticky: every growth from the Nth fails */
+#include "../support/harness.h" /* test_alloc, sticky: every growth from the Nth fails */
 
 int luaopen_ecs_core(lua_State *L);
 /* the plugins (plugins/), linked in and preloaded as ecs.<name> */

@@ -103,7 +103,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h" /* test_alloc: counts blocks, fails the k-th growth */
+#include "../support/harness.h" /* test_alloc: counts blocks, fails the k-th growth */
 #include "ecs.h"
 #include "component.h"
 #include "names.h"
@@ -111,7 +111,7 @@
 #include "transform.h"
 #include "journal.h"
 #include "snapshot.h"
-#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer (not the
+#include "../support/membuf.h" /* membuf: a growing buffer behind an ecs_writer (not the
                        ** world's memory: saving never meets the armed allocation) */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -7,10 +7,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "transform.h"
-#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
+#include "../support/membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 /* ------------------------------------------------------------------------
 ** Fixtures

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "harness.h"
-#include "membuf.h"
+#include "../support/harness.h"
+#include "../support/membuf.h"
 #include "ecs.h"
 #include "component.h"
 #include "journal.h"

@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "journal_base.h"
-#include "membuf.h"
+#include "../support/journal_base.h"
+#include "../support/membuf.h"
 #include "snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

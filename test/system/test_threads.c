@@ -14,7 +14,7 @@
 #include "component.h"
 #include "ecs_private.h"
 #include "expr.h"
-#include "harness.h"
+#include "../support/harness.h"
 #include "journal.h"
 #include "pool.h"
 #include "query.h"

@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "component.h"
-#include "harness.h"
+#include "../support/harness.h"
 #include "journal.h"
-#include "membuf.h"
+#include "../support/membuf.h"
 #include "query.h"
 #include "snapshot.h"
 #include "transform.h"

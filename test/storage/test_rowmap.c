@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "rowmap.h"
 
 #define MAXN 4096u

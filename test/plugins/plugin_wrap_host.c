@@ -12,7 +12,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "ecs_lua.h"
 #include "ecs_private.h"

@@ -9,8 +9,8 @@
 */
 #include <stdint.h>
 
-#include "harness.h"
-#include "membuf.h"
+#include "../support/harness.h"
+#include "../support/membuf.h"
 #include "ecs.h"
 #include "component.h"
 #include "query.h"

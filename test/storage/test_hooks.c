@@ -10,11 +10,11 @@
 */
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "component.h"
 #include "names.h"
-#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
+#include "../support/membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 /* ------------------------------------------------------------------------
 ** Helpers

@@ -9,7 +9,7 @@
 */
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "ecs_private.h"
 #include "component.h"

@@ -4,7 +4,7 @@
 ** memory counted by the world, out-of-memory all or nothing, and the gc's
 ** budget and reach (the one policy of every manager).
 */
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "records.h"
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "transform.h"
 

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "component.h"
 #include "query.h"

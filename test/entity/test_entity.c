@@ -2,7 +2,7 @@
 ** test_entity.c -- the entity manager, driven directly through ecs.h.
 */
 #include "ecs.h"
-#include "harness.h"
+#include "../support/harness.h"
 
 static ecs_world *new_world(test_alloc *a) {
   memset(a, 0, sizeof *a);

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "component.h"
-#include "harness.h"
-#include "membuf.h"
+#include "../support/harness.h"
+#include "../support/membuf.h"
 #include "query.h"
 #include "snapshot.h"
 #include "system.h"

@@ -25,10 +25,10 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "ecs_lua.h"
-#include "membuf.h" /* membuf: a growing buffer behind an ecs_writer */
+#include "../support/membuf.h" /* membuf: a growing buffer behind an ecs_writer */
 
 int luaopen_ecs_core(lua_State *L);
 int luaopen_ecs_pointmass(lua_State *L);

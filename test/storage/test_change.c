@@ -6,8 +6,8 @@
 */
 #include <stdint.h>
 
-#include "harness.h"
-#include "membuf.h"
+#include "../support/harness.h"
+#include "../support/membuf.h"
 #include "ecs.h"
 #include "ecs_private.h"
 #include "component.h"

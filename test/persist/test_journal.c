@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "delta_forge.h"
+#include "../support/delta_forge.h"
 #include "ecs_private.h" /* w->journal: the hash from scratch */
-#include "harness.h"
-#include "journal_base.h"
-#include "membuf.h"
+#include "../support/harness.h"
+#include "../support/journal_base.h"
+#include "../support/membuf.h"
 #include "query.h"
 #include "snapshot.h"
 

@@ -3,7 +3,7 @@
 */
 #include <stdint.h>
 
-#include "harness.h"
+#include "../support/harness.h"
 #include "ecs.h"
 #include "component.h"
 #include "query.h"
