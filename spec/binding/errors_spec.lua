@@ -14,7 +14,7 @@ local FILE = compat.version >= "5.3" and "FILE*" or "userdata"
 local err_of = require("spec.support.err_of")
 local sweep = require("spec.support.sweep")
 
--- the sweep itself is spec/support/sweep.lua; spec/surface_spec.lua checks
+-- the sweep itself is spec/support/sweep.lua; spec/binding/surface_spec.lua checks
 -- that it reaches every function and method
 describe("argument sweep", function()
   it("module functions survive every junk value", function()

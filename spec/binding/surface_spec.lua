@@ -3,7 +3,7 @@ surface_spec.lua -- surface coverage (RELIABILITY R31, after luv's
 bindcov/docscov): every function reachable from require("ecs") -- module
 functions, C plugin modules, the methods of every class the binding
 registers -- must be documented in README.md and reached by the argument
-sweep that spec/errors_spec.lua runs (spec/support/sweep.lua, which walks
+sweep that spec/binding/errors_spec.lua runs (spec/support/sweep.lua, which walks
 spec/support/surface.lua).
 Classes are found independently of that list: every metatable in the Lua
 registry whose name starts with "ecs." and that has methods.

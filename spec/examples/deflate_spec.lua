@@ -498,7 +498,7 @@ end)
 
 -- The samples, streams and images above are made once for the whole file: let them go with it,
 -- so that the specs after this one run with the heap they would have had without it (the
--- finalizer timing of spec/migrate_spec.lua, for one, depends on it).
+-- finalizer timing of spec/storage/migrate_spec.lua, for one, depends on it).
 teardown(function()
   samples, filter_images, arena_png = nil, nil, nil
   made = {}

@@ -5,7 +5,7 @@ frames ends exactly as the game that saved it (the same entities in the
 same rows, every component value, point masses, transforms, names,
 counters, image and digest); loading a missing, cut, garbled or foreign
 file is a clear error; --save, --save-frame and --load work from the
-command line. Like spec/demo_spec.lua it runs in-process against whichever
+command line. Like spec/examples/demo_spec.lua it runs in-process against whichever
 build busted was pointed at, and once through the command line.
 ]]
 package.path = "examples/?.lua;examples/lib/?.lua;" .. package.path
@@ -17,7 +17,7 @@ local OPTS = { entities = 5000, frames = 120, seed = 7 }
 local AT = 60 -- the save frame
 local COUNTERS = { "frame", "looted", "waves", "peak", "hits", "splits", "collected", "respawns" }
 
--- The digest of spec/demo_spec.lua: counts and every collider's position.
+-- The digest of spec/examples/demo_spec.lua: counts and every collider's position.
 local digest = require("spec.support.arena_digest")
 
 -- Values as comparable data: entity handles become "e<id>".

@@ -124,7 +124,7 @@ describe("world:query", function()
     local junk = { 1, "Position", true, e, ecs.null, function() end, io.stdout,
                    setmetatable({}, { __index = function() error("raised") end }),
                    coroutine.create(function() end), w, w.names, 0 / 0 }
-    -- (w.transform is a term: spec/transform_query_spec.lua)
+    -- (w.transform is a term: spec/managers/transform_query_spec.lua)
     for _, v in ipairs(junk) do
       local msg = query_err(v)
       assert.truthy(msg:find("bad argument #1 to 'query'", 1, true), msg)

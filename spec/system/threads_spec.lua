@@ -4,7 +4,7 @@ q:apply and C systems declared safe on workers (ecs.motion) split over n
 threads give the same bits as one thread, over random
 worlds and random programs; change terms, the journal, owned components
 (the transform) and Lua systems beside them; option errors; many worlds
-each with a pool, closed while idle. (The C side: test/test_threads.c.)
+each with a pool, closed while idle. (The C side: test/system/test_threads.c.)
 ]]
 local ecs = require("ecs")
 local err_of = require("spec.support.err_of")

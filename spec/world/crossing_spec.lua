@@ -1615,7 +1615,7 @@ local function run(seed, steps)
       "  the operations before it (oldest first):",
     }
     for _, h in ipairs(S.hist) do lines[#lines + 1] = "    " .. h end
-    lines[#lines + 1] = ("  reproduce: ECS_CROSSING_SEED=%d ECS_CROSSING_STEPS=%d busted spec/crossing_spec.lua")
+    lines[#lines + 1] = ("  reproduce: ECS_CROSSING_SEED=%d ECS_CROSSING_STEPS=%d busted spec/world/crossing_spec.lua")
       :format(seed, S.step)
     return table.concat(lines, "\n")
   end

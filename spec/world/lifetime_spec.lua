@@ -4,7 +4,7 @@ lifetime_spec.lua -- how worlds and the objects they hand out die
 plugins, queries and iterators are alive makes every one of them raise
 "attempt to use a closed world"; __gc and __close are idempotent and never
 raise; a world dies by close(), by <close>, by being dropped and collected
-(only once nothing it handed out is alive), and (in test/oom_host.c) by
+(only once nothing it handed out is alive), and (in test/oom/oom_host.c) by
 lua_close with the world still open.
 ]]
 local ecs = require("ecs")

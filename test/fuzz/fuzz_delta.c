@@ -17,7 +17,7 @@
 ** passes its check, takes a journal, changes and gives a delta that a
 ** copy of it applies -- or fails with the world exactly as before (its
 ** snapshot bytes, its check). Built with libFuzzer by tools/fuzz.sh and,
-** with any compiler, linked to test/fuzz_replay.c for the committed
+** with any compiler, linked to test/fuzz/fuzz_replay.c for the committed
 ** corpus (ctest: fuzz_delta_replay).
 */
 #include <stdint.h>

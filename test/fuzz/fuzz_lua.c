@@ -20,7 +20,7 @@
 ** After each call the world must pass world:check() and still create
 ** entities; after lua_close no block may be left.
 ** Built with libFuzzer by tools/fuzz.sh and, with any compiler, linked to
-** test/fuzz_replay.c for the committed corpus test/fuzz/lua/
+** test/fuzz/fuzz_replay.c for the committed corpus test/fuzz/lua/
 ** (ctest: fuzz_lua_replay).
 */
 #include <stdint.h>

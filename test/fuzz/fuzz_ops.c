@@ -89,7 +89,7 @@
 ** every ref written or taken over has been drained exactly once.
 **
 ** Built two ways: with clang -fsanitize=fuzzer (tools/fuzz.sh) and, with
-** any compiler, linked to test/fuzz_replay.c, which feeds the committed
+** any compiler, linked to test/fuzz/fuzz_replay.c, which feeds the committed
 ** corpus test/fuzz/ops/ to LLVMFuzzerTestOneInput (ctest: fuzz_ops_replay).
 ** Until the manager ops existed every op % 16 == 12 was the walk; the
 ** committed inputs of that time were rewritten to use 0x0C, so they run

@@ -24,7 +24,7 @@
 ** snapshot restores -- or raises a string, the target world unchanged
 ** (the same snapshot bytes); after lua_close no block may be left.
 ** Built with libFuzzer by tools/fuzz.sh and, with any compiler, linked to
-** test/fuzz_replay.c for the committed corpus test/fuzz/restore/ (ctest:
+** test/fuzz/fuzz_replay.c for the committed corpus test/fuzz/restore/ (ctest:
 ** fuzz_restore_replay; test/fuzz/restore_seeds.lua writes its seeds).
 */
 #include <stdint.h>

@@ -509,7 +509,7 @@ TEST(Journal_undo_restores_the_free_indices) {
 }
 
 /*
-** Forged deltas, sealed with a correct checksum (test/delta_forge.h): each
+** Forged deltas, sealed with a correct checksum (test/support/delta_forge.h): each
 ** breaks one structural rule of the format -- every manager named once,
 ** every entity index once per component, counts within what the parts
 ** hold -- and must be refused with the replica exactly as it was (its

@@ -5,7 +5,7 @@
 ** private header, the slot of a dead entity's index as a wrap that nobody
 ** purged would leave it. Each plugin's check must report the record that
 ** outlived its generation, and accept it once its purge ran.
-** (spec/generation_spec.lua checks, from Lua, that a returning handle
+** (spec/entity/generation_spec.lua checks, from Lua, that a returning handle
 ** finds nothing.)
 */
 #include "lua.h"

@@ -1,6 +1,6 @@
 /*
 ** delta_forge.h -- take a delta apart and put it back together, for the C
-** tests that forge one (test/test_journal.c) and the forged seeds of the
+** tests that forge one (test/persist/test_journal.c) and the forged seeds of the
 ** delta fuzz corpus (test/fuzz/delta/). The format is docs/persistence.md,
 ** "Deltas, byte by byte": df_parse reads the header, the entity part
 ** (counts, slots, pushed indices, the pop count) and each manager's part

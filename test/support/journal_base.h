@@ -1,7 +1,7 @@
 /*
 ** journal_base.h -- a fixed world and deterministic changes to it, shared
-** by test/test_journal.c (which also writes the seeds of the delta fuzz
-** corpus) and test/fuzz_delta.c (whose target world is this base), so
+** by test/persist/test_journal.c (which also writes the seeds of the delta fuzz
+** corpus) and test/fuzz/fuzz_delta.c (whose target world is this base), so
 ** that a seed delta applies to the fuzz target's world.
 **
 ** The base: components P {x f32, y f64, flag bool, t entity, n i8} and
