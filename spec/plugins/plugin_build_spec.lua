@@ -196,7 +196,7 @@ size_t helper_count(const ecs_world *w) { return ecs_count(w); }
 ]]
 
 describe("plugins built outside the tree", function()
-  local dir, inc, luainc
+  local dir, inc, luainc, cpath
 
   -- Compile PROBE as module ecs.<name> into dir/ecs/; @return ok, output.
   local function build(name, version_override)
@@ -214,10 +214,14 @@ describe("plugins built outside the tree", function()
     assert(ok, out)
     dir = out:gsub("%s+$", "")
     assert(run("mkdir " .. quote(dir .. "/ecs")))
+    cpath = package.cpath
     package.cpath = dir .. "/?.so;" .. package.cpath
   end)
 
+  -- package.cpath outlives the file: the specs after it read the build
+  -- under test from its first entry (spec/project/layers_tool_spec.lua)
   teardown(function()
+    if cpath then package.cpath = cpath end
     if dir then run("rm -rf " .. quote(dir)) end
   end)
 
