@@ -15,7 +15,7 @@
 #      built for Lua 5.1, 5.2, 5.3 and LuaJIT and the specs under each
 #      (README "Lua versions"), and the LÖVE example run headless for 120
 #      frames (examples/love/README.md);
-#   4. the soak, the model test of spec/crossing_spec.lua run long against
+#   4. the soak, the model test of spec/world/crossing_spec.lua run long against
 #      build-asan/ (docs/reliability.md, "Soak"): with ECS_SOAK=1 on four
 #      seeds; by default on one seed when the stages before took less than
 #      ECS_SOAK_IF_UNDER seconds (2700), so that a slow machine keeps
@@ -91,7 +91,7 @@ ubsan_rt=$(cc -print-file-name=libubsan.so)
 busted_cmd=(lua5.4 "$(command -v busted)")
 
 # specs COMMAND...: the specs in two busted runs, both counted:
-# spec/reentry_spec.lua alone, then the other files (those of the array
+# spec/binding/reentry_spec.lua alone, then the other files (those of the array
 # spec_files when it is set). reentry_spec completes a whole collection cycle
 # at every allocation, so its cost follows the size of the heap, and busted
 # keeps every earlier file's closures (15 MB by the time it runs): inside the
@@ -100,7 +100,7 @@ busted_cmd=(lua5.4 "$(command -v busted)")
 spec_files=()
 specs() {
   local rc1 rc2
-  "$@" spec/reentry_spec.lua 2>&1 | tee "$log"
+  "$@" spec/binding/reentry_spec.lua 2>&1 | tee "$log"
   rc1=${PIPESTATUS[0]}
   count_busted
   env ECS_SPECS_EXCLUDE=reentry_spec "$@" "${spec_files[@]}" 2>&1 | tee "$log"
@@ -168,9 +168,9 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
     (cd build-valgrind && ctest --output-on-failure 2>&1) | tee "$log"
     count_ctest
     before=$failed
-    # spec/replay_spec.lua plays its games 150 frames long here, not 2000
+    # spec/persist/replay_spec.lua plays its games 150 frames long here, not 2000
     # (a frame of its five worlds costs about 0.14 s under valgrind);
-    # spec/crossing_spec.lua runs 100 random operations a seed, not 500
+    # spec/world/crossing_spec.lua runs 100 random operations a seed, not 500
     specs env ECS_REPLAY_FRAMES="${ECS_REPLAY_FRAMES:-150}" ECS_CROSSING_STEPS=100 \
       "${vg[@]}" "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=valgrind
     rc=$?
@@ -186,7 +186,7 @@ valgrind_stage() { # in a subshell: counts of its own, written to $vg_counts
 }
 # (threads) ThreadSanitizer over the threaded C tests and specs
 # (docs/threads.md): a build of the core with -fsanitize=thread, its
-# test_threads, then spec/threads_spec.lua against it (libtsan preloaded
+# test_threads, then spec/system/threads_spec.lua against it (libtsan preloaded
 # into the uninstrumented lua5.4; --ignore-lua: busted must not re-run
 # itself through sh, which the preloaded runtime breaks). Any report
 # fails (halt_on_error). Runs in the background job after valgrind.
@@ -208,7 +208,7 @@ tsan_stage() {
     echo "test_threads failed under ThreadSanitizer"; failed=$((failed + 1))
   fi
   env LD_PRELOAD="$tsan_rt" TSAN_OPTIONS="halt_on_error=1" \
-      "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=tsan spec/threads_spec.lua 2>&1 | tee "$log"
+      "${busted_cmd[@]}" --ignore-lua -o utfTerminal --run=tsan spec/system/threads_spec.lua 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   before=$failed
   count_busted
@@ -312,7 +312,7 @@ vg_pid=$!
 # entities built three times per seed to compare thread counts).
 # docs/reliability.md has the timings.
 gc_heavy='/(apply|columns|each|snapshot|demo_save|system|component_diff|query|grid|transform|transform_query|journal|migrate|deflate|threads)_spec\.lua$'
-mapfile -t gc_subset < <(ls spec/*_spec.lua | grep -Ev "$gc_heavy")
+mapfile -t gc_subset < <(ls spec/*/*_spec.lua | grep -Ev "$gc_heavy")
 gc_stress() { # mode stepmul [spec files...]
   local mode=$1 mul=$2
   shift 2
@@ -360,7 +360,7 @@ fi
 echo "== specs on the other Luas, and the LÖVE example (in the counts above):"
 cat "$lua_counts"
 
-# (soak) the model test of features where they cross (spec/crossing_spec.lua)
+# (soak) the model test of features where they cross (spec/world/crossing_spec.lua)
 # run long: ECS_SOAK_STEPS operations (default 20000) on each seed of
 # ECS_SOAK_SEEDS (default four), each seed one busted run against the
 # sanitized build, counted as one test: 72 s for a seed alone here, 3 to 4
@@ -370,13 +370,13 @@ cat "$lua_counts"
 # skips it.
 soak_stage() {
   local seed
-  echo "== soak: spec/crossing_spec.lua, ${ECS_SOAK_STEPS:-20000} operations a seed (build-asan/)"
+  echo "== soak: spec/world/crossing_spec.lua, ${ECS_SOAK_STEPS:-20000} operations a seed (build-asan/)"
   for seed in ${ECS_SOAK_SEEDS:-1 2 3 4}; do
     env LD_PRELOAD="$asan_rt $ubsan_rt" \
         ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         ECS_CROSSING_SEED="$seed" ECS_CROSSING_STEPS="${ECS_SOAK_STEPS:-20000}" \
-        "${busted_cmd[@]}" -o utfTerminal --run=asan spec/crossing_spec.lua 2>&1 | tee "$log"
+        "${busted_cmd[@]}" -o utfTerminal --run=asan spec/world/crossing_spec.lua 2>&1 | tee "$log"
     count_busted
   done
 }

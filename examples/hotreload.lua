@@ -9,7 +9,7 @@ and changed systems get their new bodies in their old places in the order.
     lua5.4 examples/hotreload.lua [--frames N]      (or ./demo.sh hotreload)
 
 dt is 1/16 and the starting values are multiples of 1/4, so that
-spec/hotreload_spec.lua can redo the game in plain Lua to the last bit.
+spec/examples/hotreload_spec.lua can redo the game in plain Lua to the last bit.
 require("hotreload") gives the functions below without running anything.
 ]]
 local ecs = require("ecs")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/fuzz.sh [SECONDS] [TARGET...] -- run the libFuzzer targets.
 #
-# Builds every fuzz target (test/fuzz_<t>.c) with clang, libFuzzer, ASan
+# Builds every fuzz target (test/fuzz/fuzz_<t>.c) with clang, libFuzzer, ASan
 # and UBSan into build-fuzz/ (needs Debian's clang and libclang-rt-14-dev),
 # then runs each TARGET (default: all) for SECONDS (default 60) on a working
 # copy of its committed corpus test/fuzz/<t>/ -- the committed corpus is

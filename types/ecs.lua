@@ -11,7 +11,7 @@ A definition file: the functions below are empty stubs, never used. `---@meta ec
 name (`local grid = require("ecs.grid") ---@type ecs.grid`). The rock
 installs it as <lua dir>/ecs/types/ecs.lua, beside the C headers
 (<lua dir>/ecs/include): add <lua dir>/ecs/types (or the whole <lua dir>) to
-LuaLS's `workspace.library`. spec/annotations_spec.lua fails when a
+LuaLS's `workspace.library`. spec/project/annotations_spec.lua fails when a
 function or method exists at run time that is not annotated here, or the
 other way round. Class names are the objects' type names (`__name`, as
 error messages say them); lower-case classes are modules.

@@ -584,7 +584,7 @@ local function deflate_bytes(w, d, own, force)
   if not own then from_words(d, n) end
 end
 
--- Not part of the interface: for spec/deflate_spec.lua, which checks the length limits.
+-- Not part of the interface: for spec/examples/deflate_spec.lua, which checks the length limits.
 deflate._code_lengths = code_lengths
 
 function deflate.compress(data, opts)

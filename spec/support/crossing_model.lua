@@ -1,5 +1,5 @@
 --[[
-crossing_model.lua -- the pure-Lua reference of spec/crossing_spec.lua: a
+crossing_model.lua -- the pure-Lua reference of spec/world/crossing_spec.lua: a
 world's entities, its components (schema, policies, the values of every
 live holder), the events its observers must hear and what its change
 queries must and may visit, written from the documents (API.md,
@@ -26,7 +26,7 @@ Common subset of every supported Lua (no //, bit operators, goto, <close>).
 ]]
 local compat = require("spec.support.lua")
 --[[
-On LuaJIT the model runs interpreted (and so does spec/crossing_spec.lua,
+On LuaJIT the model runs interpreted (and so does spec/world/crossing_spec.lua,
 which says why: a compiled model gets lookups in tables keyed by entity
 handles wrong on Debian 12's LuaJIT). jit.off(true, true) here covers
 this chunk's functions; the spec's covers its own.

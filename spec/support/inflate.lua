@@ -1,6 +1,6 @@
 --[[
 inflate.lua -- a DEFLATE (RFC 1951) and zlib (RFC 1950) decoder in plain
-Lua: the model spec/deflate_spec.lua and spec/demo_spec.lua decode with.
+Lua: the model spec/examples/deflate_spec.lua and spec/examples/demo_spec.lua decode with.
 Written from the RFCs alone, sharing nothing with the compressor
 (examples/lib/deflate.lua): Huffman codes are decoded a bit at a time by
 walking the canonical code's lengths (as zlib's puff.c does), slow and

@@ -1,6 +1,6 @@
 --[[
 query_model.lua -- a pure-Lua model of entities, components and queries,
-the reference for the randomized differential test of spec/query_spec.lua.
+the reference for the randomized differential test of spec/query/query_spec.lua.
 An entity is a set of component names; a query is a list of "with" names
 and a list of "without" names; its matches are found by brute force over
 every live entity, which is exactly what the contract says a query sees.

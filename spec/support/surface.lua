@@ -4,7 +4,7 @@ surface.lua -- the exported surface of require("ecs"), found by walking
 plugin module (plugins/<name>.c is module "ecs.<name>"), the objects a world hands out
 (world, component, query, transform, names, plugin objects), and each
 object's methods (its metatable's __methods, else its __index table).
-spec/errors_spec.lua sweeps exactly this list; spec/surface_spec.lua checks
+spec/binding/errors_spec.lua sweeps exactly this list; spec/binding/surface_spec.lua checks
 that it misses no class registered by the binding and that the README
 documents every name.
 ]]

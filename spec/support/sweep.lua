@@ -6,7 +6,7 @@ methods of every object a world hands out -- called with junk values
 returns values or raises a string error; afterwards the world is consistent
 and still works.
 
-spec/errors_spec.lua runs it over every junk value; spec/surface_spec.lua
+spec/binding/errors_spec.lua runs it over every junk value; spec/binding/surface_spec.lua
 runs it over one and checks that it reaches every function and every method
 of every class the binding registers.
 

@@ -1,5 +1,5 @@
 --[[
-testkit.lua -- loads the test-only C module ecs_testkit (test/ecs_testkit.c),
+testkit.lua -- loads the test-only C module ecs_testkit (test/support/ecs_testkit.c),
 which CMake builds with ECS_TESTS as <build>/ecs_testkit.so and the rockspec
 never installs.
 

@@ -1,5 +1,5 @@
 -- ops_seeds.lua -- writes the seed-mgr-* inputs of test/fuzz/ops/: programs
--- for test/fuzz_ops.c that reach the manager interface (ops with
+-- for test/fuzz/fuzz_ops.c that reach the manager interface (ops with
 -- op % 16 == 12 other than 12; see the header of fuzz_ops.c for every op's
 -- bytes). Run from the repository: lua5.4 test/fuzz/ops_seeds.lua test/fuzz/ops
 --

@@ -1,5 +1,5 @@
 -- restore_seeds.lua -- writes the seed-* inputs of test/fuzz/restore/:
--- snapshots for test/fuzz_restore.c (byte 0 the mode: bit 0 seal, bit 1
+-- snapshots for test/fuzz/fuzz_restore.c (byte 0 the mode: bit 0 seal, bit 1
 -- the Lua binding; see the header of fuzz_restore.c), each under 2 KB
 -- (tools/fuzz.sh's -max_len). Run from the repository with the build on
 -- the paths: LUA_PATH='build/?.lua;build/?/init.lua' LUA_CPATH='build/?.so'

@@ -1,5 +1,5 @@
 -- names.lua -- names: long names, odd bytes (a zero byte is an error:
--- spec/strings_spec.lua), renames, shared names,
+-- spec/binding/strings_spec.lua), renames, shared names,
 -- growth of the hash table, clear, destroy, gc.
 return function(ecs, W)
   local N = W.names
