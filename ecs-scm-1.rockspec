@@ -162,6 +162,7 @@ build = {
       ["ecs.include.snapshot"] = "include/snapshot.h",
       ["ecs.include.ecs_lua"] = "include/ecs_lua.h",
       ["ecs.include.ecs_api"] = "include/ecs_api.h", -- ecs_plugin.h includes it
+      ["ecs.include.ecs_api_list"] = "include/ecs_api_list.h", -- ecs_api.h includes it
       ["ecs.include.ecs_plugin"] = "include/ecs_plugin.h",
       ["ecs.include.ecs_compat"] = "include/ecs_compat.h", -- ecs_lua.h includes it
       -- the LuaLS annotations (---@meta ecs), beside the headers:

@@ -1,17 +1,33 @@
 /*
 ** ecs_api.h -- the table of the core's functions that C plugins call
 ** through (struct ecs_api), with its version: one pointer per function of
-** the public headers, which this header includes. ecs.core fills it in
-** (src/lua/plugin.c) and leaves its address in the Lua registry; a plugin
-** includes ecs_plugin.h, which fetches it and routes every call through it.
+** the public headers, which this header includes. The functions are listed
+** once, in ecs_api_list.h; ecs.core fills the table in (src/lua/plugin.c)
+** and leaves its address in the Lua registry; a plugin includes
+** ecs_plugin.h, which fetches it and routes every call through it.
 **
-** Versions: ECS_API_VERSION changes when a function of the table changes
-** its meaning or signature or leaves it; functions added later are
-** appended (the table's size grows), so an ecs.core newer than the headers
-** a plugin was built with still serves it. ECS_PLUGIN_INIT raises a Lua
-** error at require time when the versions differ or the core's table is
-** smaller than the plugin's: rebuild the plugin against the headers of the
-** ecs.core it runs with.
+** Versions: the table has a major and a minor version, MAJOR.MINOR.
+**   - Within a major version the table only grows: a function is added as
+**     a new minor version, at the end of the table (its slots follow every
+**     slot of the minors before it), and no slot of an earlier minor ever
+**     moves, changes its type or its meaning, or goes. Such a change, a
+**     function removed or its signature changed or the order of earlier
+**     slots changed, starts a new major version at minor 0 (and every
+**     plugin must be rebuilt).
+**   - A plugin built against MAJOR.MINOR runs on a core of the same major
+**     and the same or a later minor: that core's table begins with the
+**     plugin's table, slot for slot. ECS_PLUGIN_INIT refuses, with a Lua
+**     error at require naming both versions, a core of another major
+**     version or of an earlier minor (the plugin may call a function that
+**     core does not have).
+**   - The first two fields (version: the major, size: the table's bytes)
+**     keep their places in every major version, so that any plugin can
+**     read them and refuse a table it does not know.
+** A plugin can test for a function at compile time: ecs_plugin.h defines
+** a macro of its name (#ifdef ecs_xxx), or compare ECS_API_MINOR.
+** History: 11.0, the table made from one list, grouped by header; up to
+** 10 the version was a single number (ECS_API_VERSION, which now names
+** the major version), and each number was a table of its own.
 */
 #ifndef ECS_API_H
 #define ECS_API_H
@@ -35,416 +51,98 @@
 #include "ecs_lua.h"
 #include "snapshot.h"
 
-#define ECS_API_VERSION 11 /* 11: one write bracket (write_begin/_end) */
+/*
+** The version, ECS_API_MAJOR and ECS_API_MINOR, is defined by the list
+** (ecs_api_list.h); every entry belongs to a minor it announces.
+*/
+#define ECS_API_FN(since, ret, name, params) \
+  _Static_assert(since <= ECS_API_MINOR, \
+                 #name ": since is past ECS_API_MINOR (ecs_api_list.h)");
+#include "ecs_api_list.h"
+#undef ECS_API_FN
+
+/* The major version under the name it had when it was the only number. */
+#define ECS_API_VERSION ECS_API_MAJOR
 
 /* The registry field where ecs.core leaves the table (a light userdata). */
 #define ECS_API_REGISTRY_KEY "ecs.core.api"
 
 /*
-** Every function of the public headers, named as they are: version and
-** size first, then one pointer per function, header by header in the
-** order of their declarations. ecs.core fills it in (src/lua/plugin.c);
-** spec/plugin_build_spec.lua checks that no public function is missing.
+** The members, generated from ecs_api_list.h: one pass over the list per
+** minor version, each keeping the entries of that minor (ECS_API_SINCE_k
+** says what an entry of minor k becomes in the pass under way), so that
+** the slots are ordered by minor and then by the list, and the list can
+** stay grouped by header while the table only grows at its end. A minor
+** past the passes below is a compile error (ECS_API_SINCE_k undefined):
+** add a pass.
 */
-struct ecs_api {
-  uint32_t version; /* ECS_API_VERSION of the core */
-  uint32_t size;    /* sizeof(struct ecs_api) of the core */
-  /* ecs.h: worlds, managers, entities */
-  const char *(*ecs_strerror)(ecs_err err);
-  ecs_world *(*ecs_world_new)(ecs_alloc_fn alloc, void *ud);
-  void (*ecs_world_free)(ecs_world *w);
-  ecs_alloc_fn (*ecs_world_allocator)(const ecs_world *w, void **ud);
-  size_t (*ecs_world_memory)(const ecs_world *w, uint64_t *allocated);
-  size_t (*ecs_type_size)(ecs_type t);
-  const char *(*ecs_type_name)(ecs_type t);
-  int (*ecs_type_parse)(const char *s, size_t len);
-  ecs_err (*ecs_write)(ecs_writer *out, const void *data, size_t size);
-  ecs_err (*ecs_read)(ecs_reader *in, void *data, size_t size);
-  ecs_err (*ecs_write_u32)(ecs_writer *out, uint32_t v);
-  ecs_err (*ecs_read_u32)(ecs_reader *in, uint32_t *v);
-  bool (*ecs_record_valid)(const ecs_world *w, ecs_entity e);
-  ecs_err (*ecs_manager_register_in)(ecs_world *w, ecs_namespace ns,
-                                     const char *name,
-                                     const ecs_manager_class *cls, void *self);
-  void *(*ecs_manager_find_in)(const ecs_world *w, ecs_namespace ns,
-                               const char *name,
-                               const ecs_manager_class **cls);
-  ecs_err (*ecs_manager_register)(ecs_world *w, const char *name,
-                                  const ecs_manager_class *cls, void *self);
-  void *(*ecs_manager_find)(const ecs_world *w, const char *name,
-                            const ecs_manager_class **cls);
-  size_t (*ecs_manager_count)(const ecs_world *w);
-  void *(*ecs_manager_at)(const ecs_world *w, size_t i, const char **name,
-                          const ecs_manager_class **cls);
-  ecs_err (*ecs_manager_listen)(ecs_world *w, const void *manager,
-                                unsigned events, ecs_listener_fn fn,
-                                void *ud);
-  bool (*ecs_manager_unlisten)(ecs_world *w, const void *manager,
-                               ecs_listener_fn fn, void *ud);
-  ecs_err (*ecs_manager_notify_listeners)(ecs_world *w, void *self,
-                                          ecs_entity e, ecs_event event);
-  void (*ecs_manager_stats_at)(const ecs_world *w, size_t i,
-                               ecs_manager_stats *out);
-  size_t (*ecs_world_gc)(ecs_world *w, size_t budget);
-  ecs_err (*ecs_create)(ecs_world *w, ecs_entity *out);
-  ecs_err (*ecs_create_n)(ecs_world *w, ecs_entity *out, size_t n);
-  bool (*ecs_destroy)(ecs_world *w, ecs_entity e);
-  size_t (*ecs_destroy_n)(ecs_world *w, const ecs_entity *es, size_t n);
-  size_t (*ecs_count)(const ecs_world *w);
-  size_t (*ecs_free_count)(const ecs_world *w);
-  bool (*ecs_next_entity)(const ecs_world *w, uint32_t *cursor,
-                          ecs_entity *out);
-  const char *(*ecs_world_check)(const ecs_world *w);
-  double (*ecs_clock)(void);
-  /* component.h */
-  ecs_err (*ecs_component_new)(ecs_world *w, const char *name,
-                               const ecs_field_def *fields, uint32_t nfields,
-                               ecs_component **out);
-  ecs_component *(*ecs_component_find)(const ecs_world *w, const char *name);
-  bool (*ecs_component_is)(const ecs_manager_class *cls);
-  const char *(*ecs_component_name)(const ecs_component *c);
-  uint32_t (*ecs_component_field_count)(const ecs_component *c);
-  const ecs_field_def *(*ecs_component_field)(const ecs_component *c,
-                                              uint32_t i);
-  int (*ecs_component_field_index)(const ecs_component *c, const char *name,
-                                   size_t len);
-  ecs_err (*ecs_component_emplace)(ecs_world *w, ecs_component *c,
-                                   ecs_entity e, ecs_instance *out,
-                                   bool *existed);
-  ecs_err (*ecs_component_add)(ecs_world *w, ecs_component *c, ecs_entity e,
-                               ecs_instance *out, bool *existed);
-  ecs_instance (*ecs_component_lookup)(const ecs_world *w,
-                                       const ecs_component *c, ecs_entity e);
-  void (*ecs_component_lookup_n)(const ecs_world *w, const ecs_component *c,
-                                 const ecs_entity *in, ecs_instance *out,
-                                 size_t n);
-  ecs_err (*ecs_component_remove)(ecs_world *w, ecs_component *c,
-                                  ecs_entity e, bool *removed);
-  uint32_t (*ecs_component_size)(const ecs_component *c);
-  size_t (*ecs_component_count)(const ecs_world *w, const ecs_component *c);
-  const ecs_entity *(*ecs_component_entities)(const ecs_component *c);
-  void *(*ecs_component_column)(ecs_component *c, uint32_t field);
-  size_t (*ecs_component_gc)(ecs_world *w, ecs_component *c, size_t budget);
-  uint64_t (*ecs_component_version)(const ecs_component *c);
-  size_t (*ecs_drain_refs)(ecs_world *w, uint32_t *buf, size_t max);
-  size_t (*ecs_dropped_refs)(const ecs_world *w);
-  /* transform.h */
-  ecs_err (*ecs_transform_new)(ecs_world *w, ecs_transform **out);
-  ecs_world *(*ecs_transform_world)(const ecs_transform *t);
-  ecs_transform *(*ecs_transform_of)(const ecs_world *w);
-  ecs_err (*ecs_transform_add)(ecs_transform *t, ecs_entity e,
-                               const ecs_trs *local);
-  ecs_err (*ecs_transform_remove)(ecs_transform *t, ecs_entity e);
-  bool (*ecs_transform_has)(const ecs_transform *t, ecs_entity e);
-  uint32_t (*ecs_transform_lookup)(const ecs_transform *t, ecs_entity e);
-  void (*ecs_transform_lookup_n)(const ecs_transform *t, const ecs_entity *es,
-                                 uint32_t *out, size_t n);
-  uint32_t (*ecs_transform_size)(const ecs_transform *t);
-  ecs_entity (*ecs_transform_entity_at)(const ecs_transform *t, uint32_t i);
-  const double *(*ecs_transform_world_at)(const ecs_transform *t, uint32_t i);
-  ecs_err (*ecs_transform_get_local)(const ecs_transform *t, ecs_entity e,
-                                     ecs_trs *out);
-  ecs_err (*ecs_transform_get_world)(const ecs_transform *t, ecs_entity e,
-                                     double out[16]);
-  ecs_err (*ecs_transform_get_world_rotation)(const ecs_transform *t,
-                                              ecs_entity e, double out[4]);
-  ecs_err (*ecs_transform_set_local)(ecs_transform *t, ecs_entity e,
-                                     const ecs_trs *local);
-  ecs_err (*ecs_transform_set_position)(ecs_transform *t, ecs_entity e,
-                                        double x, double y, double z);
-  ecs_err (*ecs_transform_set_rotation)(ecs_transform *t, ecs_entity e,
-                                        double x, double y, double z,
-                                        double w);
-  ecs_err (*ecs_transform_set_scale)(ecs_transform *t, ecs_entity e, double x,
-                                     double y, double z);
-  ecs_err (*ecs_transform_set_locals)(ecs_transform *t, const uint32_t *inst,
-                                      const ecs_trs *locals, size_t n);
-  ecs_err (*ecs_transform_set_positions)(ecs_transform *t,
-                                         const uint32_t *inst,
-                                         const double *xyz, size_t n);
-  ecs_err (*ecs_transform_set_parent)(ecs_transform *t, ecs_entity child,
-                                      ecs_entity parent, bool keep_world);
-  const char *(*ecs_transform_keep_world_error)(const ecs_transform *t,
-                                                ecs_entity child,
-                                                ecs_entity parent);
-  ecs_entity (*ecs_transform_parent)(const ecs_transform *t, ecs_entity e);
-  ecs_entity (*ecs_transform_first_child)(const ecs_transform *t,
-                                          ecs_entity e);
-  ecs_entity (*ecs_transform_next_sibling)(const ecs_transform *t,
-                                           ecs_entity e);
-  size_t (*ecs_transform_destroy_tree)(ecs_transform *t, ecs_entity e);
-  void (*ecs_transform_set_parent_first)(ecs_transform *t, bool on);
-  ecs_err (*ecs_transform_sort)(ecs_transform *t);
-  size_t (*ecs_transform_gc)(ecs_transform *t, size_t budget);
-  /* names.h */
-  ecs_err (*ecs_names_new)(ecs_world *w, ecs_names **out);
-  ecs_names *(*ecs_names_of)(const ecs_world *w);
-  ecs_err (*ecs_names_set)(ecs_names *m, ecs_entity e, const char *s,
-                           size_t len);
-  const char *(*ecs_names_get)(const ecs_names *m, ecs_entity e, size_t *len);
-  ecs_err (*ecs_names_clear)(ecs_names *m, ecs_entity e, bool *cleared);
-  ecs_entity (*ecs_names_find)(const ecs_names *m, const char *s, size_t len);
-  size_t (*ecs_names_size)(const ecs_names *m);
-  size_t (*ecs_names_gc)(ecs_names *m, size_t budget);
-  /* query.h */
-  ecs_err (*ecs_query_new)(ecs_world *w, ecs_component *const *with,
-                           uint32_t nwith, ecs_component *const *without,
-                           uint32_t nwithout, ecs_query **out);
-  void (*ecs_query_free)(ecs_world *w, ecs_query *q);
-  uint32_t (*ecs_query_with_count)(const ecs_query *q);
-  uint32_t (*ecs_query_without_count)(const ecs_query *q);
-  ecs_component *(*ecs_query_with)(const ecs_query *q, uint32_t k);
-  ecs_component *(*ecs_query_without)(const ecs_query *q, uint32_t k);
-  int (*ecs_query_term)(const ecs_query *q, const ecs_component *c);
-  ecs_err (*ecs_query_refresh)(ecs_world *w, ecs_query *q);
-  ecs_err (*ecs_query_count)(ecs_world *w, ecs_query *q, size_t *out);
-  bool (*ecs_query_matches)(const ecs_world *w, const ecs_query *q,
-                            ecs_entity e);
-  void (*ecs_query_get_stats)(const ecs_query *q, ecs_query_stats *out);
-  ecs_err (*ecs_query_iter_begin)(ecs_world *w, ecs_query *q,
-                                  ecs_query_iter *it);
-  bool (*ecs_query_iter_next)(const ecs_world *w, ecs_query_iter *it,
-                              ecs_entity *e);
-  uint32_t (*ecs_query_iter_chunk)(const ecs_world *w, ecs_query_iter *it,
-                                   uint32_t max, ecs_entity *ents,
-                                   uint32_t *rows);
-  bool (*ecs_query_iter_current)(const ecs_world *w, const ecs_query_iter *it);
-  void (*ecs_query_iter_end)(ecs_world *w, ecs_query_iter *it);
-  ecs_err (*ecs_query_run)(ecs_world *w, ecs_query *q,
-                           const ecs_column_ref *cols, uint32_t ncols,
-                           double dt, ecs_system_fn fn, void *ud,
-                           size_t *processed);
-  ecs_err (*ecs_program_compile)(ecs_world *w, ecs_query *q, const char *src,
-                                 size_t len, ecs_program **out, char *msg,
-                                 size_t msgsize);
-  ecs_err (*ecs_query_program)(ecs_world *w, ecs_query *q, const char *src,
-                               size_t len, ecs_program **out, char *msg,
-                               size_t msgsize);
-  uint32_t (*ecs_query_program_count)(ecs_query *q);
-  uint32_t (*ecs_program_param_count)(const ecs_program *p);
-  const char *(*ecs_program_param_name)(const ecs_program *p, uint32_t i);
-  uint32_t (*ecs_program_param_position)(const ecs_program *p, uint32_t i);
-  ecs_err (*ecs_program_run)(ecs_world *w, ecs_program *p,
-                             const double *params, size_t *processed);
-  /* ecs_lua.h */
-  int (*ecs_lua_is_entity)(lua_State *L, int idx);
-  ecs_entity (*ecs_lua_check_entity)(lua_State *L, int idx);
-  ecs_world *(*ecs_lua_check_world)(lua_State *L, int idx);
-  int (*ecs_lua_error)(lua_State *L, const char *fname, ecs_err err);
-  void *(*ecs_lua_enter)(lua_State *L, int idx);
-  void (*ecs_lua_leave)(void *token);
-  const char *(*ecs_lua_check_text)(lua_State *L, int idx, size_t *len,
-                                    const char *fn);
-  struct ecs_component *(*ecs_lua_check_component)(lua_State *L, int idx,
-                                                   ecs_world **w);
-  void (*ecs_lua_plugin_class)(lua_State *L, const char *tname,
-                               const luaL_Reg *methods);
-  int (*ecs_lua_plugin_get)(lua_State *L, int world_idx, const char *tname);
-  void *(*ecs_lua_plugin_new)(lua_State *L, int world_idx, const char *tname,
-                              size_t size);
-  void *(*ecs_lua_object_new)(lua_State *L, const char *tname, size_t size,
-                              int nuvalue);
-  void (*ecs_lua_plugin_detach)(lua_State *L, int world_idx,
-                                const char *tname);
-  void *(*ecs_lua_plugin_check)(lua_State *L, int idx, const char *tname,
-                                ecs_world **w);
-  void (*ecs_lua_drain_refs)(lua_State *L, int world_idx);
-  void (*ecs_lua_push_native)(lua_State *L, const char *name, ecs_system_fn fn,
-                              void *ud, const char *const *specs, int nspecs);
-  /* value.h: typed field values */
-  ecs_kind (*ecs_type_kind)(ecs_type t);
-  int64_t (*ecs_type_min)(ecs_type t);
-  int64_t (*ecs_type_max)(ecs_type t);
-  bool (*ecs_value_fits)(ecs_type t, int64_t v);
-  int64_t (*ecs_value_saturate)(ecs_type t, double v);
-  ecs_scalar (*ecs_value_load)(const void *col, ecs_type t, uint32_t row);
-  void (*ecs_value_store)(void *col, ecs_type t, uint32_t row, ecs_scalar v);
-  void (*ecs_value_load_rows)(ecs_scalar *dst, const void *col, ecs_type t,
-                              const uint32_t *rows, uint32_t n, bool contiguous);
-  void (*ecs_value_store_rows)(void *col, ecs_type t, const uint32_t *rows,
-                               const ecs_scalar *src, uint32_t n, bool contiguous);
-  void (*ecs_value_load_f64)(double *dst, const void *col, ecs_type t,
-                             const uint32_t *rows, uint32_t n, bool contiguous);
-  void (*ecs_value_store_f64)(void *col, ecs_type t, const uint32_t *rows,
-                              const double *src, uint32_t n, bool contiguous);
-  ecs_err (*ecs_query_resolve_field)(const ecs_query *q, const char *comp,
-                                     size_t clen, const char *field, size_t flen,
-                                     uint32_t *term, uint32_t *fieldno, char *msg,
-                                     size_t msg_size);
-  /* system.h: the world's systems */
-  ecs_err (*ecs_system_add)(ecs_world *w, const ecs_system_desc *desc, ecs_system **out, char *msg, size_t msgsize);
-  bool (*ecs_system_remove)(ecs_world *w, const char *name);
-  ecs_system * (*ecs_system_find)(const ecs_world *w, const char *name);
-  size_t (*ecs_system_count)(const ecs_world *w);
-  bool (*ecs_system_next)(const ecs_world *w, uint32_t *cursor, ecs_system **out);
-  const char * (*ecs_system_name)(const ecs_system *s);
-  ecs_system_kind (*ecs_system_kind_of)(const ecs_system *s);
-  ecs_query * (*ecs_system_query)(const ecs_system *s);
-  void * (*ecs_system_ud)(const ecs_system *s);
-  ecs_system_call_fn (*ecs_system_callback)(const ecs_system *s);
-  ecs_system_fn (*ecs_system_function)(const ecs_system *s);
-  const char * (*ecs_system_expr)(const ecs_system *s, size_t *len);
-  uint32_t (*ecs_system_param_count)(const ecs_system *s);
-  const char * (*ecs_system_param_name)(const ecs_system *s, uint32_t k);
-  uint32_t (*ecs_system_param_position)(const ecs_system *s, uint32_t k);
-  void (*ecs_system_enable)(ecs_system *s, bool enabled);
-  bool (*ecs_system_enabled)(const ecs_system *s);
-  void (*ecs_system_get_stats)(const ecs_system *s, ecs_system_stats *out);
-  void (*ecs_system_reset_stats)(ecs_world *w);
-  ecs_err (*ecs_world_update)(ecs_world *w, double dt, void *ctx, ecs_system **failed);
-  /* records.h: the managers' entity -> record map and lazy gc */
-  ecs_err (*ecs_record_map_reserve)(ecs_world *w, ecs_record_map *m,
-                                    uint32_t index);
-  void (*ecs_record_map_free)(ecs_world *w, ecs_record_map *m);
-  const char *(*ecs_record_map_each)(const ecs_record_map *m,
-                                     const char *(*fn)(const void *ud,
-                                                       uint32_t index,
-                                                       uint32_t v),
-                                     const void *ud);
-  size_t (*ecs_record_map_bytes)(const ecs_record_map *m);
-  size_t (*ecs_record_gc)(ecs_world *w, void *self, const ecs_record_ops *ops,
-                          const uint32_t *size, uint32_t *cursor,
-                          size_t budget);
-  /* appended: component.h, the schema rules */
-  ecs_err (*ecs_component_check_schema)(const char *name,
-                                        const ecs_field_def *fields,
-                                        uint32_t nfields, uint32_t *at);
-  ecs_err (*ecs_schema_entry_parse)(const char *s, size_t len,
-                                    size_t *name_len, ecs_type *type);
-  /* appended: ecs.h, destroy reporting REMOVE listeners' errors */
-  ecs_err (*ecs_destroy_report)(ecs_world *w, ecs_entity e, bool *destroyed);
-  /* appended: snapshot.h, and ecs_lua.h's plugin factories */
-  ecs_err (*ecs_world_save)(const ecs_world *w, ecs_writer *out);
-  ecs_err (*ecs_world_save_opts)(const ecs_world *w, ecs_writer *out,
-                                 const ecs_snapshot_opts *opts);
-  ecs_err (*ecs_world_load)(ecs_world *w, ecs_reader *in);
-  ecs_err (*ecs_world_load_opts)(ecs_world *w, ecs_reader *in,
-                                 const ecs_snapshot_opts *opts,
-                                 uint32_t *failed);
-  ecs_err (*ecs_snapshot_open)(ecs_snapshot *s, const void *data,
-                               size_t size);
-  ecs_err (*ecs_snapshot_manager_at)(const ecs_snapshot *s, uint32_t i,
-                                     ecs_snapshot_manager *out);
-  void (*ecs_snapshot_field)(const ecs_snapshot_manager *m, uint32_t k,
-                             ecs_type *type, const char **name,
-                             size_t *name_len);
-  uint64_t (*ecs_snapshot_hash)(const void *data, size_t size);
-  void (*ecs_lua_plugin_factory)(lua_State *L, const char *manager,
-                                 lua_CFunction new_fn);
-  /* appended: system.h, replacing a system in its place */
-  ecs_err (*ecs_system_replace)(ecs_world *w, const ecs_system_desc *desc,
-                                ecs_system **out, char *msg, size_t msgsize);
-  /* appended: batches that reserve before they create (world:spawn) */
-  ecs_err (*ecs_next_indices)(const ecs_world *w, uint32_t *out, size_t n);
-  ecs_err (*ecs_component_reserve)(ecs_world *w, ecs_component *c,
-                                   const uint32_t *index, size_t n);
-  void (*ecs_component_emplace_n)(ecs_world *w, ecs_component *c,
-                                  const ecs_entity *es, size_t n,
-                                  ecs_instance *rows);
-  /* appended: system.h, phases (ecs_system_desc grew: version 7) */
-  ecs_err (*ecs_world_update_phase)(ecs_world *w, const char *phase, double dt,
-                                    void *ctx, ecs_system **failed);
-  const char *(*ecs_system_phase)(const ecs_system *s);
-  /* the write bracket (component.h); change ticks (query.h) */
-  void (*ecs_component_write_begin)(ecs_world *w, ecs_component *c,
-                                    const ecs_instance *rows,
-                                    ecs_instance first, size_t n);
-  void (*ecs_component_write_end)(ecs_world *w, ecs_component *c,
-                                  const ecs_instance *rows,
-                                  ecs_instance first, size_t n);
-  ecs_err (*ecs_query_track_changes)(ecs_world *w, ecs_query *q,
-                                     ecs_component *const *changed,
-                                     uint32_t nchanged,
-                                     ecs_component *const *added,
-                                     uint32_t nadded);
-  void (*ecs_query_complete)(ecs_world *w, ecs_query *q);
-  bool (*ecs_query_tracks_changes)(const ecs_query *q);
-  /* appended: entity fields that clean up (component.h, ecs.h) */
-  ecs_err (*ecs_component_set_cleanup)(ecs_world *w, ecs_component *c,
-                                       uint32_t field, ecs_cleanup policy);
-  ecs_cleanup (*ecs_component_cleanup)(const ecs_component *c, uint32_t field);
-  void (*ecs_cleanup_hold)(ecs_world *w);
-  ecs_err (*ecs_cleanup_release)(ecs_world *w);
-  /* appended: the journal (component.h, journal.h) */
-  bool (*ecs_component_keep_ref)(ecs_world *w, uint32_t ref);
-  /* appended: hot reload (component.h) */
-  ecs_err (*ecs_component_redefine)(ecs_world *w, ecs_component *c,
-                                    const ecs_field_def *defs, uint32_t n,
-                                    const uint32_t *from,
-                                    ecs_component_convert_fn convert, void *ud,
-                                    char *msg, size_t msgsize);
-  /* appended: transforms in queries (component.h, transform.h) */
-  bool (*ecs_component_readonly)(const ecs_component *c, uint32_t field);
-  ecs_component *(*ecs_transform_columns)(const ecs_transform *t);
-  /* appended: plugin managers as query terms (component.h "Owned
-  ** components", ecs.h's columns hook, ecs_lua.h) */
-  ecs_err (*ecs_owned_new)(ecs_world *w, const char *name,
-                           const ecs_field_def *fields, uint32_t nfields,
-                           uint64_t readonly, const ecs_owner *owner, void *ud,
-                           ecs_component **out);
-  void (*ecs_owned_free)(ecs_world *w, ecs_component *c);
-  ecs_err (*ecs_owned_reserve)(ecs_world *w, ecs_component *c, uint32_t need,
-                               uint32_t index);
-  uint32_t (*ecs_owned_append)(ecs_world *w, ecs_component *c, ecs_entity e);
-  void (*ecs_owned_remove_at)(ecs_world *w, ecs_component *c, uint32_t i);
-  void (*ecs_owned_swap)(ecs_world *w, ecs_component *c, uint32_t a, uint32_t b);
-  bool (*ecs_owned_permute)(ecs_world *w, ecs_component *c,
-                            const ecs_entity *order);
-  void (*ecs_owned_purge)(ecs_component *c, uint32_t index);
-  void (*ecs_owned_clear)(ecs_world *w, ecs_component *c);
-  ecs_err (*ecs_owned_take_prepare)(ecs_world *w, ecs_component *c,
-                                    const ecs_component *from);
-  void (*ecs_owned_take)(ecs_world *w, ecs_component *c, ecs_component *from);
-  size_t (*ecs_owned_bytes)(const ecs_world *w, const ecs_component *c);
-  const char *(*ecs_owned_check)(const ecs_world *w, const ecs_component *c,
-                                 const ecs_entity *rows, uint32_t n);
-  double *(*ecs_owned_f64)(ecs_component *c, uint32_t k);
-  uint32_t *(*ecs_owned_changed)(const ecs_world *w, ecs_component *c,
-                                 uint32_t *now);
-  ecs_entity *(*ecs_owned_owners)(ecs_component *c);
-  uint32_t (*ecs_owned_find)(const ecs_component *c, uint32_t index);
-  void (*ecs_lua_plugin_manager)(lua_State *L, int idx, void *self);
-  /* appended: threads (ecs.h, component.h) */
-  ecs_err (*ecs_world_set_threads)(ecs_world *w, uint32_t threads);
-  uint32_t (*ecs_world_threads)(const ecs_world *w);
-  bool (*ecs_component_owned)(const ecs_component *c);
-  uint64_t (*ecs_world_split_runs)(const ecs_world *w);
-  /* appended: pins and chunk cursors (component.h, query.h) */
-  ecs_err (*ecs_component_pin)(ecs_world *w, ecs_component *c);
-  void (*ecs_component_unpin)(ecs_world *w, ecs_component *c);
-  uint32_t (*ecs_component_pins)(const ecs_component *c);
-  uint32_t (*ecs_world_pins)(const ecs_world *w);
-  size_t (*ecs_query_cursor_size)(void);
-  ecs_err (*ecs_query_cursor_begin)(ecs_world *w, ecs_query *q,
-                                    const ecs_column_ref *cols, uint32_t ncols,
-                                    ecs_query_cursor *cur);
-  ecs_err (*ecs_query_cursor_next)(ecs_world *w, ecs_query_cursor *cur,
-                                   void **ptr, const ecs_entity **entities,
-                                   uint32_t *count);
-  void (*ecs_query_cursor_end)(ecs_world *w, ecs_query_cursor *cur, bool finish);
-  /* appended: native runs split over threads (query.h, ecs_lua.h) */
-  ecs_err (*ecs_query_run_opts)(ecs_world *w, ecs_query *q,
-                                const ecs_column_ref *cols, uint32_t ncols,
-                                double dt, ecs_system_fn fn, void *ud,
-                                const ecs_run_opts *opts, size_t *processed);
-  void (*ecs_lua_native_parallel)(lua_State *L, int idx);
-  /* appended: batches of systems (ecs.h) */
-  uint64_t (*ecs_world_batches)(const ecs_world *w);
-  /* appended: snapshots framed now, checked by the load (snapshot.h) */
-  ecs_err (*ecs_snapshot_frame)(ecs_snapshot *s, const void *data,
-                                size_t size);
-  ecs_err (*ecs_snapshot_check)(ecs_snapshot *s);
-  /* appended: whole-world loads end iterations (ecs.h, query.h) */
-  uint64_t (*ecs_world_loads)(const ecs_world *w);
-  bool (*ecs_query_iter_loaded)(const ecs_world *w, const ecs_query_iter *it);
-  /* appended: destroy_tree with its listeners' errors (transform.h) */
-  ecs_err (*ecs_transform_destroy_tree_report)(ecs_transform *t, ecs_entity e,
-                                               size_t *destroyed);
+#define ECS_API_SLOT_(ret, name, params) ret (*name) params;
+#define ECS_API_SKIP_(ret, name, params)
+#define ECS_API_FN(since, ret, name, params) \
+  ECS_API_SINCE_##since(ret, name, params)
+#define ECS_API_SINCE_0 ECS_API_SKIP_
+#define ECS_API_SINCE_1 ECS_API_SKIP_
+#define ECS_API_SINCE_2 ECS_API_SKIP_
+#define ECS_API_SINCE_3 ECS_API_SKIP_
+#define ECS_API_SINCE_4 ECS_API_SKIP_
+#define ECS_API_SINCE_5 ECS_API_SKIP_
+#define ECS_API_SINCE_6 ECS_API_SKIP_
+#define ECS_API_SINCE_7 ECS_API_SKIP_
 
-  /* appended: cleanup policies in snapshots; a component's registration
-  ** undone (snapshot.h, component.h) */
-  unsigned (*ecs_snapshot_field_cleanup)(const ecs_snapshot_manager *m, uint32_t k);
-  ecs_err (*ecs_component_unregister)(ecs_world *w, ecs_component *c);
+struct ecs_api {
+  uint32_t version; /* ECS_API_MAJOR of the core */
+  uint32_t size;    /* sizeof(struct ecs_api) of the core */
+  uint32_t minor;   /* ECS_API_MINOR of the core (from major 11 on) */
+#undef ECS_API_SINCE_0
+#define ECS_API_SINCE_0 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_0
+#define ECS_API_SINCE_0 ECS_API_SKIP_
+#undef ECS_API_SINCE_1
+#define ECS_API_SINCE_1 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_1
+#define ECS_API_SINCE_1 ECS_API_SKIP_
+#undef ECS_API_SINCE_2
+#define ECS_API_SINCE_2 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_2
+#define ECS_API_SINCE_2 ECS_API_SKIP_
+#undef ECS_API_SINCE_3
+#define ECS_API_SINCE_3 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_3
+#define ECS_API_SINCE_3 ECS_API_SKIP_
+#undef ECS_API_SINCE_4
+#define ECS_API_SINCE_4 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_4
+#define ECS_API_SINCE_4 ECS_API_SKIP_
+#undef ECS_API_SINCE_5
+#define ECS_API_SINCE_5 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_5
+#define ECS_API_SINCE_5 ECS_API_SKIP_
+#undef ECS_API_SINCE_6
+#define ECS_API_SINCE_6 ECS_API_SLOT_
+#include "ecs_api_list.h"
+#undef ECS_API_SINCE_6
+#define ECS_API_SINCE_6 ECS_API_SKIP_
+#undef ECS_API_SINCE_7
+#define ECS_API_SINCE_7 ECS_API_SLOT_
+#include "ecs_api_list.h"
 };
+#undef ECS_API_FN
+
+#undef ECS_API_SINCE_0
+#undef ECS_API_SINCE_1
+#undef ECS_API_SINCE_2
+#undef ECS_API_SINCE_3
+#undef ECS_API_SINCE_4
+#undef ECS_API_SINCE_5
+#undef ECS_API_SINCE_6
+#undef ECS_API_SINCE_7
+#undef ECS_API_SLOT_
+#undef ECS_API_SKIP_
 
 #endif
