@@ -122,6 +122,7 @@ build = {
         "src/persist/journal_image.c",
         "src/persist/journal_undo.c",
         "src/persist/delta.c",
+        "src/persist/write.c",
         "src/world.c",
       },
       libraries = { "pthread", "m" }, -- worker threads (src/base/pool.c), math

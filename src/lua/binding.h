@@ -81,6 +81,7 @@ void ecsl_thread_resync(lua_State *L);
 #include "value.h"
 #include "system.h"
 #include "snapshot.h"
+#include "write.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecsl_check_entity
@@ -154,12 +155,9 @@ typedef struct lcomponent {
                        ** changed only by a redefinition */
 } lcomponent;
 
-/* A converted field value, before it is written to its column. */
-typedef union fvalue {
-  double f;
-  int64_t i;
-  uint32_t ref;
-} fvalue;
+/* A converted field value, before it is written to its column (.i of a
+** lua field: its ref). */
+typedef ecs_scalar fvalue;
 
 /*
 ** Making refs for lua fields may raise (a memory error growing the refs
@@ -413,7 +411,6 @@ static inline void ecsl_write_value(const lcomponent *lc, uint32_t k,
   ecs_type t = (ecs_type)lc->type[k];
   ecs_scalar s;
   if (ecs_type_kind_inline(t) == ECS_KIND_FLOAT) s.f = v->f;
-  else if (t == ECS_LUA) s.i = (int64_t)v->ref;
   else s.i = v->i;
   ecs_value_store_inline(ecs_component_column(lc->c, k), t, i, s);
 }

@@ -184,7 +184,7 @@ static int l_set_many(lua_State *L) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[rows[i]];
       fvalue v;
-      v.ref = refv != NULL ? refv[i] : 0;
+      v.i = refv != NULL ? (int64_t)refv[i] : 0;
       ecsl_write_value(lc, k, rows[i], &v);
       if (old != 0 && !ecs_component_keep_ref(w, old))
         luaL_unref(L, refs, (int)old);

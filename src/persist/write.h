@@ -1,0 +1,63 @@
+/*
+** write.h -- the write sequence of one instance's values: the order of
+** its checks, the journal's prewrite, the values into the columns, the
+** change ticks and the listeners (the binding's Position:add, set and
+** set_field, which only convert the values and call these).
+**
+** Private to the core and the binding (not in the plugin table): a
+** plugin writes its columns itself, with prewrite, touch and written.
+**
+** Layer: persist -- the sequence brackets the writes with the journal's
+** prewrite and keep_ref (src/persist/journal.c), so it sits above it;
+** below it, it calls only the managers layer and the registry.
+*/
+#ifndef ECS_WRITE_H
+#define ECS_WRITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "component.h"
+
+/* What a write did, for the caller to finish its side. */
+typedef struct ecs_write_result {
+  ecs_instance row; /* e's instance when the values went in */
+  bool existed;     /* an add found an instance (the event was SET) */
+  bool written;     /* the values are in: an error now is a listener's */
+  uint32_t nold;    /* old[0 .. nold): lua refs the write replaced that */
+  uint32_t old[ECS_MAX_FIELDS]; /* no journal keeps: the caller releases */
+} ecs_write_result;
+
+/*
+** The checks a write makes first, for a caller that wants their errors
+** before the ones of its own values (a value of the wrong type for a
+** dead entity is reported as the dead entity).
+** @param add  an add (e needs no instance) rather than a set.
+** @return ECS_ERR_OK, ECS_ERR_DEAD (e not alive), ECS_ERR_MISSING (a set
+**         and e has no instance).
+*/
+ecs_err ecs_component_write_check(const ecs_world *w, const ecs_component *c,
+                                  ecs_entity e, bool add);
+
+/*
+** Write vals[0 .. n) into fields first .. first + n of e's instance of c:
+** the checks of ecs_component_write_check again (the caller's conversion
+** may have run code that changed the world), then for an add the instance
+** (ecs_component_emplace: zeros, no listener), then prewrite, the values
+** (converted already by the checked rule of value.h: .f for the float
+** kinds, .i else; a lua field's .i is a ref the caller made, 0 for nil),
+** written; then ECS_EVENT_ADD (a new instance) or ECS_EVENT_SET to c's
+** listeners, last, as a listener may change anything.
+** @param r receives what the write did (r->old: the refs to release,
+**          also when a listener failed).
+** @return ECS_ERR_OK; before the write (r->written false, nothing
+**         changed): ECS_ERR_DEAD, ECS_ERR_MISSING, ECS_ERR_INVALID (fields
+**         out of range), or emplace's codes (ECS_ERR_NOMEM, ECS_ERR_PINNED,
+**         ECS_ERR_INVALID); after it (r->written true): the first
+**         listener's error.
+*/
+ecs_err ecs_component_write(ecs_world *w, ecs_component *c, ecs_entity e,
+                            bool add, uint32_t first, uint32_t n,
+                            const ecs_scalar *vals, ecs_write_result *r);
+
+#endif
