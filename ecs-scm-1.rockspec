@@ -98,6 +98,7 @@ build = {
         "src/storage/rowmap.c",
         "src/storage/change.c",
         "src/storage/cleanup.c",
+        "src/storage/spawn.c",
         "src/managers/transform.c",
         "src/managers/transform_math.c",
         "src/managers/transform_propagate.c",
