@@ -82,6 +82,7 @@ void ecsl_thread_resync(lua_State *L);
 #include "system.h"
 #include "snapshot.h"
 #include "write.h"
+#include "schema_gen.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecsl_check_entity
@@ -131,7 +132,8 @@ struct lworld {
   ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
   unsigned busy;     /* calls in progress */
   uint64_t charged;  /* the core's allocation total already charged (ecsl_charge) */
-  uint32_t schema_gen; /* counts component redefinitions (migrate.c) */
+  uint32_t schema_gen; /* the core's count of redefinitions when the world
+                       ** was released (ecsl_world_gen) */
 };
 
 /*
@@ -149,7 +151,6 @@ typedef struct lcomponent {
   lworld *lw;          /* == h.lw */
   ecs_component *c;    /* NULL until registered */
   uint32_t nfields, nlua;
-  uint32_t gen;        /* redefinitions of this manager (migrate.c) */
   uint8_t type[];      /* nfields (room for ECS_MAX_FIELDS): each field's
                        ** ecs_type, read without a call into the core;
                        ** changed only by a redefinition */
@@ -312,6 +313,23 @@ static inline ecs_entity ecsl_check_entity(lua_State *L, int idx) {
       (v >> ECS_LUA_TAG_BITS) > ECS_ID_MASK)
     luaL_typeerror(L, idx, "entity");
   return (ecs_entity)(v >> ECS_LUA_TAG_BITS);
+}
+
+/*
+** The counts of redefinitions (schema_gen.h) of the world of lw and of
+** the component of lc: values, cached specs and plans read under one are
+** stale when it moved (ecsl_redefined). A world closed during the call in
+** progress is still there (doomed) until the call returns, and its
+** counts with it; a released world keeps the count it had.
+*/
+static inline uint32_t ecsl_world_gen(const lworld *lw) {
+  const ecs_world *w = lw->w != NULL ? lw->w : lw->doomed;
+  return w != NULL ? ecs_world_schema_gen(w) : lw->schema_gen;
+}
+static inline uint32_t ecsl_comp_gen(const lcomponent *lc) {
+  const lworld *lw = lc->lw;
+  return lw->w != NULL || lw->doomed != NULL ? ecs_component_schema_gen(lc->c)
+                                             : 0;
 }
 
 /* entity.c */

@@ -272,7 +272,7 @@ static int make_write_refs(lua_State *L, const lcomponent *lc, const char *fn,
   }
   for (int k = 0; k < job.n; k++) val[job.field[k]].i = (int64_t)job.ref[k];
   if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
-  else if (lc->gen != gen) err = ECS_ERR_SCHEMA;
+  else if (ecsl_comp_gen(lc) != gen) err = ECS_ERR_SCHEMA;
   else err = ecs_component_write_check(lc->lw->w, lc->c, e, add);
   if (err != ECS_ERR_OK) {
     for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
@@ -298,7 +298,7 @@ static int comp_write(lua_State *L, int is_add) {
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   int top = lua_gettop(L), refs = 0;
-  uint32_t nf = lc->nfields, gen = lc->gen;
+  uint32_t nf = lc->nfields, gen = ecsl_comp_gen(lc);
   fvalue val[ECS_MAX_FIELDS];
   int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
   ecs_err err = ecs_component_write_check(w, lc->c, e, is_add);
@@ -370,7 +370,7 @@ static int l_comp_set_field(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
-  uint32_t k = ecsl_check_field(L, lc, 3, "set_field"), gen = lc->gen;
+  uint32_t k = ecsl_check_field(L, lc, 3, "set_field"), gen = ecsl_comp_gen(lc);
   int src = 4, refs = 0;
   fvalue v;
   ecs_err err;

@@ -155,7 +155,6 @@ int ecsl_l_world_component(lua_State *L) {
   lc->c = NULL;
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
-  lc->gen = 0;
   for (size_t k = 0; k < n; k++) {
     lc->nlua += defs[k].type == ECS_LUA;
     lc->type[k] = (uint8_t)defs[k].type;

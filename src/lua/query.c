@@ -200,7 +200,7 @@ int ecsl_l_world_query(lua_State *L) {
   lq->lw = lw;
   lq->q = NULL;
   lq->nwith = nwith;
-  lq->schema_gen = lq->lw->schema_gen;
+  lq->schema_gen = ecsl_world_gen(lq->lw);
   luaL_setmetatable(L, ECS_LUA_QUERY);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);

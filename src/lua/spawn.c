@@ -240,7 +240,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     int top = lua_gettop(L);
     lua_Integer pos = key_position(L, list, top - 1, fn);
     const lcomponent *lc = push_component(L, list, pos);  /* key, v, comp */
-    uint32_t gen = lc->gen;
+    uint32_t gen = ecsl_comp_gen(lc);
     if (lua_rawgeti(L, seen, pos) != LUA_TNIL)
       luaL_error(L, "%s: component '%s' given twice (by name and as the "
                  "component)", fn, ecs_component_name(lc->c));
@@ -248,7 +248,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     lua_pushboolean(L, 1);
     lua_rawseti(L, seen, pos);
     read_fields(L, top + 1, lc, top, arrays, fn);         /* key, v, comp, vals */
-    if (lc->gen != gen) ecsl_redefined(L, "world", fn + 6, lc);
+    if (ecsl_comp_gen(lc) != gen) ecsl_redefined(L, "world", fn + 6, lc);
     if (lua_rawgeti(L, by, pos) == LUA_TTABLE) {          /* ..., entry */
       lua_rawgeti(L, -1, E_GEN);
       if ((uint32_t)lua_tointeger(L, -1) != gen) ecsl_redefined(L, "world", fn + 6, lc);
@@ -293,7 +293,7 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     top = lua_gettop(L);
     lua_rawgeti(L, top, E_COMP);
     lua_rawgeti(L, top, E_GEN);
-    if (lua_tointeger(L, -1) != ((const lcomponent *)lua_touserdata(L, -2))->gen)
+    if (lua_tointeger(L, -1) != ecsl_comp_gen((const lcomponent *)lua_touserdata(L, -2)))
       luaL_error(L, "world:spawn: the prefab was made before %s was redefined: "
                  "make it again", ecs_component_name(
                      ((const lcomponent *)lua_touserdata(L, -2))->c));
@@ -309,7 +309,7 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     lua_pop(L, 1);
     lua_rawgeti(L, top, E_POS);
     push_entry(L, top + 1, top + 2, lua_tointeger(L, -1),
-               ((const lcomponent *)lua_touserdata(L, top + 1))->gen); /* checked above */
+               ecsl_comp_gen((const lcomponent *)lua_touserdata(L, top + 1))); /* checked above */
     lua_rawseti(L, by, lua_tointeger(L, -2));
     lua_settop(L, top - 1);
   }
@@ -480,7 +480,7 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
     ecsl_closed(L);
   }
   for (int j = 0; j < m; j++) { /* see ecsl_redefined */
-    if (sc[j].lc->gen != sc[j].gen) {
+    if (ecsl_comp_gen(sc[j].lc) != sc[j].gen) {
       if (refs != 0) unref_all(L, refs, sc, m, n);
       ecsl_redefined(L, "world", fn + 6, sc[j].lc);
     }
@@ -602,7 +602,7 @@ int ecsl_l_world_clone(lua_State *L) {
       lua_pop(L, 1);
       continue;
     }
-    gen = lc->gen; /* the final check of spawn_plan compares it */
+    gen = ecsl_comp_gen(lc); /* the final check of spawn_plan compares it */
     lua_createtable(L, (int)lc->nfields, 0);              /* comp, vals */
     for (uint32_t k = 0; k < lc->nfields; k++) {
       /* pushing may allocate; no Lua code runs until the spawn, so i holds */

@@ -427,7 +427,7 @@ static int define_system(lua_State *L, bool replacing) {
   int map, optarg;
   uint32_t gen; /* the schemas native columns are resolved under */
   check_world(L, 1);
-  gen = self_lworld(L)->schema_gen;
+  gen = ecsl_world_gen(self_lworld(L));
   check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
   system_args(L, fn, &optarg, &d.kind);
@@ -515,7 +515,7 @@ static int define_system(lua_State *L, bool replacing) {
   w = check_world(L, 1);
   d.name = lua_tostring(L, 2);
   d.query = lq != NULL ? lq->q : NULL;
-  if (d.kind == ECS_SYSTEM_NATIVE && self_lworld(L)->schema_gen != gen) {
+  if (d.kind == ECS_SYSTEM_NATIVE && ecsl_world_gen(self_lworld(L)) != gen) {
     err = ECS_ERR_SCHEMA; /* a finalizer redefined a component: stale columns */
     snprintf(msg, sizeof msg, "a component was redefined while the columns "
              "were looked up (by a finalizer)");
