@@ -183,11 +183,12 @@ static void unref_values(lua_State *L, const lcomponent *lc, int refs,
 ** vals go again.
 */
 static void write_instance(lua_State *L, const lcomponent *lc, const char *fn,
-                           ecs_entity e, bool add, uint32_t first, uint32_t n,
-                           const fvalue *val, int refs) {
+                           ecs_entity e, ecs_instance row, bool add,
+                           uint32_t first, uint32_t n, const fvalue *val,
+                           int refs) {
   ecs_world *w = lc->lw->w;
   ecs_write_result r;
-  ecs_err err = ecs_component_write(w, lc->c, e, add, first, n, val, &r);
+  ecs_err err = ecs_component_write(w, lc->c, e, row, add, first, n, val, &r);
   if (!r.written) {
     unref_values(L, lc, refs, val, first, n);
     comp_error(L, lc, fn, err);
@@ -244,7 +245,8 @@ static void read_named_values(lua_State *L, const lcomponent *lc,
 ** @return the refs table's index.
 */
 static int make_write_refs(lua_State *L, const lcomponent *lc, const char *fn,
-                           ecs_entity e, bool add, uint32_t gen,
+                           ecs_entity e, ecs_instance *row, bool add,
+                           uint32_t gen,
                            uint32_t first, uint32_t n, const int *src,
                            fvalue *val) {
   ref_job job;
@@ -273,7 +275,7 @@ static int make_write_refs(lua_State *L, const lcomponent *lc, const char *fn,
   for (int k = 0; k < job.n; k++) val[job.field[k]].i = (int64_t)job.ref[k];
   if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
   else if (ecsl_comp_gen(lc) != gen) err = ECS_ERR_SCHEMA;
-  else err = ecs_component_write_check(lc->lw->w, lc->c, e, add);
+  else err = ecs_component_write_check(lc->lw->w, lc->c, e, add, row);
   if (err != ECS_ERR_OK) {
     for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
     if (err == ECS_ERR_SCHEMA)
@@ -301,7 +303,8 @@ static int comp_write(lua_State *L, int is_add) {
   uint32_t nf = lc->nfields, gen = ecsl_comp_gen(lc);
   fvalue val[ECS_MAX_FIELDS];
   int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
-  ecs_err err = ecs_component_write_check(w, lc->c, e, is_add);
+  ecs_instance row;
+  ecs_err err = ecs_component_write_check(w, lc->c, e, is_add, &row);
   if (err != ECS_ERR_OK) return comp_error(L, lc, fn, err);
   for (uint32_t k = 0; k < nf; k++) src[k] = 0;
   if (top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
@@ -318,8 +321,8 @@ static int comp_write(lua_State *L, int is_add) {
     if (src[k] != 0) ecsl_check_value(L, src[k], lc, fn, k, &val[k]);
   }
   if (lc->nlua > 0)
-    refs = make_write_refs(L, lc, fn, e, is_add, gen, 0, nf, src, val);
-  write_instance(L, lc, fn, e, is_add, 0, nf, val, refs);
+    refs = make_write_refs(L, lc, fn, e, &row, is_add, gen, 0, nf, src, val);
+  write_instance(L, lc, fn, e, row, is_add, 0, nf, val, refs);
   if (is_add) ecsl_charge(L, lc->lw);
   return 0;
 }
@@ -372,15 +375,17 @@ static int l_comp_set_field(lua_State *L) {
   ecs_entity e = check_entity(L, 2);
   uint32_t k = ecsl_check_field(L, lc, 3, "set_field"), gen = ecsl_comp_gen(lc);
   int src = 4, refs = 0;
+  ecs_instance row;
   fvalue v;
   ecs_err err;
   lua_settop(L, 4);
-  if ((err = ecs_component_write_check(w, lc->c, e, false)) != ECS_ERR_OK)
+  if ((err = ecs_component_write_check(w, lc->c, e, false, &row)) != ECS_ERR_OK)
     return comp_error(L, lc, "set_field", err);
   ecsl_check_value(L, 4, lc, "set_field", k, &v);
   if (lc->type[k] == ECS_LUA)
-    refs = make_write_refs(L, lc, "set_field", e, false, gen, k, 1, &src, &v);
-  write_instance(L, lc, "set_field", e, false, k, 1, &v, refs);
+    refs = make_write_refs(L, lc, "set_field", e, &row, false, gen, k, 1,
+                           &src, &v);
+  write_instance(L, lc, "set_field", e, row, false, k, 1, &v, refs);
   return 0;
 }
 

@@ -13,14 +13,6 @@
 #include "write.h"
 #include "component_private.h"
 
-ecs_err ecs_component_write_check(const ecs_world *w, const ecs_component *c,
-                                  ecs_entity e, bool add) {
-  if (!ecs_alive(w, e)) return ECS_ERR_DEAD;
-  if (!add && ecs_component_lookup(w, c, e) == ECS_NO_INSTANCE)
-    return ECS_ERR_MISSING;
-  return ECS_ERR_OK;
-}
-
 /* The values into row i, between the journal's prewrite and written; the
 ** lua refs replaced that no journal keeps go to r->old. */
 static void write_values(ecs_world *w, ecs_component *c, ecs_instance i,
@@ -43,16 +35,21 @@ static void write_values(ecs_world *w, ecs_component *c, ecs_instance i,
 }
 
 ecs_err ecs_component_write(ecs_world *w, ecs_component *c, ecs_entity e,
-                            bool add, uint32_t first, uint32_t n,
-                            const ecs_scalar *vals, ecs_write_result *r) {
+                            ecs_instance row, bool add, uint32_t first,
+                            uint32_t n, const ecs_scalar *vals,
+                            ecs_write_result *r) {
   ecs_instance i;
   ecs_err err;
   r->row = ECS_NO_INSTANCE;
   r->existed = r->written = false;
   r->nold = 0;
-  if (first > c->nfields || n > c->nfields - first) return ECS_ERR_INVALID;
+  if (first > c->nfields || n > c->nfields - first || c->owner != NULL)
+    return ECS_ERR_INVALID; /* an owned component: its owner's rows */
   if (!ecs_alive(w, e)) return ECS_ERR_DEAD;
-  if (add) {
+  if (row < c->size && owners(c)[row] == e) { /* the hint holds: e's */
+    i = row;
+    r->existed = true;
+  } else if (add) {
     if ((err = ecs_component_emplace(w, c, e, &i, &r->existed)) != ECS_ERR_OK)
       return err;
   } else {

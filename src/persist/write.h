@@ -33,11 +33,22 @@ typedef struct ecs_write_result {
 ** before the ones of its own values (a value of the wrong type for a
 ** dead entity is reported as the dead entity).
 ** @param add  an add (e needs no instance) rather than a set.
+** @param row  receives e's instance, or ECS_NO_INSTANCE: the hint that
+**             spares ecs_component_write a lookup.
 ** @return ECS_ERR_OK, ECS_ERR_DEAD (e not alive), ECS_ERR_MISSING (a set
 **         and e has no instance).
+** Inline: the binding's set makes it once per call.
 */
-ecs_err ecs_component_write_check(const ecs_world *w, const ecs_component *c,
-                                  ecs_entity e, bool add);
+static inline ecs_err ecs_component_write_check(const ecs_world *w,
+                                                const ecs_component *c,
+                                                ecs_entity e, bool add,
+                                                ecs_instance *row) {
+  *row = ECS_NO_INSTANCE;
+  if (!ecs_alive(w, e)) return ECS_ERR_DEAD;
+  *row = ecs_component_lookup(w, c, e);
+  if (!add && *row == ECS_NO_INSTANCE) return ECS_ERR_MISSING;
+  return ECS_ERR_OK;
+}
 
 /*
 ** Write vals[0 .. n) into fields first .. first + n of e's instance of c:
@@ -48,6 +59,9 @@ ecs_err ecs_component_write_check(const ecs_world *w, const ecs_component *c,
 ** kinds, .i else; a lua field's .i is a ref the caller made, 0 for nil),
 ** written; then ECS_EVENT_ADD (a new instance) or ECS_EVENT_SET to c's
 ** listeners, last, as a listener may change anything.
+** @param row  e's instance as the caller last saw it (the row of
+**             ecs_component_write_check), or ECS_NO_INSTANCE: checked,
+**             then used instead of a lookup when it still is e's.
 ** @param r receives what the write did (r->old: the refs to release,
 **          also when a listener failed).
 ** @return ECS_ERR_OK; before the write (r->written false, nothing
@@ -57,7 +71,8 @@ ecs_err ecs_component_write_check(const ecs_world *w, const ecs_component *c,
 **         listener's error.
 */
 ecs_err ecs_component_write(ecs_world *w, ecs_component *c, ecs_entity e,
-                            bool add, uint32_t first, uint32_t n,
-                            const ecs_scalar *vals, ecs_write_result *r);
+                            ecs_instance row, bool add, uint32_t first,
+                            uint32_t n, const ecs_scalar *vals,
+                            ecs_write_result *r);
 
 #endif
