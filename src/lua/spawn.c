@@ -6,10 +6,10 @@
 ** value first -- a component's fields by name or position, each field one
 ** value for all or (but lua fields) an array of n values, converted into
 ** C buffers -- and makes the refs of lua fields, so that an error leaves
-** nothing behind. The core half then asks which indices the n new
-** entities will get (ecs_next_indices), reserves room for them in every
-** component (ecs_component_reserve), creates them and writes the values
-** component by component in C: no Lua call, no lookup by name per entity.
+** nothing behind. The core half (ecs_spawn, src/storage/spawn.h) then
+** asks which indices the n new entities will get, reserves room for them
+** in every component, creates them and writes the values component by
+** component in C: no Lua call, no lookup by name per entity.
 ** Last, with every entity complete, the ADD listeners (observers) are
 ** told, entity by entity in order, each entity's components in the order
 ** they were registered.
