@@ -101,6 +101,8 @@ build = {
         "src/storage/change.c",
         "src/storage/cleanup.c",
         "src/storage/destroy.c",
+        "src/storage/spawn.c",
+        "src/storage/write.c",
         "src/managers/transform.c",
         "src/managers/transform_math.c",
         "src/managers/transform_propagate.c",

@@ -33,7 +33,8 @@
 ** ecs_component_remove removes one. The core has no setters (values are
 ** written straight into the columns), so ECS_EVENT_SET, and ADD after
 ** ecs_component_emplace, are reported by whoever writes the values (the
-** binding's add, set and set_field). clear, load, gc and the death of an
+** core's write sequence, src/storage/write.h, for the binding's add, set
+** and set_field). clear, load, gc and the death of an
 ** entity report nothing: a dead entity's record is garbage, not a remove.
 **
 ** The manager class implements every hook (ecs.h): has, clear (keeps the

@@ -105,6 +105,8 @@ struct ecs_world {
   ** dropping never allocates. */
   uint32_t *ref_drop;
   size_t ref_len, ref_cap, ref_slots;
+  /* component_migrate.c: redefinitions of any component (schema_gen.h) */
+  uint32_t schema_gen;
   /* query: the world's queries (a doubly linked list), and a counter of
   ** destroyed entities (entity.c counts; query.c's iterators compare it to
   ** tell whether rows they handed out are still exact). */

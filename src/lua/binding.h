@@ -81,6 +81,8 @@ void ecsl_thread_resync(lua_State *L);
 #include "value.h"
 #include "system.h"
 #include "snapshot.h"
+#include "write.h"
+#include "schema_gen.h"
 
 #define check_text ecs_lua_check_text
 #define check_entity ecsl_check_entity
@@ -139,7 +141,8 @@ struct lworld {
   ecs_world *doomed; /* closed during a call: released when busy drops to 0 */
   unsigned busy;     /* calls in progress */
   uint64_t charged;  /* the core's allocation total already charged (ecsl_charge) */
-  uint32_t schema_gen; /* counts component redefinitions (migrate.c) */
+  uint32_t schema_gen; /* the core's count of redefinitions when the world
+                       ** was released (ecsl_world_gen) */
 };
 
 /*
@@ -157,18 +160,14 @@ typedef struct lcomponent {
   lworld *lw;          /* == h.lw */
   ecs_component *c;    /* NULL until registered */
   uint32_t nfields, nlua;
-  uint32_t gen;        /* redefinitions of this manager (migrate.c) */
   uint8_t type[];      /* nfields (room for ECS_MAX_FIELDS): each field's
                        ** ecs_type, read without a call into the core;
                        ** changed only by a redefinition */
 } lcomponent;
 
-/* A converted field value, before it is written to its column. */
-typedef union fvalue {
-  double f;
-  int64_t i;
-  uint32_t ref;
-} fvalue;
+/* A converted field value, before it is written to its column (.i of a
+** lua field: its ref). */
+typedef ecs_scalar fvalue;
 
 /*
 ** Making refs for lua fields may raise (a memory error growing the refs
@@ -325,6 +324,23 @@ static inline ecs_entity ecsl_check_entity(lua_State *L, int idx) {
   return (ecs_entity)(v >> ECS_LUA_TAG_BITS);
 }
 
+/*
+** The counts of redefinitions (schema_gen.h) of the world of lw and of
+** the component of lc: values, cached specs and plans read under one are
+** stale when it moved (ecsl_redefined). A world closed during the call in
+** progress is still there (doomed) until the call returns, and its
+** counts with it; a released world keeps the count it had.
+*/
+static inline uint32_t ecsl_world_gen(const lworld *lw) {
+  const ecs_world *w = lw->w != NULL ? lw->w : lw->doomed;
+  return w != NULL ? ecs_world_schema_gen(w) : lw->schema_gen;
+}
+static inline uint32_t ecsl_comp_gen(const lcomponent *lc) {
+  const lworld *lw = lc->lw;
+  return lw->w != NULL || lw->doomed != NULL ? ecs_component_schema_gen(lc->c)
+                                             : 0;
+}
+
 /* entity.c */
 int ecsl_l_entity(lua_State *L);
 int ecsl_l_generation(lua_State *L);
@@ -422,7 +438,6 @@ static inline void ecsl_write_value(const lcomponent *lc, uint32_t k,
   ecs_type t = (ecs_type)lc->type[k];
   ecs_scalar s;
   if (ecs_type_kind_inline(t) == ECS_KIND_FLOAT) s.f = v->f;
-  else if (t == ECS_LUA) s.i = (int64_t)v->ref;
   else s.i = v->i;
   ecs_value_store_inline(ecs_component_column(lc->c, k), t, i, s);
 }

@@ -31,12 +31,12 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   ecs_component *c = NULL;
   ecs_err err;
   check_text(L, idx, NULL, fn);
-  if (lq->schema_gen != lq->lw->schema_gen) { /* a component was redefined */
+  if (lq->schema_gen != ecsl_world_gen(lq->lw)) { /* a component was redefined */
     lua_getiuservalue(L, qidx, 2);
     lua_pushnil(L);
     lua_rawseti(L, -2, QC_SPECS);
     lua_pop(L, 1);
-    lq->schema_gen = lq->lw->schema_gen;
+    lq->schema_gen = ecsl_world_gen(lq->lw);
   }
   ecsl_push_query_cache(L, qidx, QC_SPECS);                    /* specs */
   lua_pushvalue(L, idx);
@@ -250,7 +250,7 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
     st->n = 0;
     return;
   }
-  if (st->schema_gen != st->lq->lw->schema_gen) { /* the specs are stale */
+  if (st->schema_gen != ecsl_world_gen(st->lq->lw)) { /* the specs are stale */
     st->n = 0;
     if (quiet) return;
     luaL_error(L, "%s: " ECSL_REDEFINED_TEXT " (its writes are lost)",
@@ -392,7 +392,7 @@ static int l_columns_next(lua_State *L) {
     columns_end(st);
     return 0;
   }
-  if (st->schema_gen != st->lq->lw->schema_gen)
+  if (st->schema_gen != ecsl_world_gen(st->lq->lw))
     return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
   n = ecs_query_iter_chunk(w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
   if (n == 0) {
@@ -520,7 +520,7 @@ int ecsl_l_query_columns(lua_State *L) {
   ecs_err err;
   /* the schemas the specs are resolved under: a finalizer run by any
   ** allocation below may redefine a component (the loop then stops) */
-  uint32_t gen = lq->lw->schema_gen;
+  uint32_t gen = ecsl_world_gen(lq->lw);
   int nspec = columns_specs(L, 2, spec, "q:columns"), sidx;
   st = columns_state(L, lq, QC_COLUMNS, &ecsl_columns_tag, "q:columns", nspec);
   sidx = lua_gettop(L);
@@ -569,7 +569,7 @@ static int each_chunk_body(lua_State *L) {
     int status;
     if (lw->w == NULL || lq->q == NULL) return ecsl_closed(L);
     if (ecs_query_iter_loaded(lw->w, &st->it)) break; /* fn loaded a world */
-    if (st->schema_gen != lw->schema_gen)
+    if (st->schema_gen != ecsl_world_gen(lw))
       return luaL_error(L, "%s: " ECSL_REDEFINED_TEXT, st->fname);
     n = ecs_query_iter_chunk(lw->w, &st->it, COLUMNS_CHUNK, st->ent, st->rows);
     if (n == 0) break;
@@ -595,7 +595,7 @@ int ecsl_l_query_each_chunk(lua_State *L) {
   colspec spec[MAX_COLUMNS];
   lcolumns *st;
   ecs_err err;
-  uint32_t gen = lw->schema_gen; /* as q:columns: the specs' schemas */
+  uint32_t gen = ecsl_world_gen(lw); /* as q:columns: the specs' schemas */
   int nspec, status;
   luaL_checktype(L, 2, LUA_TFUNCTION);
   nspec = columns_specs(L, 3, spec, "q:each_chunk");

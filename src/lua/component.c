@@ -157,25 +157,6 @@ static void drain_world(lua_State *L) {
   lua_pop(L, 1);
 }
 
-/*
-** Report event on e to the listeners of the manager at 1, once its values
-** are written: last, because a listener may change anything (remove e's
-** instance, destroy e, add to this manager and so move its columns), so
-** nothing looked up before is used after. The refs a listener dropped are
-** released here. @return the first listener's error, which the caller
-** raises as its own ("Position:set: ..."): the change it reported stands.
-** While the world has no listener this is one load and a branch.
-*/
-static ecs_err notify(lua_State *L, const lcomponent *lc, ecs_world *w,
-                      ecs_entity e, ecs_event event) {
-  ecs_err err;
-  if (((const ecs_world_head *)(const void *)w)->listeners == 0)
-    return ECS_ERR_OK;
-  err = ecs_manager_notify_listeners(w, lc->c, e, event);
-  drain_world(L);
-  return err;
-}
-
 static int make_refs(lua_State *L) { /* job, refs, v1..vn */
   ref_job *job = (ref_job *)lua_touserdata(L, 1);
   for (int k = 0; k < job->n; k++) {
@@ -186,65 +167,149 @@ static int make_refs(lua_State *L) { /* job, refs, v1..vn */
   return 0;
 }
 
+/* Let go of the refs of the lua fields of val (made by make_write_refs). */
+static void unref_values(lua_State *L, const lcomponent *lc, int refs,
+                         const fvalue *val, uint32_t first, uint32_t n) {
+  for (uint32_t j = 0; j < n && refs != 0; j++)
+    if (lc->type[first + j] == ECS_LUA && val[j].i != 0)
+      luaL_unref(L, refs, (int)val[j].i);
+}
+
+/*
+** The core's write of vals into fields first .. first + n of e (write.h),
+** then the binding's side: the lua refs it replaced released, the dropped
+** refs drained, a listener's error raised as the method's own (the
+** change it reported stands). On an error before the write the refs of
+** vals go again.
+*/
+static void write_instance(lua_State *L, const lcomponent *lc, const char *fn,
+                           ecs_entity e, ecs_instance row, bool add,
+                           uint32_t first, uint32_t n, const fvalue *val,
+                           int refs) {
+  ecs_world *w = lc->lw->w;
+  ecs_write_result r;
+  ecs_err err = ecs_component_write(w, lc->c, e, row, add, first, n, val, &r);
+  if (!r.written) {
+    unref_values(L, lc, refs, val, first, n);
+    comp_error(L, lc, fn, err);
+  }
+  for (uint32_t k = 0; k < r.nold; k++) luaL_unref(L, refs, (int)r.old[k]);
+  if (((const ecs_world_head *)(const void *)w)->listeners != 0) drain_world(L);
+  else if (refs != 0) drain_refs_at(L, w, refs);
+  if (err != ECS_ERR_OK) comp_error(L, lc, fn, err);
+}
+
+/*
+** The table form of add and set, Position:add(e, {x=, y=}): each named
+** value moved to stack slot 4 + its field number, src[k] set to it, so
+** that make_write_refs finds it later.
+*/
+static void read_named_values(lua_State *L, const lcomponent *lc,
+                              const char *fn, int *src) {
+  uint32_t nf = lc->nfields;
+  luaL_checkstack(L, (int)nf + 4, "too many fields");
+  lua_settop(L, 3 + (int)nf);             /* slots 4..3+nf: values by field */
+  lua_getiuservalue(L, 1, 2);                             /* ..., names */
+  lua_pushnil(L);
+  while (lua_next(L, 3)) {                               /* names, key, v */
+    int isint;
+    lua_Integer k;
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "%s:%s: field names must be strings, got %s",
+                 ecs_component_name(lc->c), fn, luaL_typename(L, -2));
+    lua_pushvalue(L, -2);
+    lua_rawget(L, -4);                                   /* names, key, v, k */
+    k = lua_tointegerx(L, -1, &isint);
+    lua_pop(L, 1);
+    if (!isint) {
+      size_t klen, at;
+      const char *key = lua_tolstring(L, -2, &klen);
+      if ((at = ecsl_zero_at(key, klen)) != 0)
+        luaL_error(L, "%s:%s: field name contains an embedded zero "
+                   "at position %I", ecs_component_name(lc->c), fn,
+                   (lua_Integer)at);
+      ecsl_error(L, ecs_component_name(lc->c), fn, ECS_ERR_UNKNOWN_FIELD,
+                 lua_pushfstring(L, "unknown field '%s'", key), 0);
+    }
+    lua_replace(L, 4 + (int)k);                          /* names, key */
+    src[k] = 4 + (int)k;
+  }
+  lua_pop(L, 1);
+}
+
+/*
+** The refs of the lua fields of val, the values of fields first .. first
+** + n (val[j] of field first + j, its Lua value at src[j]), all or none, then
+** the checks again: making refs allocates, and a GC step may run
+** finalizers that change the world, close it or redefine the component.
+** @return the refs table's index.
+*/
+static int make_write_refs(lua_State *L, const lcomponent *lc, const char *fn,
+                           ecs_entity e, ecs_instance *row, bool add,
+                           uint32_t gen,
+                           uint32_t first, uint32_t n, const int *src,
+                           fvalue *val) {
+  ref_job job;
+  int refs = push_comp_refs(L, 1);
+  ecs_err err = ECS_ERR_OK;
+  job.n = job.done = 0;
+  luaL_checkstack(L, (int)lc->nlua + 3, "too many fields");
+  lua_pushcfunction(L, make_refs);            /* light: no allocation */
+  lua_pushlightuserdata(L, &job);
+  lua_pushvalue(L, refs);
+  for (uint32_t j = 0; j < n; j++) {
+    if (lc->type[first + j] != ECS_LUA) continue;
+    val[j].i = 0;
+    if (src[j] == 0 || lua_isnil(L, src[j])) continue;
+    job.field[job.n++] = j;
+    lua_pushvalue(L, src[j]);
+  }
+  if (job.n <= 1) {
+    /* one ref at most: if it raises, none was made; no pcall needed */
+    if (job.n == 1) job.ref[0] = (uint32_t)luaL_ref(L, refs);
+    lua_pop(L, 3);                            /* make_refs, job, refs */
+  } else if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
+    for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
+    lua_error(L);                             /* the same error object */
+  }
+  for (int k = 0; k < job.n; k++) val[job.field[k]].i = (int64_t)job.ref[k];
+  if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
+  else if (ecsl_comp_gen(lc) != gen) err = ECS_ERR_SCHEMA;
+  else err = ecs_component_write_check(lc->lw->w, lc->c, e, add, row);
+  if (err != ECS_ERR_OK) {
+    for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
+    if (err == ECS_ERR_SCHEMA)
+      ecsl_redefined(L, ecs_component_name(lc->c), fn, lc);
+    comp_error(L, lc, fn, err);
+  }
+  return refs;
+}
+
 /*
 ** Shared by add and set: Position:add(e, x, y) or Position:add(e, {x=, y=}).
 ** The table form is used when exactly one value is given, it is a table,
 ** and the first field is not of type lua (for which a table is a value).
 ** Order, so that an error never leaves a half-done change: check the
 ** entity and every value; make refs for lua fields (all or none); then the
-** core's emplace (on NOMEM the refs are unref'd); then write every column,
-** unref'ing replaced lua values; drain. Only then, with the values in,
-** the listeners: ADD for a new instance, SET for values written over an
-** existing one (add of an entity that has the component, and set).
+** core's write (write.h: the instance, the values, the listeners: ADD for
+** a new instance, SET for values written over an existing one).
 */
 static int comp_write(lua_State *L, int is_add) {
   const char *fn = is_add ? "add" : "set";
   ecs_world *w;
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
-  int top = lua_gettop(L), refs = 0, tform;
-  uint32_t nf = lc->nfields, gen = lc->gen;
+  int top = lua_gettop(L), refs = 0;
+  uint32_t nf = lc->nfields, gen = ecsl_comp_gen(lc);
   fvalue val[ECS_MAX_FIELDS];
   int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
-  ecs_instance i = ECS_NO_INSTANCE;
-  bool existed = false;
-  ecs_err err;
-  if (!ecs_alive(w, e)) return comp_error(L, lc, fn, ECS_ERR_DEAD);
-  if (!is_add && (i = ecs_component_lookup(w, lc->c, e)) == ECS_NO_INSTANCE)
-    return comp_error(L, lc, fn, ECS_ERR_MISSING);
-  tform = top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
-          lc->type[0] != ECS_LUA;
+  ecs_instance row;
+  ecs_err err = ecs_component_write_check(w, lc->c, e, is_add, &row);
+  if (err != ECS_ERR_OK) return comp_error(L, lc, fn, err);
   for (uint32_t k = 0; k < nf; k++) src[k] = 0;
-  if (tform) {
-    /* move each named value to the stack, so that refs see it later */
-    luaL_checkstack(L, (int)nf + 4, "too many fields");
-    lua_settop(L, 3 + (int)nf);           /* slots 4..3+nf: values by field */
-    lua_getiuservalue(L, 1, 2);                           /* ..., names */
-    lua_pushnil(L);
-    while (lua_next(L, 3)) {                             /* names, key, v */
-      int isint;
-      lua_Integer k;
-      if (lua_type(L, -2) != LUA_TSTRING)
-        return luaL_error(L, "%s:%s: field names must be strings, got %s",
-                          ecs_component_name(lc->c), fn, luaL_typename(L, -2));
-      lua_pushvalue(L, -2);
-      lua_rawget(L, -4);                                 /* names, key, v, k */
-      k = lua_tointegerx(L, -1, &isint);
-      lua_pop(L, 1);
-      if (!isint) {
-        size_t klen, at;
-        const char *key = lua_tolstring(L, -2, &klen);
-        if ((at = ecsl_zero_at(key, klen)) != 0)
-          return luaL_error(L, "%s:%s: field name contains an embedded zero "
-                            "at position %I", ecs_component_name(lc->c), fn,
-                            (lua_Integer)at);
-        return ecsl_error(L, ecs_component_name(lc->c), fn, ECS_ERR_UNKNOWN_FIELD,
-                          lua_pushfstring(L, "unknown field '%s'", key), 0);
-      }
-      lua_replace(L, 4 + (int)k);                        /* names, key */
-      src[k] = 4 + (int)k;
-    }
-    lua_pop(L, 1);
+  if (top == 3 && nf > 0 && lua_type(L, 3) == LUA_TTABLE &&
+      lc->type[0] != ECS_LUA) {
+    read_named_values(L, lc, fn, src);
   } else {
     if ((uint32_t)(top - 2) > nf)
       return luaL_error(L, "%s:%s: too many values (%d fields)",
@@ -255,71 +320,9 @@ static int comp_write(lua_State *L, int is_add) {
     val[k].i = 0; /* missing: zero, false, ecs.null or nil */
     if (src[k] != 0) ecsl_check_value(L, src[k], lc, fn, k, &val[k]);
   }
-  if (lc->nlua > 0) {
-    ref_job job;
-    job.n = job.done = 0;
-    refs = push_comp_refs(L, 1);
-    luaL_checkstack(L, (int)lc->nlua + 3, "too many fields");
-    lua_pushcfunction(L, make_refs);          /* light: no allocation */
-    lua_pushlightuserdata(L, &job);
-    lua_pushvalue(L, refs);
-    for (uint32_t k = 0; k < nf; k++) {
-      if (lc->type[k] != ECS_LUA) continue;
-      val[k].ref = 0;
-      if (src[k] == 0 || lua_isnil(L, src[k])) continue;
-      job.field[job.n++] = k;
-      lua_pushvalue(L, src[k]);
-    }
-    if (job.n <= 1) {
-      /* one ref at most: if it raises, none was made; no pcall needed */
-      if (job.n == 1) job.ref[0] = (uint32_t)luaL_ref(L, refs);
-      lua_pop(L, 3);                          /* make_refs, job, refs */
-    } else if (lua_pcall(L, 2 + job.n, 0, 0) != LUA_OK) {
-      for (int k = 0; k < job.done; k++) luaL_unref(L, refs, (int)job.ref[k]);
-      return lua_error(L);                    /* the same error object */
-    }
-    for (int k = 0; k < job.n; k++) val[job.field[k]].ref = job.ref[k];
-    /* making refs allocates, and a GC step may run finalizers that change
-    ** the world (or close it): look everything up again */
-    err = ECS_ERR_OK;
-    if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
-    else if (lc->gen != gen) err = ECS_ERR_SCHEMA;
-    else if (!ecs_alive(lc->lw->w, e)) err = ECS_ERR_DEAD;
-    else if (!is_add && (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE)
-      err = ECS_ERR_MISSING;
-    if (err != ECS_ERR_OK) {
-      for (int k = 0; k < job.n; k++) luaL_unref(L, refs, (int)job.ref[k]);
-      if (err == ECS_ERR_SCHEMA)
-        return ecsl_redefined(L, ecs_component_name(lc->c), fn, lc);
-      return comp_error(L, lc, fn, err);
-    }
-    w = lc->lw->w;
-  }
-  if (is_add) {
-    err = ecs_component_emplace(w, lc->c, e, &i, &existed);
-    if (err != ECS_ERR_OK) {
-      for (uint32_t k = 0; k < nf && refs != 0; k++)
-        if (lc->type[k] == ECS_LUA && val[k].ref)
-          luaL_unref(L, refs, (int)val[k].ref);
-      return comp_error(L, lc, fn, err);
-    }
-  }
-  ecs_component_write_begin(w, lc->c, NULL, i, 1); /* an open journal keeps the old */
-  for (uint32_t k = 0; k < nf; k++) {
-    if (lc->type[k] == ECS_LUA) {
-      uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-      ecsl_write_value(lc, k, i, &val[k]);
-      if (old != 0 && !ecs_component_keep_ref(w, old))
-        luaL_unref(L, refs, (int)old);
-    } else {
-      ecsl_write_value(lc, k, i, &val[k]);
-    }
-  }
-  ecs_component_write_end(w, lc->c, NULL, i, 1);
-  if (refs != 0) drain_refs_at(L, w, refs);
-  err = notify(L, lc, w, e,
-               is_add && !existed ? ECS_EVENT_ADD : ECS_EVENT_SET);
-  if (err != ECS_ERR_OK) return comp_error(L, lc, fn, err);
+  if (lc->nlua > 0)
+    refs = make_write_refs(L, lc, fn, e, &row, is_add, gen, 0, nf, src, val);
+  write_instance(L, lc, fn, e, row, is_add, 0, nf, val, refs);
   if (is_add) ecsl_charge(L, lc->lw);
   return 0;
 }
@@ -370,50 +373,19 @@ static int l_comp_set_field(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
-  uint32_t k = ecsl_check_field(L, lc, 3, "set_field");
-  ecs_instance i;
+  uint32_t k = ecsl_check_field(L, lc, 3, "set_field"), gen = ecsl_comp_gen(lc);
+  int src = 4, refs = 0;
+  ecs_instance row;
   fvalue v;
   ecs_err err;
   lua_settop(L, 4);
-  if (!ecs_alive(w, e)) return comp_error(L, lc, "set_field", ECS_ERR_DEAD);
-  i = ecs_component_lookup(w, lc->c, e);
-  if (i == ECS_NO_INSTANCE) return comp_error(L, lc, "set_field", ECS_ERR_MISSING);
-  ecsl_check_value(L, 4, lc, "set_field", k, &v);
-  if (lc->type[k] == ECS_LUA) {
-    uint32_t gen = lc->gen;
-    int refs = push_comp_refs(L, 1);
-    uint32_t old;
-    v.ref = 0;
-    if (lc->gen != gen) return ecsl_redefined(L, ecs_component_name(lc->c), "set_field", lc);
-    if (!lua_isnil(L, 4)) {
-      lua_pushvalue(L, 4);
-      v.ref = (uint32_t)luaL_ref(L, refs); /* may raise: nothing changed */
-      /* a GC step during luaL_ref may have run finalizers: look again */
-      if (lc->gen != gen) {
-        luaL_unref(L, refs, (int)v.ref);
-        return ecsl_redefined(L, ecs_component_name(lc->c), "set_field", lc);
-      }
-      if (lc->lw->w == NULL || !ecs_alive(lc->lw->w, e) ||
-          (i = ecs_component_lookup(lc->lw->w, lc->c, e)) == ECS_NO_INSTANCE) {
-        luaL_unref(L, refs, (int)v.ref);
-        if (lc->lw->w == NULL) return ecsl_closed(L);
-        return comp_error(L, lc, "set_field", ecs_alive(lc->lw->w, e) ?
-                          ECS_ERR_MISSING : ECS_ERR_DEAD);
-      }
-    }
-    w = lc->lw->w; /* still open: looked up again after luaL_ref */
-    old = ((uint32_t *)ecs_component_column(lc->c, k))[i];
-    ecs_component_write_begin(w, lc->c, NULL, i, 1);
-    ecsl_write_value(lc, k, i, &v);
-    if (old != 0 && !ecs_component_keep_ref(w, old))
-      luaL_unref(L, refs, (int)old);
-  } else {
-    ecs_component_write_begin(w, lc->c, NULL, i, 1);
-    ecsl_write_value(lc, k, i, &v);
-  }
-  ecs_component_write_end(w, lc->c, NULL, i, 1);
-  if ((err = notify(L, lc, w, e, ECS_EVENT_SET)) != ECS_ERR_OK)
+  if ((err = ecs_component_write_check(w, lc->c, e, false, &row)) != ECS_ERR_OK)
     return comp_error(L, lc, "set_field", err);
+  ecsl_check_value(L, 4, lc, "set_field", k, &v);
+  if (lc->type[k] == ECS_LUA)
+    refs = make_write_refs(L, lc, "set_field", e, &row, false, gen, k, 1,
+                           &src, &v);
+  write_instance(L, lc, "set_field", e, row, false, k, 1, &v, refs);
   return 0;
 }
 

@@ -36,31 +36,17 @@ static void push_comp_metatable(lua_State *L, const char *name) {
 }
 
 /*
-** world:component(name [, schema]) -> manager
-** schema is a list of "field:type" strings (a bare "field" is f64); nil or
-** absent makes a tag. Everything that can raise (parsing, the Lua objects,
-** the registry entries) happens before the core manager is created; if
-** the core then fails, the registry entries are removed (no allocation).
+** The arguments of world:component after the name: the schema (a list,
+** or nil: a tag) and the options (migrate). @return whether to migrate;
+** *n receives the number of schema entries.
 */
-int ecsl_l_world_component(lua_State *L) {
-  ecs_world *w = check_world(L, 1);
-  size_t len, n = 0;
-  const char *name;
-  ecs_field_def *defs;
-  uint8_t cleanup[ECS_MAX_FIELDS];
-  const char *bang;
-  lcomponent *lc;
-  lua_Integer slot;
-  ecs_err err;
+static int read_component_args(lua_State *L, size_t *n) {
   int migrate = 0;
-  name = check_text(L, 2, &len, "world:component");
-  /* "Position.x" must stay unambiguous in queries: the core's rule */
-  if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK)
-    return luaL_argerror(L, 2, ecs_strerror(ECS_ERR_COMPONENT_NAME));
+  *n = 0;
   if (!lua_isnoneornil(L, 3)) {
     luaL_checktype(L, 3, LUA_TTABLE);
     ecsl_check_keys(L, 3, 3, "world:component", NULL, true);
-    n = (size_t)lua_rawlen(L, 3);
+    *n = (size_t)lua_rawlen(L, 3);
   }
   if (!lua_isnoneornil(L, 4)) { /* options: migrate */
     static const char *const known[] = {"migrate", NULL};
@@ -73,89 +59,91 @@ int ecsl_l_world_component(lua_State *L) {
       static const char *const mkeys[] = {"rename", NULL};
       ecsl_check_keys(L, -1, 4, "world:component", mkeys, false);
     } else if (!lua_isnil(L, -1) && !lua_isboolean(L, -1)) {
-      return luaL_error(L, "world:component: bad option 'migrate' (true or a "
-                        "table expected, got %s)", luaL_typename(L, -1));
+      luaL_error(L, "world:component: bad option 'migrate' (true or a "
+                 "table expected, got %s)", luaL_typename(L, -1));
     }
     lua_pop(L, 1);
   }
   lua_settop(L, 4);
-  if (n > ECS_MAX_FIELDS)
-    return ecsl_error(L, "world", "component", ECS_ERR_TOO_MANY_FIELDS, NULL,
-                      0);
-  if (ecs_component_find(w, name) != NULL && !migrate)
-    return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
-  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 5 */
-  lua_createtable(L, (int)n, 0);                          /* 6: field names */
-  lua_createtable(L, 0, (int)n);                          /* 7: name -> k */
-  for (size_t k = 0; k < n; k++) {
-    size_t slen, flen, at;
-    const char *s;
-    ecs_type type;
-    if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
-      return luaL_error(L, "world:component: schema entry %d must be a "
-                        "string, got %s", (int)k + 1, luaL_typename(L, -1));
-    s = lua_tolstring(L, -1, &slen);
-    if ((at = ecsl_zero_at(s, slen)) != 0)
-      return luaL_error(L, "world:component: schema entry %d contains an "
-                        "embedded zero at position %I", (int)k + 1,
-                        (lua_Integer)at);
-    /* "name:entity!clear" (remove, destroy): what happens to the field
-    ** when the entity it names dies (docs/components.md, "Entity fields
-    ** that clean up") */
-    bang = (const char *)memchr(s, '!', slen);
-    cleanup[k] = ECS_CLEANUP_NONE;
-    if (bang != NULL) {
-      size_t plen = slen - (size_t)(bang - s) - 1;
-      static const char *const policy[] = {"clear", "remove", "destroy"};
-      int found = -1;
-      for (int p = 0; p < 3; p++)
-        if (strlen(policy[p]) == plen && memcmp(bang + 1, policy[p], plen) == 0)
-          found = p;
-      if (found < 0)
-        return luaL_error(L, "world:component: unknown cleanup '%s' in '%s' "
-                          "(clear, remove or destroy expected)", bang + 1, s);
-      cleanup[k] = (uint8_t)(ECS_CLEANUP_CLEAR + found);
-      slen = (size_t)(bang - s);
-    }
-    err = ecs_schema_entry_parse(s, slen, &flen, &type);
-    if (err == ECS_ERR_FIELD_NAME)
-      return luaL_error(L, "world:component: %s in '%s'", ecs_strerror(err), s);
-    if (err != ECS_ERR_OK)                 /* FIELD_TYPE */
-      return luaL_error(L, "world:component: field '%s' has %s '%s'",
-                        lua_pushlstring(L, s, flen), ecs_strerror(err),
-                        lua_pushlstring(L, s + flen + 1, slen - flen - 1));
-    if (cleanup[k] != ECS_CLEANUP_NONE && type != ECS_ENTITY)
-      return luaL_error(L, "world:component: field '%s' has a cleanup "
-                        "('%s') but is not an entity field",
-                        lua_pushlstring(L, s, flen), bang + 1);
-    lua_pushlstring(L, s, flen);                          /* entry, fname */
-    lua_pushvalue(L, -1);
-    lua_pushinteger(L, (lua_Integer)k);
-    lua_rawset(L, 7);                                     /* names[f] = k */
-    defs[k].name = lua_tostring(L, -1);  /* kept alive by table 6 */
-    defs[k].type = type;
-    lua_rawseti(L, 6, (lua_Integer)k + 1);
-    lua_pop(L, 1);
-  }
-  {
-    uint32_t at;
-    err = ecs_component_check_schema(name, defs, (uint32_t)n, &at);
-    if (err != ECS_ERR_OK)                 /* DUPLICATE_FIELD */
-      return luaL_error(L, "world:component: %s '%s'", ecs_strerror(err),
-                        defs[at].name);
-  }
-  if (migrate && ecs_component_find(w, name) != NULL) {
-    lua_pushvalue(L, 2);
-    return ecsl_component_redefine(L, lua_gettop(L), defs, (uint32_t)n,
-                                   cleanup, 7, 4);
-  }
+  return migrate;
+}
+
+/*
+** "name:entity!clear" (remove, destroy): what happens to the field when
+** the entity it names dies (docs/components.md, "Entity fields that clean
+** up"). @return the policy of the entry s (its length cut to before the
+** '!' in *slen), and its text in *bang (NULL: none).
+*/
+static uint8_t entry_cleanup(lua_State *L, const char *s, size_t *slen,
+                             const char **bang) {
+  static const char *const policy[] = {"clear", "remove", "destroy"};
+  size_t plen;
+  *bang = (const char *)memchr(s, '!', *slen);
+  if (*bang == NULL) return ECS_CLEANUP_NONE;
+  plen = *slen - (size_t)(*bang - s) - 1;
+  *slen = (size_t)(*bang - s);
+  for (int p = 0; p < 3; p++)
+    if (strlen(policy[p]) == plen && memcmp(*bang + 1, policy[p], plen) == 0)
+      return (uint8_t)(ECS_CLEANUP_CLEAR + p);
+  return (uint8_t)luaL_error(L, "world:component: unknown cleanup '%s' in "
+                             "'%s' (clear, remove or destroy expected)",
+                             *bang + 1, s);
+}
+
+/*
+** Schema entry k (the list at 3) into defs[k] and cleanup[k]; its field
+** name into the list of names at 6 and the table name -> k at 7.
+*/
+static void read_entry(lua_State *L, size_t k, ecs_field_def *defs,
+                       uint8_t *cleanup) {
+  size_t slen, flen, at;
+  const char *s, *bang;
+  ecs_type type;
+  ecs_err err;
+  if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
+    luaL_error(L, "world:component: schema entry %d must be a string, got %s",
+               (int)k + 1, luaL_typename(L, -1));
+  s = lua_tolstring(L, -1, &slen);
+  if ((at = ecsl_zero_at(s, slen)) != 0)
+    luaL_error(L, "world:component: schema entry %d contains an embedded "
+               "zero at position %I", (int)k + 1, (lua_Integer)at);
+  cleanup[k] = entry_cleanup(L, s, &slen, &bang);
+  err = ecs_schema_entry_parse(s, slen, &flen, &type);
+  if (err == ECS_ERR_FIELD_NAME)
+    luaL_error(L, "world:component: %s in '%s'", ecs_strerror(err), s);
+  if (err != ECS_ERR_OK)                   /* FIELD_TYPE */
+    luaL_error(L, "world:component: field '%s' has %s '%s'",
+               lua_pushlstring(L, s, flen), ecs_strerror(err),
+               lua_pushlstring(L, s + flen + 1, slen - flen - 1));
+  if (cleanup[k] != ECS_CLEANUP_NONE && type != ECS_ENTITY)
+    luaL_error(L, "world:component: field '%s' has a cleanup ('%s') but is "
+               "not an entity field", lua_pushlstring(L, s, flen), bang + 1);
+  lua_pushlstring(L, s, flen);                            /* entry, fname */
+  lua_pushvalue(L, -1);
+  lua_pushinteger(L, (lua_Integer)k);
+  lua_rawset(L, 7);                                       /* names[f] = k */
+  defs[k].name = lua_tostring(L, -1);    /* kept alive by table 6 */
+  defs[k].type = type;
+  lua_rawseti(L, 6, (lua_Integer)k + 1);
+  lua_pop(L, 1);
+}
+
+/*
+** The Lua object of a new manager named name with the schema defs[0 ..
+** n), pushed (at 8), with its metatable, user values (the world, the
+** names at 7) and its entry in the world's registry (pushed, at 9).
+** @return its slot in the registry.
+*/
+static lua_Integer new_component_object(lua_State *L, const char *name,
+                                        const ecs_field_def *defs, size_t n) {
+  lcomponent *lc;
+  lua_Integer slot;
   lc = (lcomponent *)lua_newuserdatauv(L, sizeof *lc + ECS_MAX_FIELDS, 2); /* 8: manager */
   lc->lw = ecsl_to_lworld(L, 1);
   ecsl_init_head(&lc->h, &ecsl_comp_tag, lc->lw);
   lc->c = NULL;
   lc->nfields = (uint32_t)n;
   lc->nlua = 0;
-  lc->gen = 0;
   for (size_t k = 0; k < n; k++) {
     lc->nlua += defs[k].type == ECS_LUA;
     lc->type[k] = (uint8_t)defs[k].type;
@@ -174,6 +162,52 @@ int ecsl_l_world_component(lua_State *L) {
   slot = (lua_Integer)lua_rawlen(L, 9) + 1;
   lua_pushvalue(L, 8);
   lua_rawseti(L, 9, slot);    /* the last thing that may raise */
+  return slot;
+}
+
+/*
+** world:component(name [, schema]) -> manager
+** schema is a list of "field:type" strings (a bare "field" is f64); nil or
+** absent makes a tag. Everything that can raise (parsing, the Lua objects,
+** the registry entries) happens before the core manager is created; if
+** the core then fails, the registry entries are removed (no allocation).
+*/
+int ecsl_l_world_component(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  size_t len, n;
+  const char *name;
+  ecs_field_def *defs;
+  uint8_t cleanup[ECS_MAX_FIELDS];
+  lcomponent *lc;
+  lua_Integer slot;
+  uint32_t at;
+  ecs_err err;
+  int migrate;
+  name = check_text(L, 2, &len, "world:component");
+  /* "Position.x" must stay unambiguous in queries: the core's rule */
+  if (ecs_component_check_schema(name, NULL, 0, NULL) != ECS_ERR_OK)
+    return luaL_argerror(L, 2, ecs_strerror(ECS_ERR_COMPONENT_NAME));
+  migrate = read_component_args(L, &n);
+  if (n > ECS_MAX_FIELDS)
+    return ecsl_error(L, "world", "component", ECS_ERR_TOO_MANY_FIELDS, NULL,
+                      0);
+  if (ecs_component_find(w, name) != NULL && !migrate)
+    return ecs_lua_error(L, "world:component", ECS_ERR_EXISTS);
+  defs = (ecs_field_def *)lua_newuserdatauv(L, (n + 1) * sizeof *defs, 0); /* 5 */
+  lua_createtable(L, (int)n, 0);                          /* 6: field names */
+  lua_createtable(L, 0, (int)n);                          /* 7: name -> k */
+  for (size_t k = 0; k < n; k++) read_entry(L, k, defs, cleanup);
+  err = ecs_component_check_schema(name, defs, (uint32_t)n, &at);
+  if (err != ECS_ERR_OK)                   /* DUPLICATE_FIELD */
+    return luaL_error(L, "world:component: %s '%s'", ecs_strerror(err),
+                      defs[at].name);
+  if (migrate && ecs_component_find(w, name) != NULL) {
+    lua_pushvalue(L, 2);
+    return ecsl_component_redefine(L, lua_gettop(L), defs, (uint32_t)n,
+                                   cleanup, 7, 4);
+  }
+  slot = new_component_object(L, name, defs, n);
+  lc = (lcomponent *)lua_touserdata(L, 8);
   /* the allocations above may have run finalizers: the world may be gone */
   if ((w = lc->lw->w) == NULL) return ecsl_closed(L);
   err = ecs_component_new(w, name, defs, (uint32_t)n, &lc->c);

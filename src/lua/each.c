@@ -41,7 +41,7 @@ typedef struct leach {
   ecs_query_iter it;
   int active;
   uint32_t nspec, nwrite;
-  uint32_t schema_gen;               /* lw->schema_gen at the start */
+  uint32_t schema_gen;               /* ecsl_world_gen(lw) at the start */
   colspec spec[MAX_COLUMNS];
   ecs_component *comp[MAX_COLUMNS];  /* of spec k (NULL: "entity") */
   void *base[MAX_COLUMNS];           /* its column, valid with the rows */
@@ -184,7 +184,7 @@ static int each_body(lua_State *L) {
     uint32_t n;
     bool current = true;
     if (w == NULL) return ecsl_closed(L);
-    if (st->schema_gen != lw->schema_gen)
+    if (st->schema_gen != ecsl_world_gen(lw))
       return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
     /* 0 after a whole-world load too: the loop is over */
     n = ecs_query_iter_chunk(w, &st->it, EACH_CHUNK, st->ent, st->rows);
@@ -220,7 +220,7 @@ static int each_body(lua_State *L) {
         lua_settop(L, 2);
         goto over;
       }
-      if (st->schema_gen != lw->schema_gen)
+      if (st->schema_gen != ecsl_world_gen(lw))
         return luaL_error(L, "q:each: " ECSL_REDEFINED_TEXT);
       if (current) current = ecs_query_iter_current(w, &st->it);
       nres = lua_gettop(L) - 2;
@@ -246,7 +246,7 @@ int ecsl_l_query_each(lua_State *L) {
   colspec spec[MAX_COLUMNS];
   leach *st;
   lworld *lw = lq->lw;
-  uint32_t gen = lw->schema_gen; /* as q:columns: the specs' schemas */
+  uint32_t gen = ecsl_world_gen(lw); /* as q:columns: the specs' schemas */
   ecs_err err;
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (nspec > MAX_COLUMNS)

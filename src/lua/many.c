@@ -49,7 +49,7 @@ static int l_get_many(lua_State *L) {
   int refs = 0, out;
   if (lc->c == NULL || lc->lw->w == NULL) return ecsl_closed(L);
   k = ecsl_check_field(L, lc, 3, "get_many");
-  gen = lc->gen; /* see ecsl_redefined */
+  gen = ecsl_comp_gen(lc); /* see ecsl_redefined */
   n = read_list(L, 2, lc, "get_many", &es);
   rows = (ecs_instance *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *rows, 0);
   if (lc->type[k] == ECS_LUA) refs = push_refs(L);
@@ -60,7 +60,7 @@ static int l_get_many(lua_State *L) {
   /* the allocations above may have run a finalizer that closed the world;
   ** none below allocates but the pushes, which run no Lua code */
   if (lc->lw->w == NULL) return ecsl_closed(L);
-  if (lc->gen != gen) return ecsl_redefined(L, ecs_component_name(lc->c), "get_many", lc);
+  if (ecsl_comp_gen(lc) != gen) return ecsl_redefined(L, ecs_component_name(lc->c), "get_many", lc);
   ecs_component_lookup_n(lc->lw->w, lc->c, es, rows, (size_t)n);
   for (lua_Integer i = 0; i < n; i++) {
     if (rows[i] == ECS_NO_INSTANCE) continue;
@@ -125,7 +125,7 @@ static int l_set_many(lua_State *L) {
   ecs_err err = ECS_ERR_OK;
   if (lc->c == NULL || lc->lw->w == NULL) return ecsl_closed(L);
   k = ecsl_check_field(L, lc, 3, "set_many");
-  gen = lc->gen; /* checked again before writing: see ecsl_redefined */
+  gen = ecsl_comp_gen(lc); /* checked again before writing: see ecsl_redefined */
   lua_settop(L, 4);
   n = read_list(L, 2, lc, "set_many", &es);                   /* 5 */
   rows = (ecs_instance *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *rows, 0);
@@ -160,7 +160,7 @@ static int l_set_many(lua_State *L) {
     refv = (uint32_t *)lua_newuserdatauv(L, (size_t)n * sizeof *refv, 0);
     if (!ecsl_ref_n(L, refs, 4, refv, n)) return lua_error(L);
     if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
-    else if (lc->gen != gen) err = ECS_ERR_SCHEMA;
+    else if (ecsl_comp_gen(lc) != gen) err = ECS_ERR_SCHEMA;
     else {
       ecs_component_lookup_n(lc->lw->w, lc->c, es, rows, (size_t)n);
       for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++)
@@ -176,7 +176,7 @@ static int l_set_many(lua_State *L) {
   } else if (lc->type[k] == ECS_LUA) {
     refs = push_refs(L);
   }
-  if (lc->gen != gen)
+  if (ecsl_comp_gen(lc) != gen)
     return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
   w = lc->lw->w;
   ecs_component_write_begin(w, lc->c, rows, 0, (size_t)n);
@@ -184,7 +184,7 @@ static int l_set_many(lua_State *L) {
     if (lc->type[k] == ECS_LUA) {
       uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[rows[i]];
       fvalue v;
-      v.ref = refv != NULL ? refv[i] : 0;
+      v.i = refv != NULL ? (int64_t)refv[i] : 0;
       ecsl_write_value(lc, k, rows[i], &v);
       if (old != 0 && !ecs_component_keep_ref(w, old))
         luaL_unref(L, refs, (int)old);

@@ -235,7 +235,7 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   ecs_err err;
   lc = push_manager(L, 1, c);
   comp = lua_gettop(L);
-  gen = lc->gen;
+  gen = ecsl_comp_gen(lc);
   /* the rows the buffer below follows: a finalizer run by an allocation
   ** may add, remove or move instances (checked before the core's call) */
   version = ecs_component_version(c);
@@ -317,7 +317,7 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
       return lua_error(L);
     }
   }
-  if ((w = lc->lw->w) == NULL || lc->gen != gen ||
+  if ((w = lc->lw->w) == NULL || ecsl_comp_gen(lc) != gen ||
       ecs_component_version(c) != version) {
     m.done_k = n;
     unmake_lua_values(L, refs, &m);
@@ -343,8 +343,6 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
     if (cleanup[k] != ECS_CLEANUP_NONE) /* an entity field: cannot fail */
       (void)ecs_component_set_cleanup(w, c, k, (ecs_cleanup)cleanup[k]);
   }
-  lc->gen++;
-  lc->lw->schema_gen++;
   lua_pushvalue(L, index);
   lua_setiuservalue(L, comp, 2);
   ecs_lua_drain_refs(L, 1);

@@ -45,7 +45,7 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
   ecs_column_ref cols[MAX_COLUMNS];
   size_t done;
   ecs_err err;
-  uint32_t gen = lq->lw->schema_gen; /* checked after the specs' lookups */
+  uint32_t gen = ecsl_world_gen(lq->lw); /* checked after the specs' lookups */
   luaL_checkstack(L, 4, NULL);
   lua_getiuservalue(L, nidx, 1);                          /* specs */
   for (int k = 0; k < nv->nspec; k++) {
@@ -62,7 +62,7 @@ static size_t run_native(lua_State *L, int qidx, int nidx, double dt,
   }
   lua_pop(L, 1);
   if (lq->lw->w == NULL) ecsl_closed(L);
-  if (lq->lw->schema_gen != gen)
+  if (ecsl_world_gen(lq->lw) != gen)
     luaL_error(L, "%s: a component was redefined while its columns were looked up "
                "(by a finalizer)", fn);
   {

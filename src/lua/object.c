@@ -126,6 +126,7 @@ ecs_world *ecs_lua_check_world(lua_State *L, int idx) {
 /* Release the core world of a closed world once no call is in progress. */
 void ecsl_world_release(lworld *lw) {
   ecs_world *w = lw->doomed;
+  lw->schema_gen = ecs_world_schema_gen(w); /* ecsl_world_gen from now on */
   lw->doomed = NULL;
   ecs_world_free(w);
 }

@@ -243,7 +243,7 @@ int ecsl_l_query_pointers(lua_State *L) {
   ecs_err err;
   /* the schemas the specs are resolved under: a finalizer run by any
   ** allocation below may redefine a component (then the types are stale) */
-  uint32_t gen = lq->lw->schema_gen;
+  uint32_t gen = ecsl_world_gen(lq->lw);
   if (nspec < 1) luaL_argerror(L, 2, "column spec expected");
   if (nspec > (int)ECS_QUERY_MAX_TERMS)
     luaL_error(L, "q:pointers: too many columns (limit %d)", (int)ECS_QUERY_MAX_TERMS);
@@ -296,7 +296,7 @@ int ecsl_l_query_pointers(lua_State *L) {
   lua_pushvalue(L, -3);
   lua_createtable(L, nspec, 0);                           /* ..., loops, st, p */
   if (lq->lw->w == NULL) return ecsl_closed(L);
-  if (lq->lw->schema_gen != gen)
+  if (ecsl_world_gen(lq->lw) != gen)
     return luaL_error(L, "q:pointers: " ECSL_REDEFINED_TEXT);
   err = ecs_query_cursor_begin(lq->lw->w, lq->q, cols, (uint32_t)nspec, CURSOR(st));
   if (err != ECS_ERR_OK) return ecsl_query_fail(L, "pointers", err);

@@ -131,10 +131,83 @@ static bool has_term(ecs_component *const *list, uint32_t n,
 ** without) before the core query is made, so nothing raises after it
 ** exists but the change terms' memory, which frees it again.
 */
-int ecsl_l_world_query(lua_State *L) {
+typedef struct qterms {
   ecs_component *term[ECS_QUERY_MAX_TERMS], *wo[ECS_QUERY_MAX_TERMS];
   ecs_component *chg[ECS_QUERY_MAX_TERMS], *add[ECS_QUERY_MAX_TERMS];
-  uint32_t nwith = 0, nwithout = 0, nchg = 0, nadd = 0;
+  uint32_t nwith, nwithout, nchg, nadd;
+} qterms;
+
+/*
+** The table form, world:query{ A, B, without = {...}, changed = {...},
+** added = {...} } (at 2): the terms into t, their objects into the list
+** at list (with, then without); change terms not among the components
+** join them.
+*/
+static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
+  static const char *const keys[] = {"without", "changed", "added", NULL};
+  lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
+  int vals;
+  ecsl_check_keys(L, 2, 2, "world:query", keys, true);
+  if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
+    ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+  for (lua_Integer k = 1; k <= n; k++) {
+    lua_rawgeti(L, 2, k);
+    t->term[t->nwith++] = query_term(L, -1, lw, 2);
+    lua_rawseti(L, list, (lua_Integer)t->nwith);
+  }
+  lua_createtable(L, 0, 0);                               /* without's */
+  vals = lua_gettop(L);
+  read_terms(L, "without", lw, t->wo, &t->nwithout, ECS_QUERY_MAX_TERMS, vals);
+  lua_createtable(L, 0, 0);                               /* changed's */
+  read_terms(L, "changed", lw, t->chg, &t->nchg, ECS_QUERY_MAX_TERMS, vals + 1);
+  lua_createtable(L, 0, 0);                               /* added's */
+  read_terms(L, "added", lw, t->add, &t->nadd, ECS_QUERY_MAX_TERMS, vals + 2);
+  for (uint32_t j = 0; j < t->nchg + t->nadd; j++) {
+    ecs_component *c = j < t->nchg ? t->chg[j] : t->add[j - t->nchg];
+    if (has_term(t->term, t->nwith, c) || has_term(t->wo, t->nwithout, c))
+      continue;
+    if (t->nwith + t->nwithout >= ECS_QUERY_MAX_TERMS)
+      ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+    t->term[t->nwith++] = c;
+    lua_rawgeti(L, j < t->nchg ? vals + 1 : vals + 2,
+                (lua_Integer)(j < t->nchg ? j + 1 : j - t->nchg + 1));
+    lua_rawseti(L, list, (lua_Integer)t->nwith);
+  }
+  if (t->nwithout > ECS_QUERY_MAX_TERMS - t->nwith)
+    ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+  for (uint32_t j = 0; j < t->nwithout; j++) {
+    t->term[t->nwith + j] = t->wo[j];
+    lua_rawgeti(L, vals, (lua_Integer)j + 1);
+    lua_rawseti(L, list, (lua_Integer)(t->nwith + j + 1));
+  }
+  lua_settop(L, list);
+}
+
+/*
+** The change terms of the new query lq. On failure the core query goes
+** again (lq->q NULL) and the error is raised; a change term that is also
+** excluded is no "with" term to the core (UNKNOWN_COMPONENT): named here.
+*/
+static void track_changes(lua_State *L, lworld *lw, lquery *lq,
+                          const qterms *t) {
+  ecs_err err = ecs_query_track_changes(lw->w, lq->q, t->chg, t->nchg, t->add,
+                                        t->nadd);
+  if (err == ECS_ERR_OK) return;
+  ecs_query_free(lw->w, lq->q);
+  lq->q = NULL;
+  if (err == ECS_ERR_UNKNOWN_COMPONENT)
+    for (uint32_t j = 0; j < t->nchg + t->nadd; j++) {
+      ecs_component *c = j < t->nchg ? t->chg[j] : t->add[j - t->nchg];
+      if (has_term(t->wo, t->nwithout, c))
+        luaL_error(L, "world:query: component '%s' is both excluded and in "
+                   "'%s'", ecs_component_name(c),
+                   j < t->nchg ? "changed" : "added");
+    }
+  ecsl_error(L, "world", "query", err, NULL, 0);
+}
+
+int ecsl_l_world_query(lua_State *L) {
+  qterms t;
   lworld *lw;
   lquery *lq;
   ecs_err err;
@@ -142,65 +215,30 @@ int ecsl_l_world_query(lua_State *L) {
   check_world(L, 1);
   lw = ecsl_to_lworld(L, 1);
   top = lua_gettop(L);
+  t.nwith = t.nwithout = t.nchg = t.nadd = 0;
   lua_createtable(L, top, 1);                             /* list */
   list = lua_gettop(L);
   if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
-    static const char *const keys[] = {"without", "changed", "added", NULL};
-    lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
-    int vals;
-    ecsl_check_keys(L, 2, 2, "world:query", keys, true);
-    if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
-      return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
-    for (lua_Integer k = 1; k <= n; k++) {
-      lua_rawgeti(L, 2, k);
-      term[nwith++] = query_term(L, -1, lw, 2);
-      lua_rawseti(L, list, (lua_Integer)nwith);
-    }
-    lua_createtable(L, 0, 0);                             /* without's */
-    vals = lua_gettop(L);
-    read_terms(L, "without", lw, wo, &nwithout, ECS_QUERY_MAX_TERMS, vals);
-    lua_createtable(L, 0, 0);                             /* changed's */
-    read_terms(L, "changed", lw, chg, &nchg, ECS_QUERY_MAX_TERMS, vals + 1);
-    lua_createtable(L, 0, 0);                             /* added's */
-    read_terms(L, "added", lw, add, &nadd, ECS_QUERY_MAX_TERMS, vals + 2);
-    /* change terms not among the components join them */
-    for (uint32_t j = 0; j < nchg + nadd; j++) {
-      ecs_component *c = j < nchg ? chg[j] : add[j - nchg];
-      if (has_term(term, nwith, c) || has_term(wo, nwithout, c)) continue;
-      if (nwith + nwithout >= ECS_QUERY_MAX_TERMS)
-        return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
-      term[nwith++] = c;
-      lua_rawgeti(L, j < nchg ? vals + 1 : vals + 2,
-                  (lua_Integer)(j < nchg ? j + 1 : j - nchg + 1));
-      lua_rawseti(L, list, (lua_Integer)nwith);
-    }
-    if (nwithout > ECS_QUERY_MAX_TERMS - nwith)
-      return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
-    for (uint32_t j = 0; j < nwithout; j++) {
-      term[nwith + j] = wo[j];
-      lua_rawgeti(L, vals, (lua_Integer)j + 1);
-      lua_rawseti(L, list, (lua_Integer)(nwith + j + 1));
-    }
-    lua_settop(L, list);
+    read_table_terms(L, lw, list, &t);
   } else {
     if (top - 1 > (int)ECS_QUERY_MAX_TERMS)
       return ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
     for (int k = 2; k <= top; k++) {
-      term[nwith++] = query_term(L, k, lw, k);
+      t.term[t.nwith++] = query_term(L, k, lw, k);
       lua_pushvalue(L, k);
-      lua_rawseti(L, list, (lua_Integer)nwith);
+      lua_rawseti(L, list, (lua_Integer)t.nwith);
     }
   }
-  if (nwith == 0 && top == 2 && lua_type(L, 2) == LUA_TTABLE)
+  if (t.nwith == 0 && top == 2 && lua_type(L, 2) == LUA_TTABLE)
     return luaL_argerror(L, 2, "at least one component expected");
-  lua_pushinteger(L, (lua_Integer)nwith);
+  lua_pushinteger(L, (lua_Integer)t.nwith);
   lua_setfield(L, list, "n");                             /* with count */
   lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
   ecsl_init_head(&lq->h, &ecsl_query_tag, lw);
   lq->lw = lw;
   lq->q = NULL;
-  lq->nwith = nwith;
-  lq->schema_gen = lq->lw->schema_gen;
+  lq->nwith = t.nwith;
+  lq->schema_gen = ecsl_world_gen(lq->lw);
   luaL_setmetatable(L, ECS_LUA_QUERY);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
@@ -210,29 +248,13 @@ int ecsl_l_world_query(lua_State *L) {
   lua_setiuservalue(L, -2, 3);
   if (lw->w == NULL) return ecsl_closed(L);
   /* the core checks the terms (none, too many, twice): its code decides */
-  err = ecs_query_new(lw->w, term, nwith, term + nwith, nwithout, &lq->q);
+  err = ecs_query_new(lw->w, t.term, t.nwith, t.term + t.nwith, t.nwithout,
+                      &lq->q);
   if (err != ECS_ERR_OK) {
     lq->q = NULL;
-    return query_new_error(L, term, nwith + nwithout, err);
+    return query_new_error(L, t.term, t.nwith + t.nwithout, err);
   }
-  if (nchg + nadd > 0) {
-    /* a change term that is also excluded: the core says it is no "with"
-    ** term (UNKNOWN_COMPONENT); named here */
-    err = ecs_query_track_changes(lw->w, lq->q, chg, nchg, add, nadd);
-    if (err != ECS_ERR_OK) {
-      ecs_query_free(lw->w, lq->q);
-      lq->q = NULL;
-      if (err == ECS_ERR_UNKNOWN_COMPONENT)
-        for (uint32_t j = 0; j < nchg + nadd; j++) {
-          ecs_component *c = j < nchg ? chg[j] : add[j - nchg];
-          if (has_term(wo, nwithout, c))
-            return luaL_error(L, "world:query: component '%s' is both "
-                              "excluded and in '%s'", ecs_component_name(c),
-                              j < nchg ? "changed" : "added");
-        }
-      return ecsl_error(L, "world", "query", err, NULL, 0);
-    }
-  }
+  if (t.nchg + t.nadd > 0) track_changes(L, lw, lq, &t);
   ecsl_charge(L, lw);
   return 1;
 }

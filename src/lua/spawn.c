@@ -6,10 +6,10 @@
 ** value first -- a component's fields by name or position, each field one
 ** value for all or (but lua fields) an array of n values, converted into
 ** C buffers -- and makes the refs of lua fields, so that an error leaves
-** nothing behind. The core half then asks which indices the n new
-** entities will get (ecs_next_indices), reserves room for them in every
-** component (ecs_component_reserve), creates them and writes the values
-** component by component in C: no Lua call, no lookup by name per entity.
+** nothing behind. The core half (ecs_spawn, src/storage/spawn.h) then
+** asks which indices the n new entities will get, reserves room for them
+** in every component, creates them and writes the values component by
+** component in C: no Lua call, no lookup by name per entity.
 ** Last, with every entity complete, the ADD listeners (observers) are
 ** told, entity by entity in order, each entity's components in the order
 ** they were registered.
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "binding.h"
+#include "spawn.h"
 
 #define ECS_LUA_PREFAB "ecs.prefab"
 #define MAX_SPAWN_COMPONENTS 64
@@ -239,7 +240,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     int top = lua_gettop(L);
     lua_Integer pos = key_position(L, list, top - 1, fn);
     const lcomponent *lc = push_component(L, list, pos);  /* key, v, comp */
-    uint32_t gen = lc->gen;
+    uint32_t gen = ecsl_comp_gen(lc);
     if (lua_rawgeti(L, seen, pos) != LUA_TNIL)
       luaL_error(L, "%s: component '%s' given twice (by name and as the "
                  "component)", fn, ecs_component_name(lc->c));
@@ -247,7 +248,7 @@ static void add_spec(lua_State *L, int list, int sidx, int by, int arrays,
     lua_pushboolean(L, 1);
     lua_rawseti(L, seen, pos);
     read_fields(L, top + 1, lc, top, arrays, fn);         /* key, v, comp, vals */
-    if (lc->gen != gen) ecsl_redefined(L, "world", fn + 6, lc);
+    if (ecsl_comp_gen(lc) != gen) ecsl_redefined(L, "world", fn + 6, lc);
     if (lua_rawgeti(L, by, pos) == LUA_TTABLE) {          /* ..., entry */
       lua_rawgeti(L, -1, E_GEN);
       if ((uint32_t)lua_tointeger(L, -1) != gen) ecsl_redefined(L, "world", fn + 6, lc);
@@ -292,7 +293,7 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     top = lua_gettop(L);
     lua_rawgeti(L, top, E_COMP);
     lua_rawgeti(L, top, E_GEN);
-    if (lua_tointeger(L, -1) != ((const lcomponent *)lua_touserdata(L, -2))->gen)
+    if (lua_tointeger(L, -1) != ecsl_comp_gen((const lcomponent *)lua_touserdata(L, -2)))
       luaL_error(L, "world:spawn: the prefab was made before %s was redefined: "
                  "make it again", ecs_component_name(
                      ((const lcomponent *)lua_touserdata(L, -2))->c));
@@ -308,7 +309,7 @@ static void copy_plan(lua_State *L, int pidx, int by) {
     lua_pop(L, 1);
     lua_rawgeti(L, top, E_POS);
     push_entry(L, top + 1, top + 2, lua_tointeger(L, -1),
-               ((const lcomponent *)lua_touserdata(L, top + 1))->gen); /* checked above */
+               ecsl_comp_gen((const lcomponent *)lua_touserdata(L, top + 1))); /* checked above */
     lua_rawseti(L, by, lua_tointeger(L, -2));
     lua_settop(L, top - 1);
   }
@@ -326,79 +327,106 @@ static int push_components_list(lua_State *L) {
 ** The spawn itself
 ** ------------------------------------------------------------------- */
 
-typedef struct sfield {
-  int mode;        /* ZERO, ONE, ARRAY, REF */
-  fvalue v;        /* ONE */
-  const fvalue *a; /* ARRAY: n values */
-  const uint32_t *ref; /* REF: n refs */
-} sfield;
-
-enum { ZERO, ONE, ARRAY, REF };
-
 typedef struct scomp {
   lcomponent *lc;
   uint32_t gen;     /* the schema the plan's field numbers follow */
   uint32_t nfields; /* f[0 .. nfields) are in use */
-  sfield f[ECS_MAX_FIELDS];
+  ecs_spawn_field f[ECS_MAX_FIELDS];
 } scomp;
 
-/* Let go of the refs made so far: every REF field of the first ncomp
-** components, and made of the one being made. */
+/* Let go of the refs made so far: every REFS field of the first ncomp
+** components. */
 static void unref_all(lua_State *L, int refs, scomp *sc, int ncomp,
                       lua_Integer n) {
   for (int j = 0; j < ncomp; j++)
     for (uint32_t k = 0; k < sc[j].nfields; k++)
-      if (sc[j].f[k].mode == REF && sc[j].f[k].ref != NULL)
+      if (sc[j].f[k].mode == ECS_SPAWN_REFS && sc[j].f[k].refs != NULL)
         for (lua_Integer i = 0; i < n; i++)
-          if (sc[j].f[k].ref[i] != 0) luaL_unref(L, refs, (int)sc[j].f[k].ref[i]);
+          if (sc[j].f[k].refs[i] != 0)
+            luaL_unref(L, refs, (int)sc[j].f[k].refs[i]);
+}
+
+/* A buffer of n (at least one) elements of size bytes, kept alive by the
+** table at keep. */
+static void *keep_buffer(lua_State *L, int keep, lua_Integer n, size_t size) {
+  void *p = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * size, 0);
+  lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+  return p;
 }
 
 /*
-** Write field k of the new instances rows[0 .. n) from f, one column at a
-** time: the type is looked at once, the column found once. A ZERO field
-** keeps the zeros emplace wrote.
+** Field k of component sc from the value at at (its type t): one value,
+** an array of n values (but lua fields), or a lua field's value (made refs
+** later), checked and converted.
 */
-static void write_column(const lcomponent *lc, uint32_t k, const sfield *f,
-                         const ecs_instance *rows, lua_Integer n) {
-  ecs_type t = (ecs_type)lc->type[k];
-  void *col = ecs_component_column(lc->c, k);
-  ecs_scalar s;
-  if (f->mode == ZERO) return;
-  if (f->mode == REF) {
-    for (lua_Integer i = 0; i < n; i++) ((uint32_t *)col)[rows[i]] = f->ref[i];
-    return;
-  }
-  if (t == ECS_F32 && f->mode == ARRAY) { /* the common case, unrolled */
-    for (lua_Integer i = 0; i < n; i++) ((float *)col)[rows[i]] = (float)f->a[i].f;
-    return;
-  }
-  for (lua_Integer i = 0; i < n; i++) {
-    const fvalue *v = f->mode == ONE ? &f->v : &f->a[i];
-    if (ecs_type_kind_inline(t) == ECS_KIND_FLOAT) s.f = v->f;
-    else s.i = v->i;
-    ecs_value_store_inline(col, t, rows[i], s);
+static void convert_field(lua_State *L, int keep, const scomp *sc, uint32_t k,
+                          int at, int t, lua_Integer n, const char *fn,
+                          ecs_spawn_field *f) {
+  const lcomponent *lc = sc->lc;
+  f->mode = ECS_SPAWN_ZERO;
+  f->refs = NULL;
+  if (lc->type[k] == ECS_LUA) {
+    if (t != LUA_TNIL) f->mode = ECS_SPAWN_REFS;
+  } else if (t == LUA_TTABLE) {
+    fvalue *a;
+    lua_Integer len = (lua_Integer)lua_rawlen(L, at);
+    if (len != n)
+      luaL_error(L, "%s: %s.%s: expected %I values, got %I", fn,
+                 ecs_component_name(lc->c), fname(lc, k), n, len);
+    a = (fvalue *)keep_buffer(L, keep, n, sizeof *a);
+    for (lua_Integer i = 0; i < n; i++) {
+      const char *expect;
+      lua_rawgeti(L, at, i + 1);
+      if ((expect = convert(L, at + 1, lc, k, &a[i])) != NULL)
+        bad_value(L, fn, lc, k, i + 1, at + 1, expect);
+      lua_pop(L, 1);
+    }
+    f->mode = ECS_SPAWN_EACH;
+    f->each = a;
+  } else if (t != LUA_TNIL) {
+    const char *expect = convert(L, at, lc, k, &f->one);
+    if (expect != NULL) bad_value(L, fn, lc, k, 0, at, expect);
+    f->mode = ECS_SPAWN_ONE;
   }
 }
 
+/* The refs of the lua fields of the m components, n each: all or none.
+** @return the refs table's index, or 0 (none made). */
+static int make_spawn_refs(lua_State *L, int keep, scomp *sc, int m,
+                           lua_Integer n) {
+  int refs = 0;
+  for (int j = 0; j < m; j++)
+    for (uint32_t k = 0; k < sc[j].nfields; k++) {
+      ecs_spawn_field *f = &sc[j].f[k];
+      uint32_t *ref;
+      if (f->mode != ECS_SPAWN_REFS) continue;
+      if (refs == 0) {
+        ecsl_need_state_field(L, 1, &ecsl_refs_key);
+        refs = lua_gettop(L);
+      }
+      ref = (uint32_t *)keep_buffer(L, keep, n, sizeof *ref);
+      memset(ref, 0, (size_t)(n > 0 ? n : 1) * sizeof *ref);
+      f->refs = ref;
+      lua_rawgeti(L, keep + 1 + j, (lua_Integer)k + 1);   /* the value */
+      if (!ecsl_ref_n(L, refs, -1, ref, n)) {
+        f->mode = ECS_SPAWN_ZERO; /* its refs went already; the others' below */
+        unref_all(L, refs, sc, m, n);
+        lua_error(L);
+      }
+      lua_pop(L, 1);
+    }
+  return refs;
+}
+
 /*
-** Spawn n entities from the plan at pidx; push the array of them. fn names
-** the calling method in messages.
+** Read the m entries of the plan at pidx into sc, leaving each entry's
+** values table on the stack (anchored: keep + 1 + j), then check and
+** convert every value, before anything changes.
 */
-static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
-  int m = (int)lua_rawlen(L, pidx), keep, refs = 0, out;
-  scomp *sc;
-  uint32_t *idx;
-  ecs_entity *es;
-  ecs_instance *rows;
-  lworld *lw = self_lworld(L);
-  ecs_world *w;
-  ecs_err err = ECS_ERR_OK;
-  lua_newtable(L);                                        /* keep: buffers */
-  keep = lua_gettop(L);
-  sc = (scomp *)lua_newuserdatauv(L, (size_t)(m > 0 ? m : 1) * sizeof *sc, 0);
-  lua_rawseti(L, keep, 1);
+static void read_plan(lua_State *L, int pidx, int keep, scomp *sc, int m,
+                      lua_Integer n, const char *fn) {
   luaL_checkstack(L, 2 * m + 16, NULL);
-  for (int j = 0; j < m; j++) { /* the entries stay on the stack: anchored */
+  for (int j = 0; j < m; j++) {
     lua_rawgeti(L, pidx, j + 1);
     lua_rawgeti(L, -1, E_VALS);
     lua_rawgeti(L, -2, E_COMP);
@@ -409,116 +437,69 @@ static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
     lua_pop(L, 2);
     lua_remove(L, -2);                                    /* ..., vals_j */
   }
-  /* values: checked and converted, before anything changes */
-  for (int j = 0; j < m; j++) {
-    const lcomponent *lc = sc[j].lc;
-    int vals = keep + 1 + j;
-    for (uint32_t k = 0; k < sc[j].nfields; k++) {
-      sfield *f = &sc[j].f[k];
-      int t = lua_rawgeti(L, vals, (lua_Integer)k + 1), at = lua_gettop(L);
-      f->mode = ZERO;
-      f->ref = NULL;
-      if (lc->type[k] == ECS_LUA) {
-        if (t != LUA_TNIL) f->mode = REF;
-      } else if (t == LUA_TTABLE) {
-        fvalue *a;
-        lua_Integer len = (lua_Integer)lua_rawlen(L, at);
-        if (len != n)
-          luaL_error(L, "%s: %s.%s: expected %I values, got %I", fn,
-                     ecs_component_name(lc->c), fname(lc, k), n, len);
-        a = (fvalue *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *a, 0);
-        lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
-        for (lua_Integer i = 0; i < n; i++) {
-          const char *expect;
-          lua_rawgeti(L, at, i + 1);
-          if ((expect = convert(L, at + 1, lc, k, &a[i])) != NULL)
-            bad_value(L, fn, lc, k, i + 1, at + 1, expect);
-          lua_pop(L, 1);
-        }
-        f->mode = ARRAY;
-        f->a = a;
-      } else if (t != LUA_TNIL) {
-        const char *expect = convert(L, at, lc, k, &f->v);
-        if (expect != NULL) bad_value(L, fn, lc, k, 0, at, expect);
-        f->mode = ONE;
-      }
-      lua_pop(L, 1);
-    }
-  }
-  /* refs of lua fields: n each; all or none */
   for (int j = 0; j < m; j++)
     for (uint32_t k = 0; k < sc[j].nfields; k++) {
-      sfield *f = &sc[j].f[k];
-      uint32_t *ref;
-      if (f->mode != REF) continue;
-      if (refs == 0) {
-        ecsl_need_state_field(L, 1, &ecsl_refs_key);
-        refs = lua_gettop(L);
-      }
-      ref = (uint32_t *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * 4u, 0);
-      memset(ref, 0, (size_t)(n > 0 ? n : 1) * 4u);
-      lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
-      f->ref = ref;
-      lua_rawgeti(L, keep + 1 + j, (lua_Integer)k + 1);   /* the value */
-      if (!ecsl_ref_n(L, refs, -1, ref, n)) {
-        f->mode = ZERO; /* its refs went already; the others' below */
-        unref_all(L, refs, sc, m, n);
-        lua_error(L);
-      }
+      int t = lua_rawgeti(L, keep + 1 + j, (lua_Integer)k + 1);
+      convert_field(L, keep, &sc[j], k, lua_gettop(L), t, n, fn, &sc[j].f[k]);
       lua_pop(L, 1);
     }
+}
+
+/*
+** Spawn n entities from the plan at pidx; push the array of them. fn names
+** the calling method in messages. The Lua half (values, refs, buffers)
+** first; then the core's spawn (spawn.h), which makes the entities, writes
+** the values and tells the ADD listeners.
+*/
+static void spawn_plan(lua_State *L, lua_Integer n, int pidx, const char *fn) {
+  int m = (int)lua_rawlen(L, pidx), keep, refs, out;
+  scomp *sc;
+  ecs_spawn_component *comp;
+  uint32_t *idx;
+  ecs_entity *es;
+  ecs_instance *rows;
+  lworld *lw = self_lworld(L);
+  bool created;
+  ecs_err err;
+  lua_newtable(L);                                        /* keep: buffers */
+  keep = lua_gettop(L);
+  sc = (scomp *)keep_buffer(L, keep, m, sizeof *sc);
+  comp = (ecs_spawn_component *)keep_buffer(L, keep, m, sizeof *comp);
+  read_plan(L, pidx, keep, sc, m, n, fn);
+  refs = make_spawn_refs(L, keep, sc, m, n);
   /* the buffers of the core half, and the result: the last allocations */
-  idx = (uint32_t *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *idx, 0);
-  lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
-  es = (ecs_entity *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *es, 0);
-  lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
-  rows = (ecs_instance *)lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *rows, 0);
-  lua_rawseti(L, keep, (lua_Integer)lua_rawlen(L, keep) + 1);
+  idx = (uint32_t *)keep_buffer(L, keep, n, sizeof *idx);
+  es = (ecs_entity *)keep_buffer(L, keep, n, sizeof *es);
+  rows = (ecs_instance *)keep_buffer(L, keep, n, sizeof *rows);
   lua_createtable(L, (int)n, 0);
   out = lua_gettop(L);
-  /* the core half: nothing below allocates Lua memory until the values
-  ** are in (a finalizer may have closed the world above: look again) */
-  w = lw->w;
-  if (w == NULL) err = ECS_ERR_CLOSED;
-  for (int j = 0; j < m && err == ECS_ERR_OK; j++) /* see ecsl_redefined */
-    if (sc[j].lc->gen != sc[j].gen) {
+  /* nothing below allocates Lua memory until the values are in (a
+  ** finalizer may have closed the world or redefined a component above) */
+  if (lw->w == NULL) {
+    if (refs != 0) unref_all(L, refs, sc, m, n);
+    ecsl_closed(L);
+  }
+  for (int j = 0; j < m; j++) { /* see ecsl_redefined */
+    if (ecsl_comp_gen(sc[j].lc) != sc[j].gen) {
       if (refs != 0) unref_all(L, refs, sc, m, n);
       ecsl_redefined(L, "world", fn + 6, sc[j].lc);
     }
-  if (err == ECS_ERR_OK) err = ecs_next_indices(w, idx, (size_t)n);
-  for (int j = 0; j < m && err == ECS_ERR_OK; j++)
-    err = ecs_component_reserve(w, sc[j].lc->c, idx, (size_t)n);
-  if (err == ECS_ERR_OK) err = ecs_create_n(w, es, (size_t)n);
-  if (err != ECS_ERR_OK) {
-    if (refs != 0) unref_all(L, refs, sc, m, n);
-    if (err == ECS_ERR_CLOSED) ecsl_closed(L);
-    ecsl_error(L, "world", fn + 6, err, NULL, 0); /* fn: "world:..." */
+    comp[j].c = sc[j].lc->c;
+    comp[j].field = sc[j].f;
   }
-  for (int j = 0; j < m; j++) {
-    const lcomponent *lc = sc[j].lc;
-    ecs_component_emplace_n(w, lc->c, es, (size_t)n, rows); /* reserved */
-    for (uint32_t k = 0; k < lc->nfields; k++)
-      write_column(lc, k, &sc[j].f[k], rows, n);
+  err = ecs_spawn(lw->w, comp, (uint32_t)m, (size_t)n, es, idx, rows, &created);
+  if (!created) {
+    if (refs != 0) unref_all(L, refs, sc, m, n);
+    ecsl_error(L, "world", fn + 6, err, NULL, 0); /* fn: "world:..." */
   }
   for (lua_Integer i = 0; i < n; i++) {
     push_entity(L, es[i]);
     lua_rawseti(L, out, i + 1); /* the array part was made for n */
   }
-  ecs_lua_drain_refs(L, 1); /* reused dead records dropped theirs */
-  ecsl_charge(L, lw);
-  /* the observers, with every entity complete */
-  if (((const ecs_world_head *)(const void *)w)->listeners != 0) {
-    for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++)
-      for (int j = 0; j < m && err == ECS_ERR_OK; j++) {
-        if (lw->w == NULL) break; /* an observer closed the world */
-        if (ecs_component_lookup(lw->w, sc[j].lc->c, es[i]) == ECS_NO_INSTANCE)
-          continue; /* an observer removed it, or destroyed the entity */
-        err = ecs_manager_notify_listeners(lw->w, sc[j].lc->c, es[i],
-                                           ECS_EVENT_ADD);
-        ecs_lua_drain_refs(L, 1);
-      }
-    if (err != ECS_ERR_OK) ecsl_error(L, "world", fn + 6, err, NULL, 0);
-  }
+  /* reused dead records, and the listeners, dropped refs */
+  ecs_lua_drain_refs(L, 1);
+  if (lw->w != NULL) ecsl_charge(L, lw);
+  if (err != ECS_ERR_OK) ecsl_error(L, "world", fn + 6, err, NULL, 0);
   lua_replace(L, keep); /* the result where keep was, on top */
   lua_settop(L, keep);
 }
@@ -621,7 +602,7 @@ int ecsl_l_world_clone(lua_State *L) {
       lua_pop(L, 1);
       continue;
     }
-    gen = lc->gen; /* the final check of spawn_plan compares it */
+    gen = ecsl_comp_gen(lc); /* the final check of spawn_plan compares it */
     lua_createtable(L, (int)lc->nfields, 0);              /* comp, vals */
     for (uint32_t k = 0; k < lc->nfields; k++) {
       /* pushing may allocate; no Lua code runs until the spawn, so i holds */

@@ -401,6 +401,83 @@ static void system_args(lua_State *L, const char *fn, int *optarg,
 }
 
 /*
+** The scheduling options of a system (the table at 6, argument optarg of
+** the call): phase, interval, after, before, into d.
+*/
+static void read_schedule(lua_State *L, const char *fn, int optarg,
+                          ecs_system_desc *d, const char **after,
+                          const char **before) {
+  ecsl_check_keys(L, 6, optarg, fn, option_keys, false);
+  d->phase = "update"; /* options given: they are the schedule */
+  if (lua_getfield(L, 6, "phase") != LUA_TNIL) {
+    size_t len;
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "%s: phase: a name expected, got %s", fn,
+                 luaL_typename(L, -1));
+    d->phase = check_text(L, lua_gettop(L), &len, fn); /* held by 6 */
+    if (len == 0) luaL_error(L, "%s: the phase must not be empty", fn);
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, 6, "interval") != LUA_TNIL) {
+    lua_Number iv = lua_tonumber(L, -1);
+    if (lua_type(L, -1) != LUA_TNUMBER || !(iv > 0) || iv > 1e300)
+      luaL_error(L, "%s: interval: a positive finite number expected, got %s",
+                 fn, lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
+                                                     : luaL_typename(L, -1));
+    d->interval = (double)iv;
+  }
+  lua_pop(L, 1);
+  d->nafter = read_names(L, 6, "after", after, fn, optarg);
+  d->after = after;
+  d->nbefore = read_names(L, 6, "before", before, fn, optarg);
+  d->before = before;
+}
+
+/* The columns of a native system (at 4) over the query lq (at 3), resolved
+** into cols, and its function, into d. */
+static void native_columns(lua_State *L, const char *fn, const lquery *lq,
+                           ecs_system_desc *d, ecs_column_ref *cols) {
+  lnative *nv = (lnative *)lua_touserdata(L, 4);
+  lua_getiuservalue(L, 4, 1);                             /* specs */
+  for (int k = 0; k < nv->nspec; k++) {
+    colspec cs;
+    lua_rawgeti(L, -1, k + 1);
+    cs = ecsl_check_spec(L, 3, lua_gettop(L), fn);
+    if (cs.term == ENTITY_TERM)
+      luaL_error(L, "%s: 'entity' is not a column of native systems", fn);
+    lua_pop(L, 1);
+    cols[k].c = ecs_query_with(lq->q, cs.term);
+    cols[k].field = cs.field;
+    cols[k].write = cs.write != 0;
+  }
+  lua_pop(L, 1);
+  d->fn = nv->fn;
+  d->ud = nv->ud;
+  d->parallel = nv->parallel != 0;
+  d->cols = cols;
+  d->ncols = (uint32_t)nv->nspec;
+}
+
+/* The core refused the system (err, msg): let go of the key held in the
+** map at map, unless in use, and raise. */
+static int define_failed(lua_State *L, const char *fn, bool replacing, int map,
+                         ecs_err err, const char *msg) {
+  const char *name = lua_tostring(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, map) == LUA_TBOOLEAN) {
+    lua_pushvalue(L, 2);
+    lua_pushnil(L); /* assigning nil never allocates */
+    lua_rawset(L, map);
+  }
+  if (err == ECS_ERR_EXISTS) return system_exists(L, name);
+  if (err == ECS_ERR_NO_SYSTEM)
+    return luaL_error(L, "%s: no system named '%s'", fn, name);
+  /* msg: the table's text, or the compiler's */
+  return ecsl_error(L, "world", replacing ? "replace_system" : "system", err,
+                    msg[0] != '\0' ? msg : NULL, 0);
+}
+
+/*
 ** world:system(name, query, fn | expr | native [, params [, opts]])
 ** world:system(name, query, fn | native, opts)  -- no params: options next
 ** world:system(name, fn [, opts])  -- a Lua system with no query
@@ -427,38 +504,14 @@ static int define_system(lua_State *L, bool replacing) {
   int map, optarg;
   uint32_t gen; /* the schemas native columns are resolved under */
   check_world(L, 1);
-  gen = self_lworld(L)->schema_gen;
+  gen = ecsl_world_gen(self_lworld(L));
   check_text(L, 2, NULL, fn);
   memset(&d, 0, sizeof d);
   system_args(L, fn, &optarg, &d.kind);
   lua_settop(L, 6);
   if (lua_toboolean(L, 3)) lq = (lquery *)lua_touserdata(L, 3);
-  if (!lua_isnil(L, 6)) { /* scheduling options */
-    ecsl_check_keys(L, 6, optarg, fn, option_keys, false);
-    d.phase = "update"; /* options given: they are the schedule */
-    if (lua_getfield(L, 6, "phase") != LUA_TNIL) {
-      size_t len;
-      if (lua_type(L, -1) != LUA_TSTRING)
-        return luaL_error(L, "%s: phase: a name expected, got %s", fn,
-                          luaL_typename(L, -1));
-      d.phase = check_text(L, lua_gettop(L), &len, fn); /* held by 6 */
-      if (len == 0) return luaL_error(L, "%s: the phase must not be empty", fn);
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, 6, "interval") != LUA_TNIL) {
-      lua_Number iv = lua_tonumber(L, -1);
-      if (lua_type(L, -1) != LUA_TNUMBER || !(iv > 0) || iv > 1e300)
-        return luaL_error(L, "%s: interval: a positive finite number expected, got %s",
-                          fn, lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
-                                                              : luaL_typename(L, -1));
-      d.interval = (double)iv;
-    }
-    lua_pop(L, 1);
-    d.nafter = read_names(L, 6, "after", after, fn, optarg);
-    d.after = after;
-    d.nbefore = read_names(L, 6, "before", before, fn, optarg);
-    d.before = before;
-  } /* else: add runs in "update"; replace keeps the old schedule */
+  if (!lua_isnil(L, 6)) /* else: add runs in "update"; replace keeps the old schedule */
+    read_schedule(L, fn, optarg, &d, after, before);
   ecsl_need_state_field(L, 1, &ecsl_systems_key);         /* 7: map */
   map = 7;
   /* checked before compiling anything; the core checks again below */
@@ -474,26 +527,7 @@ static int define_system(lua_State *L, bool replacing) {
     d.expr = lua_tolstring(L, 4, &d.expr_len);
     d.params = lua_isnil(L, 5) ? NULL : params_lua;
   } else if (d.kind == ECS_SYSTEM_NATIVE) { /* columns resolved now */
-    lnative *nv = (lnative *)lua_touserdata(L, 4);
-    lua_getiuservalue(L, 4, 1);                           /* specs */
-    for (int k = 0; k < nv->nspec; k++) {
-      colspec cs;
-      lua_rawgeti(L, -1, k + 1);
-      cs = ecsl_check_spec(L, 3, lua_gettop(L), fn);
-      if (cs.term == ENTITY_TERM)
-        return luaL_error(L, "%s: 'entity' is not a column of native systems",
-                          fn);
-      lua_pop(L, 1);
-      cols[k].c = ecs_query_with(lq->q, cs.term);
-      cols[k].field = cs.field;
-      cols[k].write = cs.write != 0;
-    }
-    lua_pop(L, 1);
-    d.fn = nv->fn;
-    d.ud = nv->ud;
-    d.parallel = nv->parallel != 0;
-    d.cols = cols;
-    d.ncols = (uint32_t)nv->nspec;
+    native_columns(L, fn, lq, &d, cols);
   } else {
     d.call = call_lua;
   }
@@ -515,7 +549,7 @@ static int define_system(lua_State *L, bool replacing) {
   w = check_world(L, 1);
   d.name = lua_tostring(L, 2);
   d.query = lq != NULL ? lq->q : NULL;
-  if (d.kind == ECS_SYSTEM_NATIVE && self_lworld(L)->schema_gen != gen) {
+  if (d.kind == ECS_SYSTEM_NATIVE && ecsl_world_gen(self_lworld(L)) != gen) {
     err = ECS_ERR_SCHEMA; /* a finalizer redefined a component: stale columns */
     snprintf(msg, sizeof msg, "a component was redefined while the columns "
              "were looked up (by a finalizer)");
@@ -523,20 +557,7 @@ static int define_system(lua_State *L, bool replacing) {
     err = replacing ? ecs_system_replace(w, &d, &s, msg, sizeof msg)
                     : ecs_system_add(w, &d, &s, msg, sizeof msg);
   }
-  if (err != ECS_ERR_OK) {
-    lua_pushvalue(L, 2); /* let go of the key held, unless in use */
-    if (lua_rawget(L, map) == LUA_TBOOLEAN) {
-      lua_pushvalue(L, 2);
-      lua_pushnil(L); /* assigning nil never allocates */
-      lua_rawset(L, map);
-    }
-    if (err == ECS_ERR_EXISTS) return system_exists(L, d.name);
-    if (err == ECS_ERR_NO_SYSTEM)
-      return luaL_error(L, "%s: no system named '%s'", fn, d.name);
-    /* msg: the table's text, or the compiler's */
-    return ecsl_error(L, "world", replacing ? "replace_system" : "system", err,
-                      msg[0] != '\0' ? msg : NULL, 0);
-  }
+  if (err != ECS_ERR_OK) return define_failed(L, fn, replacing, map, err, msg);
   lua_pushvalue(L, 2);
   lua_pushvalue(L, 8);
   lua_rawset(L, map); /* the key is there: no allocation */

@@ -272,6 +272,7 @@ ecs_err ecs_component_redefine(ecs_world *w, ecs_component *c,
     ecsi_expr_forget(w, c->watch[k].q);
   c->version++;
   c->schema_gen++;
+  w->schema_gen++;
   ecsi_component_tell_stale(w, c);
   return ECS_ERR_OK;
 fail:

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "component_private.h"
+#include "schema_gen.h"
 
 static size_t align8(size_t n) { return (n + 7u) / 8u * 8u; }
 
@@ -110,3 +111,13 @@ ecs_err ecs_schema_entry_parse(const char *s, size_t len, size_t *name_len,
   *type = (ecs_type)t;
   return ECS_ERR_OK;
 }
+
+/* ------------------------------------------------------------------------
+** Schema generations (schema_gen.h)
+** --------------------------------------------------------------------- */
+
+uint32_t ecs_component_schema_gen(const ecs_component *c) {
+  return c->schema_gen;
+}
+
+uint32_t ecs_world_schema_gen(const ecs_world *w) { return w->schema_gen; }
