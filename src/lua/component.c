@@ -300,7 +300,8 @@ static int comp_write(lua_State *L, int is_add) {
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
   int top = lua_gettop(L), refs = 0;
-  uint32_t nf = lc->nfields, gen = ecsl_comp_gen(lc);
+  /* the schema's count, for the refs' recheck (lua fields only) */
+  uint32_t nf = lc->nfields, gen = lc->nlua > 0 ? ecsl_comp_gen(lc) : 0;
   fvalue val[ECS_MAX_FIELDS];
   int src[ECS_MAX_FIELDS]; /* stack index of each field's value, 0: none */
   ecs_instance row;
@@ -373,7 +374,8 @@ static int l_comp_set_field(lua_State *L) {
   ecs_world *w;
   lcomponent *lc = self_comp(L, &w);
   ecs_entity e = check_entity(L, 2);
-  uint32_t k = ecsl_check_field(L, lc, 3, "set_field"), gen = ecsl_comp_gen(lc);
+  uint32_t k = ecsl_check_field(L, lc, 3, "set_field");
+  uint32_t gen = lc->type[k] == ECS_LUA ? ecsl_comp_gen(lc) : 0; /* (refs) */
   int src = 4, refs = 0;
   ecs_instance row;
   fvalue v;
