@@ -4,15 +4,17 @@
 **
 ** Layers of the core, lowest first, each in its folder of src/ (the
 ** public headers in include/; tools/layers.map maps folders to layers):
-**   alloc, value (base/, with checksum and pool) -> entity (entity/)
+**   alloc, value (base/, with checksum, pool, barrier, errors, clock)
+**     -> entity (entity/)
 **     -> managers (storage/: component, sparse, rowmap, change, cleanup;
 **        managers/: transform, names)
 **     -> query -> expr (both in query/)
 **     -> world, cut into system/ -> persist/ -> world.c, the owner
 ** A file calls only into its own layer and those below it; a lower layer
-** reaches an upper one only through a hook it was handed (the manager
+** reaches an upper one only through the change barrier (barrier.h: it
+** emits, the layers above subscribe) or a hook it was handed (the manager
 ** classes' gc, check, free and purge; the query's free hook for expr.c's
-** programs). Headers include only headers of their layer and below, with
+** programs; ecs_world.kept_floor). tools/layers.lua checks it in CI. Headers include only headers of their layer and below, with
 ** two documented exceptions that add no cycle: ecs_private.h, the world
 ** record every layer keeps its state in (like Lua's lstate.h), and
 ** query.h, which includes expr.h for the binding's sake.
