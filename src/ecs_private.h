@@ -168,6 +168,21 @@ static inline bool ecsi_heard(const ecs_world *w, ecsi_event ev) {
 static inline int ecsi_emit(ecs_world *w, ecsi_event ev, const ecsi_change *ch) {
   return ecsi_barrier_emit(&w->barrier, w, ev, ch);
 }
+/* Emit ev about c, e, row, n and arg (each kind's members: barrier.h),
+** building the payload only when someone hears it. */
+static inline void ecsi_tell(ecs_world *w, ecsi_event ev,
+                             struct ecs_component *c, ecs_entity e,
+                             uint32_t row, size_t n, const void *arg) {
+  if (ecsi_heard(w, ev)) {
+    ecsi_change ch = {0};
+    ch.c = c;
+    ch.e = e;
+    ch.row = row;
+    ch.n = n;
+    ch.arg = arg;
+    (void)ecsi_emit(w, ev, &ch);
+  }
+}
 
 /* alloc.c finds the heap by position: keep the two layouts in step. */
 _Static_assert(offsetof(struct ecs_world, heap) ==

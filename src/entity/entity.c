@@ -114,12 +114,7 @@ ecs_err ecsi_entities_reserve(ecs_world *w, uint32_t slots, uint32_t queue) {
 /* The change barrier (barrier.h): index is about to be handed out, off
 ** the free queue or fresh (the journal keeps the slot as it was). */
 static void tell_taken(ecs_world *w, uint32_t index, bool queued) {
-  if (ecsi_heard(w, ECSI_EV_INDEX_TAKEN)) {
-    ecsi_change ch = {0};
-    ch.row = index;
-    ch.n = queued;
-    (void)ecsi_emit(w, ECSI_EV_INDEX_TAKEN, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_INDEX_TAKEN, NULL, ECS_NULL, index, queued, NULL);
 }
 
 /* Take one index by the reuse policy; room must have been reserved. */
@@ -198,22 +193,15 @@ ecs_err ecs_create(ecs_world *w, ecs_entity *out) {
 void ecsi_entity_kill(ecs_world *w, ecs_entity e) {
   ecsi_queue *q = &w->free;
   uint32_t i = ecs_entity_index(e), next;
-  if (ecsi_heard(w, ECSI_EV_ENTITY_DYING)) { /* the journal */
-    ecsi_change ch = {0};
-    ch.e = e;
-    (void)ecsi_emit(w, ECSI_EV_ENTITY_DYING, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_ENTITY_DYING, NULL, e, 0, 0, NULL); /* the journal */
   next = (w->head.slot[i] + 1u) & ECS_GENERATION_MASK;
   w->head.slot[i] = (uint16_t)(ECS_SLOT_FREE | next);
   q->item[(q->head + q->len) & (q->cap - 1)] = i; /* cap >= slot_count */
   q->len++;
   w->live--;
   w->destroy_epoch++; /* rows handed out by query iterators may be stale */
-  if (ecsi_heard(w, ECSI_EV_ENTITY_DIED)) { /* the transform, the queries */
-    ecsi_change ch = {0};
-    ch.e = e;
-    (void)ecsi_emit(w, ECSI_EV_ENTITY_DIED, &ch);
-  }
+  /* the transform, the queries */
+  ecsi_tell(w, ECSI_EV_ENTITY_DIED, NULL, e, 0, 0, NULL);
   if (next == 0) ecsi_purge_index(w, i);
 }
 

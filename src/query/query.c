@@ -173,11 +173,8 @@ ecs_err ecs_query_new(ecs_world *w, ecs_component *const *with, uint32_t nwith,
 */
 void ecs_query_free(ecs_world *w, ecs_query *q) {
   if (q == NULL) return;
-  if (ecsi_heard(w, ECSI_EV_QUERY_FREED)) { /* the systems over q go first */
-    ecsi_change ch = {0};
-    ch.arg = q;
-    (void)ecsi_emit(w, ECSI_EV_QUERY_FREED, &ch);
-  }
+  /* the systems over q go first */
+  ecsi_tell(w, ECSI_EV_QUERY_FREED, NULL, ECS_NULL, 0, 0, q);
   if (q->prev != NULL) q->prev->next = q->next;
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;

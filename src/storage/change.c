@@ -271,38 +271,31 @@ static void tell_owner(ecs_world *w, ecs_component *c, const ecs_instance *rows,
 ** whatever n is: a chunk cursor ends its rows' bracket before its caller
 ** writes them (query_cursor.c), and a run's rows are many.
 */
-void ecsi_write_begin(ecs_world *w, ecs_component *c, const ecs_instance *rows,
-                      ecs_instance first, size_t n, bool one) {
-  if (ecsi_heard(w, ECSI_EV_WRITE_BEGIN)) {
+/* WRITE_BEGIN or WRITE_END, to whoever hears it. */
+static void tell_rows(ecs_world *w, ecsi_event ev, ecs_component *c,
+                      const ecs_instance *rows, ecs_instance first, size_t n,
+                      bool one) {
+  if (ecsi_heard(w, ev)) {
     ecsi_change ch = {0};
     ch.c = c;
     ch.rows = rows;
     ch.row = first;
     ch.n = n;
     ch.one = one;
-    (void)ecsi_emit(w, ECSI_EV_WRITE_BEGIN, &ch);
+    (void)ecsi_emit(w, ev, &ch);
   }
 }
 
-static void tell_written(ecs_world *w, ecs_component *c,
-                         const ecs_instance *rows, ecs_instance first,
-                         size_t n, bool one) {
-  if (ecsi_heard(w, ECSI_EV_WRITE_END)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.rows = rows;
-    ch.row = first;
-    ch.n = n;
-    ch.one = one;
-    (void)ecsi_emit(w, ECSI_EV_WRITE_END, &ch);
-  }
+void ecsi_write_begin(ecs_world *w, ecs_component *c, const ecs_instance *rows,
+                      ecs_instance first, size_t n, bool one) {
+  tell_rows(w, ECSI_EV_WRITE_BEGIN, c, rows, first, n, one);
 }
 
 void ecsi_write_end(ecs_world *w, ecs_component *c, const ecs_instance *rows,
                     ecs_instance first, size_t n, bool one) {
   uint32_t *a = c->ticks.at[ECSI_TICK_CHANGED], now;
   if (one) { /* heard before the stamp */
-    tell_written(w, c, NULL, first, 1, true);
+    tell_rows(w, ECSI_EV_WRITE_END, c, NULL, first, 1, true);
     if (a != NULL && first < c->size) a[first] = ecsi_clock_now(w);
     if (first < c->size) tell_owner(w, c, NULL, first, 1);
     return;
@@ -313,7 +306,7 @@ void ecsi_write_end(ecs_world *w, ecs_component *c, const ecs_instance *rows,
       for (size_t j = 0; j < n; j++)
         if (rows[j] < c->size) a[rows[j]] = now;
     }
-    tell_written(w, c, rows, 0, n, false);
+    tell_rows(w, ECSI_EV_WRITE_END, c, rows, 0, n, false);
     tell_owner(w, c, rows, 0, n);
     return;
   }
@@ -323,7 +316,7 @@ void ecsi_write_end(ecs_world *w, ecs_component *c, const ecs_instance *rows,
     now = ecsi_clock_now(w);
     for (size_t j = 0; j < n; j++) a[first + j] = now;
   }
-  tell_written(w, c, NULL, first, n, false);
+  tell_rows(w, ECSI_EV_WRITE_END, c, NULL, first, n, false);
   tell_owner(w, c, NULL, first, n);
 }
 

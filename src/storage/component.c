@@ -120,34 +120,17 @@ void ecsi_component_unwatch(ecs_component *c, const struct ecs_query *q) {
 */
 static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e,
                          bool added) {
-  if (ecsi_heard(w, ECSI_EV_INSTANCE_ADDED)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.e = e;
-    ch.n = added;
-    (void)ecsi_emit(w, ECSI_EV_INSTANCE_ADDED, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_INSTANCE_ADDED, c, e, 0, added, NULL);
 }
 
 static void tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
                        uint32_t row) {
-  if (ecsi_heard(w, ECSI_EV_INSTANCE_MOVED)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.e = e;
-    ch.row = row;
-    (void)ecsi_emit(w, ECSI_EV_INSTANCE_MOVED, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_INSTANCE_MOVED, c, e, row, 0, NULL);
 }
 
 void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
                                    const void *keep) {
-  if (ecsi_heard(w, ECSI_EV_ROWS_REORDERED)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.arg = keep;
-    (void)ecsi_emit(w, ECSI_EV_ROWS_REORDERED, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_ROWS_REORDERED, c, ECS_NULL, 0, 0, keep);
 }
 
 void ecsi_component_tell_stale(ecs_world *w, ecs_component *c) {

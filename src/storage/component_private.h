@@ -255,29 +255,14 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
 */
 static inline void ecsi_tell_instance(ecs_world *w, ecs_component *c,
                                       uint32_t index) {
-  if (ecsi_heard(w, ECSI_EV_INSTANCE_BEGIN)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.row = index;
-    (void)ecsi_emit(w, ECSI_EV_INSTANCE_BEGIN, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_INSTANCE_BEGIN, c, ECS_NULL, index, 0, NULL);
 }
 static inline void ecsi_tell_layout(ecs_world *w, ecs_component *c,
                                     uint32_t row) {
-  if (ecsi_heard(w, ECSI_EV_LAYOUT)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    ch.row = row;
-    ch.n = 1;
-    (void)ecsi_emit(w, ECSI_EV_LAYOUT, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_LAYOUT, c, ECS_NULL, row, 1, NULL);
 }
 static inline void ecsi_tell_layout_all(ecs_world *w, ecs_component *c) {
-  if (ecsi_heard(w, ECSI_EV_LAYOUT)) {
-    ecsi_change ch = {0};
-    ch.c = c;
-    (void)ecsi_emit(w, ECSI_EV_LAYOUT, &ch);
-  }
+  ecsi_tell(w, ECSI_EV_LAYOUT, c, ECS_NULL, 0, 0, NULL);
 }
 
 /* component_hooks.c: the manager class's hooks (ecs.h, ecs_manager_class). */
