@@ -109,6 +109,7 @@ build = {
         "src/managers/transform_hierarchy.c",
         "src/managers/transform_hooks.c",
         "src/managers/names.c",
+        "src/managers/inspect.c",
         "src/query/query.c",
         "src/query/query_iter.c",
         "src/query/query_changes.c",

@@ -46,112 +46,74 @@
 ** under it: the body runs under lua_pcall with the collector stopped (no
 ** finalizer at an allocation; an error restarts it, then is raised again),
 ** and user values are read raw (rawgeti, next, the metatable's __name by
-** rawget), never through a metamethod or tostring. The cost is two walks
-** of the world's manager list (components, then plugins) with an O(1)
-** lookup each, plus the output: nothing depends on the number of entities.
+** rawget), never through a metamethod or tostring.
+**
+** The walk and the text are the core's (src/managers/inspect.c: the
+** formatting of every value but a lua field's, the lines, their order,
+** the cost); here are the sink into a luaL_Buffer, the short form of a
+** Lua value, and the table form.
 */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "binding.h"
+#include "inspect.h"
 
-#define SHOW_BYTES 60     /* quoted text longer than this is cut */
 #define COUNT_ENTRIES 1000 /* a table's entries are counted up to this */
 #define INSPECT "world:inspect"
 
 /* What the body reads: the world (nothing can close it during the body),
-** the entity, the refs table's stack index (0: none), the built-ins. */
+** the entity, the refs table's stack index (0: none), the string
+** "__name" (the text form reads it without making it). */
 typedef struct inspector {
   lua_State *L;
   ecs_world *w;
   ecs_entity e;
-  int refs;
-  const ecs_transform *transform; /* NULL: none */
-  const ecs_names *names;         /* NULL: none */
+  int refs, name_key;
+  luaL_Buffer *b; /* the string form's */
 } inspector;
 
-/* ======================================================================
-** Text
-** ==================================================================== */
-
-/* A number of a float column or a Lua float (lua_float adds ".0" where
-** the text looks like an integer, as tostring does). */
-static void fmt_float(char *buf, size_t size, double v, bool f32,
-                      bool lua_float) {
-  if (isnan(v)) {
-    snprintf(buf, size, "nan");
-  } else if (isinf(v)) {
-    snprintf(buf, size, "%s", v < 0 ? "-inf" : "inf");
-  } else if (f32) { /* the shortest text that reads back as this float */
-    float f = (float)v;
-    for (int p = 6; p <= 9; p++) {
-      snprintf(buf, size, "%.*g", p, v);
-      if (strtof(buf, NULL) == f) break;
-    }
-  } else {
-    snprintf(buf, size, "%.14g", v);
-    if (lua_float && buf[strspn(buf, "-0123456789")] == '\0')
-      snprintf(buf + strlen(buf), size - strlen(buf), ".0");
-  }
+static void text_add(void *ud, const char *s, size_t n) {
+  luaL_addlstring(((inspector *)ud)->b, s, n);
 }
 
-static void fmt_entity(char *buf, size_t size, ecs_entity e) {
-  if (e == ECS_NULL) snprintf(buf, size, "null");
-  else snprintf(buf, size, "entity(%u.%u)", (unsigned)ecs_entity_index(e),
-                (unsigned)ecs_entity_generation(e));
-}
-
-/* s quoted (see the top of the file), cut past SHOW_BYTES. */
-static void add_quoted(luaL_Buffer *b, const char *s, size_t n) {
-  size_t shown = n;
-  if (n > SHOW_BYTES) { /* cut before a continuation byte, not inside */
-    shown = SHOW_BYTES;
-    while (shown > 0 && ((unsigned char)s[shown] & 0xC0u) == 0x80u) shown--;
-  }
-  luaL_addchar(b, '"');
-  for (size_t i = 0; i < shown; i++) {
-    unsigned char c = (unsigned char)s[i];
-    char esc[8];
-    if (c == '"' || c == '\\') {
-      luaL_addchar(b, '\\');
-      luaL_addchar(b, (char)c);
-    } else if (c == '\n') {
-      luaL_addstring(b, "\\n");
-    } else if (c == '\r') {
-      luaL_addstring(b, "\\r");
-    } else if (c == '\t') {
-      luaL_addstring(b, "\\t");
-    } else if (c < 0x20u || c == 0x7Fu) {
-      snprintf(esc, sizeof esc, "\\%03u", (unsigned)c);
-      luaL_addstring(b, esc);
-    } else {
-      luaL_addchar(b, (char)c);
+/* The name of the full userdata's class at -1, read raw (NULL: none fit
+** to show). */
+static const char *class_name(lua_State *L, int name_key, size_t *n) {
+  const char *name = NULL;
+  if (lua_getmetatable(L, -1)) {                          /* ..., v, mt */
+    lua_pushvalue(L, name_key);
+    if (lua_rawget(L, -2) == LUA_TSTRING) {               /* ..., v, mt, name */
+      bool plain;
+      name = lua_tolstring(L, -1, n);
+      plain = *n > 0 && *n <= ECS_TEXT_SHOW;
+      for (size_t i = 0; plain && i < *n; i++)
+        plain = (unsigned char)name[i] >= 0x20u && name[i] != 0x7F;
+      if (!plain) name = NULL;
     }
+    lua_pop(L, 2);                                        /* ..., v */
   }
-  luaL_addchar(b, '"');
-  if (shown < n) {
-    char more[48];
-    snprintf(more, sizeof more, "...(%zu bytes)", n);
-    luaL_addstring(b, more);
-  }
+  return name;
 }
 
 /*
-** The short form of the value of lua field reference ref. The value is
-** pushed above the buffer's box only while it is read, and popped before
-** anything is added to the buffer (luaL_add* want the box on top); text
-** taken from it stays valid, as the refs table still holds the value and
-** the collector is stopped.
+** The short form of the value of lua field reference ref (the text's
+** lua_value). The value is pushed above the buffer's box only while it is
+** read, and popped before anything is added to the buffer (luaL_add* want
+** the box on top); text taken from it stays valid, as the refs table
+** still holds the value and the collector is stopped.
 */
-static void add_lua_value(inspector *in, luaL_Buffer *b, uint32_t ref) {
+static void text_lua_value(void *ud, uint32_t ref) {
+  inspector *in = (inspector *)ud;
   lua_State *L = in->L;
+  ecs_text text = {text_add, text_lua_value, ud};
   char buf[64];
   const char *s = buf;
   size_t n = 0;
   int t;
   if (ref == 0 || in->refs == 0) {
-    luaL_addstring(b, "nil");
+    luaL_addstring(in->b, "nil");
     return;
   }
   t = lua_rawgeti(L, in->refs, (lua_Integer)ref);         /* ..., box, v */
@@ -159,14 +121,14 @@ static void add_lua_value(inspector *in, luaL_Buffer *b, uint32_t ref) {
   case LUA_TSTRING:
     s = lua_tolstring(L, -1, &n);
     lua_pop(L, 1);
-    add_quoted(b, s, n);
+    ecs_text_quoted(&text, s, n);
     return;
   case LUA_TNUMBER:
     if (lua_isinteger(L, -1))
       snprintf(buf, sizeof buf, LUA_INTEGER_FMT,
                (LUAI_UACINT)lua_tointeger(L, -1));
     else
-      fmt_float(buf, sizeof buf, (double)lua_tonumber(L, -1), false, true);
+      ecs_text_float(buf, sizeof buf, (double)lua_tonumber(L, -1), false, true);
     break;
   case LUA_TBOOLEAN:
     s = lua_toboolean(L, -1) ? "true" : "false";
@@ -189,24 +151,15 @@ static void add_lua_value(inspector *in, luaL_Buffer *b, uint32_t ref) {
     break;
   }
   case LUA_TLIGHTUSERDATA:
-    if (ecs_lua_is_entity(L, -1)) fmt_entity(buf, sizeof buf, check_entity(L, -1));
+    if (ecs_lua_is_entity(L, -1)) ecs_text_entity(buf, sizeof buf, check_entity(L, -1));
     else s = "userdata";
     break;
   case LUA_TUSERDATA: { /* its class name, read raw from its metatable */
+    const char *name = class_name(L, in->name_key, &n);
     s = "userdata";
-    if (lua_getmetatable(L, -1)) {                        /* ..., v, mt */
-      lua_pushliteral(L, "__name");
-      if (lua_rawget(L, -2) == LUA_TSTRING) {             /* ..., v, mt, name */
-        const char *name = lua_tolstring(L, -1, &n);
-        bool plain = n > 0 && n <= SHOW_BYTES;
-        for (size_t i = 0; plain && i < n; i++)
-          plain = (unsigned char)name[i] >= 0x20u && name[i] != 0x7F;
-        if (plain) {
-          snprintf(buf, sizeof buf, "userdata(%s)", name);
-          s = buf;
-        }
-      }
-      lua_pop(L, 2);                                      /* ..., v */
+    if (name != NULL) {
+      snprintf(buf, sizeof buf, "userdata(%s)", name);
+      s = buf;
     }
     break;
   }
@@ -215,147 +168,15 @@ static void add_lua_value(inspector *in, luaL_Buffer *b, uint32_t ref) {
     break;
   }
   lua_pop(L, 1);                                          /* ..., box */
-  luaL_addstring(b, s);
+  luaL_addstring(in->b, s);
 }
-
-/* Value v of a field of type t. */
-static void add_scalar(inspector *in, luaL_Buffer *b, ecs_type t,
-                       ecs_scalar v) {
-  char buf[64];
-  const char *s = buf;
-  switch (ecs_type_kind_inline(t)) {
-  case ECS_KIND_FLOAT: fmt_float(buf, sizeof buf, v.f, t == ECS_F32, false); break;
-  case ECS_KIND_INT: snprintf(buf, sizeof buf, "%" PRId64, v.i); break;
-  case ECS_KIND_BOOL: s = v.i != 0 ? "true" : "false"; break;
-  case ECS_KIND_ENTITY: fmt_entity(buf, sizeof buf, (ecs_entity)v.i); break;
-  case ECS_KIND_REF: add_lua_value(in, b, (uint32_t)v.i); return;
-  default: s = "?"; break;
-  }
-  luaL_addstring(b, s);
-}
-
-/* "{ a, b, c }" of n doubles. */
-static void add_vector(luaL_Buffer *b, const double *v, int n) {
-  char buf[64];
-  luaL_addstring(b, "{ ");
-  for (int i = 0; i < n; i++) {
-    if (i > 0) luaL_addstring(b, ", ");
-    fmt_float(buf, sizeof buf, v[i], false, false);
-    luaL_addstring(b, buf);
-  }
-  luaL_addstring(b, " }");
-}
-
-/* ======================================================================
-** The managers that have e
-** ==================================================================== */
-
-/* e's transform: its local, parent and world position (false: none). */
-typedef struct tview {
-  ecs_trs local;
-  ecs_entity parent;
-  double world[3];
-} tview;
-
-static bool read_transform(const inspector *in, tview *out) {
-  const ecs_transform *t = in->transform;
-  uint32_t i;
-  if (t == NULL || (i = ecs_transform_lookup(t, in->e)) == ECS_NO_INSTANCE ||
-      ecs_transform_get_local(t, in->e, &out->local) != ECS_ERR_OK)
-    return false;
-  out->parent = ecs_transform_parent(t, in->e);
-  memcpy(out->world, ecs_transform_world_at(t, i) + 12, sizeof out->world);
-  return true;
-}
-
-/* Is manager self (of class cls) a plugin's that has e? (Not a component,
-** nor the transform or names, which the caller shows its own way.) */
-static bool plugin_has(const inspector *in, const void *self,
-                       const ecs_manager_class *cls) {
-  return !ecs_component_is(cls) && cls->has != NULL &&
-         self != (const void *)in->transform && self != (const void *)in->names &&
-         cls->has(in->w, self, in->e);
-}
-
-/* The instance of e in manager self if it is a component that has e. */
-static ecs_instance component_row(const inspector *in, void *self,
-                                  const ecs_manager_class *cls) {
-  if (!ecs_component_is(cls)) return ECS_NO_INSTANCE;
-  return ecs_component_lookup(in->w, (const ecs_component *)self, in->e);
-}
-
-static ecs_scalar field_value(ecs_component *c, uint32_t k, ecs_instance i) {
-  return ecs_value_load_inline(ecs_component_column(c, k),
-                               ecs_component_field(c, k)->type, i);
-}
-
-/* ======================================================================
-** The two forms
-** ==================================================================== */
 
 static int inspect_string(inspector *in) {
-  lua_State *L = in->L;
   luaL_Buffer b;
-  char buf[64];
-  const ecs_names *names = in->names;
-  const char *name = NULL;
-  size_t len = 0, at = 0;
-  const char *mname;
-  const ecs_manager_class *cls;
-  void *self;
-  tview tv;
-  if (in->e == ECS_NULL) {
-    lua_pushliteral(L, "entity(0.0) (null)");
-    return 1;
-  }
-  luaL_buffinit(L, &b);
-  fmt_entity(buf, sizeof buf, in->e);
-  luaL_addstring(&b, buf);
-  if (!ecs_alive(in->w, in->e)) {
-    luaL_addstring(&b, " (dead)");
-    luaL_pushresult(&b);
-    return 1;
-  }
-  if (names != NULL && (name = ecs_names_get(names, in->e, &len)) != NULL) {
-    luaL_addchar(&b, ' ');
-    add_quoted(&b, name, len);
-  }
-  for (at = 0; (self = ecs_manager_at(in->w, at, &mname, &cls)) != NULL; at++) {
-    ecs_component *c = (ecs_component *)self;
-    ecs_instance i = component_row(in, self, cls);
-    uint32_t nf;
-    if (i == ECS_NO_INSTANCE) continue;
-    luaL_addstring(&b, "\n  ");
-    luaL_addstring(&b, ecs_component_name(c));
-    nf = ecs_component_field_count(c);
-    for (uint32_t k = 0; k < nf; k++) {
-      const ecs_field_def *f = ecs_component_field(c, k);
-      luaL_addstring(&b, k == 0 ? " { " : ", ");
-      luaL_addstring(&b, f->name);
-      luaL_addstring(&b, " = ");
-      add_scalar(in, &b, f->type, field_value(c, k, i));
-    }
-    if (nf > 0) luaL_addstring(&b, " }");
-  }
-  if (read_transform(in, &tv)) {
-    luaL_addstring(&b, "\n  transform { position = ");
-    add_vector(&b, tv.local.position, 3);
-    luaL_addstring(&b, ", rotation = ");
-    add_vector(&b, tv.local.rotation, 4);
-    luaL_addstring(&b, ", scale = ");
-    add_vector(&b, tv.local.scale, 3);
-    luaL_addstring(&b, ", parent = ");
-    fmt_entity(buf, sizeof buf, tv.parent);
-    luaL_addstring(&b, buf);
-    luaL_addstring(&b, ", world_position = ");
-    add_vector(&b, tv.world, 3);
-    luaL_addstring(&b, " }");
-  }
-  for (at = 0; (self = ecs_manager_at(in->w, at, &mname, &cls)) != NULL; at++) {
-    if (!plugin_has(in, self, cls)) continue;
-    luaL_addstring(&b, "\n  ");
-    luaL_addstring(&b, mname);
-  }
+  ecs_text text = {text_add, text_lua_value, in};
+  in->b = &b;
+  luaL_buffinit(in->L, &b);
+  ecs_inspect_text(in->w, in->e, &text);
   luaL_pushresult(&b);
   return 1;
 }
@@ -372,12 +193,12 @@ static void set_vector(lua_State *L, const char *key, const double *v, int n) {
 
 static int inspect_table(inspector *in) {
   lua_State *L = in->L;
-  const ecs_names *names = in->names;
+  const ecs_names *names = ecs_names_of(in->w);
   const char *name, *mname;
   const ecs_manager_class *cls;
   void *self;
   size_t len, at;
-  tview tv;
+  ecs_transform_view tv;
   if (!ecs_alive(in->w, in->e)) {
     lua_pushnil(L);
     return 1;
@@ -385,14 +206,17 @@ static int inspect_table(inspector *in) {
   lua_newtable(L);                                        /* comps */
   for (at = 0; (self = ecs_manager_at(in->w, at, &mname, &cls)) != NULL; at++) {
     ecs_component *c = (ecs_component *)self;
-    ecs_instance i = component_row(in, self, cls);
+    ecs_instance i = ecs_inspect_row(in->w, self, cls, in->e);
     uint32_t nf;
     if (i == ECS_NO_INSTANCE) continue;
     nf = ecs_component_field_count(c);
     lua_createtable(L, 0, (int)nf);                       /* comps, value */
     for (uint32_t k = 0; k < nf; k++) {
       const ecs_field_def *f = ecs_component_field(c, k);
-      ecsl_push_scalar(L, f->type, field_value(c, k, i), in->refs);
+      ecsl_push_scalar(L, f->type,
+                       ecs_value_load_inline(ecs_component_column(c, k),
+                                             f->type, i),
+                       in->refs);
       lua_setfield(L, -2, f->name);
     }
     lua_setfield(L, -2, ecs_component_name(c));           /* comps */
@@ -402,7 +226,7 @@ static int inspect_table(inspector *in) {
     lua_pushlstring(L, name, len);
     lua_setfield(L, -2, "names");
   }
-  if (read_transform(in, &tv)) {
+  if (ecs_inspect_transform(in->w, in->e, &tv)) {
     lua_createtable(L, 0, 5);                             /* ..., mgrs, tr */
     set_vector(L, "position", tv.local.position, 3);
     set_vector(L, "rotation", tv.local.rotation, 4);
@@ -413,7 +237,7 @@ static int inspect_table(inspector *in) {
     lua_setfield(L, -2, "transform");                     /* comps, mgrs */
   }
   for (at = 0; (self = ecs_manager_at(in->w, at, &mname, &cls)) != NULL; at++) {
-    if (!plugin_has(in, self, cls)) continue;
+    if (!ecs_inspect_plugin_has(in->w, self, cls, in->e)) continue;
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, mname);
   }
@@ -429,10 +253,10 @@ static int inspect_body(lua_State *L) {
   if (in.w == NULL) return ecsl_closed(L); /* (the caller checked: a guard) */
   in.e = check_entity(L, 2);
   in.refs = 0;
-  in.transform = ecs_transform_of(in.w);
-  in.names = ecs_names_of(in.w);
   lua_settop(L, 3);
   if (ecsl_push_state_field(L, 1, &ecsl_refs_key) == LUA_TTABLE) in.refs = 4;
+  lua_pushliteral(L, "__name");
+  in.name_key = lua_gettop(L);
   return as_table ? inspect_table(&in) : inspect_string(&in);
 }
 
