@@ -96,6 +96,7 @@ build = {
         "src/storage/dropped_refs.c",
         "src/storage/component_hooks.c",
         "src/storage/schema.c",
+        "src/storage/schema_match.c",
         "src/storage/sparse.c",
         "src/storage/rowmap.c",
         "src/storage/change.c",

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "binding.h"
+#include "schema_match.h"
 
 int ecsl_redefined(lua_State *L, const char *cls, const char *fn,
                    const lcomponent *lc) {
@@ -67,89 +68,43 @@ static lcomponent *push_manager(lua_State *L, int widx, ecs_component *c) {
 }
 
 /*
-** from[k] for every new field: the old field of the same name, or of the
-** name the rename map (at ridx, or 0) gives it. Checks the map: strings,
-** old names of old fields, new names of new fields, each new name once.
+** from[k] for every new field (the core's ecs_schema_match) with the
+** rename map at ridx (0: none) read into entries: strings only, checked
+** in the map's order, so a non-string entry raises after the core checked
+** the entries before it.
 */
 static void match_fields(lua_State *L, const ecs_component *c,
-                         const ecs_field_def *defs, uint32_t n, int index,
-                         int ridx, uint32_t *from) {
-  int inv;
-  lua_newtable(L);                                        /* new -> old */
-  inv = lua_gettop(L);
+                         const ecs_field_def *defs, uint32_t n, int ridx,
+                         uint32_t *from) {
+  ecs_rename *ren = NULL;
+  size_t nren = 0, count = 0;
+  char msg[256];
   if (ridx != 0) {
     lua_pushnil(L);
+    while (lua_next(L, ridx)) {
+      lua_pop(L, 1);
+      count++;
+    }
+    ren = (ecs_rename *)lua_newuserdatauv(L, (count > 0 ? count : 1) * sizeof *ren, 0);
+    lua_pushnil(L);
     while (lua_next(L, ridx)) {                           /* old, new */
-      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+      if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING) {
+        if (ecs_schema_check_renames(c, defs, n, ren, nren, msg, sizeof msg) !=
+            ECS_ERR_OK)
+          luaL_error(L, "world:component: %s", msg);
         luaL_error(L, "world:component: rename maps old field names to new "
                    "ones (strings), got %s = %s", luaL_typename(L, -2),
                    luaL_typename(L, -1));
-      if (ecs_component_field_index(c, lua_tostring(L, -2),
-                                    lua_rawlen(L, -2)) < 0)
-        luaL_error(L, "world:component: rename: '%s' is not a field of %s",
-                   lua_tostring(L, -2), ecs_component_name(c));
-      lua_pushvalue(L, -1);
-      if (lua_rawget(L, index) == LUA_TNIL)
-        luaL_error(L, "world:component: rename: '%s' is not a field of the "
-                   "new schema", lua_tostring(L, -2));
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);
-      if (lua_rawget(L, inv) != LUA_TNIL)
-        luaL_error(L, "world:component: rename: two fields renamed to '%s'",
-                   lua_tostring(L, -2));
-      lua_pop(L, 1);
-      lua_pushvalue(L, -1);                               /* old, new, new */
-      lua_pushvalue(L, -3);                               /* old, new, new, old */
-      lua_rawset(L, inv);
+      }
+      ren[nren].old_name = lua_tolstring(L, -2, &ren[nren].old_len);
+      ren[nren].new_name = lua_tolstring(L, -1, &ren[nren].new_len);
+      nren++;
       lua_pop(L, 1);                                      /* old */
     }
-    /* a new name that is also an old field's must be renamed away too:
-    ** else that field's own values would be lost without a word */
-    lua_pushnil(L);
-    while (lua_next(L, inv)) {                            /* new, old */
-      lua_pop(L, 1);
-      if (ecs_component_field_index(c, lua_tostring(L, -1),
-                                    lua_rawlen(L, -1)) >= 0) {
-        lua_pushvalue(L, -1);
-        if (lua_rawget(L, ridx) == LUA_TNIL)
-          luaL_error(L, "world:component: rename: '%s' is kept as a field, so "
-                     "another field cannot be renamed to it (rename it too)",
-                     lua_tostring(L, -2));
-        lua_pop(L, 1);
-      }
-    }
   }
-  for (uint32_t k = 0; k < n; k++) {
-    int j = -1;
-    if (lua_getfield(L, inv, defs[k].name) == LUA_TSTRING) {
-      j = ecs_component_field_index(c, lua_tostring(L, -1), lua_rawlen(L, -1));
-    } else {
-      /* a field renamed away gives its values to its new name only */
-      bool renamed_away = false;
-      j = ecs_component_field_index(c, defs[k].name, strlen(defs[k].name));
-      if (j >= 0 && ridx != 0) {
-        lua_pushstring(L, defs[k].name);
-        renamed_away = lua_rawget(L, ridx) != LUA_TNIL;
-        lua_pop(L, 1);
-      }
-      if (renamed_away) j = -1;
-    }
-    lua_pop(L, 1);
-    from[k] = j < 0 ? ECS_NO_FIELD : (uint32_t)j;
-  }
-  lua_pop(L, 1);
-}
-
-/* Is the new schema the old one, field for field (a reload that changed
-** nothing: no redefinition, prefabs and a journal stay valid)? */
-static bool same_schema(const ecs_component *c, const ecs_field_def *defs,
-                        uint32_t n, const uint32_t *from) {
-  if (n != ecs_component_field_count(c)) return false;
-  for (uint32_t k = 0; k < n; k++)
-    if (from[k] != k || defs[k].type != ecs_component_field(c, k)->type ||
-        strcmp(defs[k].name, ecs_component_field(c, k)->name) != 0)
-      return false;
-  return true;
+  if (ecs_schema_match(c, defs, n, ren, nren, from, msg, sizeof msg) != ECS_ERR_OK)
+    luaL_error(L, "world:component: %s", msg);
+  if (ridx != 0) lua_pop(L, 1);
 }
 
 /* Raise: the value at -1 (old field j of entity e) does not fit type t. */
@@ -249,8 +204,8 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
                         "expected, got %s)", luaL_typename(L, -1));
     else lua_pop(L, 1);
   }
-  match_fields(L, c, defs, n, index, ridx, from);
-  if (same_schema(c, defs, n, from)) { /* nothing to convert: policies only */
+  match_fields(L, c, defs, n, ridx, from);
+  if (ecs_schema_same_as(c, defs, n, from)) { /* nothing to convert: policies only */
     for (uint32_t k = 0; k < n; k++)
       if (defs[k].type == ECS_ENTITY)
         (void)ecs_component_set_cleanup(w, c, k, (ecs_cleanup)cleanup[k]);
@@ -361,19 +316,6 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
 ** which is all or nothing; the scratch world is closed on every path.
 ** ------------------------------------------------------------------- */
 
-/* Do c and d have the same fields, in order, with the same types and
-** cleanup policies (the whole schema)? */
-static bool same_fields(const ecs_component *c, const ecs_component *d) {
-  uint32_t n = ecs_component_field_count(c);
-  if (n != ecs_component_field_count(d)) return false;
-  for (uint32_t k = 0; k < n; k++)
-    if (ecs_component_field(c, k)->type != ecs_component_field(d, k)->type ||
-        ecs_component_cleanup(c, k) != ecs_component_cleanup(d, k) ||
-        strcmp(ecs_component_field(c, k)->name, ecs_component_field(d, k)->name) != 0)
-      return false;
-  return true;
-}
-
 /* Protected: 1 the live world, 2 the scratch world, 3 the renames by
 ** component name. */
 static int migrate_into(lua_State *L) {
@@ -402,7 +344,7 @@ static int migrate_into(lua_State *L) {
       int rename;
       lua_pushstring(L, ecs_component_name(lc->c));
       rename = lua_rawget(L, 3) != LUA_TNIL;              /* 6 */
-      if (rename || !same_fields(mine, lc->c)) {
+      if (rename || !ecs_schema_same_fields(mine, lc->c)) {
         lua_pushstring(L, ecs_component_name(lc->c));     /* 7: name */
         lua_pushvalue(L, 7);
         ecsl_call_method(L, 1, "find_component", 1, 1);        /* 8: live comp */
