@@ -82,6 +82,7 @@ void ecsl_thread_resync(lua_State *L);
 #include "system.h"
 #include "snapshot.h"
 #include "write.h"
+#include "column_spec.h"
 #include "schema_gen.h"
 
 #define check_text ecs_lua_check_text
@@ -109,7 +110,7 @@ void ecsl_thread_resync(lua_State *L);
 #define ECS_LUA_NATIVE "ecs.NativeSystem"
 #define COLUMNS_CHUNK 1024u
 #define MAX_COLUMNS 64
-#define ENTITY_TERM 0xffu /* term of q:columns' "entity": read-only */
+#define ENTITY_TERM ECS_ENTITY_TERM /* term of q:columns' "entity": read-only */
 #define WRITE_BACK_BATCH 64 /* values a write-back pushes, then pops at once */
 
 typedef struct lworld lworld;

@@ -22,13 +22,12 @@ static colspec unpack_spec(lua_Integer v) {
 /* The spec at idx for the query at qidx (fn names the caller in errors). */
 colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   lquery *lq = (lquery *)lua_touserdata(L, qidx);
-  size_t len, clen, flen;
-  const char *s, *dot, *fname;
-  int isnum, write = 1;
-  uint32_t k, f;
+  size_t len;
+  const char *s;
+  int isnum;
   char why[128];
   lua_Integer packed;
-  ecs_component *c = NULL;
+  ecs_column_spec spec;
   ecs_err err;
   check_text(L, idx, NULL, fn);
   if (lq->schema_gen != ecsl_world_gen(lq->lw)) { /* a component was redefined */
@@ -45,40 +44,20 @@ colspec ecsl_check_spec(lua_State *L, int qidx, int idx, const char *fn) {
   lua_pop(L, 2);
   if (isnum) return unpack_spec(packed);
   s = lua_tolstring(L, idx, &len);
-  if (len > 3 && memcmp(s + len - 3, ":in", 3) == 0) {
-    write = 0;
-    len -= 3;
-  }
-  if (len == 6 && memcmp(s, "entity", 6) == 0) { /* the chunk's entities */
-    colspec e;
-    e.term = ENTITY_TERM;
-    e.field = 0;
-    e.type = ECS_ENTITY;
-    e.write = 0;
+  if ((err = ecs_query_column_spec(lq->q, s, len, &spec, why, sizeof why)) ==
+      ECS_ERR_INVALID && why[0] == '\0')
+    luaL_error(L, "%s: column '%s' must be 'Component.field'", fn, s);
+  if (err == ECS_ERR_READONLY_FIELD)
+    ecsl_error(L, NULL, fn, err, lua_pushfstring(L, "column '%s': %s (read "
+               "it with '%s:in')", s, why, s), 0);
+  if (err != ECS_ERR_OK)
+    ecsl_error(L, NULL, fn, err, lua_pushfstring(L, "column '%s': %s", s, why), 0);
+  if (spec.term == ECS_ENTITY_TERM) { /* the chunk's entities: not cached */
+    colspec e = {ENTITY_TERM, 0, ECS_ENTITY, 0};
     return e;
   }
-  dot = (const char *)memchr(s, '.', len);
-  if (dot == NULL)
-    luaL_error(L, "%s: column '%s' must be 'Component.field'", fn, s);
-  clen = (size_t)(dot - s);
-  fname = dot + 1;
-  flen = len - clen - 1;
-  if ((err = ecs_query_resolve_field(lq->q, s, clen, fname, flen, &k, &f, why,
-                                     sizeof why)) != ECS_ERR_OK)
-    ecsl_error(L, NULL, fn, err, lua_pushfstring(L, "column '%s': %s", s, why), 0);
-  c = ecs_query_with(lq->q, k);
-  /* the rule of ecs_query_run (ECS_ERR_LUA_FIELD), checked here too so
-  ** that the message names the column */
-  if (ecs_type_kind(ecs_component_field(c, f)->type) == ECS_KIND_REF)
-    ecsl_error(L, NULL, fn, ECS_ERR_LUA_FIELD,
-               lua_pushfstring(L, "column '%s': %s", s,
-                               ecs_strerror(ECS_ERR_LUA_FIELD)), 0);
-  if (write && ecs_component_readonly(c, f))
-    ecsl_error(L, NULL, fn, ECS_ERR_READONLY_FIELD,
-               lua_pushfstring(L, "column '%s': %s (read it with '%s:in')", s,
-                               ecs_strerror(ECS_ERR_READONLY_FIELD), s), 0);
-  packed = (lua_Integer)write | (lua_Integer)ecs_component_field(c, f)->type << 1 |
-           (lua_Integer)f << 9 | (lua_Integer)k << 17;
+  packed = (lua_Integer)spec.write | (lua_Integer)spec.type << 1 |
+           (lua_Integer)spec.field << 9 | (lua_Integer)spec.term << 17;
   ecsl_push_query_cache(L, qidx, QC_SPECS);
   lua_pushvalue(L, idx);
   lua_pushinteger(L, packed);

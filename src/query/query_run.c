@@ -10,7 +10,9 @@
 ** Columns. A run names its columns as (manager, field) pairs, checked by
 ** one set of rules shared with native systems (ecsi_query_check_columns);
 ** "Component.field" text is resolved against the query's terms by the one
-** resolver that expressions, q:columns specs and native systems use.
+** resolver that expressions, q:columns specs and native systems use; a
+** q:columns spec's whole text ("P.x:in", "entity") is read here too
+** (column_spec.h).
 **
 ** Apart from the match list (query.c) because it only reads it: through a
 ** pin (ecsi_query_pin, ecs_private.h), like any reader, and the query's
@@ -22,6 +24,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "column_spec.h"
 #include "ecs_private.h"
 #include "pool.h"
 
@@ -451,5 +454,52 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
   }
   *term = (uint32_t)k;
   *fieldno = (uint32_t)f;
+  return ECS_ERR_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Column specs (column_spec.h)
+** --------------------------------------------------------------------- */
+
+ecs_err ecs_query_column_spec(const ecs_query *q, const char *s, size_t len,
+                              ecs_column_spec *out, char *msg,
+                              size_t msg_size) {
+  const char *dot;
+  size_t clen;
+  uint32_t k, f;
+  ecs_component *c;
+  ecs_err err;
+  if (msg_size > 0) msg[0] = '\0';
+  out->write = true;
+  if (len > 3 && memcmp(s + len - 3, ":in", 3) == 0) {
+    out->write = false;
+    len -= 3;
+  }
+  if (len == 6 && memcmp(s, "entity", 6) == 0) { /* the chunk's entities */
+    out->term = ECS_ENTITY_TERM;
+    out->field = 0;
+    out->type = ECS_ENTITY;
+    out->write = false;
+    return ECS_ERR_OK;
+  }
+  if ((dot = (const char *)memchr(s, '.', len)) == NULL) return ECS_ERR_INVALID;
+  clen = (size_t)(dot - s);
+  if ((err = ecs_query_resolve_field(q, s, clen, dot + 1, len - clen - 1, &k,
+                                     &f, msg, msg_size)) != ECS_ERR_OK)
+    return err;
+  c = ecs_query_with(q, k);
+  /* the rule of ecs_query_run (ECS_ERR_LUA_FIELD), checked here too so
+  ** that the message names the column */
+  if (ecs_type_kind(ecs_component_field(c, f)->type) == ECS_KIND_REF) {
+    snprintf(msg, msg_size, "%s", ecs_strerror(ECS_ERR_LUA_FIELD));
+    return ECS_ERR_LUA_FIELD;
+  }
+  if (out->write && ecs_component_readonly(c, f)) {
+    snprintf(msg, msg_size, "%s", ecs_strerror(ECS_ERR_READONLY_FIELD));
+    return ECS_ERR_READONLY_FIELD;
+  }
+  out->term = k;
+  out->field = f;
+  out->type = ecs_component_field(c, f)->type;
   return ECS_ERR_OK;
 }
