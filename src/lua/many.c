@@ -111,7 +111,9 @@ bool ecsl_ref_n(lua_State *L, int refs, int vidx, uint32_t *out, lua_Integer n) 
 ** values: one value for every entity, or (but for lua fields, which take
 ** any value as it is) a Lua array of #list values. Every entity must be
 ** alive and have the component, and every value fit: checked whole before
-** anything is written. Then on_set observers, entity by entity in order.
+** anything is written. The write itself is the core's
+** (ecs_component_write_field_n); then on_set observers, entity by entity
+** in order (here: an observer may close the world).
 */
 static int l_set_many(lua_State *L) {
   lcomponent *lc = ecsl_self(L, lcomponent);
@@ -155,10 +157,11 @@ static int l_set_many(lua_State *L) {
                                                          ? ECS_ERR_MISSING
                                                          : ECS_ERR_DEAD)),
                         0);
-  if (lc->type[k] == ECS_LUA && !lua_isnil(L, 4) && n > 0) {
+  if (lc->type[k] == ECS_LUA && n > 0) {
     refs = push_refs(L);
     refv = (uint32_t *)lua_newuserdatauv(L, (size_t)n * sizeof *refv, 0);
-    if (!ecsl_ref_n(L, refs, 4, refv, n)) return lua_error(L);
+    memset(refv, 0, (size_t)n * sizeof *refv); /* nil: no refs */
+    if (!lua_isnil(L, 4) && !ecsl_ref_n(L, refs, 4, refv, n)) return lua_error(L);
     if (lc->lw->w == NULL) err = ECS_ERR_CLOSED;
     else if (ecsl_comp_gen(lc) != gen) err = ECS_ERR_SCHEMA;
     else {
@@ -167,32 +170,20 @@ static int l_set_many(lua_State *L) {
         if (rows[i] == ECS_NO_INSTANCE) err = ECS_ERR_MISSING;
     }
     if (err != ECS_ERR_OK) {
-      for (lua_Integer i = 0; i < n; i++) luaL_unref(L, refs, (int)refv[i]);
+      for (lua_Integer i = 0; i < n; i++)
+        if (refv[i] != 0) luaL_unref(L, refs, (int)refv[i]);
       if (err == ECS_ERR_CLOSED) return ecsl_closed(L);
       if (err == ECS_ERR_SCHEMA)
         return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
       return ecsl_error(L, ecs_component_name(lc->c), "set_many", err, NULL, 0);
     }
-  } else if (lc->type[k] == ECS_LUA) {
-    refs = push_refs(L);
   }
   if (ecsl_comp_gen(lc) != gen)
     return ecsl_redefined(L, ecs_component_name(lc->c), "set_many", lc);
   w = lc->lw->w;
-  ecs_component_write_begin(w, lc->c, rows, 0, (size_t)n);
-  for (lua_Integer i = 0; i < n; i++) {
-    if (lc->type[k] == ECS_LUA) {
-      uint32_t old = ((uint32_t *)ecs_component_column(lc->c, k))[rows[i]];
-      fvalue v;
-      v.i = refv != NULL ? (int64_t)refv[i] : 0;
-      ecsl_write_value(lc, k, rows[i], &v);
-      if (old != 0 && !ecs_component_keep_ref(w, old))
-        luaL_unref(L, refs, (int)old);
-    } else {
-      ecsl_write_value(lc, k, rows[i], vals != NULL ? &vals[i] : &one);
-    }
-  }
-  ecs_component_write_end(w, lc->c, rows, 0, (size_t)n);
+  ecs_component_write_field_n(w, lc->c, k, rows, (size_t)n, vals, &one, refv);
+  for (lua_Integer i = 0; refv != NULL && i < n; i++) /* the replaced refs */
+    if (refv[i] != 0) luaL_unref(L, refs, (int)refv[i]);
   if (((const ecs_world_head *)(const void *)w)->listeners != 0) {
     for (lua_Integer i = 0; i < n && err == ECS_ERR_OK; i++) {
       if (lc->lw->w == NULL) break;

@@ -5,7 +5,9 @@
 ** their order, the instance (add), the write bracket's begin (an open
 ** journal keeps the old values, through the change barrier), the values,
 ** its end (the change ticks, the journal's copy of one complete write),
-** the listeners last; keep_ref per replaced lua ref.
+** the listeners last; keep_ref per replaced lua ref. The one bulk path
+** here is C:set_many's, one field over many rows in one bracket, whose
+** listeners its caller runs.
 **
 ** Layer: storage (write.h), beside the write bracket (change.c).
 */
@@ -61,4 +63,24 @@ ecs_err ecs_component_write(ecs_world *w, ecs_component *c, ecs_entity e,
   r->written = true;
   return ecs_manager_notify(w, c, e, r->existed ? ECS_EVENT_SET
                                                 : ECS_EVENT_ADD);
+}
+
+void ecs_component_write_field_n(ecs_world *w, ecs_component *c, uint32_t k,
+                                 const ecs_instance *rows, size_t n,
+                                 const ecs_scalar *vals, const ecs_scalar *one,
+                                 uint32_t *refs) {
+  ecs_type t = c->field[k].type;
+  void *base = col(c, k);
+  ecs_component_write_begin(w, c, rows, 0, n);
+  if (t == ECS_LUA) {
+    for (size_t i = 0; i < n; i++) {
+      uint32_t old = ((uint32_t *)base)[rows[i]];
+      ((uint32_t *)base)[rows[i]] = refs[i];
+      refs[i] = old != 0 && !ecs_component_keep_ref(w, old) ? old : 0;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++)
+      ecs_value_store_inline(base, t, rows[i], vals != NULL ? vals[i] : *one);
+  }
+  ecs_component_write_end(w, c, rows, 0, n);
 }

@@ -2,7 +2,8 @@
 ** write.h -- the write sequence of one instance's values: the order of
 ** its checks, the write bracket's begin, the values into the columns,
 ** its end and the listeners (the binding's Position:add, set and
-** set_field, which only convert the values and call these).
+** set_field, which only convert the values and call these); and the bulk
+** write of one field over many instances (C:set_many).
 **
 ** Private to the core and the binding (not in the plugin table): a
 ** plugin writes its columns itself, inside ecs_component_write_begin and
@@ -74,5 +75,20 @@ ecs_err ecs_component_write(ecs_world *w, ecs_component *c, ecs_entity e,
                             ecs_instance row, bool add, uint32_t first,
                             uint32_t n, const ecs_scalar *vals,
                             ecs_write_result *r);
+
+/*
+** The bulk write of one field: field k of c's instances rows[0 .. n)
+** takes vals[i] (vals NULL: *one for every row), converted already by the
+** checked rule of value.h, inside one write bracket over the rows (C:
+** set_many). A lua field takes refs[i] instead (a ref the caller made, 0
+** for nil), and refs[i] receives the ref it replaced that no journal
+** keeps (0: none): the caller releases those. The rows are the caller's
+** lookup, with nothing run since; no listener runs (the caller reports
+** ECS_EVENT_SET per entity after, as a listener may change anything).
+*/
+void ecs_component_write_field_n(ecs_world *w, ecs_component *c, uint32_t k,
+                                 const ecs_instance *rows, size_t n,
+                                 const ecs_scalar *vals, const ecs_scalar *one,
+                                 uint32_t *refs);
 
 #endif

@@ -201,7 +201,54 @@ TEST(Write_row_hint_checked) {
   CHECK_EQ_INT(a.blocks, 0);
 }
 
+/* The bulk write of one field: every row, one value or one each, the lua
+** refs it replaced handed back (but those a journal keeps), no event. */
+TEST(Write_field_n_values_refs_journal) {
+  test_alloc a;
+  ecs_world *w = new_world(&a);
+  ecs_component *c;
+  ecs_journal *j;
+  ecs_entity e[3];
+  ecs_instance rows[3];
+  ecs_scalar v[4], each[3], one;
+  ecs_write_result r;
+  log_t l = {0, 0, ECS_ERR_OK};
+  uint32_t refs[3];
+  CHECK_EQ_INT(ecs_component_new(w, "P", fields, 4, &c), ECS_ERR_OK);
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ_INT(ecs_create(w, &e[i]), ECS_ERR_OK);
+    vals4(v, 0.0, 0, 0, i == 1 ? 0 : 10 + i);
+    CHECK_EQ_INT(ecs_component_write(w, c, e[i], ECS_NO_INSTANCE, true, 0, 4, v, &r),
+                 ECS_ERR_OK);
+  }
+  CHECK_EQ_INT(ecs_manager_listen(w, c, ECS_EVENT_ADD | ECS_EVENT_SET, logger, &l), ECS_ERR_OK);
+  ecs_component_lookup_n(w, c, e, rows, 3);
+  one.f = 2.5;
+  ecs_component_write_field_n(w, c, 0, rows, 3, NULL, &one, NULL);
+  for (int i = 0; i < 3; i++) CHECK(((float *)ecs_component_column(c, 0))[rows[i]] == 2.5f);
+  each[0].i = -1, each[1].i = 5, each[2].i = 300;
+  ecs_component_write_field_n(w, c, 1, rows, 3, each, NULL, NULL);
+  CHECK_EQ_INT(((int16_t *)ecs_component_column(c, 1))[rows[2]], 300);
+  CHECK_EQ_INT(((int16_t *)ecs_component_column(c, 1))[rows[0]], -1);
+  refs[0] = 20, refs[1] = 21, refs[2] = 0;
+  ecs_component_write_field_n(w, c, 3, rows, 3, NULL, NULL, refs);
+  CHECK(refs[0] == 10 && refs[1] == 0 && refs[2] == 12); /* replaced */
+  CHECK_EQ_INT(((uint32_t *)ecs_component_column(c, 3))[rows[1]], 21);
+  CHECK(l.adds == 0 && l.sets == 0);
+  /* an open journal keeps what it replaces: nothing handed back */
+  CHECK_EQ_INT(ecs_journal_open(w, NULL, &j, NULL), ECS_ERR_OK);
+  refs[0] = 30, refs[1] = 31, refs[2] = 32;
+  ecs_component_write_field_n(w, c, 3, rows, 3, NULL, NULL, refs);
+  CHECK(refs[0] == 0 && refs[1] == 0 && refs[2] == 0);
+  CHECK(ecs_journal_pending(j) > 0);
+  ecs_journal_close(w, j);
+  CHECK_WORLD(w);
+  ecs_world_free(w);
+  CHECK_EQ_INT(a.blocks, 0);
+}
+
 static const test_case cases[] = {
+  CASE(Write_field_n_values_refs_journal),
   CASE(Write_row_hint_checked),
   CASE(Write_checks_in_order),
   CASE(Write_add_then_set_values_and_events),
