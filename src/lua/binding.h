@@ -495,6 +495,7 @@ int ecsl_restore_error(lua_State *L);
 void ecsl_call_method(lua_State *L, int oidx, const char *method, int nargs,
                       int nresults);
 int ecsl_l_world_find_component(lua_State *L);
+lcomponent *ecsl_push_component(lua_State *L, int widx, const ecs_component *c);
 int ecsl_l_world_restore(lua_State *L);
 int ecsl_l_world_snapshot(lua_State *L);
 void ecsl_snapshot_world_closed(lua_State *L, int widx);

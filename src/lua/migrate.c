@@ -46,27 +46,6 @@ static bool row_live(const ecs_world *w, ecs_entity e) {
   return (e & ECS_PURGED) == 0 && ecs_alive(w, e);
 }
 
-/* Push the Lua object of the core manager c (c is registered). */
-static lcomponent *push_manager(lua_State *L, int widx, ecs_component *c) {
-  lua_Integer n;
-  if (ecsl_push_state_field(L, widx, &ecsl_components_key) == LUA_TTABLE) {
-    n = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer k = 1; k <= n; k++) {
-      lhead *h;
-      lua_rawgeti(L, -1, k);
-      h = ecsl_test_object(L, -1, &ecsl_comp_tag);
-      if (h != NULL && ((lcomponent *)(void *)h)->c == c) {
-        lua_remove(L, -2);
-        return (lcomponent *)(void *)h;
-      }
-      lua_pop(L, 1);
-    }
-  }
-  luaL_error(L, "world:component: no Lua object for component '%s'",
-             ecs_component_name(c));
-  return NULL;
-}
-
 /*
 ** from[k] for every new field (the core's ecs_schema_match) with the
 ** rename map at ridx (0: none) read into entries: strings only, checked
@@ -188,7 +167,9 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   int comp, ridx = 0, refs, top;
   char msg[256];
   ecs_err err;
-  lc = push_manager(L, 1, c);
+  if ((lc = ecsl_push_component(L, 1, c)) == NULL)
+    return luaL_error(L, "world:component: no Lua object for component '%s'",
+                      ecs_component_name(c));
   comp = lua_gettop(L);
   gen = ecsl_comp_gen(lc);
   /* the rows the buffer below follows: a finalizer run by an allocation

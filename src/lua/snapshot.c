@@ -709,26 +709,32 @@ int ecsl_l_world_snapshot(lua_State *L) {
   return 1;
 }
 
+/* The Lua object of the core component c (NULL: none) of the world at
+** widx, pushed, or nil (returned NULL). */
+lcomponent *ecsl_push_component(lua_State *L, int widx, const ecs_component *c) {
+  lua_Integer n;
+  if (c != NULL && ecsl_push_state_field(L, widx, &ecsl_components_key) == LUA_TTABLE) {
+    n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer k = 1; k <= n; k++) {
+      lhead *h;
+      lua_rawgeti(L, -1, k);
+      h = ecsl_test_object(L, -1, &ecsl_comp_tag);
+      if (h != NULL && ((lcomponent *)(void *)h)->c == c) {
+        lua_remove(L, -2);
+        return (lcomponent *)(void *)h;
+      }
+      lua_pop(L, 1);
+    }
+  }
+  if (c != NULL) lua_pop(L, 1);
+  lua_pushnil(L);
+  return NULL;
+}
+
 /* world:find_component(name) -> the component manager of that name, or nil */
 int ecsl_l_world_find_component(lua_State *L) {
   ecs_world *w = check_world(L, 1);
-  size_t len;
-  const char *name = check_text(L, 2, &len, "world:find_component");
-  ecs_component *c = ecs_component_find(w, name);
-  lua_Integer n;
-  if (c == NULL || ecsl_push_state_field(L, 1, &ecsl_components_key) != LUA_TTABLE) {
-    lua_pushnil(L);
-    return 1;
-  }
-  n = (lua_Integer)lua_rawlen(L, -1);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lhead *h;
-    lua_rawgeti(L, -1, k);
-    h = ecsl_test_object(L, -1, &ecsl_comp_tag);
-    if (h != NULL && ((lcomponent *)(void *)h)->c == c) return 1;
-    lua_pop(L, 1);
-  }
-  lua_pushnil(L);
+  const char *name = check_text(L, 2, NULL, "world:find_component");
+  ecsl_push_component(L, 1, ecs_component_find(w, name));
   return 1;
 }
-
