@@ -6,6 +6,7 @@
 ** component.c.
 */
 #include "binding.h"
+#include "schema_text.h"
 
 /* Push a new metatable for a manager named name. */
 static void push_comp_metatable(lua_State *L, const char *name) {
@@ -69,35 +70,15 @@ static int read_component_args(lua_State *L, size_t *n) {
 }
 
 /*
-** "name:entity!clear" (remove, destroy): what happens to the field when
-** the entity it names dies (docs/components.md, "Entity fields that clean
-** up"). @return the policy of the entry s (its length cut to before the
-** '!' in *slen), and its text in *bang (NULL: none).
-*/
-static uint8_t entry_cleanup(lua_State *L, const char *s, size_t *slen,
-                             const char **bang) {
-  static const char *const policy[] = {"clear", "remove", "destroy"};
-  size_t plen;
-  *bang = (const char *)memchr(s, '!', *slen);
-  if (*bang == NULL) return ECS_CLEANUP_NONE;
-  plen = *slen - (size_t)(*bang - s) - 1;
-  *slen = (size_t)(*bang - s);
-  for (int p = 0; p < 3; p++)
-    if (strlen(policy[p]) == plen && memcmp(*bang + 1, policy[p], plen) == 0)
-      return (uint8_t)(ECS_CLEANUP_CLEAR + p);
-  return (uint8_t)luaL_error(L, "world:component: unknown cleanup '%s' in "
-                             "'%s' (clear, remove or destroy expected)",
-                             *bang + 1, s);
-}
-
-/*
-** Schema entry k (the list at 3) into defs[k] and cleanup[k]; its field
-** name into the list of names at 6 and the table name -> k at 7.
+** Schema entry k (the list at 3) into defs[k] and cleanup[k] (the text
+** read by the core: ecs_schema_entry_cleanup, ecs_schema_entry_parse);
+** its field name into the list of names at 6 and the table name -> k at 7.
 */
 static void read_entry(lua_State *L, size_t k, ecs_field_def *defs,
                        uint8_t *cleanup) {
   size_t slen, flen, at;
   const char *s, *bang;
+  ecs_cleanup policy;
   ecs_type type;
   ecs_err err;
   if (lua_rawgeti(L, 3, (lua_Integer)k + 1) != LUA_TSTRING)
@@ -107,7 +88,10 @@ static void read_entry(lua_State *L, size_t k, ecs_field_def *defs,
   if ((at = ecsl_zero_at(s, slen)) != 0)
     luaL_error(L, "world:component: schema entry %d contains an embedded "
                "zero at position %I", (int)k + 1, (lua_Integer)at);
-  cleanup[k] = entry_cleanup(L, s, &slen, &bang);
+  if (ecs_schema_entry_cleanup(s, &slen, &policy, &bang) != ECS_ERR_OK)
+    luaL_error(L, "world:component: unknown cleanup '%s' in '%s' (clear, "
+               "remove or destroy expected)", bang, s);
+  cleanup[k] = (uint8_t)policy;
   err = ecs_schema_entry_parse(s, slen, &flen, &type);
   if (err == ECS_ERR_FIELD_NAME)
     luaL_error(L, "world:component: %s in '%s'", ecs_strerror(err), s);
@@ -117,7 +101,7 @@ static void read_entry(lua_State *L, size_t k, ecs_field_def *defs,
                lua_pushlstring(L, s + flen + 1, slen - flen - 1));
   if (cleanup[k] != ECS_CLEANUP_NONE && type != ECS_ENTITY)
     luaL_error(L, "world:component: field '%s' has a cleanup ('%s') but is "
-               "not an entity field", lua_pushlstring(L, s, flen), bang + 1);
+               "not an entity field", lua_pushlstring(L, s, flen), bang);
   lua_pushlstring(L, s, flen);                            /* entry, fname */
   lua_pushvalue(L, -1);
   lua_pushinteger(L, (lua_Integer)k);

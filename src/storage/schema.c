@@ -1,7 +1,8 @@
 /*
 ** schema.c -- the rules of component names and schemas, and the parser of
 ** the text form "field:type" (component.h: ecs_component_check_schema,
-** ecs_schema_entry_parse).
+** ecs_schema_entry_parse) and of its cleanup suffix "!clear"
+** (schema_text.h).
 **
 ** Managers layer, beside component.c (layers: alloc.h): the rules are the
 ** core's, so that the binding checks nothing of its own, and they need
@@ -13,6 +14,7 @@
 
 #include "component_private.h"
 #include "schema_gen.h"
+#include "schema_text.h"
 
 static size_t align8(size_t n) { return (n + 7u) / 8u * 8u; }
 
@@ -110,6 +112,25 @@ ecs_err ecs_schema_entry_parse(const char *s, size_t len, size_t *name_len,
     return ECS_ERR_FIELD_TYPE;
   *type = (ecs_type)t;
   return ECS_ERR_OK;
+}
+
+ecs_err ecs_schema_entry_cleanup(const char *s, size_t *len,
+                                 ecs_cleanup *policy, const char **suffix) {
+  static const char *const names[] = {"clear", "remove", "destroy"};
+  const char *bang = (const char *)memchr(s, '!', *len);
+  size_t plen;
+  *policy = ECS_CLEANUP_NONE;
+  *suffix = NULL;
+  if (bang == NULL) return ECS_ERR_OK;
+  plen = *len - (size_t)(bang - s) - 1;
+  *len = (size_t)(bang - s);
+  *suffix = bang + 1;
+  for (int p = 0; p < 3; p++)
+    if (strlen(names[p]) == plen && memcmp(bang + 1, names[p], plen) == 0) {
+      *policy = (ecs_cleanup)(ECS_CLEANUP_CLEAR + p);
+      return ECS_ERR_OK;
+    }
+  return ECS_ERR_INVALID;
 }
 
 /* ------------------------------------------------------------------------

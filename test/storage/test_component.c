@@ -7,6 +7,7 @@
 #include "ecs.h"
 #include "component.h"
 #include "query.h"
+#include "schema_text.h"
 
 static const ecs_field_def pos_fields[] = {
   {"x", ECS_F32}, {"y", ECS_F32}
@@ -87,6 +88,30 @@ TEST(Component_new_validates_schema) {
     CHECK_EQ_INT(ecs_schema_entry_parse("a.b", 3, &nl, &t), ECS_ERR_FIELD_NAME);
     CHECK_EQ_INT(ecs_schema_entry_parse("1x:u8", 5, &nl, &t), ECS_ERR_FIELD_NAME);
     CHECK_EQ_INT(ecs_schema_entry_parse("", 0, &nl, &t), ECS_ERR_FIELD_NAME);
+  }
+  { /* the cleanup suffix (schema_text.h) */
+    ecs_cleanup p;
+    const char *suffix;
+    size_t len = 11;
+    CHECK_EQ_INT(ecs_schema_entry_cleanup("t:entity!ab", &len, &p, &suffix),
+                 ECS_ERR_INVALID);
+    CHECK(len == 8 && strcmp(suffix, "ab") == 0);
+    len = 16;
+    CHECK_EQ_INT(ecs_schema_entry_cleanup("t:entity!destroy", &len, &p, &suffix),
+                 ECS_ERR_OK);
+    CHECK(len == 8 && p == ECS_CLEANUP_DESTROY && strcmp(suffix, "destroy") == 0);
+    len = 14;
+    CHECK_EQ_INT(ecs_schema_entry_cleanup("t:entity!clear", &len, &p, &suffix),
+                 ECS_ERR_OK);
+    CHECK(p == ECS_CLEANUP_CLEAR);
+    len = 9;
+    CHECK_EQ_INT(ecs_schema_entry_cleanup("t:entity!", &len, &p, &suffix),
+                 ECS_ERR_INVALID);
+    CHECK(len == 8 && suffix[0] == '\0');
+    len = 8;
+    CHECK_EQ_INT(ecs_schema_entry_cleanup("t:entity", &len, &p, &suffix),
+                 ECS_ERR_OK);
+    CHECK(len == 8 && p == ECS_CLEANUP_NONE && suffix == NULL);
   }
   CHECK_EQ_INT(ecs_component_new(w, "P", pos_fields, 2, &c), ECS_ERR_OK);
   CHECK_EQ_INT(ecs_component_new(w, "P", pos_fields, 2, &d), ECS_ERR_EXISTS);
