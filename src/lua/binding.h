@@ -226,11 +226,7 @@ typedef struct lqiter {
   int active;
 } lqiter;
 
-typedef struct colspec {
-  uint32_t term, field;
-  ecs_type type;
-  int write;
-} colspec;
+typedef ecs_column_spec colspec; /* column_spec.h */
 
 typedef ecs_scalar cvalue;
 

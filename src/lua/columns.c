@@ -167,48 +167,11 @@ static bool columns_read(lua_State *L, lcolumns *st, uint32_t k, int t,
   return true;
 }
 
-/* Store n converted values: at rows[j] (exact rows), or, when the loop
-** body changed the structure, at each still-matching entity's row now.
-** The rows are touched afterwards, once per component (columns_touch). */
-static void columns_store(ecs_world *w, lcolumns *st, colspec s,
-                          const cvalue *in, uint32_t n, bool current) {
-  ecs_component *c = ecs_query_with(st->lq->q, s.term);
-  void *base = ecs_component_column(c, s.field);
-  const uint32_t *rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
-  if (!current) {
-    for (uint32_t j = 0; j < n; j++)
-      if (ecs_query_matches(w, st->lq->q, st->ent[j])) {
-        ecs_instance i = ecs_component_lookup(w, c, st->ent[j]);
-        ecs_component_write_begin(w, c, NULL, i, 1);
-        ecs_value_store_inline(base, s.type, i, in[j]);
-      }
-    return;
-  }
-  ecs_component_write_begin(w, c, rows, 0, n);
-  ecs_value_store_rows(base, s.type, rows, in, n, false);
-}
-
-/*
-** Touch the rows of term written by the chunk, after every column was
-** stored: a manager that owns the component (the transform) then sees
-** each row's new values whole (all of a quaternion, not one field of it).
-*/
-static void columns_touch(ecs_world *w, lcolumns *st, uint32_t term,
-                          uint32_t n, bool current) {
-  ecs_component *c = ecs_query_with(st->lq->q, term);
-  if (!current) {
-    for (uint32_t j = 0; j < n; j++)
-      if (ecs_query_matches(w, st->lq->q, st->ent[j]))
-        ecs_component_write_end(w, c, NULL, ecs_component_lookup(w, c, st->ent[j]), 1);
-    return;
-  }
-  ecs_component_write_end(w, c, st->rows + (size_t)term * COLUMNS_CHUNK, 0, n);
-}
-
 /*
 ** Write the pending chunk back: convert and check every value of every
 ** writable column into scratch (nothing is stored if one is bad), then
-** store them. Rows are exact unless the loop body changed the structure.
+** store them (the core's ecs_query_chunk_store). Rows are exact unless
+** the loop body changed the structure.
 ** A bad value raises, or, when quiet (the loop body raised an error that
 ** must come out unchanged), drops the chunk silently.
 **
@@ -250,17 +213,8 @@ static void columns_write_back(lua_State *L, lcolumns *st, int sidx,
   }
   lua_pop(L, 1);
   current = ecs_query_iter_current(w, &st->it);
-  slot = 0;
-  for (uint32_t k = 0; k < st->ncols; k++)
-    if (st->col[k].write)
-      columns_store(w, st, st->col[k],
-                    st->scratch + (size_t)slot++ * COLUMNS_CHUNK, n, current);
-  for (uint32_t k = 0; k < st->ncols; k++) {
-    bool first = st->col[k].write;
-    for (uint32_t j = 0; j < k && first; j++) /* each term once */
-      if (st->col[j].write && st->col[j].term == st->col[k].term) first = false;
-    if (first) columns_touch(w, st, st->col[k].term, n, current);
-  }
+  ecs_query_chunk_store(w, st->lq->q, st->col, st->ncols, st->scratch, st->ent,
+                        st->rows, COLUMNS_CHUNK, n, current);
   st->n = 0;
 }
 

@@ -503,3 +503,50 @@ ecs_err ecs_query_column_spec(const ecs_query *q, const char *s, size_t len,
   out->type = ecs_component_field(c, f)->type;
   return ECS_ERR_OK;
 }
+
+/* One written column's values (chunk_store). */
+static void chunk_store_column(ecs_world *w, const ecs_query *q,
+                               ecs_column_spec s, const ecs_scalar *in,
+                               const ecs_entity *ent, const uint32_t *rows,
+                               uint32_t n, bool current) {
+  ecs_component *c = ecs_query_with(q, s.term);
+  void *base = ecs_component_column(c, s.field);
+  if (!current) {
+    for (uint32_t j = 0; j < n; j++)
+      if (ecs_query_matches(w, q, ent[j])) {
+        ecs_instance i = ecs_component_lookup(w, c, ent[j]);
+        ecs_component_write_begin(w, c, NULL, i, 1);
+        ecs_value_store_inline(base, s.type, i, in[j]);
+      }
+    return;
+  }
+  ecs_component_write_begin(w, c, rows, 0, n);
+  ecs_value_store_rows(base, s.type, rows, in, n, false);
+}
+
+void ecs_query_chunk_store(ecs_world *w, const ecs_query *q,
+                           const ecs_column_spec *cols, uint32_t ncols,
+                           const ecs_scalar *vals, const ecs_entity *ent,
+                           const uint32_t *rows, size_t stride, uint32_t n,
+                           bool current) {
+  size_t slot = 0;
+  for (uint32_t k = 0; k < ncols; k++)
+    if (cols[k].write)
+      chunk_store_column(w, q, cols[k], vals + slot++ * stride, ent,
+                         rows + (size_t)cols[k].term * stride, n, current);
+  for (uint32_t k = 0; k < ncols; k++) {
+    bool first = cols[k].write;
+    ecs_component *c;
+    for (uint32_t j = 0; j < k && first; j++) /* each term once */
+      if (cols[j].write && cols[j].term == cols[k].term) first = false;
+    if (!first) continue;
+    c = ecs_query_with(q, cols[k].term);
+    if (current) {
+      ecs_component_write_end(w, c, rows + (size_t)cols[k].term * stride, 0, n);
+      continue;
+    }
+    for (uint32_t j = 0; j < n; j++)
+      if (ecs_query_matches(w, q, ent[j]))
+        ecs_component_write_end(w, c, NULL, ecs_component_lookup(w, c, ent[j]), 1);
+  }
+}
