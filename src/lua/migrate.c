@@ -48,16 +48,26 @@ static bool row_live(const ecs_world *w, ecs_entity e) {
 
 /*
 ** from[k] for every new field (the core's ecs_schema_match) with the
-** rename map at ridx (0: none) read into entries: strings only, checked
-** in the map's order, so a non-string entry raises after the core checked
-** the entries before it.
+** rename map of the options at opts (migrate.rename, read raw: no
+** metamethod of the caller's tables runs in between) read into entries:
+** strings only, checked in the map's order, so a non-string entry raises
+** after the core checked the entries before it.
 */
 static void match_fields(lua_State *L, const ecs_component *c,
-                         const ecs_field_def *defs, uint32_t n, int ridx,
+                         const ecs_field_def *defs, uint32_t n, int opts,
                          uint32_t *from) {
   ecs_rename *ren = NULL;
   size_t nren = 0, count = 0;
+  int top = lua_gettop(L), ridx = 0;
   char msg[256];
+  lua_pushliteral(L, "migrate");
+  if (lua_rawget(L, opts) == LUA_TTABLE) {
+    lua_pushliteral(L, "rename");
+    if (lua_rawget(L, -2) == LUA_TTABLE) ridx = lua_gettop(L);
+    else if (!lua_isnil(L, -1))
+      luaL_error(L, "world:component: bad option 'rename' (table expected, "
+                 "got %s)", luaL_typename(L, -1));
+  }
   if (ridx != 0) {
     lua_pushnil(L);
     while (lua_next(L, ridx)) {
@@ -83,7 +93,7 @@ static void match_fields(lua_State *L, const ecs_component *c,
   }
   if (ecs_schema_match(c, defs, n, ren, nren, from, msg, sizeof msg) != ECS_ERR_OK)
     luaL_error(L, "world:component: %s", msg);
-  if (ridx != 0) lua_pop(L, 1);
+  lua_settop(L, top);
 }
 
 /* Raise: the value at -1 (old field j of entity e) does not fit type t. */
@@ -98,6 +108,60 @@ static int convert_error(lua_State *L, const ecs_component *c, uint32_t j,
                     ecs_component_field(c, j)->name, (int)ecs_entity_index(e),
                     (int)ecs_entity_generation(e), ecs_type_name(t), expect,
                     range ? " out of range" : " expected", got);
+}
+
+/*
+** The buffer of the values of the fields that change type (pushed), with
+** every live value converted to a type other than lua, read and checked
+** (raises, naming the component, field and entity).
+*/
+static convert_buf *convert_values(lua_State *L, ecs_component *c,
+                                   const ecs_field_def *defs, uint32_t n,
+                                   const uint32_t *from, int refs) {
+  ecs_world *w = check_world(L, 1);
+  convert_buf *b;
+  int top;
+  b = (convert_buf *)lua_newuserdatauv(L, sizeof *b, 1);
+  memset(b, 0, sizeof *b);
+  b->size = ecs_component_size(c);
+  for (uint32_t k = 0; k < n; k++)
+    if (from[k] != ECS_NO_FIELD &&
+        defs[k].type != ecs_component_field(c, from[k])->type)
+      b->slot[k] = b->nconv++;
+  if (b->nconv > 0 && b->size > 0) {
+    size_t cells = (size_t)b->nconv * b->size;
+    b->v = (ecs_scalar *)lua_newuserdatauv(L, cells * sizeof *b->v, 0);
+    memset(b->v, 0, cells * sizeof *b->v);
+    lua_setiuservalue(L, -2, 1);
+  }
+  top = lua_gettop(L);
+  /* to types other than lua: every live value read and checked (raises) */
+  for (uint32_t k = 0; k < n && b->v != NULL; k++) {
+    uint32_t j = from[k];
+    const ecs_entity *own = ecs_component_entities(c);
+    ecs_type ot, nt = defs[k].type;
+    ecs_scalar *out;
+    if (j == ECS_NO_FIELD || nt == ECS_LUA) continue;
+    ot = ecs_component_field(c, j)->type;
+    if (ot == nt) continue;
+    out = b->v + (size_t)b->slot[k] * b->size;
+    for (uint32_t i = 0; i < b->size; i++) {
+      const char *expect;
+      cvalue cv;
+      int t;
+      if (!row_live(w, own[i])) continue;
+      ecsl_push_scalar(L, ot, ecs_value_load(ecs_component_column(c, j), ot, i),
+                       refs);
+      t = lua_type(L, -1);
+      cv.i = 0;
+      if (t != LUA_TNIL && (expect = ecsl_to_cvalue(L, -1, t, nt, &cv)) != NULL)
+        (void)convert_error(L, c, j, own[i], nt, expect); /* raises */
+      out[i] = cv;
+      lua_settop(L, top);
+    }
+  }
+  lua_settop(L, top);
+  return b;
 }
 
 typedef struct ref_make {
@@ -164,7 +228,7 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   ref_make m;
   uint32_t gen;
   uint64_t version;
-  int comp, ridx = 0, refs, top;
+  int comp, refs;
   char msg[256];
   ecs_err err;
   if ((lc = ecsl_push_component(L, 1, c)) == NULL)
@@ -175,17 +239,7 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   /* the rows the buffer below follows: a finalizer run by an allocation
   ** may add, remove or move instances (checked before the core's call) */
   version = ecs_component_version(c);
-  /* raw reads: no metamethod of the caller's tables runs in between */
-  lua_pushliteral(L, "migrate");
-  if (lua_rawget(L, opts) == LUA_TTABLE) {
-    lua_pushliteral(L, "rename");
-    if (lua_rawget(L, -2) == LUA_TTABLE) ridx = lua_gettop(L);
-    else if (!lua_isnil(L, -1))
-      return luaL_error(L, "world:component: bad option 'rename' (table "
-                        "expected, got %s)", luaL_typename(L, -1));
-    else lua_pop(L, 1);
-  }
-  match_fields(L, c, defs, n, ridx, from);
+  match_fields(L, c, defs, n, opts, from);
   if (ecs_schema_same_as(c, defs, n, from)) { /* nothing to convert: policies only */
     for (uint32_t k = 0; k < n; k++)
       if (defs[k].type == ECS_ENTITY)
@@ -196,46 +250,7 @@ int ecsl_component_redefine(lua_State *L, int nidx, const ecs_field_def *defs,
   /* the refs table, made now if the new schema is the first with lua */
   ecsl_need_state_field(L, 1, &ecsl_refs_key);
   refs = lua_gettop(L);
-  /* the buffer of converted values */
-  b = (convert_buf *)lua_newuserdatauv(L, sizeof *b, 1);
-  memset(b, 0, sizeof *b);
-  b->size = ecs_component_size(c);
-  for (uint32_t k = 0; k < n; k++)
-    if (from[k] != ECS_NO_FIELD &&
-        defs[k].type != ecs_component_field(c, from[k])->type)
-      b->slot[k] = b->nconv++;
-  if (b->nconv > 0 && b->size > 0) {
-    size_t cells = (size_t)b->nconv * b->size;
-    b->v = (ecs_scalar *)lua_newuserdatauv(L, cells * sizeof *b->v, 0);
-    memset(b->v, 0, cells * sizeof *b->v);
-    lua_setiuservalue(L, -2, 1);
-  }
-  top = lua_gettop(L);
-  /* to types other than lua: every live value read and checked (raises) */
-  for (uint32_t k = 0; k < n && b->v != NULL; k++) {
-    uint32_t j = from[k];
-    const ecs_entity *own = ecs_component_entities(c);
-    ecs_type ot, nt = defs[k].type;
-    ecs_scalar *out;
-    if (j == ECS_NO_FIELD || nt == ECS_LUA) continue;
-    ot = ecs_component_field(c, j)->type;
-    if (ot == nt) continue;
-    out = b->v + (size_t)b->slot[k] * b->size;
-    for (uint32_t i = 0; i < b->size; i++) {
-      const char *expect;
-      cvalue cv;
-      int t;
-      if (!row_live(w, own[i])) continue;
-      ecsl_push_scalar(L, ot, ecs_value_load(ecs_component_column(c, j), ot, i),
-                       refs);
-      t = lua_type(L, -1);
-      cv.i = 0;
-      if (t != LUA_TNIL && (expect = ecsl_to_cvalue(L, -1, t, nt, &cv)) != NULL)
-        return convert_error(L, c, j, own[i], nt, expect);
-      out[i] = cv;
-      lua_settop(L, top);
-    }
-  }
+  b = convert_values(L, c, defs, n, from, refs);
   /* to lua: the references, all or none */
   memset(&m, 0, sizeof m);
   m.b = b;
