@@ -378,10 +378,12 @@ describe("the world's C memory", function()
       peak = math.max(peak, w:memory())
     end
     -- without charging, all 300 match lists stay alive: the queries' own Lua
-    -- memory is too small to bring a collection; charged, a few are (about
-    -- 10 under busted, whose Lua heap is ~20 MB)
+    -- memory is too small to bring a collection; charged, far fewer are. How
+    -- many depends on the Lua heap the run has built by then (the collector
+    -- paces itself by it): about 10 in a file alone, near 100 on Lua 5.2 late
+    -- in a whole run; half of the 300 tells the two apart
     local live = (peak - base) / per_query
-    assert.is_true(live < 100, ("up to %.1f match lists alive"):format(live))
+    assert.is_true(live < 150, ("up to %.1f match lists alive"):format(live))
   end)
 
   it("is not charged while the collector is stopped", function()
