@@ -113,37 +113,8 @@ void ecsi_component_unwatch(ecs_component *c, const struct ecs_query *q) {
     }
 }
 
-/*
-** News for whoever watches c's rows (the queries, through the barrier):
-** e got an instance of c or lost it; e's instance moved to row; c's rows
-** were permuted or replaced wholesale, in keep's order (NULL: none's).
-*/
-static void tell_changed(ecs_world *w, ecs_component *c, ecs_entity e,
-                         bool added) {
-  ecsi_tell(w, ECSI_EV_INSTANCE_ADDED, c, e, 0, added, NULL);
-}
-
-static void tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
-                       uint32_t row) {
-  ecsi_tell(w, ECSI_EV_INSTANCE_MOVED, c, e, row, 0, NULL);
-}
-
-void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
-                                   const void *keep) {
-  ecsi_tell(w, ECSI_EV_ROWS_REORDERED, c, ECS_NULL, 0, 0, keep);
-}
-
 void ecsi_component_tell_stale(ecs_world *w, ecs_component *c) {
   ecsi_component_tell_reordered(w, c, NULL);
-}
-
-void ecsi_component_tell_added(ecs_world *w, ecs_component *c, ecs_entity e) {
-  tell_changed(w, c, e, true);
-}
-
-void ecsi_component_tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
-                               uint32_t row) {
-  tell_moved(w, c, e, row);
 }
 
 /* ------------------------------------------------------------------------
@@ -217,9 +188,9 @@ void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   churn_one(c);
   if (c->size == 0) c->churn = 0; /* no rows, no order to keep: as new */
   if (c->nwatch != 0) {
-    if (i != last) tell_moved(w, c, own[i], i);
+    if (i != last) ecsi_component_tell_moved(w, c, own[i], i);
     /* a dead owner (gc) left every list when it died: nothing to tell */
-    if (ecs_alive(w, gone)) tell_changed(w, c, gone, false);
+    if (ecs_alive(w, gone)) ecsi_component_tell_changed(w, c, gone, false);
   }
 }
 
@@ -269,7 +240,7 @@ ecs_err ecs_component_emplace(ecs_world *w, ecs_component *c, ecs_entity e,
   ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
   churn_one(c);
-  tell_changed(w, c, e, true);
+  ecsi_component_tell_changed(w, c, e, true);
   if (out != NULL) *out = i;
   if (existed != NULL) *existed = false;
   return ECS_ERR_OK;
@@ -318,7 +289,7 @@ void ecs_component_emplace_n(ecs_world *w, ecs_component *c,
     rows[k] = i;
     churn_one(c);
     ecsi_ticks_stamp_new(w, c, i, 1);
-    tell_changed(w, c, e, true);
+    ecsi_component_tell_changed(w, c, e, true);
   }
   for (uint32_t f = 0; f < c->nfields && c->size > first; f++)
     memset(col(c, f) + (size_t)first * c->elem[f], 0,
@@ -451,7 +422,7 @@ void ecsi_component_put(ecs_world *w, ecs_component *c, uint32_t index,
     ecsi_ticks_stamp_new(w, c, i, 1);
     c->version++;
     churn_one(c);
-    tell_changed(w, c, owner, true);
+    ecsi_component_tell_changed(w, c, owner, true);
   } else {
     ecs_component_write_end(w, c, NULL, i, 1);
   }

@@ -49,7 +49,7 @@ uint32_t ecs_owned_append(ecs_world *w, ecs_component *c, ecs_entity e) {
   w->ref_slots += c->nlua;
   ecsi_ticks_stamp_new(w, c, i, 1);
   c->version++;
-  ecsi_component_tell_added(w, c, e);
+  ecsi_component_tell_changed(w, c, e, true);
   return i;
 }
 

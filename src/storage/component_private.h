@@ -140,13 +140,22 @@ void ecsi_schema_fill(void *at, const ecs_field_def *defs, uint32_t n,
 ecs_err ecsi_component_refs_reserve(ecs_world *w, size_t nlua);
 void ecsi_component_drop_refs(ecs_world *w, ecs_component *c, uint32_t i);
 void ecsi_component_tell_stale(ecs_world *w, ecs_component *c);
-/* component.c: the barrier's news of c's rows for other storage files
-** (barrier.h: INSTANCE_ADDED, INSTANCE_MOVED, ROWS_REORDERED). */
-void ecsi_component_tell_added(ecs_world *w, ecs_component *c, ecs_entity e);
-void ecsi_component_tell_moved(ecs_world *w, ecs_component *c, ecs_entity e,
-                               uint32_t row);
-void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
-                                   const void *keep);
+/* The barrier's news of c's rows for whoever watches them (the queries):
+** e got an instance of c (added) or lost it; e's instance moved to row;
+** c's rows were permuted or replaced wholesale, in keep's order (NULL:
+** none's). Inline: add and remove pay one test while nobody listens. */
+static inline void ecsi_component_tell_changed(ecs_world *w, ecs_component *c,
+                                               ecs_entity e, bool added) {
+  ecsi_tell(w, ECSI_EV_INSTANCE_ADDED, c, e, 0, added, NULL);
+}
+static inline void ecsi_component_tell_moved(ecs_world *w, ecs_component *c,
+                                             ecs_entity e, uint32_t row) {
+  ecsi_tell(w, ECSI_EV_INSTANCE_MOVED, c, e, row, 0, NULL);
+}
+static inline void ecsi_component_tell_reordered(ecs_world *w, ecs_component *c,
+                                                 const void *keep) {
+  ecsi_tell(w, ECSI_EV_ROWS_REORDERED, c, ECS_NULL, 0, 0, keep);
+}
 /* component.c, for component_owned.c: swap-remove instance i (drops its
 ** refs, tells the watching queries); a manager made but not registered
 ** (ecs_component_new's first half: schema checked, name copied); free. */
