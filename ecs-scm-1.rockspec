@@ -95,6 +95,7 @@ build = {
         "src/storage/component_layout.c",
         "src/storage/dropped_refs.c",
         "src/storage/component_hooks.c",
+        "src/storage/disabled.c",
         "src/storage/schema.c",
         "src/storage/schema_match.c",
         "src/storage/sparse.c",

@@ -482,6 +482,41 @@ uint32_t *ecs_owned_changed(const ecs_world *w, ecs_component *c,
 /* The owners column (row i's entity). */
 ecs_entity *ecs_owned_owners(ecs_component *c);
 
+/* ------------------------------------------------------------------------
+** Disabled entities (docs/queries.md, "Disabled entities"). A disabled
+** entity keeps its components (lookups, has and get still see them); the
+** queries skip it unless they include disabled entities
+** (ecs_query_include_disabled). The flag is a tag the world registers
+** when it first needs it, under a name no component can take; it travels
+** with snapshots, deltas and undo as any component, and a snapshot leaves
+** it out while it holds no record (a destroyed disabled entity's record
+** stays until the lazy gc, as with every component).
+** --------------------------------------------------------------------- */
+
+#define ECS_DISABLED_NAME "ecs.disabled"
+
+/*
+** Disable / enable e. Disabling a disabled entity (or enabling an enabled
+** one) changes nothing. Each query's list loses (gains) e in O(1) per
+** query of the world.
+** @return ECS_ERR_OK; ECS_ERR_DEAD (e is not alive: nothing changed);
+**         ECS_ERR_NOMEM; ECS_ERR_PINNED while the tag is pinned.
+*/
+ecs_err ecs_entity_disable(ecs_world *w, ecs_entity e);
+ecs_err ecs_entity_enable(ecs_world *w, ecs_entity e);
+/* @return true when e is alive and not disabled. */
+bool ecs_entity_enabled(const ecs_world *w, ecs_entity e);
+/* @return the tag of disabled entities, or NULL before the world made it. */
+ecs_component *ecs_world_disabled(const ecs_world *w);
+/*
+** Make the tag now (nothing when it exists). ecs_world_load does so for a
+** snapshot that holds it; a host about to apply the deltas of a world
+** that disables entities calls this first (ecs_delta_open answers
+** ECS_ERR_NO_MANAGER naming ECS_DISABLED_NAME otherwise).
+** @return ECS_ERR_OK or ECS_ERR_NOMEM.
+*/
+ecs_err ecs_world_disabled_ready(ecs_world *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,7 +41,7 @@
 ** again, with the same text, which C allows.)
 */
 #define ECS_API_MAJOR 11
-#define ECS_API_MINOR 0
+#define ECS_API_MINOR 1
 
 /* ecs.h: worlds, managers, entities */
 ECS_API_FN(0, const char *, ecs_strerror, (ecs_err err))
@@ -180,6 +180,11 @@ ECS_API_FN(0, const char *, ecs_owned_check, (const ecs_world *w, const ecs_comp
 ECS_API_FN(0, double *, ecs_owned_f64, (ecs_component *c, uint32_t k))
 ECS_API_FN(0, uint32_t *, ecs_owned_changed, (const ecs_world *w, ecs_component *c, uint32_t *now))
 ECS_API_FN(0, ecs_entity *, ecs_owned_owners, (ecs_component *c))
+ECS_API_FN(1, ecs_err, ecs_entity_disable, (ecs_world *w, ecs_entity e))
+ECS_API_FN(1, ecs_err, ecs_entity_enable, (ecs_world *w, ecs_entity e))
+ECS_API_FN(1, bool, ecs_entity_enabled, (const ecs_world *w, ecs_entity e))
+ECS_API_FN(1, ecs_component *, ecs_world_disabled, (const ecs_world *w))
+ECS_API_FN(1, ecs_err, ecs_world_disabled_ready, (ecs_world *w))
 
 /* transform.h: the transform hierarchy */
 ECS_API_FN(0, ecs_err, ecs_transform_new, (ecs_world *w, ecs_transform **out))
@@ -256,6 +261,11 @@ ECS_API_FN(0, ecs_err, ecs_query_resolve_field, (const ecs_query *q, const char 
 ECS_API_FN(0, int, ecs_query_term, (const ecs_query *q, const ecs_component *c))
 ECS_API_FN(0, ecs_err, ecs_query_refresh, (ecs_world *w, ecs_query *q))
 ECS_API_FN(0, ecs_err, ecs_query_count, (ecs_world *w, ecs_query *q, size_t *out))
+ECS_API_FN(1, ecs_err, ecs_query_require_any, (ecs_world *w, ecs_query *q, ecs_component *const *any, uint32_t n))
+ECS_API_FN(1, uint32_t, ecs_query_any_count, (const ecs_query *q))
+ECS_API_FN(1, ecs_component *, ecs_query_any, (const ecs_query *q, uint32_t k))
+ECS_API_FN(1, void, ecs_query_include_disabled, (ecs_query *q, bool on))
+ECS_API_FN(1, bool, ecs_query_includes_disabled, (const ecs_query *q))
 ECS_API_FN(0, bool, ecs_query_matches, (const ecs_world *w, const ecs_query *q, ecs_entity e))
 ECS_API_FN(0, void, ecs_query_get_stats, (const ecs_query *q, ecs_query_stats *out))
 ECS_API_FN(0, ecs_err, ecs_query_iter_begin, (ecs_world *w, ecs_query *q, ecs_query_iter *it))

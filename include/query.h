@@ -118,6 +118,29 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q);
 /* Number of live matches (refreshes first). */
 ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
 
+/*
+** "Any" terms: from now on q matches only entities that also hold at
+** least one of any[0 .. n) (n = 0: nothing changes). They give no columns
+** (read them with ecs_component_lookup). Once per query; the managers may
+** not be among q's other terms.
+** @return ECS_ERR_INVALID (a NULL, or q has any terms already),
+**         ECS_ERR_TOO_MANY_TERMS (all terms past ECS_QUERY_MAX_TERMS),
+**         ECS_ERR_DUPLICATE_TERM, ECS_ERR_NOMEM (then nothing changed).
+*/
+ecs_err ecs_query_require_any(ecs_world *w, ecs_query *q,
+                              ecs_component *const *any, uint32_t n);
+/* The count of q's "any" terms, and the k-th (NULL past the count). */
+uint32_t ecs_query_any_count(const ecs_query *q);
+ecs_component *ecs_query_any(const ecs_query *q, uint32_t k);
+
+/*
+** Whether q lists disabled entities too (component.h, "Disabled
+** entities"); off for a new query. A change makes the list stale: the
+** next use builds it whole.
+*/
+void ecs_query_include_disabled(ecs_query *q, bool on);
+bool ecs_query_includes_disabled(const ecs_query *q);
+
 /* @return true if the live entity e matches q now (no cache involved). */
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e);
 

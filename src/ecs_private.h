@@ -107,6 +107,9 @@ struct ecs_world {
   size_t ref_len, ref_cap, ref_slots;
   /* component_migrate.c: redefinitions of any component (schema_gen.h) */
   uint32_t schema_gen;
+  /* disabled.c: the tag of disabled entities (ECS_DISABLED_NAME), NULL
+  ** until the world first needs it; the queries skip its holders */
+  struct ecs_component *disabled;
   /* query: the world's queries (a doubly linked list), and a counter of
   ** destroyed entities (entity.c counts; query.c's iterators compare it to
   ** tell whether rows they handed out are still exact). */

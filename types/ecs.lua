@@ -50,6 +50,8 @@ error messages say them); lower-case classes are modules.
 ---@class ecs.QuerySpec
 ---@field [integer] ecs.Term
 ---@field without? ecs.Term[]
+---@field disabled? boolean # list disabled entities too (default false)
+---@field any? ecs.Term[] # at least one of these (no columns)
 ---@field changed? ecs.Term[]
 ---@field added? ecs.Term[]
 
@@ -159,6 +161,18 @@ function World:destroy(e) end
 ---@param e ecs.Entity
 ---@return boolean # false for destroyed, stale or null handles
 function World:alive(e) end
+
+---Disable `e`: it keeps its components; queries skip it unless made with `disabled = true`.
+---@param e ecs.Entity # alive
+function World:disable(e) end
+
+---Enable `e` again (nothing if it is enabled).
+---@param e ecs.Entity # alive
+function World:enable(e) end
+
+---@param e ecs.Entity
+---@return boolean # alive and not disabled (false for a dead entity)
+function World:enabled(e) end
 
 ---@return integer # live entities
 function World:count() end
@@ -475,6 +489,7 @@ function Query:programs() end
 
 ---@return ecs.Component[] with
 ---@return ecs.Component[] without
+---@return ecs.Component[] any
 function Query:components() end
 
 ---@param native ecs.NativeSystem

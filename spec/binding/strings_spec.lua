@@ -163,7 +163,7 @@ describe("text from Lua", function()
       "ecs.is_entity", "ecs.tostring", "ecs.world", "ecs.grid.new", "ecs.mesh.new",
       "ecs.pointmass.new",
       "pointer loop.close",
-      "world.alive", "world.check", "world.close", "world.components", "world.count",
+      "world.alive", "world.disable", "world.enable", "world.enabled", "world.check", "world.close", "world.components", "world.count",
       "world.create", "world.destroy", "world.entities", "world.query", "world.reset_stats",
       "world.systems", "world.clone",
       "component.count", "component.entities", "component.fields", "component.gc",

@@ -66,6 +66,7 @@ function Model.new(null)
     redefines = 0,    -- redefinitions of any component
     alive = {},       -- handle -> true
     nalive = 0,
+    disabled = {},    -- handle -> true: world:disable (queries skip it)
     inst = {},        -- name -> { [handle] = values }
     dying = {},       -- handle -> the turn (position in order) its destroy reached
     reported = {},    -- name -> { [handle] = true }: its destroy reported the remove
@@ -173,8 +174,13 @@ end
 -- The matches of a query definition { with = {names}, without = {names} }.
 function Model:matches(d, e)
   if not self.alive[e] then return false end
+  if self.disabled[e] and not d.disabled then return false end
   for _, n in ipairs(d.with) do if self.inst[n][e] == nil then return false end end
   for _, n in ipairs(d.without or {}) do if self.inst[n][e] ~= nil then return false end end
+  if d.any and #d.any > 0 then
+    for _, n in ipairs(d.any) do if self.inst[n][e] ~= nil then return true end end
+    return false
+  end
   return true
 end
 
@@ -263,6 +269,13 @@ end
 local function touch(self, e)
   self.tick = self.tick + 1
   self.stamp[e] = self.tick
+end
+
+-- world:disable(e) / world:enable(e): ok | false, message (a dead entity)
+function Model:switch(e, on)
+  if not self.alive[e] then return false, "entity is not alive" end
+  self.disabled[e] = (not on) or nil
+  return true
 end
 
 function Model:create(e)
@@ -382,6 +395,7 @@ function Model:kill(e)
   end
   self.dying[e] = nil
   self.alive[e] = nil
+  self.disabled[e] = nil
   self.nalive = self.nalive - 1
   self.deaths = self.deaths + 1
   touch(self, e)
@@ -584,8 +598,10 @@ function Model:set_watch_state(state)
 end
 
 function Model:copy()
-  local c = { alive = {}, nalive = self.nalive, inst = {}, schema = {}, watch = self:watch_state() }
+  local c = { alive = {}, nalive = self.nalive, inst = {}, schema = {}, watch = self:watch_state(),
+              disabled = {} }
   for e in pairs(self.alive) do c.alive[e] = true end
+  for e in pairs(self.disabled) do c.disabled[e] = true end
   for _, name in ipairs(self.order) do
     local t = {}
     for e, v in pairs(self.inst[name]) do t[e] = v end
@@ -603,6 +619,7 @@ function Model:state_of(c)
     m.schema[name] = c.schema[name]
   end
   for e in pairs(c.alive) do m.alive[e] = true end
+  for e in pairs(c.disabled) do m.disabled[e] = true end
   m.nalive = c.nalive
   for _, name in ipairs(self.order) do
     for e, v in pairs(c.inst[name]) do m.inst[name][e] = v end
@@ -649,7 +666,7 @@ function Model:load(c, migrate)
       inst[name] = t
     end
   end
-  self:replace(c.alive, c.nalive, inst)
+  self:replace(c.alive, c.nalive, inst, c.disabled)
   self:set_watch_state(c.watch)
   return true
 end
@@ -664,12 +681,14 @@ function Model:undo(c)
     for e, v in pairs(c.inst[name]) do t[e] = v end
     inst[name] = t
   end
-  self:replace(c.alive, c.nalive, inst)
+  self:replace(c.alive, c.nalive, inst, c.disabled)
   self:set_watch_state(c.watch)
 end
 
-function Model:replace(alive, nalive, inst)
+function Model:replace(alive, nalive, inst, disabled)
   local new_alive = {}
+  self.disabled = {}
+  for e in pairs(disabled) do self.disabled[e] = true end
   for e in pairs(alive) do new_alive[e] = true end
   for e in pairs(self.alive) do if not new_alive[e] then touch(self, e) end end
   for e in pairs(new_alive) do if not self.alive[e] then touch(self, e) end end

@@ -140,7 +140,7 @@ local SCHEMAS = {
   R = { "to:entity!remove" },
   D = { "to:entity!destroy", "w:f64" },
 }
--- queries: with, without, and change terms (one kind per query)
+-- queries: with, without, any, disabled, and change terms (one kind per query)
 local QDEFS = {
   { id = "Q1", with = { "A" } },
   { id = "Q2", with = { "A", "B" } },
@@ -149,6 +149,8 @@ local QDEFS = {
   { id = "Q5", with = { "A", "M" }, without = { "D" } },
   { id = "Q6", with = { "D" } },
   { id = "Q7", with = { "L" }, without = { "R" } },
+  { id = "Q8", with = { "A" }, without = { "T" }, disabled = true },
+  { id = "Q9", with = { "L" }, any = { "B", "M", "R" } },
   { id = "C1", with = { "A" }, kind = "changed", names = { "A" } },
   { id = "C2", with = { "B" }, kind = "added", names = { "B" } },
   { id = "C3", with = { "M" }, kind = "changed", names = { "M" } },
@@ -168,7 +170,7 @@ local WEIGHTS = {
   create = 8, create_batch = 3, destroy = 6, destroy_batch = 2, add = 14, set = 5,
   set_field = 6, set_many = 2, remove = 6, spawn = 3, prefab = 2, clone = 2, observer = 2, migrate = 4,
   msys = 1, pass = 4, entities = 4, each = 3, columns = 3, each_chunk = 3, pointers = 2, update = 4,
-  snapshot = 2, restore = 2, ecs_restore = 1, journal = 2, delta = 3, undo = 2,
+  snapshot = 2, restore = 2, ecs_restore = 1, journal = 2, delta = 3, undo = 2, disable = 4,
 }
 local KINDS = {}
 for k in pairs(WEIGHTS) do KINDS[#KINDS + 1] = k end
@@ -319,6 +321,11 @@ function H.new_world(S)
   for _, d in ipairs(QDEFS) do
     local t = {}
     for _, n in ipairs(d.with) do t[#t + 1] = S.C[n] end
+    if d.disabled then t.disabled = true end
+    if d.any then
+      t.any = {}
+      for _, n in ipairs(d.any) do t.any[#t.any + 1] = S.C[n] end
+    end
     if #d.without > 0 then
       t.without = {}
       for _, n in ipairs(d.without) do t.without[#t.without + 1] = S.C[n] end
@@ -477,6 +484,9 @@ function H.compare_world(w, getC, mm, handles, opts)
   for _, e in ipairs(handles) do
     local alive = mm.alive[e] == true
     check(w:alive(e) == alive, "%s: alive(%s) %s, model %s", label, E(e), tostring(w:alive(e)), tostring(alive))
+    local enabled = alive and not mm.disabled[e]
+    check(w:enabled(e) == enabled, "%s: enabled(%s) %s, model %s", label, E(e), tostring(w:enabled(e)),
+      tostring(enabled))
     for _, name in ipairs(NAMES) do
       local C = getC(name)
       local vals = alive and mm.inst[name][e] or nil
@@ -619,6 +629,21 @@ function OPS.destroy_batch(S)
   local got = S.w:destroy(list)
   local want = S.m:destroy_list(list)
   check(got == want, "destroy(list) returned %s, model %d", tostring(got), want)
+end
+
+-- world:disable or world:enable of a live, dead or null handle
+function OPS.disable(S)
+  local e = H.pick(S)
+  local on = S.r.int(3) == 1
+  note(S, "%s %s", on and "enable" or "disable", E(e))
+  local ok, err = pcall(on and S.w.enable or S.w.disable, S.w, e)
+  local mok, merr = S.m:switch(e, on)
+  check(ok == mok, "%s(%s): ok %s (%s), model %s", on and "enable" or "disable", E(e), tostring(ok),
+    tostring(err), tostring(mok))
+  if not ok then
+    check(tostring(err):find(merr, 1, true), "%s(%s): error %s, model %s", on and "enable" or "disable",
+      E(e), tostring(err), merr)
+  end
 end
 
 -- add or set: the world's result (ok, error) against the model's

@@ -317,7 +317,15 @@ int ecsl_l_world_apply_delta(lua_State *L) {
   ecs_lua_drain_refs(L, 1); /* before: nothing after the apply may raise */
   if ((w = lw->w) == NULL) return ecsl_closed(L);
   data = lua_tolstring(L, 2, &len);
-  if ((err = ecs_delta_open(w, &d, data, len)) != ECS_ERR_OK)
+  err = ecs_delta_open(w, &d, data, len);
+  if (err == ECS_ERR_NO_MANAGER && ecs_world_disabled(w) == NULL &&
+      d.bad_name_len == sizeof ECS_DISABLED_NAME - 1 &&
+      memcmp(d.bad_name, ECS_DISABLED_NAME, d.bad_name_len) == 0) {
+    /* the source disabled entities: this world makes the tag too */
+    if ((err = ecs_world_disabled_ready(w)) == ECS_ERR_OK)
+      err = ecs_delta_open(w, &d, data, len);
+  }
+  if (err != ECS_ERR_OK)
     return ecsl_error(L, NULL, fn, err, delta_error_text(L, err, &d), 0);
   if (d.nvalues > 0) {
     vjob v;

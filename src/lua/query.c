@@ -134,7 +134,9 @@ static bool has_term(ecs_component *const *list, uint32_t n,
 typedef struct qterms {
   ecs_component *term[ECS_QUERY_MAX_TERMS], *wo[ECS_QUERY_MAX_TERMS];
   ecs_component *chg[ECS_QUERY_MAX_TERMS], *add[ECS_QUERY_MAX_TERMS];
-  uint32_t nwith, nwithout, nchg, nadd;
+  ecs_component *any[ECS_QUERY_MAX_TERMS];
+  uint32_t nwith, nwithout, nchg, nadd, nany;
+  bool disabled; /* { disabled = true }: disabled entities match too */
 } qterms;
 
 /*
@@ -144,10 +146,20 @@ typedef struct qterms {
 ** join them.
 */
 static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
-  static const char *const keys[] = {"without", "changed", "added", NULL};
+  static const char *const keys[] = {"without", "changed", "added", "any",
+                                     "disabled", NULL};
   lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
   int vals;
   ecsl_check_keys(L, 2, 2, "world:query", keys, true);
+  lua_pushliteral(L, "disabled");
+  switch (lua_rawget(L, 2)) {
+  case LUA_TNIL: break;
+  case LUA_TBOOLEAN: t->disabled = lua_toboolean(L, -1); break;
+  default:
+    luaL_error(L, "world:query: bad argument #%d (disabled must be a "
+               "boolean, got %s)", ecsl_arg_number(L, 2), luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
   if (n > (lua_Integer)ECS_QUERY_MAX_TERMS)
     ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
   for (lua_Integer k = 1; k <= n; k++) {
@@ -162,6 +174,8 @@ static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
   read_terms(L, "changed", lw, t->chg, &t->nchg, ECS_QUERY_MAX_TERMS, vals + 1);
   lua_createtable(L, 0, 0);                               /* added's */
   read_terms(L, "added", lw, t->add, &t->nadd, ECS_QUERY_MAX_TERMS, vals + 2);
+  lua_createtable(L, 0, 0);                               /* any's */
+  read_terms(L, "any", lw, t->any, &t->nany, ECS_QUERY_MAX_TERMS, vals + 3);
   for (uint32_t j = 0; j < t->nchg + t->nadd; j++) {
     ecs_component *c = j < t->nchg ? t->chg[j] : t->add[j - t->nchg];
     if (has_term(t->term, t->nwith, c) || has_term(t->wo, t->nwithout, c))
@@ -179,6 +193,12 @@ static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
     t->term[t->nwith + j] = t->wo[j];
     lua_rawgeti(L, vals, (lua_Integer)j + 1);
     lua_rawseti(L, list, (lua_Integer)(t->nwith + j + 1));
+  }
+  if (t->nany > ECS_QUERY_MAX_TERMS - t->nwith - t->nwithout)
+    ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+  for (uint32_t j = 0; j < t->nany; j++) {                /* then any's */
+    lua_rawgeti(L, vals + 3, (lua_Integer)j + 1);
+    lua_rawseti(L, list, (lua_Integer)(t->nwith + t->nwithout + j + 1));
   }
   lua_settop(L, list);
 }
@@ -215,7 +235,8 @@ int ecsl_l_world_query(lua_State *L) {
   check_world(L, 1);
   lw = ecsl_to_lworld(L, 1);
   top = lua_gettop(L);
-  t.nwith = t.nwithout = t.nchg = t.nadd = 0;
+  t.nwith = t.nwithout = t.nchg = t.nadd = t.nany = 0;
+  t.disabled = false;
   lua_createtable(L, top, 1);                             /* list */
   list = lua_gettop(L);
   if (top == 2 && lua_type(L, 2) == LUA_TTABLE) {
@@ -233,6 +254,8 @@ int ecsl_l_world_query(lua_State *L) {
     return luaL_argerror(L, 2, "at least one component expected");
   lua_pushinteger(L, (lua_Integer)t.nwith);
   lua_setfield(L, list, "n");                             /* with count */
+  lua_pushinteger(L, (lua_Integer)t.nany);
+  lua_setfield(L, list, "nany");                          /* any's, last */
   lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
   ecsl_init_head(&lq->h, &ecsl_query_tag, lw);
   lq->lw = lw;
@@ -253,6 +276,17 @@ int ecsl_l_world_query(lua_State *L) {
   if (err != ECS_ERR_OK) {
     lq->q = NULL;
     return query_new_error(L, t.term, t.nwith + t.nwithout, err);
+  }
+  ecs_query_include_disabled(lq->q, t.disabled);
+  if (t.nany > 0 &&
+      (err = ecs_query_require_any(lw->w, lq->q, t.any, t.nany)) != ECS_ERR_OK) {
+    ecs_component *all[ECS_QUERY_MAX_TERMS];
+    uint32_t n = t.nwith + t.nwithout;
+    ecs_query_free(lw->w, lq->q);
+    lq->q = NULL;
+    memcpy(all, t.term, n * sizeof *all);
+    for (uint32_t j = 0; j < t.nany && n < ECS_QUERY_MAX_TERMS; j++) all[n++] = t.any[j];
+    return query_new_error(L, all, n, err);
   }
   if (t.nchg + t.nadd > 0) track_changes(L, lw, lq, &t);
   ecsl_charge(L, lw);
@@ -283,16 +317,23 @@ int ecsl_l_query_count(lua_State *L) {
 int ecsl_l_query_components(lua_State *L) {
   lquery *lq = ecsl_check_query(L, 1);
   lua_Integer n;
+  lua_Integer nany;
   lua_getiuservalue(L, 1, 3);                             /* list */
   n = (lua_Integer)lua_rawlen(L, -1);
+  lua_getfield(L, -1, "nany");
+  nany = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  n -= nany;                                              /* with, without */
   lua_createtable(L, (int)lq->nwith, 0);
   lua_createtable(L, (int)(n - (lua_Integer)lq->nwith), 0);
-  for (lua_Integer k = 1; k <= n; k++) {
-    lua_rawgeti(L, -3, k);
-    if (k <= (lua_Integer)lq->nwith) lua_rawseti(L, -3, k);
-    else lua_rawseti(L, -2, k - (lua_Integer)lq->nwith);
+  lua_createtable(L, (int)nany, 0);
+  for (lua_Integer k = 1; k <= n + nany; k++) {
+    lua_rawgeti(L, -4, k);
+    if (k <= (lua_Integer)lq->nwith) lua_rawseti(L, -4, k);
+    else if (k <= n) lua_rawseti(L, -3, k - (lua_Integer)lq->nwith);
+    else lua_rawseti(L, -2, k - n);
   }
-  return 2;
+  return 3;
 }
 
 int ecsl_l_query_tostring(lua_State *L) {

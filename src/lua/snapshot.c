@@ -418,7 +418,8 @@ static int missing_components(lua_State *L, int widx, const ecs_snapshot *s) {
     (void)ecs_snapshot_manager_at(s, i, &m);
     if (m.ns != ECS_NS_COMPONENT) continue;
     lua_pushlstring(L, m.name, m.name_len);
-    n += ecs_component_find(w, lua_tostring(L, -1)) == NULL;
+    n += ecs_component_find(w, lua_tostring(L, -1)) == NULL &&
+         strcmp(lua_tostring(L, -1), ECS_DISABLED_NAME) != 0; /* the core's */
     lua_pop(L, 1);
   }
   return n;
@@ -566,7 +567,8 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s,
     lua_pushlstring(L, m.name, m.name_len);              /* name */
     if (m.ns == ECS_NS_COMPONENT) {
       const char *name = lua_tostring(L, -1);
-      if (made != 0 && ecs_component_find(w, name) != NULL) { /* the world's */
+      if ((made != 0 && ecs_component_find(w, name) != NULL) || /* the world's */
+          strcmp(name, ECS_DISABLED_NAME) == 0) { /* the load makes it */
         lua_pop(L, 1);
         continue;
       }

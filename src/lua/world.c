@@ -216,6 +216,30 @@ int ecsl_l_world_alive(lua_State *L) {
   return 1;
 }
 
+/*
+** world:disable(e), world:enable(e) -> nothing; world:enabled(e) ->
+** boolean (false for a dead entity). Disabled entities keep their
+** components; queries skip them unless made with { disabled = true }
+** (docs/queries.md, "Disabled entities").
+*/
+static int switch_entity(lua_State *L, bool on) {
+  ecs_world *w = check_world(L, 1);
+  ecs_entity e = check_entity(L, 2);
+  ecs_err err = on ? ecs_entity_enable(w, e) : ecs_entity_disable(w, e);
+  if (err != ECS_ERR_OK)
+    return ecsl_error(L, "world", on ? "enable" : "disable", err, NULL, 2);
+  return 0;
+}
+
+int ecsl_l_world_disable(lua_State *L) { return switch_entity(L, false); }
+int ecsl_l_world_enable(lua_State *L) { return switch_entity(L, true); }
+
+int ecsl_l_world_enabled(lua_State *L) {
+  ecs_world *w = check_world(L, 1);
+  lua_pushboolean(L, ecs_entity_enabled(w, check_entity(L, 2)));
+  return 1;
+}
+
 /* world:count() -> live entities */
 int ecsl_l_world_count(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)ecs_count(check_world(L, 1)));

@@ -168,6 +168,16 @@ static ecs_err write_entry(const ecs_world *w, const ecsi_manager *m,
   return err;
 }
 
+/* The tag of disabled entities while it holds no record: left out, so
+** that a world that disabled nothing (or enabled all again) saves the
+** bytes it would have saved without it. (A disabled entity destroyed
+** leaves a dead record until the lazy gc, as with every component: it is
+** saved, so that a delta that drops it finds it in the replica.) */
+static bool left_out(const ecs_world *w, const ecsi_manager *m) {
+  return m->self == (void *)w->disabled && w->disabled != NULL &&
+         ecs_component_size(w->disabled) == 0;
+}
+
 ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
                             const ecs_snapshot_opts *opts) {
   hwriter hw;
@@ -175,8 +185,10 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   uint64_t *psize = NULL, start, esize, dir_at;
   size_t n = w->manager_count;
   unsigned char b[8];
+  size_t left = 0;
   ecs_err err;
   if (!ecsi_little_endian()) return ECS_ERR_INVALID;
+  for (size_t i = 0; i < n; i++) left += left_out(w, &w->manager[i]);
   hw.out = out;
   hw.room = opts != NULL ? opts->room : NULL;
   hw.count = 0;
@@ -196,6 +208,7 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
   esize = hw.count - start;
   for (size_t i = 0; i < n && err == ECS_ERR_OK; i++) {
     const ecsi_manager *m = &w->manager[i];
+    if (left_out(w, m)) continue;
     start = hw.count;
     if (m->cls->save != NULL) err = m->cls->save(w, m->self, &o);
     psize[i] = hw.count - start;
@@ -204,9 +217,10 @@ ecs_err ecs_world_save_opts(const ecs_world *w, ecs_writer *out,
     err = ecs_write(&o, opts->host, opts->host_size);
   dir_at = hw.count;
   if (err == ECS_ERR_OK) err = write_u64(&o, esize);
-  if (err == ECS_ERR_OK) err = ecs_write_u32(&o, (uint32_t)n);
+  if (err == ECS_ERR_OK) err = ecs_write_u32(&o, (uint32_t)(n - left));
   for (size_t i = 0; i < n && err == ECS_ERR_OK; i++)
-    err = write_entry(w, &w->manager[i], psize[i], &o);
+    if (!left_out(w, &w->manager[i]))
+      err = write_entry(w, &w->manager[i], psize[i], &o);
   if (err == ECS_ERR_OK)
     err = write_u64(&o, opts != NULL ? (uint64_t)opts->host_size : 0);
   if (err == ECS_ERR_OK) err = write_u64(&o, dir_at);
@@ -526,6 +540,20 @@ ecs_err ecs_world_load_opts(ecs_world *w, ecs_reader *in,
     w->load_hash = &sum;
   }
   n = s.manager_count;
+  /* the tag of disabled entities, made first when the snapshot holds it
+  ** (component.h, "Disabled entities"; a failed load leaves it empty) */
+  if (w->disabled == NULL) {
+    walk_start(&s, &dw);
+    for (uint32_t i = 0; i < n && err == ECS_ERR_OK; i++) {
+      ecs_snapshot_manager m;
+      walk_next(&s, &dw, &m);
+      if (m.ns == ECS_NS_COMPONENT &&
+          same_text(ECS_DISABLED_NAME, m.name, m.name_len))
+        err = ecs_world_disabled_ready(w);
+    }
+    if (err != ECS_ERR_OK) goto done;
+    nw = w->manager_count;
+  }
   /* (2) match: every entry to a world manager, once, kind and schema */
   scratch = (size_t)n * (sizeof *which + sizeof *twin) + nw;
   if (scratch > 0) {

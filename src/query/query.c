@@ -74,6 +74,12 @@ static int on_died(ecs_world *w, void *self, const ecsi_change *ch) {
 static int on_instance(ecs_world *w, void *self, const ecsi_change *ch) {
   ecs_component *c = ch->c;
   (void)self;
+  if (c == w->disabled) { /* every query is told, as of a "without" term */
+    for (ecs_query *q = w->queries; q != NULL; q = q->next)
+      if (!q->with_disabled)
+        ecsi_query_entity_changed(w, q, ECS_QUERY_MAX_TERMS, ch->e, ch->n != 0);
+    return 0;
+  }
   for (uint32_t k = 0; k < c->nwatch; k++)
     ecsi_query_entity_changed(w, c->watch[k].q, c->watch[k].term, ch->e,
                               ch->n != 0);
@@ -90,8 +96,10 @@ static int on_moved(ecs_world *w, void *self, const ecsi_change *ch) {
 
 static int on_reordered(ecs_world *w, void *self, const ecsi_change *ch) {
   ecs_component *c = ch->c;
-  (void)w;
   (void)self;
+  if (c == w->disabled) /* who is disabled may have changed wholesale */
+    for (ecs_query *q = w->queries; q != NULL; q = q->next)
+      if (!q->with_disabled) ecsi_query_invalidate(q);
   for (uint32_t k = 0; k < c->nwatch; k++)
     if (c->watch[k].q != ch->arg) ecsi_query_invalidate(c->watch[k].q);
   return 0;
@@ -179,7 +187,7 @@ void ecs_query_free(ecs_world *w, ecs_query *q) {
   else w->queries = q->next;
   if (q->next != NULL) q->next->prev = q->prev;
   if (w->queries == NULL) listen(w, false);
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+  for (uint32_t k = 0; k < q->nwith + q->nwithout + q->nany; k++)
     ecsi_component_unwatch(q->term[k], q);
   ecsi_query_untrack(w, q);
   if (q->ext_free != NULL) q->ext_free(w, q); /* programs point at q */
@@ -217,14 +225,54 @@ void ecsi_queries_free(ecs_world *w) {
 */
 uint64_t ecsi_query_signature(const ecs_query *q) {
   uint64_t h = ecsi_mix64((uint64_t)q->nwith << 32 | q->nwithout);
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++) {
+  if (q->nany > 0) h = ecsi_mix64(h ^ 0x616e79u ^ q->nany);
+  for (uint32_t k = 0; k < q->nwith + q->nwithout + q->nany; k++) {
     const char *name = ecs_component_name(q->term[k]);
     uint64_t n = 0xcbf29ce484222325u; /* FNV-1a of the name */
     for (; *name != '\0'; name++) n = (n ^ (unsigned char)*name) * 0x100000001b3u;
     h = ecsi_mix64(h ^ n);
   }
+  if (q->with_disabled) h = ecsi_mix64(h ^ 0x64697361626c6564u);
   return ecsi_mix64(h ^ ((uint64_t)q->changed_mask << 32 | q->added_mask));
 }
+
+ecs_err ecs_query_require_any(ecs_world *w, ecs_query *q,
+                              ecs_component *const *any, uint32_t n) {
+  uint32_t first = q->nwith + q->nwithout;
+  if (n == 0) return ECS_ERR_OK;
+  if (any == NULL || q->nany != 0) return ECS_ERR_INVALID;
+  if (n > ECS_QUERY_MAX_TERMS - first) return ECS_ERR_TOO_MANY_TERMS;
+  for (uint32_t i = 0; i < n; i++) if (any[i] == NULL) return ECS_ERR_INVALID;
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t j = 0; j < first; j++)
+      if (q->term[j] == any[i]) return ECS_ERR_DUPLICATE_TERM;
+    for (uint32_t j = 0; j < i; j++)
+      if (any[j] == any[i]) return ECS_ERR_DUPLICATE_TERM;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    q->term[first + i] = any[i];
+    if (ecsi_component_watch(w, any[i], q, first + i) != ECS_ERR_OK) {
+      while (i-- > 0) ecsi_component_unwatch(any[i], q);
+      return ECS_ERR_NOMEM;
+    }
+  }
+  q->nany = n;
+  q->built = false;
+  return ECS_ERR_OK;
+}
+
+uint32_t ecs_query_any_count(const ecs_query *q) { return q->nany; }
+
+ecs_component *ecs_query_any(const ecs_query *q, uint32_t k) {
+  return k < q->nany ? q->term[q->nwith + q->nwithout + k] : NULL;
+}
+
+void ecs_query_include_disabled(ecs_query *q, bool on) {
+  if (q->with_disabled != on) q->built = false;
+  q->with_disabled = on;
+}
+
+bool ecs_query_includes_disabled(const ecs_query *q) { return q->with_disabled; }
 
 void **ecsi_query_ext(ecs_query *q) { return &q->ext; }
 
@@ -253,13 +301,22 @@ int ecs_query_term(const ecs_query *q, const ecs_component *c) {
 /* ------------------------------------------------------------------------
 ** Matching
 ** --------------------------------------------------------------------- */
+/* Whether e holds at least one of q's "any" terms. */
+static bool any_present(const ecs_world *w, const ecs_query *q, ecs_entity e) {
+  for (uint32_t k = q->nwith + q->nwithout; k < q->nwith + q->nwithout + q->nany; k++)
+    if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return true;
+  return false;
+}
+
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   if (!ecs_alive(w, e)) return false;
   for (uint32_t k = 0; k < q->nwith; k++)
     if (ecs_component_lookup(w, q->term[k], e) == ECS_NO_INSTANCE) return false;
   for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
     if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
-  return true;
+  if (q->nany > 0 && !any_present(w, q, e)) return false;
+  return q->with_disabled || w->disabled == NULL ||
+         ecs_component_lookup(w, w->disabled, e) == ECS_NO_INSTANCE;
 }
 
 /* As ecs_query_matches, with e's row in each "with" manager in rows[]. */
@@ -271,7 +328,9 @@ static bool match_rows(const ecs_world *w, const ecs_query *q, ecs_entity e,
       return false;
   for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
     if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
-  return true;
+  if (q->nany > 0 && !any_present(w, q, e)) return false;
+  return q->with_disabled || w->disabled == NULL ||
+         ecs_component_lookup(w, w->disabled, e) == ECS_NO_INSTANCE;
 }
 
 /* ------------------------------------------------------------------------
@@ -678,6 +737,19 @@ void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
                                ecs_entity e, bool added) {
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
   if (!q->built) return;
+  if (term >= q->nwith + q->nwithout && term < ECS_QUERY_MAX_TERMS) {
+    /* an "any" term: a gain may make e match (unless another one already
+    ** did: it is listed then), a loss unmatch it (unless another stays) */
+    p = position_of(q, e);
+    if (added ? p != ECS_RECORD_NONE : p == ECS_RECORD_NONE) return;
+    if (!record_change(q)) return;
+    if (added) {
+      if (match_rows(w, q, e, rows)) list_insert(w, q, e, rows);
+    } else if (!any_present(w, q, e)) {
+      list_remove(w, q, p);
+    }
+    return;
+  }
   if (added == (term < q->nwith)) {
     if (!record_change(q)) return;
     if (match_rows(w, q, e, rows)) list_insert(w, q, e, rows);

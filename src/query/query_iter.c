@@ -139,7 +139,7 @@ uint32_t ecsi_rows_live(const ecsi_rows *r, uint32_t *i, uint32_t end,
 */
 static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
   uint64_t sum = w->destroy_epoch;
-  for (uint32_t k = 0; k < q->nwith + q->nwithout; k++)
+  for (uint32_t k = 0; k < q->nwith + q->nwithout + q->nany; k++)
     sum += ecs_component_version(q->term[k]);
   return sum;
 }

@@ -44,8 +44,11 @@ typedef struct qsnap {
 struct ecs_query {
   ecs_query *prev, *next; /* the world's list */
   uint32_t nwith, nwithout;
-  ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, then without */
+  uint32_t nany;      /* "any" terms: at least one of them (after without) */
+  ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, without, then any */
   bool built;         /* cur (and pos) match the world */
+  bool with_disabled; /* lists disabled entities too (else the tag of
+                      ** w->disabled acts as one more "without" term) */
   uint32_t serial;    /* its number among the world's queries (cursors.c) */
   uint32_t pending;   /* changes recorded since the last use (refresh) */
   uint32_t sorted;    /* entries [0, sorted) of cur in driver order

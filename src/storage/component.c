@@ -187,7 +187,7 @@ void ecsi_component_remove_at(ecs_world *w, ecs_component *c, uint32_t i) {
   c->version++;
   churn_one(c);
   if (c->size == 0) c->churn = 0; /* no rows, no order to keep: as new */
-  if (c->nwatch != 0) {
+  if (c->nwatch != 0 || c == w->disabled) { /* every query hears that one */
     if (i != last) ecsi_component_tell_moved(w, c, own[i], i);
     /* a dead owner (gc) left every list when it died: nothing to tell */
     if (ecs_alive(w, gone)) ecsi_component_tell_changed(w, c, gone, false);
@@ -593,7 +593,10 @@ ecs_err ecsi_component_make(ecs_world *w, const char *name,
   size_t off_schema, off_name, size;
   ecs_component *c;
   ecsi_schema s;
-  ecs_err err = ecs_component_check_schema(name, fields, nfields, NULL);
+  /* the core's own tags have names no user component can take */
+  bool reserved = strcmp(name, ECS_DISABLED_NAME) == 0;
+  ecs_err err = ecs_component_check_schema(reserved ? "reserved" : name,
+                                           fields, nfields, NULL);
   if (err != ECS_ERR_OK) return err;
   off_schema = align_up(sizeof *c);
   off_name = off_schema + ecsi_schema_size(fields, nfields);
@@ -634,12 +637,29 @@ ecs_err ecs_component_new(ecs_world *w, const char *name,
   return ECS_ERR_OK;
 }
 
+ecs_err ecsi_component_new_reserved(ecs_world *w, const char *name,
+                                    ecs_component **out) {
+  ecs_component *c;
+  ecs_err err;
+  if (ecs_manager_find_in(w, ECS_NS_COMPONENT, name, NULL) != NULL)
+    return ECS_ERR_EXISTS;
+  if ((err = ecsi_component_make(w, name, NULL, 0, &c)) != ECS_ERR_OK)
+    return err;
+  err = ecs_manager_register_in(w, ECS_NS_COMPONENT, name, &component_class,
+                                c); /* frees c on error */
+  if (err != ECS_ERR_OK) return err;
+  *out = c;
+  return ECS_ERR_OK;
+}
+
 /* Nothing refers to c but the registry: no record, query (systems have
 ** one), journal capture, pin or owner; then the registry's own rules. */
 ecs_err ecs_component_unregister(ecs_world *w, ecs_component *c) {
+  bool disabled = c == w->disabled;
   if (c->size != 0 || c->nwatch != 0 || c->journal != NULL || c->pins != 0 ||
       c->owner != NULL || !ecsi_manager_unregister_last(w, c))
     return ECS_ERR_INVALID;
+  if (disabled) w->disabled = NULL;
   return ECS_ERR_OK;
 }
 

@@ -164,6 +164,10 @@ ecs_err ecsi_component_make(ecs_world *w, const char *name,
                             const ecs_field_def *fields, uint32_t nfields,
                             ecs_component **out);
 void ecsi_component_free(ecs_world *w, void *self);
+/* A tag registered under a name of the core's own (ECS_DISABLED_NAME),
+** which ecs_component_new refuses: disabled.c. */
+ecs_err ecsi_component_new_reserved(ecs_world *w, const char *name,
+                                    ecs_component **out);
 const char *ecsi_component_check(const ecs_world *w, const void *self);
 ecs_err ecsi_component_data_reserve(ecs_world *w, ecs_component *c,
                                     uint32_t need);

@@ -140,6 +140,8 @@ static void journal_across(ecs_world *w, ecs_journal *j, uint64_t h0) {
   uint64_t hw, hr;
   ENSURE(!ecs_journal_lost(j, NULL));
   ENSURE(ecs_journal_delta(w, j, NULL, &p, &n, NULL) == ECS_ERR_OK);
+  /* the deltas of a world that disables entities need the tag (component.h) */
+  if (ecs_world_disabled(w) != NULL) ENSURE(ecs_world_disabled_ready(r) == ECS_ERR_OK);
   ENSURE(ecs_delta_open(r, &d, p, n) == ECS_ERR_OK);
   ENSURE(ecs_delta_apply(r, &d, NULL, NULL, NULL) == ECS_ERR_OK);
   ENSURE(ecs_world_check(r) == NULL);

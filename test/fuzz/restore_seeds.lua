@@ -44,6 +44,18 @@ seed("core-empty", { 0, 1, 2, 3 }, core_like(0):snapshot())
 seed("core-small", { 0, 1, 2, 3 }, core_like(6):snapshot())
 seed("core-more", { 0, 1 }, core_like(9):snapshot())
 
+-- disabled entities: the tag ecs.disabled, which a load makes itself
+do
+  local w = core_like(6)
+  local es = {}
+  for e in w:entities() do es[#es + 1] = e end
+  w:disable(es[1])
+  w:disable(es[3])
+  w:disable(es[#es])
+  w:destroy(es[3]) -- a dead record of the tag
+  seed("disabled", { 0, 1, 2, 3 }, w:snapshot())
+end
+
 -- Lua worlds: components only ecs.restore can make, lua values, plugins
 do
   local w = ecs.world()

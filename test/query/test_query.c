@@ -132,6 +132,70 @@ TEST(Query_count_follows_adds_removes_and_destroys) {
   CHECK_EQ_INT(f.a.blocks, 0);
 }
 
+/* "Any" terms: at least one of them, kept through adds, removes and
+** destroys (the world's check holds every list to ecs_query_matches);
+** refusals change nothing; every allocation failing in turn. */
+TEST(Query_any_terms_follow_every_change) {
+  fixture f;
+  ecs_query *q;
+  ecs_component *with[1], *any[2], *twice[2];
+  ecs_entity e[6];
+  CHECK(setup(&f));
+  with[0] = f.P;
+  any[0] = f.V;
+  any[1] = f.Tag;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+  for (int k = 0; k < 6; k++) CHECK((e[k] = spawn(&f, (float)k, 0, k % 2 == 0)) != ECS_NULL);
+  CHECK_EQ_INT(count_of(&f, q), 6);
+  twice[0] = f.V;
+  twice[1] = f.V;
+  CHECK_EQ_INT(ecs_query_require_any(f.w, q, twice, 2), ECS_ERR_DUPLICATE_TERM);
+  CHECK_EQ_INT(ecs_query_require_any(f.w, q, with, 1), ECS_ERR_DUPLICATE_TERM);
+  CHECK_EQ_INT(ecs_query_any_count(q), 0);
+  CHECK_EQ_INT(ecs_query_require_any(f.w, q, any, 2), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_require_any(f.w, q, any, 2), ECS_ERR_INVALID);
+  CHECK(ecs_query_any(q, 1) == f.Tag && ecs_query_any(q, 2) == NULL);
+  CHECK_EQ_INT(count_of(&f, q), 3);           /* e0, e2, e4 have V */
+  CHECK(ecs_component_add(f.w, f.Tag, e[1], NULL, NULL) == ECS_ERR_OK);
+  CHECK(ecs_component_add(f.w, f.Tag, e[2], NULL, NULL) == ECS_ERR_OK);
+  CHECK_EQ_INT(count_of(&f, q), 4);
+  CHECK_WORLD(f.w);
+  CHECK(rm(f.w, f.V, e[2]));                  /* still tagged */
+  CHECK_EQ_INT(count_of(&f, q), 4);
+  CHECK(rm(f.w, f.Tag, e[2]));                /* neither */
+  CHECK_EQ_INT(count_of(&f, q), 3);
+  CHECK(!ecs_query_matches(f.w, q, e[2]));
+  CHECK(ecs_destroy(f.w, e[0]));
+  CHECK_EQ_INT(count_of(&f, q), 2);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+  for (long fail = 1;; fail++) {
+    ecs_err err;
+    CHECK(setup(&f));
+    with[0] = f.P; /* this world's managers */
+    any[0] = f.V;
+    any[1] = f.Tag;
+    CHECK_EQ_INT(ecs_query_new(f.w, with, 1, NULL, 0, &q), ECS_ERR_OK);
+    CHECK((e[0] = spawn(&f, 0, 0, 1)) != ECS_NULL);
+    f.a.calls = 0;
+    f.a.fail_at = fail;
+    err = ecs_query_require_any(f.w, q, any, 2);
+    f.a.fail_at = 0;
+    if (err != ECS_ERR_OK) {
+      CHECK_EQ_INT(err, ECS_ERR_NOMEM);
+      CHECK_EQ_INT(ecs_query_any_count(q), 0);
+    }
+    CHECK_WORLD(f.w);
+    ecs_world_free(f.w);
+    CHECK_EQ_INT(f.a.blocks, 0);
+    if (err == ECS_ERR_OK) {
+      CHECK(fail > 1); /* the sweep did reach the allocations */
+      break;
+    }
+  }
+}
+
 /*
 ** A pinned snapshot survives a rebuild; the iterator skips entities that
 ** stopped matching and never yields entities created after it began.
@@ -929,6 +993,7 @@ TEST(Query_out_of_memory_at_every_step) {
 static const test_case cases[] = {
   CASE(Query_new_rejects_bad_terms),
   CASE(Query_count_follows_adds_removes_and_destroys),
+  CASE(Query_any_terms_follow_every_change),
   CASE(Query_iteration_pins_a_snapshot),
   CASE(Query_chunks_report_current_rows),
   CASE(Query_run_in_place_and_gathered),
