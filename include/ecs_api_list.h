@@ -264,6 +264,8 @@ ECS_API_FN(0, ecs_err, ecs_query_count, (ecs_world *w, ecs_query *q, size_t *out
 ECS_API_FN(1, ecs_err, ecs_query_require_any, (ecs_world *w, ecs_query *q, ecs_component *const *any, uint32_t n))
 ECS_API_FN(1, uint32_t, ecs_query_any_count, (const ecs_query *q))
 ECS_API_FN(1, ecs_component *, ecs_query_any, (const ecs_query *q, uint32_t k))
+ECS_API_FN(1, ecs_err, ecs_query_set_optional, (ecs_query *q, uint32_t mask))
+ECS_API_FN(1, uint32_t, ecs_query_optional, (const ecs_query *q))
 ECS_API_FN(1, void, ecs_query_include_disabled, (ecs_query *q, bool on))
 ECS_API_FN(1, bool, ecs_query_includes_disabled, (const ecs_query *q))
 ECS_API_FN(0, bool, ecs_query_matches, (const ecs_world *w, const ecs_query *q, ecs_entity e))

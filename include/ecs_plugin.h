@@ -287,6 +287,8 @@ static inline const struct ecs_api *ecs_plugin_open_api(lua_State *L,
 #define ecs_query_require_any (ecs_plugin_api->ecs_query_require_any)
 #define ecs_query_any_count (ecs_plugin_api->ecs_query_any_count)
 #define ecs_query_any (ecs_plugin_api->ecs_query_any)
+#define ecs_query_set_optional (ecs_plugin_api->ecs_query_set_optional)
+#define ecs_query_optional (ecs_plugin_api->ecs_query_optional)
 #define ecs_query_include_disabled (ecs_plugin_api->ecs_query_include_disabled)
 #define ecs_query_includes_disabled \
   (ecs_plugin_api->ecs_query_includes_disabled)

@@ -129,6 +129,21 @@ ecs_err ecs_query_count(ecs_world *w, ecs_query *q, size_t *out);
 */
 ecs_err ecs_query_require_any(ecs_world *w, ecs_query *q,
                               ecs_component *const *any, uint32_t n);
+/*
+** Optional terms: bit k of mask makes "with" term k optional: q matches
+** entities without it too, and where it is absent its row is
+** ECS_NO_INSTANCE and its columns read as zeros (expressions, native
+** systems, the binding's loops). The columns of an optional term are
+** read-only everywhere (a written spec, an assignment, a writable native
+** column of one is refused), and optional terms take no part in
+** re-alignment. Term 0 (the driver) cannot be optional.
+** @return ECS_ERR_INVALID (bit 0, a bit past the "with" terms, a change
+**         term, or q was used already: set it right after
+**         ecs_query_new). ecs_query_optional gives the mask.
+*/
+ecs_err ecs_query_set_optional(ecs_query *q, uint32_t mask);
+uint32_t ecs_query_optional(const ecs_query *q);
+
 /* The count of q's "any" terms, and the k-th (NULL past the count). */
 uint32_t ecs_query_any_count(const ecs_query *q);
 ecs_component *ecs_query_any(const ecs_query *q, uint32_t k);
@@ -314,8 +329,9 @@ size_t ecs_query_cursor_size(void);
 /*
 ** Start the cursor at cur (ecs_query_cursor_size() bytes, aligned for
 ** pointers and 64-bit integers) over q's matches as of now with the columns cols (the rules of
-** ecs_query_run; owned components are refused with ECS_ERR_INVALID: their
-** manager moves their rows). The managers of the columns are pinned
+** ecs_query_run; owned components and optional terms are refused with
+** ECS_ERR_INVALID: their manager moves their rows, an absent instance has
+** no place). The managers of the columns are pinned
 ** (ecs_component_pin) until the cursor ends: no change can move the rows
 ** a chunk's pointers address, and an entity destroyed meanwhile keeps its
 ** row until then (later chunks may still hand it out). On an error nothing

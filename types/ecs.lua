@@ -52,6 +52,7 @@ error messages say them); lower-case classes are modules.
 ---@field without? ecs.Term[]
 ---@field disabled? boolean # list disabled entities too (default false)
 ---@field any? ecs.Term[] # at least one of these (no columns)
+---@field optional? ecs.Term[] # read-only columns, zero where absent
 ---@field changed? ecs.Term[]
 ---@field added? ecs.Term[]
 
@@ -490,6 +491,7 @@ function Query:programs() end
 ---@return ecs.Component[] with
 ---@return ecs.Component[] without
 ---@return ecs.Component[] any
+---@return ecs.Component[] optional
 function Query:components() end
 
 ---@param native ecs.NativeSystem

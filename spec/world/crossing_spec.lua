@@ -140,7 +140,8 @@ local SCHEMAS = {
   R = { "to:entity!remove" },
   D = { "to:entity!destroy", "w:f64" },
 }
--- queries: with, without, any, disabled, and change terms (one kind per query)
+-- queries: with, without, any, optional (no part in matching), disabled, and
+-- change terms (one kind per query)
 local QDEFS = {
   { id = "Q1", with = { "A" } },
   { id = "Q2", with = { "A", "B" } },
@@ -151,6 +152,7 @@ local QDEFS = {
   { id = "Q7", with = { "L" }, without = { "R" } },
   { id = "Q8", with = { "A" }, without = { "T" }, disabled = true },
   { id = "Q9", with = { "L" }, any = { "B", "M", "R" } },
+  { id = "Q10", with = { "M" }, optional = { "A", "L" } },
   { id = "C1", with = { "A" }, kind = "changed", names = { "A" } },
   { id = "C2", with = { "B" }, kind = "added", names = { "B" } },
   { id = "C3", with = { "M" }, kind = "changed", names = { "M" } },
@@ -322,6 +324,10 @@ function H.new_world(S)
     local t = {}
     for _, n in ipairs(d.with) do t[#t + 1] = S.C[n] end
     if d.disabled then t.disabled = true end
+    if d.optional then
+      t.optional = {}
+      for _, n in ipairs(d.optional) do t.optional[#t.optional + 1] = S.C[n] end
+    end
     if d.any then
       t.any = {}
       for _, n in ipairs(d.any) do t.any[#t.any + 1] = S.C[n] end

@@ -273,6 +273,16 @@ static void columns_fill(lua_State *L, lcolumns *st, uint32_t k, int t,
   c = ecs_query_with(st->lq->q, s.term);
   base = ecs_component_column(c, s.field);
   rows = st->rows + (size_t)s.term * COLUMNS_CHUNK;
+  if (ecs_query_optional(st->lq->q) >> s.term & 1u) { /* zero where absent */
+    ecs_scalar zero;
+    memset(&zero, 0, sizeof zero);
+    for (uint32_t j = 0; j < n; j++) {
+      ecsl_push_scalar(L, s.type, rows[j] == ECS_NO_INSTANCE ? zero
+                       : ecs_value_load_inline(base, s.type, rows[j]), 0);
+      lua_rawseti(L, t, (lua_Integer)j + 1);
+    }
+    return;
+  }
   /* one pass from the column: one case per type (value.h's list), where
   ** the type is a constant, so the inline load and push fold into a loop
   ** with no dispatch inside */

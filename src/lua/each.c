@@ -205,7 +205,8 @@ static int each_body(lua_State *L) {
           push_entity(L, e);
           continue;
         }
-        v = ecs_value_load(st->base[k], t, st->row[k]);
+        if (st->row[k] == ECS_NO_INSTANCE) memset(&v, 0, sizeof v); /* optional */
+        else v = ecs_value_load(st->base[k], t, st->row[k]);
         if (st->kind[k] == ECS_KIND_FLOAT) lua_pushnumber(L, (lua_Number)v.f);
         else ecsl_push_scalar(L, t, v, 0);
       }

@@ -255,6 +255,11 @@ int ecsl_l_query_pointers(lua_State *L) {
     cols[k].c = ecs_query_with(lq->q, s.term);
     cols[k].field = s.field;
     cols[k].write = s.write != 0;
+    if (ecs_query_optional(lq->q) >> s.term & 1u)
+      luaL_error(L, "q:pointers: column '%s': %s is an optional term, whose "
+                 "absent instances have no place to point at (use q:columns "
+                 "or q:each_chunk)", lua_tostring(L, k + 2),
+                 ecs_component_name(cols[k].c));
     if (ecs_component_owned(cols[k].c))
       luaL_error(L, "q:pointers: column '%s': %s's columns are its manager's, "
                  "which moves their rows itself (use q:apply, q:columns or "

@@ -134,8 +134,9 @@ static bool has_term(ecs_component *const *list, uint32_t n,
 typedef struct qterms {
   ecs_component *term[ECS_QUERY_MAX_TERMS], *wo[ECS_QUERY_MAX_TERMS];
   ecs_component *chg[ECS_QUERY_MAX_TERMS], *add[ECS_QUERY_MAX_TERMS];
-  ecs_component *any[ECS_QUERY_MAX_TERMS];
-  uint32_t nwith, nwithout, nchg, nadd, nany;
+  ecs_component *any[ECS_QUERY_MAX_TERMS], *opt[ECS_QUERY_MAX_TERMS];
+  uint32_t nwith, nwithout, nchg, nadd, nany, nopt;
+  uint32_t opt_mask; /* bit k: "with" term k is optional (after the others) */
   bool disabled; /* { disabled = true }: disabled entities match too */
 } qterms;
 
@@ -147,7 +148,7 @@ typedef struct qterms {
 */
 static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
   static const char *const keys[] = {"without", "changed", "added", "any",
-                                     "disabled", NULL};
+                                     "optional", "disabled", NULL};
   lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
   int vals;
   ecsl_check_keys(L, 2, 2, "world:query", keys, true);
@@ -176,6 +177,8 @@ static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
   read_terms(L, "added", lw, t->add, &t->nadd, ECS_QUERY_MAX_TERMS, vals + 2);
   lua_createtable(L, 0, 0);                               /* any's */
   read_terms(L, "any", lw, t->any, &t->nany, ECS_QUERY_MAX_TERMS, vals + 3);
+  lua_createtable(L, 0, 0);                               /* optional's */
+  read_terms(L, "optional", lw, t->opt, &t->nopt, ECS_QUERY_MAX_TERMS, vals + 4);
   for (uint32_t j = 0; j < t->nchg + t->nadd; j++) {
     ecs_component *c = j < t->nchg ? t->chg[j] : t->add[j - t->nchg];
     if (has_term(t->term, t->nwith, c) || has_term(t->wo, t->nwithout, c))
@@ -185,6 +188,23 @@ static void read_table_terms(lua_State *L, lworld *lw, int list, qterms *t) {
     t->term[t->nwith++] = c;
     lua_rawgeti(L, j < t->nchg ? vals + 1 : vals + 2,
                 (lua_Integer)(j < t->nchg ? j + 1 : j - t->nchg + 1));
+    lua_rawseti(L, list, (lua_Integer)t->nwith);
+  }
+  /* the optional terms: "with" terms after the others (the first term,
+  ** the driver, is a required one) */
+  for (uint32_t j = 0; j < t->nopt; j++) {
+    ecs_component *c = t->opt[j];
+    if (t->nwith == 0) luaL_argerror(L, 2, "at least one component expected "
+                                     "besides the optional ones");
+    for (uint32_t i = 0; i < t->nchg + t->nadd; i++)
+      if ((i < t->nchg ? t->chg[i] : t->add[i - t->nchg]) == c)
+        luaL_error(L, "world:query: component '%s' is optional and in '%s'",
+                   ecs_component_name(c), i < t->nchg ? "changed" : "added");
+    if (t->nwith >= ECS_QUERY_MAX_TERMS)
+      ecsl_error(L, "world", "query", ECS_ERR_TOO_MANY_TERMS, NULL, 0);
+    t->opt_mask |= 1u << t->nwith;
+    t->term[t->nwith++] = c;
+    lua_rawgeti(L, vals + 4, (lua_Integer)j + 1);
     lua_rawseti(L, list, (lua_Integer)t->nwith);
   }
   if (t->nwithout > ECS_QUERY_MAX_TERMS - t->nwith)
@@ -235,7 +255,8 @@ int ecsl_l_world_query(lua_State *L) {
   check_world(L, 1);
   lw = ecsl_to_lworld(L, 1);
   top = lua_gettop(L);
-  t.nwith = t.nwithout = t.nchg = t.nadd = t.nany = 0;
+  t.nwith = t.nwithout = t.nchg = t.nadd = t.nany = t.nopt = 0;
+  t.opt_mask = 0;
   t.disabled = false;
   lua_createtable(L, top, 1);                             /* list */
   list = lua_gettop(L);
@@ -256,6 +277,8 @@ int ecsl_l_world_query(lua_State *L) {
   lua_setfield(L, list, "n");                             /* with count */
   lua_pushinteger(L, (lua_Integer)t.nany);
   lua_setfield(L, list, "nany");                          /* any's, last */
+  lua_pushinteger(L, (lua_Integer)t.opt_mask);
+  lua_setfield(L, list, "optional");                      /* with's bits */
   lq = (lquery *)lua_newuserdatauv(L, sizeof *lq, 3);     /* list, q */
   ecsl_init_head(&lq->h, &ecsl_query_tag, lw);
   lq->lw = lw;
@@ -278,6 +301,7 @@ int ecsl_l_world_query(lua_State *L) {
     return query_new_error(L, t.term, t.nwith + t.nwithout, err);
   }
   ecs_query_include_disabled(lq->q, t.disabled);
+  (void)ecs_query_set_optional(lq->q, t.opt_mask); /* new: cannot fail */
   if (t.nany > 0 &&
       (err = ecs_query_require_any(lw->w, lq->q, t.any, t.nany)) != ECS_ERR_OK) {
     ecs_component *all[ECS_QUERY_MAX_TERMS];
@@ -317,23 +341,27 @@ int ecsl_l_query_count(lua_State *L) {
 int ecsl_l_query_components(lua_State *L) {
   lquery *lq = ecsl_check_query(L, 1);
   lua_Integer n;
-  lua_Integer nany;
+  lua_Integer nany, opt;
   lua_getiuservalue(L, 1, 3);                             /* list */
   n = (lua_Integer)lua_rawlen(L, -1);
   lua_getfield(L, -1, "nany");
   nany = lua_tointeger(L, -1);
-  lua_pop(L, 1);
+  lua_getfield(L, -2, "optional");
+  opt = lua_tointeger(L, -1);
+  lua_pop(L, 2);
   n -= nany;                                              /* with, without */
-  lua_createtable(L, (int)lq->nwith, 0);
+  lua_createtable(L, (int)lq->nwith, 0);                  /* list, with */
   lua_createtable(L, (int)(n - (lua_Integer)lq->nwith), 0);
   lua_createtable(L, (int)nany, 0);
+  lua_createtable(L, 0, 0);                   /* list, with, wo, any, opt */
   for (lua_Integer k = 1; k <= n + nany; k++) {
-    lua_rawgeti(L, -4, k);
-    if (k <= (lua_Integer)lq->nwith) lua_rawseti(L, -4, k);
-    else if (k <= n) lua_rawseti(L, -3, k - (lua_Integer)lq->nwith);
-    else lua_rawseti(L, -2, k - n);
+    int to = k <= (lua_Integer)lq->nwith ? ((opt >> (k - 1) & 1) ? -1 : -4)
+             : k <= n ? -3 : -2;
+    lua_Integer at = (lua_Integer)lua_rawlen(L, to) + 1;
+    lua_rawgeti(L, -5, k);
+    lua_rawseti(L, to - 1, at);
   }
-  return 3;
+  return 4;
 }
 
 int ecsl_l_query_tostring(lua_State *L) {

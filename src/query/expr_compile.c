@@ -499,6 +499,12 @@ static void statement(parser *p) {
             cn, (int)strlen(cn), fn, (int)strlen(fn));
     return;
   }
+  if (ecs_query_optional(p->q) >> t & 1u) {
+    const char *cn = ecs_component_name(ecs_query_with(p->q, t));
+    fail_as(p, at, ECS_ERR_READONLY_FIELD, "'%.*s' is an optional term: its "
+            "fields are read-only%.*s", cn, (int)strlen(cn), "", 0);
+    return;
+  }
   p->written |= 1u << t; /* t < ECS_QUERY_MAX_TERMS (32) */
   c = peek(p);
   if ((c == '+' || c == '-' || c == '*' || c == '/') && p->pos + 1 < p->len &&

@@ -154,6 +154,15 @@ static bool axpy_fast(double v, void *xb, ecs_type xt, uint32_t xr,
   return true;
 }
 
+/* Load a column of an optional term: zero where the instance is absent
+** (ECS_NO_INSTANCE), whatever the layout (an absent row is in no run). */
+static void load_optional(double *out, const void *base, ecs_type type,
+                          const uint32_t *row, uint32_t n) {
+  for (uint32_t j = 0; j < n; j++)
+    if (row[j] == ECS_NO_INSTANCE) out[j] = 0.0;
+    else ecs_value_load_f64(out + j, base, type, row + j, 1, false);
+}
+
 /*
 ** Run the whole program over one block: positions [i, i + n) of the
 ** pinned snapshot r, n <= ECSI_BLOCK. contiguous says that the rows of
@@ -193,13 +202,15 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       const uint32_t *srow = r->row + (size_t)ts * r->stride + i;
       ecs_type type = ecs_component_field(c, f)->type;
       ecs_type stype = ecs_component_field(cs, fs)->type;
+      bool opt = ecs_query_optional(p->q) >> ts & 1u;
       pc += 7;
       /* x -= y * v is x += y * (-v): negation is exact, same result */
-      if (!axpy_fast(bop == OP_SUB ? -v : v, base, type, row[0], src, stype,
-                     srow[0], n, contiguous)) {
+      if (opt || !axpy_fast(bop == OP_SUB ? -v : v, base, type, row[0], src, stype,
+                            srow[0], n, contiguous)) {
         double *y = stackmem + (size_t)sp * ECSI_BLOCK; /* free blocks */
         double *x = y + ECSI_BLOCK;
-        ecs_value_load_f64(y, src, stype, srow, n, contiguous);
+        if (opt) load_optional(y, src, stype, srow, n);
+        else ecs_value_load_f64(y, src, stype, srow, n, contiguous);
         binary_scalar(OP_MUL, y, v);
         ecs_value_load_f64(x, base, type, row, n, contiguous);
         binary(bop, x, y);
@@ -231,7 +242,8 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       ecs_type type = ecs_component_field(c, f)->type;
       if (op == OP_COL) {
         sp++;
-        ecs_value_load_f64(TOP, base, type, row, n, contiguous);
+        if (ecs_query_optional(p->q) >> t & 1u) load_optional(TOP, base, type, row, n);
+        else ecs_value_load_f64(TOP, base, type, row, n, contiguous);
       } else {
         ecs_value_store_f64(base, type, row, TOP, n, contiguous);
         sp--;

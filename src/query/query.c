@@ -226,6 +226,7 @@ void ecsi_queries_free(ecs_world *w) {
 uint64_t ecsi_query_signature(const ecs_query *q) {
   uint64_t h = ecsi_mix64((uint64_t)q->nwith << 32 | q->nwithout);
   if (q->nany > 0) h = ecsi_mix64(h ^ 0x616e79u ^ q->nany);
+  if (q->opt_mask != 0) h = ecsi_mix64(h ^ 0x6f70740000000000u ^ q->opt_mask);
   for (uint32_t k = 0; k < q->nwith + q->nwithout + q->nany; k++) {
     const char *name = ecs_component_name(q->term[k]);
     uint64_t n = 0xcbf29ce484222325u; /* FNV-1a of the name */
@@ -266,6 +267,18 @@ uint32_t ecs_query_any_count(const ecs_query *q) { return q->nany; }
 ecs_component *ecs_query_any(const ecs_query *q, uint32_t k) {
   return k < q->nany ? q->term[q->nwith + q->nwithout + k] : NULL;
 }
+
+ecs_err ecs_query_set_optional(ecs_query *q, uint32_t mask) {
+  if (mask == q->opt_mask) return ECS_ERR_OK;
+  if ((mask & 1u) != 0 || (q->nwith < 32u && mask >> q->nwith != 0) ||
+      (mask & (q->changed_mask | q->added_mask)) != 0 || q->cur != NULL ||
+      q->ext != NULL)
+    return ECS_ERR_INVALID;
+  q->opt_mask = mask;
+  return ECS_ERR_OK;
+}
+
+uint32_t ecs_query_optional(const ecs_query *q) { return q->opt_mask; }
 
 void ecs_query_include_disabled(ecs_query *q, bool on) {
   if (q->with_disabled != on) q->built = false;
@@ -311,7 +324,9 @@ static bool any_present(const ecs_world *w, const ecs_query *q, ecs_entity e) {
 bool ecs_query_matches(const ecs_world *w, const ecs_query *q, ecs_entity e) {
   if (!ecs_alive(w, e)) return false;
   for (uint32_t k = 0; k < q->nwith; k++)
-    if (ecs_component_lookup(w, q->term[k], e) == ECS_NO_INSTANCE) return false;
+    if (!(q->opt_mask >> k & 1u) &&
+        ecs_component_lookup(w, q->term[k], e) == ECS_NO_INSTANCE)
+      return false;
   for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
     if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
   if (q->nany > 0 && !any_present(w, q, e)) return false;
@@ -324,7 +339,8 @@ static bool match_rows(const ecs_world *w, const ecs_query *q, ecs_entity e,
                        uint32_t *rows) {
   if (!ecs_alive(w, e)) return false;
   for (uint32_t k = 0; k < q->nwith; k++)
-    if ((rows[k] = ecs_component_lookup(w, q->term[k], e)) == ECS_NO_INSTANCE)
+    if ((rows[k] = ecs_component_lookup(w, q->term[k], e)) == ECS_NO_INSTANCE &&
+        !(q->opt_mask >> k & 1u))
       return false;
   for (uint32_t k = q->nwith; k < q->nwith + q->nwithout; k++)
     if (ecs_component_lookup(w, q->term[k], e) != ECS_NO_INSTANCE) return false;
@@ -440,7 +456,10 @@ void ecsi_snap_cont_fix(const ecs_query *q, qsnap *s, uint32_t i) {
   if (i > 0 && s->entity[i] != ECS_NULL && s->entity[i - 1u] != ECS_NULL)
     for (; k < q->nwith; k++) {
       const uint32_t *row = s->row + (size_t)k * s->cap;
-      if (row[i] != row[i - 1] + 1u) break;
+      /* an absent optional instance (ECS_NO_INSTANCE) is in no run */
+      if (row[i] != row[i - 1] + 1u || row[i] == ECS_NO_INSTANCE ||
+          row[i - 1] == ECS_NO_INSTANCE)
+        break;
     }
   else if (i > 0)
     k = q->nwith + 1u;
@@ -737,6 +756,14 @@ void ecsi_query_entity_changed(ecs_world *w, ecs_query *q, uint32_t term,
                                ecs_entity e, bool added) {
   uint32_t rows[ECS_QUERY_MAX_TERMS], p;
   if (!q->built) return;
+  if (term < q->nwith && (q->opt_mask >> term & 1u)) {
+    /* an optional term: a listed e's row, present or not; no match changes */
+    if ((p = position_of(q, e)) != ECS_RECORD_NONE && record_change(q))
+      list_set_row(w, q, p, term,
+                   added ? ecs_component_lookup(w, q->term[term], e)
+                         : ECS_NO_INSTANCE);
+    return;
+  }
   if (term >= q->nwith + q->nwithout && term < ECS_QUERY_MAX_TERMS) {
     /* an "any" term: a gain may make e match (unless another one already
     ** did: it is listed then), a loss unmatch it (unless another stays) */
@@ -975,6 +1002,7 @@ void ecsi_query_align(ecs_world *w, ecs_query *q) {
   qsnap *s;
   uint64_t churn = 0;
   uint32_t count;
+  if (q->opt_mask != 0) return; /* absent instances have no place to take */
   if (ecsi_query_order(w, q) != ECS_ERR_OK) return;
   s = q->cur;
   count = s->count - q->holes;
@@ -1038,7 +1066,8 @@ ecs_err ecs_query_refresh(ecs_world *w, ecs_query *q) {
   q->pending = 0;
   if (q->built) return ECS_ERR_OK;
   for (uint32_t k = 1; k < q->nwith; k++)
-    if (ecs_component_size(q->term[k]) < ecs_component_size(q->term[walk]))
+    if (!(q->opt_mask >> k & 1u) &&
+        ecs_component_size(q->term[k]) < ecs_component_size(q->term[walk]))
       walk = k;
   need = ecs_component_size(q->term[walk]);
   if (s == NULL || s->pins > 0 || s->cap < need ||
@@ -1175,7 +1204,9 @@ static const char *query_check(const ecs_world *w, const ecs_query *q) {
       const uint32_t *row = s->row + (size_t)k * s->cap;
       if (row[i] != ecs_component_lookup(w, q->term[k], s->entity[i]))
         return "query: a cached row is wrong";
-      if (i > 0 && row[i] != row[i - 1] + 1u) cont = false;
+      if (i > 0 && (row[i] != row[i - 1] + 1u || row[i] == ECS_NO_INSTANCE ||
+                    row[i - 1] == ECS_NO_INSTANCE))
+        cont = false;
     }
     if (s->cont[i] != (uint8_t)cont) return "query: cached runs are wrong";
   }

@@ -166,6 +166,7 @@ ecs_err ecs_query_track_changes(ecs_world *w, ecs_query *q,
       if (list[j] == NULL) return ECS_ERR_INVALID;
       t = ecs_query_term(q, list[j]);
       if (t < 0 || (uint32_t)t >= q->nwith) return ECS_ERR_UNKNOWN_COMPONENT;
+      if (q->opt_mask >> t & 1u) return ECS_ERR_INVALID; /* may be absent */
       mask[kind] |= 1u << t;
     }
   }

@@ -93,7 +93,9 @@ ecs_err ecs_query_cursor_begin(ecs_world *w, ecs_query *q,
   if ((err = ecsi_query_check_columns(q, cols, ncols)) != ECS_ERR_OK)
     return err;
   for (uint32_t c = 0; c < ncols; c++)
-    if (ecs_component_owned(cols[c].c)) return ECS_ERR_INVALID;
+    if (ecs_component_owned(cols[c].c) ||
+        (ecs_query_optional(q) >> ecs_query_term(q, cols[c].c) & 1u)) /* no place */
+      return ECS_ERR_INVALID;
   cur->q = q;
   cur->ncols = ncols;
   for (uint32_t c = 0; c < ncols; c++) {

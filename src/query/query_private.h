@@ -45,6 +45,8 @@ struct ecs_query {
   ecs_query *prev, *next; /* the world's list */
   uint32_t nwith, nwithout;
   uint32_t nany;      /* "any" terms: at least one of them (after without) */
+  uint32_t opt_mask;  /* bit k: "with" term k is optional (its row may be
+                      ** ECS_NO_INSTANCE; never term 0, the driver) */
   ecs_component *term[ECS_QUERY_MAX_TERMS]; /* with, without, then any */
   bool built;         /* cur (and pos) match the world */
   bool with_disabled; /* lists disabled entities too (else the tag of

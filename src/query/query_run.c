@@ -114,6 +114,9 @@ ecs_err ecsi_query_check_columns(const ecs_query *q, const ecs_column_ref *cols,
     /* a field its manager computes (the transform's world position) */
     if (cols[c].write && ecs_component_readonly(cols[c].c, cols[c].field))
       return ECS_ERR_READONLY_FIELD;
+    /* an optional term's instance may be absent: read-only */
+    if (cols[c].write && (ecs_query_optional(q) >> ecs_query_term(q, cols[c].c) & 1u))
+      return ECS_ERR_READONLY_FIELD;
   }
   return ECS_ERR_OK;
 }
@@ -142,6 +145,15 @@ typedef struct run_job {
   bool bad[ECSI_MAX_PARTS]; /* per part: a read-only column changed */
 } run_job;
 _Static_assert(sizeof(run_job) <= ECSI_SPLIT_BYTES, "raise ECSI_SPLIT_BYTES");
+
+/* Gather an optional term's column: zeros where its instance is absent
+** (ECS_NO_INSTANCE; an absent row is in no run, so never direct). */
+static void gather_optional(uint8_t *dst, const uint8_t *src, const uint32_t *row,
+                            uint32_t n, size_t elem) {
+  for (uint32_t j = 0; j < n; j++)
+    if (row[j] == ECS_NO_INSTANCE) memset(dst + (size_t)j * elem, 0, elem);
+    else memcpy(dst + (size_t)j * elem, src + (size_t)row[j] * elem, elem);
+}
 
 /* Positions [i0, i1) of the list, chunk by chunk, on one thread. */
 static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
@@ -175,7 +187,10 @@ static void run_range(run_job *j, uint8_t *scratch, uint32_t i0, uint32_t i1,
         p[c] = base + (size_t)row[0] * j->elem[c];
       } else {
         p[c] = scratch + (size_t)c * ECSI_BLOCK * 8u;
-        ecsi_copy_rows(p[c], base, row, n, j->elem[c], true);
+        if (ecs_query_optional(j->q) >> j->term[c] & 1u)
+          gather_optional((uint8_t *)p[c], base, row, n, j->elem[c]);
+        else
+          ecsi_copy_rows(p[c], base, row, n, j->elem[c], true);
       }
       colp[c] = p[c];
       outp[c] = j->cols[c].write ? p[c] : NULL;
@@ -496,6 +511,11 @@ ecs_err ecs_query_column_spec(const ecs_query *q, const char *s, size_t len,
   }
   if (out->write && ecs_component_readonly(c, f)) {
     snprintf(msg, msg_size, "%s", ecs_strerror(ECS_ERR_READONLY_FIELD));
+    return ECS_ERR_READONLY_FIELD;
+  }
+  if (out->write && (ecs_query_optional(q) >> k & 1u)) {
+    snprintf(msg, msg_size, "%s is an optional term: its fields are read-only",
+             ecs_component_name(c));
     return ECS_ERR_READONLY_FIELD;
   }
   out->term = k;

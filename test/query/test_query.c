@@ -196,6 +196,75 @@ TEST(Query_any_terms_follow_every_change) {
   }
 }
 
+/* A native system that sums its one column (doubles of the chunk). */
+static void sum_column(ecs_world *w, const ecs_view *view, void *ud) {
+  const float *v = (const float *)view->column[0];
+  (void)w;
+  for (uint32_t i = 0; i < view->count; i++) *(double *)ud += (double)v[i];
+}
+
+/* Optional terms: matches with or without them, their rows followed as
+** they come and go (the world's check holds each row to a lookup and the
+** runs to the rows), zeros where absent in programs and native runs,
+** refused writes, cursors and change terms. */
+TEST(Query_optional_terms_read_zero_where_absent) {
+  fixture f;
+  ecs_query *q;
+  ecs_component *with[2];
+  ecs_entity e[40];
+  ecs_program *p;
+  ecs_column_ref col, wcol;
+  ecs_query_cursor *cur;
+  char msg[128];
+  double sum = 0;
+  CHECK(setup(&f));
+  with[0] = f.P;
+  with[1] = f.V;
+  CHECK_EQ_INT(ecs_query_new(f.w, with, 2, NULL, 0, &q), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_set_optional(q, 1u), ECS_ERR_INVALID);   /* the driver */
+  CHECK_EQ_INT(ecs_query_set_optional(q, 4u), ECS_ERR_INVALID);   /* no term 2 */
+  CHECK_EQ_INT(ecs_query_set_optional(q, 2u), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_query_optional(q), 2u);
+  CHECK_EQ_INT(ecs_query_track_changes(f.w, q, with + 1, 1, NULL, 0), ECS_ERR_INVALID);
+  for (int k = 0; k < 40; k++) CHECK((e[k] = spawn(&f, (float)k, 0, k % 3 == 0)) != ECS_NULL);
+  CHECK_EQ_INT(count_of(&f, q), 40);
+  CHECK_EQ_INT(ecs_query_set_optional(q, 0u), ECS_ERR_INVALID);   /* used */
+  CHECK(ecs_query_matches(f.w, q, e[1]));
+  CHECK_WORLD(f.w);
+  CHECK(rm(f.w, f.V, e[0]));
+  CHECK(ecs_component_add(f.w, f.V, e[1], NULL, NULL) == ECS_ERR_OK);
+  CHECK(ecs_destroy(f.w, e[3]));
+  CHECK_EQ_INT(count_of(&f, q), 39);
+  CHECK_WORLD(f.w);
+  /* V.dx is 1 where present (spawn), 0 where added bare (e1), absent
+  ** elsewhere: a program reads zeros there */
+  CHECK_EQ_INT(ecs_query_program(f.w, q, "Position.y = Velocity.dx + 5", 28, &p, msg,
+                                 sizeof msg), ECS_ERR_OK);
+  CHECK_EQ_INT(ecs_program_run(f.w, p, NULL, NULL), ECS_ERR_OK);
+  CHECK(col_f(f.P, 1)[ecs_component_lookup(f.w, f.P, e[6])] == 6.0f);
+  CHECK(col_f(f.P, 1)[ecs_component_lookup(f.w, f.P, e[7])] == 5.0f);
+  CHECK(col_f(f.P, 1)[ecs_component_lookup(f.w, f.P, e[1])] == 5.0f);
+  CHECK_EQ_INT(ecs_query_program(f.w, q, "Velocity.dx = 1", 15, &p, msg, sizeof msg),
+               ECS_ERR_READONLY_FIELD);
+  /* a native run gathers zeros where absent; a written column is refused */
+  col.c = f.V;
+  col.field = 0;
+  col.write = false;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, &col, 1, 0, sum_column, &sum, NULL), ECS_ERR_OK);
+  CHECK(sum == 12.0); /* e6, e9, ..., e39: 12 of them with dx = 1 */
+  wcol = col;
+  wcol.write = true;
+  CHECK_EQ_INT(ecs_query_run(f.w, q, &wcol, 1, 0, sum_column, &sum, NULL),
+               ECS_ERR_READONLY_FIELD);
+  cur = (ecs_query_cursor *)malloc(ecs_query_cursor_size());
+  CHECK(cur != NULL);
+  CHECK_EQ_INT(ecs_query_cursor_begin(f.w, q, &col, 1, cur), ECS_ERR_INVALID);
+  free(cur);
+  CHECK_WORLD(f.w);
+  ecs_world_free(f.w);
+  CHECK_EQ_INT(f.a.blocks, 0);
+}
+
 /*
 ** A pinned snapshot survives a rebuild; the iterator skips entities that
 ** stopped matching and never yields entities created after it began.
@@ -994,6 +1063,7 @@ static const test_case cases[] = {
   CASE(Query_new_rejects_bad_terms),
   CASE(Query_count_follows_adds_removes_and_destroys),
   CASE(Query_any_terms_follow_every_change),
+  CASE(Query_optional_terms_read_zero_where_absent),
   CASE(Query_iteration_pins_a_snapshot),
   CASE(Query_chunks_report_current_rows),
   CASE(Query_run_in_place_and_gathered),
