@@ -61,6 +61,9 @@ end
 -- work. Keys: "<kind>.<method>", kinds as surface.objects names them.
 local calls = {
   ["world.alive"] = function(x) return x.w:alive(x.e) end,
+  ["world.disable"] = function(x) return x.w:disable(x.e) end,
+  ["world.enable"] = function(x) x.w:disable(x.e); return x.w:enable(x.e) end,
+  ["world.enabled"] = function(x) return x.w:enabled(x.e) end,
   ["world.check"] = function(x) return x.w:check() end,
   ["world.close"] = function(x) return x.w:close() end,
   ["world.component"] = function(x) return x.w:component("New", { "a:f32", "b:lua", "c" }) end,

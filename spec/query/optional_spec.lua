@@ -150,7 +150,7 @@ describe("optional query terms", function()
     q:each(function() end)
     P:set(es[2], 50)
     local seen = {}
-    q:each(function(e, dx) seen[#seen + 1] = dx end, "V.dx:in")
+    q:each(function(_, dx) seen[#seen + 1] = dx end, "V.dx:in")
     assert.same({ 10 }, seen)
   end)
 end)

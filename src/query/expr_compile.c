@@ -67,7 +67,17 @@ typedef struct parser {
   size_t msgsize;
   bool failed;
   ecs_err failure;    /* the first error's code: EXPRESSION or a rule's */
+  int kind;           /* what the last value parsed is: VAL_* below */
 } parser;
+
+/*
+** What a parsed value is, for the conditional forms that read like Lua
+** ("Conditions" below): a number; a truth value (a comparison, not, and
+** or or of truth values: 1 or 0 on the stack, a number to arithmetic); or
+** a condition's "c and x", which takes two stack slots (the truth value,
+** then x) until an "or" gives the value where c is false.
+*/
+enum { VAL_NUMBER, VAL_TRUTH, VAL_AND };
 
 /*
 ** Record the first error (with a 1-based position) and stop. fmt always
@@ -185,6 +195,27 @@ static bool field_ref(parser *p, uint32_t *term, uint32_t *field) {
 
 static void expr(parser *p);
 
+/* Whether the word (and, or, not...) stands at at, as a whole name (the
+** callers peek first: at is past the blanks). */
+static bool keyword(const parser *p, size_t at, const char *word) {
+  size_t n = strlen(word);
+  return ident_len(p, at) == n && memcmp(p->src + at, word, n) == 0;
+}
+
+/* A constant's slot (the buffer is sized from the source: room). */
+static uint32_t add_const(parser *p, double v) {
+  if (p->nconst < p->konst_cap) p->konst[p->nconst] = v;
+  return p->nconst++;
+}
+
+/* The value just parsed is used as a number: "c and x" without its "or"
+** is not one. */
+static void as_number(parser *p, size_t at) {
+  if (!p->failed && p->kind == VAL_AND)
+    fail0(p, at, "'c and x' needs 'or y', the value where c does not hold "
+                 "(c and x or y)");
+}
+
 /*
 ** Emit a binary op. When its right operand was just pushed as a constant
 ** or parameter, fuse the two: SCALAR op kind index works on the left
@@ -300,7 +331,9 @@ static void call(parser *p, size_t at, size_t n) {
   p->pos++; /* ( */
   if (peek(p) != ')') {
     for (;;) {
+      size_t arg = p->pos;
       expr(p);
+      as_number(p, arg);
       if (p->failed) return;
       nargs++;
       /* min and max fold as they go: the stack stays shallow */
@@ -364,14 +397,31 @@ static void param(parser *p, size_t at, size_t n) {
 static void primary(parser *p) {
   char c = peek(p);
   size_t at = p->pos, n;
+  p->kind = VAL_NUMBER;
   if (is_digit(c) || c == '.') {
     number(p);
   } else if (c == '(') {
     p->pos++;
-    expr(p);
+    expr(p); /* keeps its kind: "(c and x) or y" */
     if (p->failed) return;
     if (peek(p) != ')') fail0(p, p->pos, "expected ')'");
     else p->pos++;
+  } else if (keyword(p, at, "true") || keyword(p, at, "false")) {
+    p->pos = at + (p->src[at] == 't' ? 4u : 5u);
+    p->last_push = p->ncode;
+    emit(p, OP_CONST);
+    emit(p, add_const(p, p->src[at] == 't' ? 1.0 : 0.0));
+    stack(p, 1, at);
+    p->kind = VAL_TRUTH;
+  } else if (keyword(p, at, "if") || keyword(p, at, "then") ||
+             keyword(p, at, "else") || keyword(p, at, "elseif") ||
+             keyword(p, at, "end")) {
+    n = ident_len(p, at);
+    fail(p, at, "expected an expression near '%.*s' (a condition reads as in "
+         "Lua: 'c and x or y'%.*s)", p->src + at, (int)n, "", 0);
+  } else if ((n = ident_len(p, at)) > 0 && (keyword(p, at, "and") ||
+                                           keyword(p, at, "or"))) {
+    fail(p, at, "expected an expression near '%.*s'%.*s", p->src + at, (int)n, "", 0);
   } else if ((n = ident_len(p, at)) > 0) {
     if (at + n < p->len && p->src[at + n] == '.') {
       uint32_t term, field;
@@ -385,6 +435,7 @@ static void primary(parser *p) {
       p->pos = at + n;
       if (peek(p) == '(') call(p, at, n);
       else param(p, at, n);
+      p->kind = VAL_NUMBER;
     }
   } else if (c == '\0') {
     fail0(p, at, "expected an expression, got the end");
@@ -405,12 +456,28 @@ static bool nest(parser *p, size_t at) {
 }
 
 static void unary(parser *p) {
+  char c = peek(p);
   size_t at = p->pos;
   if (!nest(p, at)) return;
-  if (peek(p) == '-') {
+  if (c == '-') {
     p->pos++;
     unary(p);
+    as_number(p, at);
     emit(p, OP_NEG);
+    p->kind = VAL_NUMBER;
+  } else if (keyword(p, at, "not")) {
+    p->pos += 3;
+    unary(p);
+    if (!p->failed && p->kind != VAL_TRUTH)
+      fail0(p, at, "'not' takes a condition (a comparison; in Lua a number "
+                   "is always true)");
+    /* not t: t == 0 */
+    p->last_push = p->ncode;
+    emit(p, OP_CONST);
+    emit(p, add_const(p, 0.0));
+    stack(p, 1, at);
+    emit_binary(p, OP_EQ, at);
+    p->kind = VAL_TRUTH;
   } else {
     primary(p);
   }
@@ -425,8 +492,11 @@ static void term(parser *p) {
     size_t at = p->pos;
     char c = p->src[p->pos++];
     uint32_t op = c == '*' ? OP_MUL : c == '/' ? OP_DIV : OP_MOD;
+    as_number(p, at);
     unary(p);
+    as_number(p, at);
     emit_binary(p, op, at);
+    p->kind = VAL_NUMBER;
   }
 }
 
@@ -436,8 +506,11 @@ static void sum(parser *p) {
   while (!p->failed && (peek(p) == '+' || peek(p) == '-')) {
     size_t at = p->pos;
     uint32_t op = p->src[p->pos++] == '+' ? OP_ADD : OP_SUB;
+    as_number(p, at);
     term(p);
+    as_number(p, at);
     emit_binary(p, op, at);
+    p->kind = VAL_NUMBER;
   }
 }
 
@@ -455,20 +528,102 @@ static uint32_t relop(parser *p, size_t *len) {
 }
 
 /*
-** expr := sum [relop sum]; a comparison gives 1 or 0. At most one
+** comparison := sum [relop sum]; a comparison gives 1 or 0. At most one
 ** comparison: "a < b < c" stops at the second '<' ("expected ';'"):
 ** chained, it would compare the 0/1 of a < b with c, rarely what is meant.
 */
-static void expr(parser *p) {
+static void comparison(parser *p) {
   uint32_t op;
   size_t len;
   sum(p);
   if (!p->failed && (op = relop(p, &len)) != 0) {
     size_t at = p->pos;
+    as_number(p, at);
     p->pos += len;
     sum(p);
+    as_number(p, at);
     emit_binary(p, op, at);
+    p->kind = VAL_TRUTH;
   }
+}
+
+/*
+** Conditions, as Lua reads them:
+**   conjunction := comparison { "and" comparison }
+**   expr        := conjunction [ "or" expr ]
+** Every lane computes both sides (the machine runs column-wise), so the
+** forms are selections, with Lua's results where Lua's truth and ours
+** agree: a comparison, not, and or or of conditions is a truth value (1
+** or 0); "c and x" with x a number is x where c holds, else false, kept
+** as two values until "or y" makes it select(c, x, y): so "c and x or y"
+** is x where c holds, else y, even when x is 0 (a number is true in Lua).
+** "or" is parsed right to left, which is the same value in Lua, so that
+** "c1 and x or c2 and y or z" is select(c1, x, select(c2, y, z)). What
+** Lua would give as "true or a number" (t or x, c and x or t...) or
+** always true (x and ..., x or ... with x a number) is refused, with the
+** form that works.
+*/
+static void conjunction(parser *p) {
+  comparison(p);
+  while (!p->failed && (peek(p), keyword(p, p->pos, "and"))) {
+    size_t at = p->pos;
+    int left = p->kind;
+    if (left == VAL_NUMBER) {
+      fail0(p, at, "the left side of 'and' is a number, which Lua holds true: "
+                   "compare it (x ~= 0 and ...)");
+      return;
+    }
+    if (left == VAL_AND) {
+      fail0(p, at, "'c and x and ...': put the conditions first (c1 and c2 and x)");
+      return;
+    }
+    p->pos += 3;
+    comparison(p);
+    if (p->failed) return;
+    if (p->kind == VAL_TRUTH) {
+      emit_binary(p, OP_MUL, at); /* both truth values: 1 only if both */
+    } else if (p->kind == VAL_NUMBER) {
+      p->kind = VAL_AND; /* the truth value, then x: two slots */
+    } else {
+      fail0(p, at, "'and' of a condition and 'c and x': use parentheses and 'or'");
+      return;
+    }
+  }
+}
+
+static void expr(parser *p) {
+  size_t at0 = p->pos;
+  int left;
+  if (!nest(p, at0)) return;
+  conjunction(p);
+  if (!p->failed && (peek(p), keyword(p, p->pos, "or"))) {
+    size_t at = p->pos;
+    left = p->kind;
+    if (left == VAL_NUMBER) {
+      fail0(p, at, "the left side of 'or' is a number, which Lua holds true: "
+                   "write 'c and x or y'");
+      p->nesting--;
+      return;
+    }
+    p->pos += 2;
+    expr(p);
+    if (!p->failed) {
+      if (left == VAL_AND && p->kind != VAL_AND) {
+        emit(p, OP_SELECT); /* select(c, x, y) */
+        stack(p, -2, at);
+        p->kind = VAL_NUMBER;
+      } else if (left == VAL_TRUTH && p->kind == VAL_TRUTH) {
+        emit_binary(p, OP_MAX, at); /* either truth value */
+        p->kind = VAL_TRUTH;
+      } else if (left == VAL_TRUTH) {
+        fail0(p, at, "'c or x' would be true or a number: write 'c and 1 or x'");
+      } else {
+        fail0(p, at, "'c and x or c2 and y' needs a last 'or z', the value "
+                     "where no condition holds");
+      }
+    }
+  }
+  p->nesting--;
 }
 
 /*
@@ -519,7 +674,11 @@ static void statement(parser *p) {
     return;
   }
   start = p->ncode;
-  expr(p);
+  {
+    size_t rhs = p->pos;
+    expr(p);
+    as_number(p, rhs);
+  }
   if (p->failed) return;
   if ((op == OP_ADD || op == OP_SUB) && p->ncode == start + 7 &&
       p->code[start] == OP_COL && p->code[start + 3] == OP_SCALAR &&
@@ -561,6 +720,10 @@ static void program(parser *p) {
     if (p->failed) break;
     c = peek(p);
     if (c == ';') p->pos++;
+    else if (c == '?' || keyword(p, p->pos, "then") || keyword(p, p->pos, "if") ||
+             keyword(p, p->pos, "else"))
+      fail(p, p->pos, "expected ';' near '%.*s' (a condition reads as in Lua: "
+           "'c and x or y'%.*s)", p->src + p->pos, 1, "", 0);
     else if (c != '\0') fail(p, p->pos, "expected ';' near '%.*s'%.*s",
                              p->src + p->pos, 1, "", 0);
   }
