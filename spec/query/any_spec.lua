@@ -8,19 +8,8 @@ local ecs = require("ecs")
 local err_of = require("spec.support.err_of")
 local unpack = require("spec.support.lua").unpack
 
-local function members(q)
-  local out = {}
-  for e in q:entities() do out[#out + 1] = ecs.id(e) end
-  table.sort(out)
-  return table.concat(out, ",")
-end
-
-local function ids(...)
-  local out = {}
-  for _, e in ipairs({ ... }) do out[#out + 1] = ecs.id(e) end
-  table.sort(out)
-  return table.concat(out, ",")
-end
+local id_set = require("spec.support.id_set")
+local members, ids = id_set.visited, id_set.of
 
 describe("any-of query terms", function()
   local w, P, Ship, Station, X, es
