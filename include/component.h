@@ -512,7 +512,9 @@ ecs_component *ecs_world_disabled(const ecs_world *w);
 ** Make the tag now (nothing when it exists). ecs_world_load does so for a
 ** snapshot that holds it; a host about to apply the deltas of a world
 ** that disables entities calls this first (ecs_delta_open answers
-** ECS_ERR_NO_MANAGER naming ECS_DISABLED_NAME otherwise).
+** ECS_ERR_NO_MANAGER naming ECS_DISABLED_NAME otherwise), and so does a
+** host that registers components for a load it may undo
+** (ecs_component_unregister takes the last registered manager only).
 ** @return ECS_ERR_OK or ECS_ERR_NOMEM.
 */
 ecs_err ecs_world_disabled_ready(ecs_world *w);

@@ -181,6 +181,23 @@ describe("disabled entities", function()
     replica:close()
   end)
 
+  it("leave a world a refused restore left alone as it was", function()
+    local other = ecs.world()
+    local OP = other:component("P", { "x:f64" })
+    local OQ = other:component("Q", { "n:i32" }) -- made by the restore, then undone
+    local o = other:create()
+    OP:add(o, 1)
+    OQ:add(o, 2)
+    other:disable(o)
+    local blob = other:snapshot()
+    other:close()
+    w:component("P", { "x:f64", "extra:f64" }, { migrate = true }) -- another schema
+    local before = w:snapshot()
+    assert.matches("schema", err_of(function() w:restore(blob) end))
+    assert.equal(before, w:snapshot())
+    assert.is_nil(w:find_component("Q"))
+  end)
+
   it("are taken back by undo", function()
     local q = w:query(P)
     local h0 = w:state_hash()

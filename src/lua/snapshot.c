@@ -550,6 +550,19 @@ static void create_managers(lua_State *L, int widx, const ecs_snapshot *s,
                             int made) {
   const char *fn = made != 0 ? "world:restore" : "ecs.restore";
   lua_Integer nmade = 0;
+  /* the tag of disabled entities first, when the blob holds it: made
+  ** after the components below, it would keep a failed restore from
+  ** unregistering them (last first); made first, it stays and is empty,
+  ** which no snapshot shows (component.h, "Disabled entities") */
+  for (uint32_t i = 0; i < s->manager_count; i++) {
+    ecs_snapshot_manager m;
+    (void)ecs_snapshot_manager_at(s, i, &m);
+    if (m.ns == ECS_NS_COMPONENT && m.name_len == sizeof ECS_DISABLED_NAME - 1 &&
+        memcmp(m.name, ECS_DISABLED_NAME, m.name_len) == 0) {
+      ecs_err err = ecs_world_disabled_ready(ecs_lua_check_world(L, widx));
+      if (err != ECS_ERR_OK) ecsl_error(L, NULL, fn, err, NULL, 0);
+    }
+  }
   for (uint32_t i = 0; made != 0 && i < s->manager_count; i++) {
     ecs_snapshot_manager m;
     (void)ecs_snapshot_manager_at(s, i, &m);

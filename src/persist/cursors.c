@@ -57,6 +57,7 @@ static ecs_err cursors_alloc(ecs_world *w, uint32_t nq, uint32_t ns,
     return ECS_ERR_NOMEM;
   out->block = b;
   out->bytes = bytes;
+  if (b == NULL) return ECS_ERR_OK; /* nothing to point at (no b + 0 on NULL) */
   out->q = (ecsi_qcursor *)(void *)b;
   out->sys = (ecsi_scursor *)(void *)(b + qb);
   out->names = (char *)(b + qb + sb);
