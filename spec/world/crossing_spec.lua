@@ -1075,6 +1075,13 @@ function H.specs(S, d)
       end
     end
   end
+  for _, name in ipairs(d.optional or {}) do -- read-only, zero where absent
+    for _, f in ipairs(S.m.schema[name]) do
+      if numeric(f.type) and #out < 3 and S.r.int(2) == 1 then
+        out[#out + 1] = { comp = name, field = f.name, write = false, text = name .. "." .. f.name .. ":in" }
+      end
+    end
+  end
   if #out == 0 then
     local name = d.with[1]
     for _, f in ipairs(S.m.schema[name]) do
@@ -1206,7 +1213,8 @@ function H.check_values(S, specs, e, get, where)
     local vals = S.m.inst[sp.comp][e]
     local f
     for _, fd in ipairs(S.m.schema[sp.comp]) do if fd.name == sp.field then f = fd end end
-    local want = S.m:value(vals, f)
+    local want -- an optional term's absent instance reads as zero
+    if vals == nil then want = Model.zero(f, null) else want = S.m:value(vals, f) end
     local got = get(i)
     check(got == want, "%s: %s of %s is %s, model %s", where, sp.text, E(e), show(got), show(want))
   end
