@@ -11,6 +11,7 @@ local err_of = require("spec.support.err_of")
 
 local id_set = require("spec.support.id_set")
 local members, ids = id_set.visited, id_set.of
+local unpack = require("spec.support.lua").unpack
 
 describe("disabled entities", function()
   local w, P, V, a, b, c
@@ -103,6 +104,32 @@ describe("disabled entities", function()
     local n = 0
     for k in q:columns("P.x") do n = n + k end
     assert.equal(2, n)
+  end)
+
+  it("disabled inside a loop are skipped by the rest of it and not written back", function()
+    local q = w:query(P)
+    local seen = {}
+    q:each(function(e)
+      seen[#seen + 1] = e
+      if e == a then w:disable(b) end
+      return 50
+    end, "P.x")
+    assert.equal(ids(a, c), ids(unpack(seen)))
+    assert.equal(2, P:get(b))
+    w:enable(b)
+    for n, x in q:columns("P.x") do
+      w:disable(c) -- inside the chunk: its write-back skips c
+      for i = 1, n do x[i] = 9 end
+    end
+    assert.equal(9, P:get(a))
+    assert.equal(50, P:get(c))
+    w:enable(c)
+    q:each_chunk(function(n, x)
+      w:disable(a)
+      for i = 1, n do x[i] = 7 end
+    end, "P.x")
+    assert.equal(9, P:get(a))
+    assert.equal(7, P:get(b))
   end)
 
   it("go when destroyed, and a destroyed disabled index is reused enabled", function()

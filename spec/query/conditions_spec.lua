@@ -88,6 +88,39 @@ describe("conditions in expressions", function()
     end
   end)
 
+  it("read bool fields as Lua's true and false", function()
+    q:apply("P.b = P.x > 0")
+    q:apply("P.v = P.b and 1 or 2; P.y = not P.b and 5 or 6")
+    for _, e in ipairs(es) do
+      local b = P:field(e, "b")
+      assert.equal(b and 1 or 2, P:field(e, "v"))
+      assert.equal(not b and 5 or 6, P:field(e, "y"))
+    end
+  end)
+
+  it("chain any number of alternatives in constant stack room", function()
+    local alts, ors = {}, {}
+    for i = 1, 40 do alts[i] = ("P.x < %d and %d"):format(i - 6, i) end
+    for i = 1, 40 do ors[i] = ("P.x == %d"):format(i - 20) end
+    q:apply("P.v = " .. table.concat(alts, " or ") .. " or -1; P.y = (" .. table.concat(ors, " or ") ..
+            ") and 1 or 0")
+    for _, e in ipairs(es) do
+      local x, want = P:field(e, "x"), -1
+      for i = 1, 40 do if x < i - 6 then want = i; break end end
+      assert.equal(want, P:field(e, "v"))
+      assert.equal((x >= -19 and x <= 20) and 1 or 0, P:field(e, "y"))
+    end
+  end)
+
+  it("skip comments as Lua does", function()
+    q:apply("P.v = 1 -- a comment, not a double minus\n + 2")
+    assert.equal(3, P:field(es[1], "v"))
+    q:apply("P.v = 1 --[[ a ]] + 4 --[==[ ]] still ]==] + 1")
+    assert.equal(6, P:field(es[1], "v"))
+    q:apply("P.v = 1 - -2")
+    assert.equal(3, P:field(es[1], "v"))
+  end)
+
   it("take parameters and work in systems", function()
     w:system("clampv", q, "P.v = P.x > hi and hi or P.x < lo and lo or P.x", { hi = 2, lo = -1 })
     w:update(0)
@@ -117,8 +150,11 @@ describe("conditions in expressions", function()
     assert.matches("'c and x' needs 'or y'", msg("P.v = P.x < 0 and 1"), 1, true)
     assert.matches("the left side of 'and' is a number", msg("P.v = P.x and 1 or 2"), 1, true)
     assert.matches("the left side of 'or' is a number", msg("P.v = P.x or 2"), 1, true)
-    assert.matches("'c or x' would be true or a number", msg("P.v = P.x < 0 or 2"), 1, true)
-    assert.matches("needs a last 'or z'", msg("P.v = P.x < 0 and 1 or P.x < 2 and 2"), 1, true)
+    assert.matches("would be true or a number", msg("P.v = P.x < 0 or 2"), 1, true)
+    assert.matches("'c and x' needs 'or y'", msg("P.v = P.x < 0 and 1 or P.x < 2 and 2"), 1, true)
+    assert.matches("comparisons do not chain", msg("P.v = P.x < 0 == 1"), 1, true)
+    assert.matches("'nil' is a Lua keyword, not a parameter name", msg("P.v = nil + 1"), 1, true)
+    assert.matches("'local' is a Lua keyword", msg("P.v = local"), 1, true)
     assert.matches("'not' takes a condition", msg("P.v = not P.x"), 1, true)
     assert.matches("'c and x' needs 'or y'", msg("P.v = (P.x < 0 and 1) + 2"), 1, true)
     assert.matches("a condition reads as in Lua: 'c and x or y'", msg("P.v = P.x < 0 ? 1 : 2"), 1, true)

@@ -107,10 +107,35 @@ static void fail_as(parser *p, size_t at, ecs_err code, const char *fmt,
   if (first) p->failure = code;
 }
 
+/* Blanks, and comments as Lua writes them: "--" to the end of the line,
+** "--[[ ... ]]" (or with as many '=' between the brackets) to its close;
+** an unclosed long comment runs to the end. */
 static void skip_space(parser *p) {
-  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t' ||
-                             p->src[p->pos] == '\n' || p->src[p->pos] == '\r'))
-    p->pos++;
+  for (;;) {
+    while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t' ||
+                               p->src[p->pos] == '\n' || p->src[p->pos] == '\r'))
+      p->pos++;
+    if (p->pos + 1 >= p->len || p->src[p->pos] != '-' || p->src[p->pos + 1] != '-')
+      return;
+    p->pos += 2;
+    if (p->pos < p->len && p->src[p->pos] == '[') {
+      size_t at = p->pos + 1, level = 0;
+      while (at < p->len && p->src[at] == '=') at++, level++;
+      if (at < p->len && p->src[at] == '[') { /* a long comment */
+        for (p->pos = at + 1; p->pos < p->len; p->pos++) {
+          size_t k = p->pos + 1, eq = 0;
+          if (p->src[p->pos] != ']') continue;
+          while (k < p->len && p->src[k] == '=') k++, eq++;
+          if (eq == level && k < p->len && p->src[k] == ']') {
+            p->pos = k + 1;
+            break;
+          }
+        }
+        continue;
+      }
+    }
+    while (p->pos < p->len && p->src[p->pos] != '\n') p->pos++;
+  }
 }
 
 /* The next non-space character, or 0 at the end. */
@@ -147,7 +172,9 @@ static void emit(parser *p, uint32_t w) {
 static void stack(parser *p, int delta, size_t at) {
   p->depth = (uint32_t)((int)p->depth + delta);
   if (p->depth > p->maxdepth) p->maxdepth = p->depth;
-  if (p->depth > MAX_DEPTH) fail0(p, at, "expression too complex");
+  if (p->depth > MAX_DEPTH)
+    fail0(p, at, "expression too complex (more than 16 values pending at once: "
+                 "split it into statements)");
 }
 
 /*
@@ -369,7 +396,16 @@ static void call(parser *p, size_t at, size_t n) {
 ** kept so that a caller can say where a missing value was needed.
 */
 static void param(parser *p, size_t at, size_t n) {
+  static const char *const reserved[] = {
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function",
+    "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then",
+    "true", "until", "while"};
   uint32_t k;
+  for (k = 0; k < sizeof reserved / sizeof reserved[0]; k++)
+    if (keyword(p, at, reserved[k])) {
+      fail(p, at, "'%.*s' is a Lua keyword, not a parameter name%.*s", p->src + at, (int)n, "", 0);
+      return;
+    }
   for (k = 0; k < p->nparam; k++)
     if (p->plen[k] == n && memcmp(p->src + p->pname[k], p->src + at, n) == 0)
       break;
@@ -431,6 +467,10 @@ static void primary(parser *p) {
       emit(p, term);
       emit(p, field);
       stack(p, 1, at);
+      /* a bool field reads as Lua's true or false: a truth value */
+      p->kind = ecs_component_field(ecs_query_with(p->q, term), field)->type == ECS_BOOL
+                    ? VAL_TRUTH : VAL_NUMBER;
+      return;
     } else {
       p->pos = at + n;
       if (peek(p) == '(') call(p, at, n);
@@ -544,6 +584,8 @@ static void comparison(parser *p) {
     as_number(p, at);
     emit_binary(p, op, at);
     p->kind = VAL_TRUTH;
+    if (!p->failed && relop(p, &len) != 0)
+      fail0(p, p->pos, "comparisons do not chain: write 'a < b and b < c'");
   }
 }
 
@@ -557,8 +599,10 @@ static void comparison(parser *p) {
 ** or 0); "c and x" with x a number is x where c holds, else false, kept
 ** as two values until "or y" makes it select(c, x, y): so "c and x or y"
 ** is x where c holds, else y, even when x is 0 (a number is true in Lua).
-** "or" is parsed right to left, which is the same value in Lua, so that
-** "c1 and x or c2 and y or z" is select(c1, x, select(c2, y, z)). What
+** A chain "c1 and x or c2 and y or z" is select(c1, x, select(c2, y, z)),
+** folded left to right in two stack slots (CHAIN keeps "some ci held"
+** and the value of the first that did), so its length is not bounded by
+** the stack. What
 ** Lua would give as "true or a number" (t or x, c and x or t...) or
 ** always true (x and ..., x or ... with x a number) is refused, with the
 ** form that works.
@@ -592,38 +636,36 @@ static void conjunction(parser *p) {
 }
 
 static void expr(parser *p) {
-  size_t at0 = p->pos;
-  int left;
-  if (!nest(p, at0)) return;
   conjunction(p);
-  if (!p->failed && (peek(p), keyword(p, p->pos, "or"))) {
+  while (!p->failed && (peek(p), keyword(p, p->pos, "or"))) {
     size_t at = p->pos;
-    left = p->kind;
+    int left = p->kind;
     if (left == VAL_NUMBER) {
       fail0(p, at, "the left side of 'or' is a number, which Lua holds true: "
                    "write 'c and x or y'");
-      p->nesting--;
-      return;
+      break;
     }
     p->pos += 2;
-    expr(p);
-    if (!p->failed) {
-      if (left == VAL_AND && p->kind != VAL_AND) {
-        emit(p, OP_SELECT); /* select(c, x, y) */
-        stack(p, -2, at);
-        p->kind = VAL_NUMBER;
-      } else if (left == VAL_TRUTH && p->kind == VAL_TRUTH) {
-        emit_binary(p, OP_MAX, at); /* either truth value */
-        p->kind = VAL_TRUTH;
-      } else if (left == VAL_TRUTH) {
-        fail0(p, at, "'c or x' would be true or a number: write 'c and 1 or x'");
-      } else {
-        fail0(p, at, "'c and x or c2 and y' needs a last 'or z', the value "
-                     "where no condition holds");
-      }
+    conjunction(p);
+    if (p->failed) break;
+    if (left == VAL_AND && p->kind == VAL_AND) {
+      /* "c1 and x1 or c2 and x2": folded as it goes, two slots whatever
+      ** the length: (c1 or c2, select(c1, x1, x2)) */
+      emit(p, OP_CHAIN);
+      stack(p, -2, at);
+      p->kind = VAL_AND;
+    } else if (left == VAL_AND) {
+      emit(p, OP_SELECT); /* select(c, x, y) */
+      stack(p, -2, at);
+      p->kind = VAL_NUMBER;
+    } else if (p->kind == VAL_TRUTH) {
+      emit_binary(p, OP_MAX, at); /* either truth value */
+      p->kind = VAL_TRUTH;
+    } else {
+      fail0(p, at, "'c or x' (c a condition) would be true or a number: "
+                   "write 'c and 1 or x'");
     }
   }
-  p->nesting--;
 }
 
 /*

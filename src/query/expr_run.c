@@ -299,6 +299,15 @@ static void exec(const ecs_program *p, const ecsi_rows *r, uint32_t i,
       sp -= 2;
       break;
     }
+    case OP_CHAIN: { /* d v c x -> max(d, c), select(d, v, x): "... or c and x" */
+      double *x = TOP, *c = x - ECSI_BLOCK, *v = c - ECSI_BLOCK, *d = v - ECSI_BLOCK;
+      for (uint32_t j = 0; j < ECSI_BLOCK; j++) {
+        if (d[j] == 0.0) v[j] = x[j];
+        d[j] = d[j] != 0.0 || c[j] != 0.0 ? 1.0 : 0.0;
+      }
+      sp -= 2;
+      break;
+    }
     default: return; /* unreachable: the compiler emits only the above */
     }
   }

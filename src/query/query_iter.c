@@ -141,6 +141,9 @@ static uint64_t stamp(const ecs_world *w, const ecs_query *q) {
   uint64_t sum = w->destroy_epoch;
   for (uint32_t k = 0; k < q->nwith + q->nwithout + q->nany; k++)
     sum += ecs_component_version(q->term[k]);
+  /* the tag of disabled entities is one more "without" term (query.c) */
+  if (!q->with_disabled && w->disabled != NULL)
+    sum += ecs_component_version(w->disabled) + 1u;
   return sum;
 }
 

@@ -444,6 +444,15 @@ ecs_err ecs_query_resolve_field(const ecs_query *q, const char *comp,
   }
   if (k < 0) {
     bool excluded = term_named(q, comp, clen, true) >= 0;
+    for (uint32_t a = 0; !excluded && a < ecs_query_any_count(q); a++) {
+      const char *name = ecs_component_name(ecs_query_any(q, a));
+      if (strlen(name) == clen && memcmp(name, comp, clen) == 0) {
+        if (msg_size > 0)
+          snprintf(msg, msg_size, "component '%.*s' is an 'any' term of the "
+                   "query, which gives no columns (read it with get)", cl, comp);
+        return ECS_ERR_UNKNOWN_COMPONENT;
+      }
+    }
     if (msg_size > 0 && excluded)
       snprintf(msg, msg_size, "component '%.*s' is excluded by the query", cl,
                comp);
